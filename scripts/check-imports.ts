@@ -1,0 +1,103 @@
+/**
+ * Enforces the import directions of the design (DESIGN.md "Import directions"): each layer may
+ * import only the layers below it. Prints violations and exits 1 when run directly.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..");
+
+type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "daemon" | "drivers" | "other";
+
+function layerOf(rel: string): Layer {
+  const [top, second] = rel.split("/");
+  if (top === "drivers") return "drivers";
+  if (top !== "src") return "other";
+  if (second === "protocol" || second === "rpc" || second === "transports" || second === "driver" || second === "core" || second === "daemon") return second;
+  return "other";
+}
+
+const SPECIFIER = /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
+
+export function importsOf(source: string): string[] {
+  const out: string[] = [];
+  for (const m of source.matchAll(SPECIFIER)) out.push((m[1] ?? m[2] ?? m[3]) as string);
+  return out;
+}
+
+/** Violations for one file (path relative to the repository root). */
+export function violations(rel: string, source: string): string[] {
+  const layer = layerOf(rel);
+  if (layer === "other") return [];
+  const problems: string[] = [];
+  const usesBunGlobal = /\bBun\.[A-Za-z]/.test(source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ""));
+  const inCore = (sub: string) => rel.startsWith(`src/core/${sub}/`);
+  for (const spec of importsOf(source)) {
+    const target = spec.startsWith(".") ? normalize(join(dirname(rel), spec)) : null;
+    const tLayer = target ? layerOf(target) : null;
+    const pkg = target ? null : spec;
+    const bad = (why: string) => problems.push(`${rel}: imports ${spec} (${why})`);
+    switch (layer) {
+      case "protocol":
+        if (pkg && pkg !== "valibot") bad("src/protocol may import valibot only");
+        if (tLayer && tLayer !== "protocol") bad("src/protocol may not import other layers");
+        break;
+      case "rpc":
+        // valibot is the runtime of the protocol's schemas; rpc runs them.
+        if (pkg && pkg !== "valibot") bad("src/rpc imports no packages or Bun APIs besides valibot");
+        if (tLayer && tLayer !== "rpc" && tLayer !== "protocol") bad("src/rpc may import protocol only");
+        break;
+      case "transports":
+        if (tLayer && !["transports", "rpc", "protocol"].includes(tLayer)) bad("src/transports may import rpc and protocol only");
+        break;
+      case "driver":
+        if (pkg) bad("src/driver imports no packages");
+        if (tLayer && !(tLayer === "driver" || tLayer === "protocol" || target === "src/rpc/rpc-error.ts")) bad("src/driver may import protocol and rpc/rpc-error only");
+        break;
+      case "core":
+        if (tLayer && !["core", "protocol", "rpc", "driver"].includes(tLayer)) bad("src/core may not import drivers, transports or daemon");
+        if (pkg && pkg !== "valibot" && !((pkg === "bun:sqlite" || pkg.startsWith("drizzle-orm")) && inCore("sessions")) && !(pkg.startsWith("node:") && (inCore("sessions") || inCore("evidence"))))
+          bad("src/core uses bun:sqlite/drizzle only in sessions/ and Node file APIs only in sessions/ and evidence/");
+        break;
+      case "drivers": {
+        const own = rel.split("/").slice(0, 2).join("/");
+        if (tLayer === "drivers" && !target?.startsWith(`${own}/`)) bad("a driver may not import another driver");
+        if (tLayer && !["drivers", "driver", "protocol"].includes(tLayer)) bad("drivers may import src/driver and src/protocol only");
+        break;
+      }
+      case "daemon":
+        if (target?.startsWith("drivers/") && !/^drivers\/[^/]+\/index\.ts$/.test(target)) bad("the daemon imports drivers only through drivers/*/index.ts");
+        break;
+    }
+  }
+  if (usesBunGlobal && (layer === "protocol" || layer === "rpc" || layer === "driver" || (layer === "core" && !inCore("sessions") && !inCore("evidence"))))
+    problems.push(`${rel}: uses the Bun global (only transports, daemon, core/sessions and core/evidence may)`);
+  return problems;
+}
+
+function walk(dir: string): string[] {
+  let out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out = out.concat(walk(p));
+    else if (e.name.endsWith(".ts")) out.push(p);
+  }
+  return out;
+}
+
+export function checkImports(root = ROOT): string[] {
+  const files = [...walk(join(root, "src"))];
+  try {
+    files.push(...walk(join(root, "drivers")));
+  } catch {}
+  return files.flatMap((f) => violations(relative(root, f), readFileSync(f, "utf8")));
+}
+
+if (import.meta.main) {
+  const problems = checkImports();
+  if (problems.length) {
+    process.stderr.write(`import fences violated:\n  ${problems.join("\n  ")}\n`);
+    process.exit(1);
+  }
+  process.stdout.write("import fences: ok\n");
+}

@@ -1,0 +1,50 @@
+/**
+ * `bun run check` (and `npm test`): typecheck, import fences, generated files current, no `.only`
+ * left in tests, then the whole test suite. Ends with one line: `check: N passed, M failed`.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkImports } from "./check-imports.ts";
+import { staleFiles } from "./gen-protocol.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const failures: string[] = [];
+const step = (name: string, problems: string[]) => {
+  if (problems.length === 0) process.stderr.write(`✔ ${name}\n`);
+  else {
+    failures.push(name);
+    process.stderr.write(`✘ ${name}\n  ${problems.join("\n  ")}\n`);
+  }
+};
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+const tsc = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], { cwd: ROOT });
+step("typecheck", tsc.exitCode === 0 ? [] : tsc.stdout.toString().trim().split("\n"));
+step("import fences", checkImports());
+step("generated protocol files current (gen --check)", staleFiles());
+step(
+  "no .only in tests",
+  walk(join(ROOT, "test"))
+    .filter((f) => f.endsWith(".ts") && /\b(?:test|it|describe)\.only\s*\(/.test(readFileSync(f, "utf8")))
+    .map((f) => `${f}: contains .only`),
+);
+
+// The suite's own output streams through; its summary is read to print one plain closing line.
+const proc = Bun.spawn([process.execPath, "test", ...process.argv.slice(2)], { cwd: ROOT, stdout: "inherit", stderr: "pipe", env: process.env });
+let tail = "";
+const decoder = new TextDecoder();
+for await (const chunk of proc.stderr) {
+  process.stderr.write(chunk);
+  tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4096);
+}
+const code = await proc.exited;
+const passed = Number(/^\s*(\d+) pass$/m.exec(tail)?.[1] ?? 0);
+const failed = Number(/^\s*(\d+) fail$/m.exec(tail)?.[1] ?? 0);
+if (code !== 0) failures.push("tests");
+if (passed === 0) failures.push("tests (none ran)");
+if (failures.length) process.stderr.write(`failed steps: ${failures.join(", ")}\n`);
+process.stdout.write(`check: ${passed} passed, ${failed} failed\n`);
+process.exit(failures.length ? 1 : 0);

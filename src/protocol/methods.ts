@@ -1,0 +1,116 @@
+import * as v from "valibot";
+import type { FeatureName } from "./features.ts";
+import { DeviceExecuteParamsSchema, ActionResultSchema, DeviceCapabilitiesResultSchema } from "./types/action.ts";
+import {
+  DeviceDisconnectResultSchema,
+  DeviceInfoSchema,
+  DeviceSelectParamsSchema,
+  DeviceSelectResultSchema,
+  DevicesListResultSchema,
+} from "./types/device.ts";
+import { EventsListResultSchema, SessionExportResultSchema, VerdictRecordResultSchema } from "./types/event.ts";
+import { HelloParamsSchema, HelloResultSchema, SystemDescribeResultSchema } from "./types/handshake.ts";
+import {
+  MediaStreamCaptureParamsSchema,
+  MediaStreamCaptureResultSchema,
+  MediaStreamEndParamsSchema,
+  MediaStreamEndResultSchema,
+  MediaStreamStartParamsSchema,
+  MediaStreamStartResultSchema,
+} from "./types/media.ts";
+import { ObservationSchema } from "./types/observation.ts";
+import { RequestCancelParamsSchema, RequestCancelResultSchema } from "./types/request-control.ts";
+import {
+  EventsClearResultSchema,
+  EventsListParamsSchema,
+  SessionCurrentResultSchema,
+  SessionEndParamsSchema,
+  SessionExportParamsSchema,
+  SessionInfoSchema,
+  SessionTargetParamsSchema,
+  SessionsListResultSchema,
+} from "./types/session.ts";
+import {
+  EventsStreamOpenParamsSchema,
+  EventsStreamOpenResultSchema,
+  EventsSubscribeParamsSchema,
+  EventsSubscribeResultSchema,
+} from "./types/stream.ts";
+import { UiSnapshotGetParamsSchema, UiSnapshotSchema } from "./types/ui.ts";
+import { VerdictRecordParamsSchema } from "./types/verdict.ts";
+
+export interface MethodSpec {
+  /** Params schema; null = the method takes no params (accepts absent, `{}` or `[]`). */
+  readonly params: v.GenericSchema | null;
+  /** Whether params must be present (a missing `params` is decoded as `{}` otherwise). */
+  readonly paramsRequired: boolean;
+  readonly result: v.GenericSchema;
+  /** Feature that must be enabled, else method_not_found with requiredFeature. */
+  readonly feature?: FeatureName;
+  /** Concurrent methods run beside others on a connection, reserve their id and accept `timeoutMs`. */
+  readonly concurrent: boolean;
+  /** needs: an active Session ("required"), none ("forbidden"), or does not care. */
+  readonly session: "required" | "forbidden" | "any";
+  /** Resolves a device route (selected device, or the sole registered one). */
+  readonly device: boolean;
+  readonly plane: "control" | "webSocket" | "both";
+  readonly summary: string;
+}
+
+const m = <const S extends Omit<MethodSpec, "paramsRequired" | "plane" | "concurrent"> & Partial<MethodSpec>>(spec: S) => ({
+  paramsRequired: false,
+  plane: "control" as MethodSpec["plane"],
+  concurrent: false,
+  ...spec,
+});
+
+/** The one method table (04 §0.1): validation both ways, gating, timeouts, schemas, OpenRPC, handler typing. */
+export const METHODS = {
+  "system.hello": m({ params: HelloParamsSchema, paramsRequired: true, result: HelloResultSchema, session: "any", device: false, plane: "both", summary: "Negotiate protocol version and features" }),
+  "system.describe": m({ params: null, result: SystemDescribeResultSchema, session: "any", device: false, summary: "Describe this connection" }),
+  "devices.list": m({ params: null, result: DevicesListResultSchema, feature: "device.routing.v1", session: "any", device: false, summary: "List registered devices and this connection's selection" }),
+  "device.select": m({ params: DeviceSelectParamsSchema, paramsRequired: true, result: DeviceSelectResultSchema, feature: "device.routing.v1", session: "forbidden", device: false, summary: "Select the device for this connection" }),
+  "device.connect": m({ params: null, result: DeviceInfoSchema, concurrent: true, session: "any", device: true, summary: "Connect the routed device" }),
+  "device.disconnect": m({ params: null, result: DeviceDisconnectResultSchema, concurrent: true, session: "any", device: true, summary: "Disconnect the routed device" }),
+  "device.capabilities": m({ params: null, result: DeviceCapabilitiesResultSchema, concurrent: true, session: "any", device: true, summary: "List the routed device's actions" }),
+  "device.observe": m({ params: null, result: ObservationSchema, concurrent: true, session: "required", device: true, summary: "Capture an Observation of the leased device" }),
+  "device.execute": m({ params: DeviceExecuteParamsSchema, paramsRequired: true, result: ActionResultSchema, concurrent: true, session: "required", device: true, summary: "Execute one action on the leased device" }),
+  "media.stream.start": m({ params: MediaStreamStartParamsSchema, paramsRequired: true, result: MediaStreamStartResultSchema, feature: "media.stream.v1", session: "required", device: true, summary: "Start a media stream" }),
+  "media.stream.capture": m({ params: MediaStreamCaptureParamsSchema, paramsRequired: true, result: MediaStreamCaptureResultSchema, feature: "media.stream.v1", concurrent: true, session: "required", device: true, summary: "Capture the next frame of a media stream" }),
+  "media.stream.end": m({ params: MediaStreamEndParamsSchema, paramsRequired: true, result: MediaStreamEndResultSchema, feature: "media.stream.v1", session: "required", device: false, summary: "End a media stream" }),
+  "request.cancel": m({ params: RequestCancelParamsSchema, paramsRequired: true, result: RequestCancelResultSchema, feature: "request.control.v1", session: "any", device: false, summary: "Cancel a running concurrent request" }),
+  "session.start": m({ params: null, result: SessionInfoSchema, session: "forbidden", device: true, summary: "Start a Session and lease the routed device" }),
+  "session.current": m({ params: null, result: SessionCurrentResultSchema, session: "required", device: false, summary: "The active Session id" }),
+  "session.end": m({ params: SessionEndParamsSchema, result: SessionInfoSchema, session: "required", device: false, summary: "End the active Session" }),
+  "sessions.list": m({ params: null, result: SessionsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List every Session" }),
+  "session.export": m({ params: SessionExportParamsSchema, result: SessionExportResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "Export a Session log, whole or paged" }),
+  "events.list": m({ params: EventsListParamsSchema, result: EventsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List a Session's events" }),
+  "events.clear": m({ params: SessionTargetParamsSchema, result: EventsClearResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "Delete one ended Session" }),
+  "events.stream.open": m({ params: EventsStreamOpenParamsSchema, paramsRequired: true, result: EventsStreamOpenResultSchema, feature: "events.stream.v1", session: "any", device: false, summary: "Issue a WebSocket capability for a Session's event stream" }),
+  "events.subscribe": m({ params: EventsSubscribeParamsSchema, paramsRequired: true, result: EventsSubscribeResultSchema, session: "any", device: false, plane: "webSocket", summary: "Subscribe the event WebSocket to a Session" }),
+  "ui.snapshot.get": m({ params: UiSnapshotGetParamsSchema, paramsRequired: true, result: UiSnapshotSchema, feature: "observation.uiSnapshot.v1", session: "required", device: false, summary: "Read the UI tree of an Observation" }),
+  "verdict.record": m({ params: VerdictRecordParamsSchema, paramsRequired: true, result: VerdictRecordResultSchema, feature: "verdict.record.v1", session: "required", device: false, summary: "Record a Verdict in the active Session" }),
+} as const satisfies Record<string, MethodSpec>;
+
+export type MethodName = keyof typeof METHODS;
+export const METHOD_NAMES = Object.keys(METHODS).sort() as MethodName[];
+
+type Spec<M extends MethodName> = (typeof METHODS)[M];
+export type ParamsOf<M extends MethodName> = Spec<M>["params"] extends v.GenericSchema
+  ? v.InferOutput<Spec<M>["params"]>
+  : Record<string, never>;
+export type ResultOf<M extends MethodName> = v.InferOutput<Spec<M>["result"]>;
+
+/** The six methods that may run concurrently, in the order the reference lists them in errors. */
+export const CONCURRENT_METHODS = [
+  "device.connect",
+  "device.disconnect",
+  "device.capabilities",
+  "device.observe",
+  "device.execute",
+  "media.stream.capture",
+] as const satisfies readonly MethodName[];
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name);
+}

@@ -1,0 +1,52 @@
+import type { FeatureName } from "../protocol/features.ts";
+import type { RpcId } from "../protocol/ids.ts";
+import type { HelloResult, PeerInfo, TransportInfo } from "../protocol/types/handshake.ts";
+import type { ServerServices } from "./handshake.ts";
+
+export type AbortReason = "requested" | "timeout" | "shutdown";
+
+/** One admitted concurrent request. The reason is recorded before the signal fires so the outcome can be named. */
+export interface InFlight {
+  readonly id: RpcId;
+  readonly method: string;
+  readonly controller: AbortController;
+  reason: AbortReason | null;
+  readonly timeoutMs: number | null;
+  /** Absolute epoch ms of the request deadline (admission + timeoutMs). */
+  readonly deadline: number | null;
+  timer: ReturnType<typeof setTimeout> | null;
+  done: Promise<void>;
+}
+
+/**
+ * Per-transport-connection state (03 §1): handshake phase, negotiated context, selection, the active
+ * Session and the in-flight table. Nothing here is shared between connections.
+ */
+export class Connection {
+  phase: "awaitingHello" | "ready" = "awaitingHello";
+  hello: HelloResult | null = null;
+  client: PeerInfo | null = null;
+  minor = 0;
+  features: ReadonlySet<FeatureName> = new Set();
+  selectedDeviceId: string | null = null;
+  activeSessionId: string | null = null;
+  /** Keyed by the raw id: a Map keeps `"7"` and `7` apart, as the protocol requires. */
+  readonly inFlight = new Map<RpcId, InFlight>();
+  /** Set once shutdown or close began: no new requests are admitted. */
+  closing = false;
+
+  constructor(
+    readonly transport: TransportInfo,
+    readonly services: ServerServices,
+    /** Writes one encoded frame (without the newline); resolves when the transport accepted it. */
+    readonly send: (frame: string) => void | Promise<void>,
+  ) {}
+
+  has(feature: FeatureName): boolean {
+    return this.features.has(feature);
+  }
+
+  get connectionId(): string | null {
+    return this.hello?.connectionId ?? null;
+  }
+}

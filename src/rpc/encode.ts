@@ -1,0 +1,51 @@
+import type { RpcErrorObject } from "../protocol/errors.ts";
+import { errorObject } from "../protocol/errors.ts";
+import type { RpcId } from "../protocol/ids.ts";
+
+export const MAX_FRAME_BYTES = 1_048_576;
+const encoder = new TextEncoder();
+
+/** UTF-8 length without encoding when the answer is obvious (≤ 3 bytes per UTF-16 unit). */
+export function utf8Length(s: string): number {
+  if (s.length * 3 <= MAX_FRAME_BYTES) {
+    let ascii = true;
+    for (let i = 0; i < s.length; i++)
+      if (s.charCodeAt(i) > 0x7f) {
+        ascii = false;
+        break;
+      }
+    if (ascii) return s.length;
+  }
+  return encoder.encode(s).length;
+}
+
+export const failureFrame = (id: RpcId | null, error: RpcErrorObject): string =>
+  JSON.stringify({ jsonrpc: "2.0", id, error });
+
+/**
+ * Encodes a success, replacing it by response_frame_too_large (same id) when the line would exceed
+ * the 1 MiB output limit: a client then learns why instead of getting a truncated or missing line.
+ */
+export function successFrame(id: RpcId, result: unknown): string {
+  const frame = JSON.stringify({ jsonrpc: "2.0", id, result });
+  if (frame.length <= MAX_FRAME_BYTES / 3) return frame;
+  const bytes = utf8Length(frame);
+  if (bytes <= MAX_FRAME_BYTES) return frame;
+  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+}
+
+/** Like successFrame, for a result whose JSON is already known. */
+export function successFrameFromJson(id: RpcId, resultJson: string): string {
+  const frame = `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
+  if (frame.length <= MAX_FRAME_BYTES / 3) return frame;
+  const bytes = utf8Length(frame);
+  if (bytes <= MAX_FRAME_BYTES) return frame;
+  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+}
+
+export function checkedFailureFrame(id: RpcId | null, error: RpcErrorObject): string {
+  const frame = failureFrame(id, error);
+  const bytes = utf8Length(frame);
+  if (bytes <= MAX_FRAME_BYTES) return frame;
+  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+}

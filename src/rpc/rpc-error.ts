@@ -1,0 +1,39 @@
+import { type ErrorName, type ErrorOptions, type RpcErrorObject, errorObject } from "../protocol/errors.ts";
+
+/** The one error type a handler throws for anything a client may branch on; anything else is a bug. */
+export class RpcError extends Error {
+  readonly error: RpcErrorObject;
+  constructor(name: ErrorName, opts: ErrorOptions = {}) {
+    const error = errorObject(name, opts);
+    super(error.message);
+    this.name = "RpcError";
+    this.error = error;
+  }
+  static fromObject(error: RpcErrorObject): RpcError {
+    const e = Object.create(RpcError.prototype) as RpcError;
+    Object.assign(e, { error, message: error.message, name: "RpcError" });
+    return e;
+  }
+  get code(): string {
+    return this.error.data.code;
+  }
+}
+
+/** Minimal structured logger (pino satisfies it); keeps rpc free of logging libraries. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  child(bindings: object): Logger;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};

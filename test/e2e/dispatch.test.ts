@@ -1,0 +1,207 @@
+import { describe, expect, test } from "bun:test";
+import { helloParams, spawnDaemon } from "../support/daemon.ts";
+
+const CONCURRENT = ["device.connect", "device.disconnect", "device.capabilities", "device.observe", "device.execute", "media.stream.capture"];
+
+describe("dispatch precedence", () => {
+  test("feature-gated methods answer method_not_found with requiredFeature when the feature is off", async () => {
+    await using d = spawnDaemon();
+    await d.call("system.hello", { ...helloParams(), features: { required: [], optional: [] } });
+    const gates: [string, string][] = [
+      ["request.cancel", "request.control.v1"],
+      ["events.list", "events.snapshot.v1"],
+      ["events.clear", "events.snapshot.v1"],
+      ["session.export", "events.snapshot.v1"],
+      ["sessions.list", "events.snapshot.v1"],
+      ["events.stream.open", "events.stream.v1"],
+      ["media.stream.start", "media.stream.v1"],
+      ["media.stream.capture", "media.stream.v1"],
+      ["media.stream.end", "media.stream.v1"],
+      ["devices.list", "device.routing.v1"],
+      ["device.select", "device.routing.v1"],
+      ["ui.snapshot.get", "observation.uiSnapshot.v1"],
+      ["verdict.record", "verdict.record.v1"],
+    ];
+    for (const [method, requiredFeature] of gates) {
+      const r = await d.call(method, { whatever: 1 });
+      expect(r.error).toEqual({
+        code: -32601,
+        message: `method is not available: ${method}`,
+        data: { code: "method_not_found", message: `method is not available: ${method}`, retryable: false, details: { method, requiredFeature } },
+      });
+    }
+  });
+
+  test("unknown methods, and events.subscribe on stdio, answer method_not_found without requiredFeature", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    for (const method of ["no.such", "events.subscribe", "", "constructor", "__proto__", "toString"]) {
+      const r = await d.call(method);
+      expect(r.error).toEqual({
+        code: -32601,
+        message: `method is not available: ${method}`,
+        data: { code: "method_not_found", message: `method is not available: ${method}`, retryable: false, details: { method } },
+      });
+    }
+  });
+
+  test("timeoutMs before request.control.v1 is feature_not_negotiated when selected minor is 1.0", async () => {
+    await using d = spawnDaemon();
+    await d.call("system.hello", helloParams({ max: 0 }));
+    const r = await d.call("device.observe", undefined, { timeoutMs: 100 });
+    expect(r.error).toEqual({
+      code: -32602,
+      message: "timeoutMs requires negotiated request control",
+      data: {
+        code: "feature_not_negotiated",
+        message: "timeoutMs requires negotiated request control",
+        retryable: false,
+        details: { field: "timeoutMs", requiredFeature: "request.control.v1" },
+      },
+    });
+  });
+
+  test("timeoutMs on a method without deadlines is request_timeout_not_supported when request control is on", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    for (const method of ["system.describe", "devices.list", "session.start", "sessions.list", "request.cancel"]) {
+      const r = await d.call(method, undefined, { timeoutMs: 100 });
+      expect(r.error).toEqual({
+        code: -32602,
+        message: `timeoutMs is not supported by ${method}`,
+        data: {
+          code: "request_timeout_not_supported",
+          message: `timeoutMs is not supported by ${method}`,
+          retryable: false,
+          details: { field: "timeoutMs", method, supportedMethods: CONCURRENT },
+        },
+      });
+    }
+  });
+
+  test("timeoutMs is accepted on the six concurrent methods and routing answers when no device exists", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    const params: Record<string, unknown> = {
+      "device.execute": { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: 1, y: 1 } },
+      "media.stream.capture": { streamId: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", frameIndex: 1 },
+    };
+    for (const method of CONCURRENT) {
+      const r = await d.call(method, params[method], { timeoutMs: 5000 });
+      expect(r.error?.data.code).toBe(method === "media.stream.capture" ? "session_required" : "device_not_found");
+    }
+    const r = await d.call("device.connect", undefined, { timeoutMs: 5000 });
+    expect(r.error).toEqual({
+      code: -32011,
+      message: "no devices are registered",
+      data: { code: "device_not_found", message: "no devices are registered", retryable: true, details: { reason: "noRegisteredDevices" } },
+    });
+  });
+
+  test("invalid params answer invalid_params naming the method", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    const cases: [string, unknown][] = [
+      ["device.select", {}],
+      ["device.select", { deviceId: 5 }],
+      ["request.cancel", { requestId: -1 }],
+      ["events.list", { limit: 0 }],
+      ["events.list", { limit: 1001 }],
+      ["events.list", { afterSequence: 0 }],
+      ["session.export", { sessionId: "not-a-uuid" }],
+      ["ui.snapshot.get", { observationId: "x" }],
+      ["device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11" }],
+      ["media.stream.start", { streamId: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", kind: "gif" }],
+      ["verdict.record", { verdict: { status: "maybe", summary: "x" } }],
+    ];
+    for (const [method, p] of cases) {
+      const r = await d.call(method, p);
+      expect(r.error).toEqual({
+        code: -32602,
+        message: `${method} params are invalid`,
+        data: { code: "invalid_params", message: `${method} params are invalid`, retryable: false, details: { method } },
+      });
+    }
+  });
+
+  test("request.cancel of an unknown or inline id answers notFound with the id's type kept", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    expect((await d.call("request.cancel", { requestId: "x" })).result).toEqual({ requestId: "x", status: "notFound" });
+    expect((await d.call("request.cancel", { requestId: 3 })).result).toEqual({ requestId: 3, status: "notFound" });
+  });
+});
+
+describe("the 22 other methods before their issues land", () => {
+  const U = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+  const calls: [string, unknown, string | null][] = [
+    ["devices.list", undefined, null],
+    ["device.select", { deviceId: "mock-1" }, "device_not_found"],
+    ["device.connect", undefined, "device_not_found"],
+    ["device.disconnect", undefined, "device_not_found"],
+    ["device.capabilities", undefined, "device_not_found"],
+    ["device.observe", undefined, "device_not_found"],
+    ["device.execute", { id: U, name: "tap", arguments: { x: 1, y: 2 } }, "device_not_found"],
+    ["device.execute", { id: U, name: "findElement", arguments: {} }, null],
+    ["media.stream.start", { streamId: U, kind: "screenshot" }, "session_required"],
+    ["media.stream.capture", { streamId: U, frameIndex: 1 }, "session_required"],
+    ["media.stream.end", { streamId: U }, "session_required"],
+    ["request.cancel", { requestId: 1 }, null],
+    ["session.start", undefined, "device_not_found"],
+    ["session.current", undefined, "session_required"],
+    ["session.end", undefined, "session_required"],
+    ["sessions.list", undefined, null],
+    ["session.export", undefined, "session_required"],
+    ["session.export", { sessionId: U }, "session_not_found"],
+    ["session.export", { afterSequence: 3 }, "invalid_params"],
+    ["events.list", { sessionId: U }, "session_not_found"],
+    ["events.clear", { sessionId: U }, "session_not_found"],
+    ["events.clear", undefined, "session_required"],
+    ["events.stream.open", { sessionId: U, originPolicy: { kind: "absent" } }, "method_not_found"],
+    ["ui.snapshot.get", { observationId: U }, "session_required"],
+    ["verdict.record", { verdict: { status: "pass", summary: "ok" } }, "session_required"],
+  ];
+
+  test("each answers a typed result or error and the daemon keeps serving", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    const seen: Record<string, string> = {};
+    for (const [method, params, code] of calls) {
+      const r = await d.call(method, params);
+      seen[`${method} ${JSON.stringify(params ?? null)}`] = r.error ? r.error.data.code : "result";
+      if (code) expect(r.error?.data.code).toBe(code);
+    }
+    expect(seen["device.execute " + JSON.stringify({ id: U, name: "findElement", arguments: {} })]).toBe("device_not_found");
+    expect((await d.call("devices.list")).result).toEqual({ devices: [], selectedDeviceId: null });
+    expect((await d.call("sessions.list")).result).toEqual([]);
+    expect(await d.close()).toBe(0);
+  });
+
+  test("semantic actions without the feature answer semantic_action_not_negotiated before routing", async () => {
+    await using d = spawnDaemon();
+    await d.call("system.hello", { ...helloParams(), features: { optional: ["request.control.v1"] } });
+    const r = await d.call("device.execute", { id: U, name: "tapElement", arguments: {} });
+    expect(r.error).toEqual({
+      code: -32601,
+      message: "semantic action requires an explicitly negotiated feature",
+      data: {
+        code: "semantic_action_not_negotiated",
+        message: "semantic action requires an explicitly negotiated feature",
+        retryable: false,
+        details: { action: "tapElement", requiredFeature: "device.semanticActions.v1" },
+      },
+    });
+  });
+
+  test("actionTimeoutMs without request control is feature_not_negotiated", async () => {
+    await using d = spawnDaemon();
+    await d.call("system.hello", helloParams({ max: 0 }));
+    const r = await d.call("device.execute", { id: U, name: "tap", arguments: {}, actionTimeoutMs: 10 });
+    expect(r.error?.data).toEqual({
+      code: "feature_not_negotiated",
+      message: "actionTimeoutMs requires negotiated request control",
+      retryable: false,
+      details: { field: "actionTimeoutMs", requiredFeature: "request.control.v1" },
+    });
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, test } from "bun:test";
+import { spawnDaemon } from "../support/daemon.ts";
+
+describe("daemon lifecycle on stdio", () => {
+  test("end of input shuts down gracefully with exit 0", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    expect(await d.close()).toBe(0);
+  });
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    test(`${signal} shuts down gracefully with exit 0 while stdin stays open`, async () => {
+      await using d = spawnDaemon({ env: { DEVICERAIL_LOG_LEVEL: "info" } });
+      await d.hello();
+      d.proc.kill(signal);
+      expect(await d.exited).toBe(0);
+      expect(await d.nextLine()).toBeNull();
+      expect(d.stderr).toContain('"msg":"devicerail stopped"');
+    });
+
+  test("a request answered before EOF is flushed before exit", async () => {
+    await using d = spawnDaemon();
+    d.writeRaw('{"jsonrpc":"2.0","id":"last","method":"system.describe"}');
+    d.proc.stdin.end();
+    expect(await d.next()).toEqual({
+      jsonrpc: "2.0",
+      id: "last",
+      error: expect.objectContaining({ code: -32001 }),
+    });
+    expect(await d.exited).toBe(0);
+  });
+
+  test("stdout carries protocol frames only and logs go to stderr as JSON when debug logging is on", async () => {
+    await using d = spawnDaemon({ env: { DEVICERAIL_LOG_LEVEL: "debug" } });
+    await d.hello();
+    await d.call("system.describe");
+    await d.call("nope");
+    d.writeRaw("garbage\n");
+    await d.next();
+    expect(await d.close()).toBe(0);
+    const lines: string[] = [];
+    for (let l = await d.nextLine(); l !== null; l = await d.nextLine()) lines.push(l);
+    expect(lines).toEqual([]);
+    const logs = d.stderr.trim().split("\n");
+    expect(logs.length).toBeGreaterThanOrEqual(2);
+    for (const l of logs) expect(JSON.parse(l)).toEqual(expect.objectContaining({ level: expect.any(Number), msg: expect.any(String) }));
+  });
+
+  test("an invalid environment setting fails start-up with exit 2 and a clear message", async () => {
+    await using d = spawnDaemon({ env: { DEVICERAIL_SCREENSHOT_POLICY: "sometimes" } });
+    expect(await d.exited).toBe(2);
+    expect(d.stderr).toContain("DEVICERAIL_SCREENSHOT_POLICY");
+  });
+
+  test("--version prints the version and --help the usage on stdout with exit 0", async () => {
+    for (const [args, pattern] of [
+      [["--version"], /^\d+\.\d+\.\d+\n$/],
+      [["--help"], /Usage:\n\s+devicerail serve/],
+      [["serve", "--help"], /^Usage: devicerail serve/],
+    ] as const) {
+      await using d = spawnDaemon({ args: [...args] });
+      expect(await d.exited).toBe(0);
+      const out: string[] = [];
+      for (let l = await d.nextLine(); l !== null; l = await d.nextLine()) out.push(l);
+      expect(`${out.join("\n")}\n`).toMatch(pattern);
+    }
+  });
+
+  test("an unknown command exits 2 with the usage on stderr", async () => {
+    await using d = spawnDaemon({ args: ["frobnicate"] });
+    expect(await d.exited).toBe(2);
+    expect(d.stderr).toContain("unknown command");
+  });
+});

@@ -1,0 +1,185 @@
+import { describe, expect, test } from "bun:test";
+import { createHandlers } from "../../src/core/handlers/index.ts";
+import { DeviceRegistry } from "../../src/core/devices/registry.ts";
+import { MemoryEvidenceStore } from "../../src/core/evidence/evidence-store.ts";
+import { Connection } from "../../src/rpc/connection.ts";
+import { Dispatcher, type Handlers } from "../../src/rpc/dispatcher.ts";
+import { type Logger, silentLogger } from "../../src/rpc/rpc-error.ts";
+
+const HELLO = {
+  jsonrpc: "2.0",
+  id: "h",
+  method: "system.hello",
+  params: { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] }, features: { optional: ["request.control.v1", "device.routing.v1", "events.snapshot.v1"] } },
+};
+
+/** A dispatcher over the real handlers with some replaced, one registered device and captured output. */
+function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger } = {}) {
+  const devices = new DeviceRegistry();
+  devices.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
+  const core = { devices, evidence: new MemoryEvidenceStore(), screenshotPolicy: "capture" as const };
+  const dispatcher = new Dispatcher({
+    handlers: { ...createHandlers(core), ...overrides },
+    devices,
+    server: { name: "devicerail-daemon", version: "test" },
+    log: opts.log ?? silentLogger,
+  });
+  const out: any[] = [];
+  const waiters: (() => void)[] = [];
+  const conn = new Connection({ kind: "stdio", framing: "ndjson" }, { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true }, (f) => {
+    out.push(JSON.parse(f));
+    waiters.splice(0).forEach((w) => w());
+  });
+  const send = (msg: object) => dispatcher.handleText(conn, JSON.stringify(msg));
+  const waitFor = async (n: number) => {
+    while (out.length < n) await new Promise<void>((r) => waiters.push(r));
+  };
+  return { dispatcher, conn, out, send, waitFor };
+}
+
+/** A connect handler that runs until its signal aborts, then throws like a driver would. */
+const hanging: Partial<Handlers> = {
+  "device.connect": (_p, ctx) =>
+    new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("driver stopped")), { once: true })),
+};
+
+const req = (id: string | number, method: string, extra: object = {}) => ({ jsonrpc: "2.0", id, method, ...extra });
+
+describe("Dispatcher request control", () => {
+  test("request.cancel cancels a running concurrent request with reason requested", async () => {
+    const { send, out, waitFor } = setup(hanging);
+    await send(HELLO);
+    await send(req(1, "device.connect"));
+    await send(req(2, "request.cancel", { params: { requestId: 1 } }));
+    await send(req(3, "request.cancel", { params: { requestId: 1 } }));
+    await waitFor(4);
+    expect(out.slice(1)).toEqual([
+      { jsonrpc: "2.0", id: 2, result: { requestId: 1, status: "requested" } },
+      { jsonrpc: "2.0", id: 3, result: { requestId: 1, status: "alreadyRequested" } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32007,
+          message: "request was cancelled: Requested",
+          data: { code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } },
+        },
+      },
+    ]);
+  });
+
+  test("timeoutMs fires as request_timed_out with the budget when the handler does not finish", async () => {
+    const { send, out, waitFor } = setup(hanging);
+    await send(HELLO);
+    await send(req(7, "device.connect", { timeoutMs: 30 }));
+    await waitFor(2);
+    expect(out[1]).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: {
+        code: -32008,
+        message: "Request timed out after 30 ms",
+        data: { code: "request_timed_out", message: "Request timed out after 30 ms", retryable: true, details: { scope: "request", timeoutMs: 30 } },
+      },
+    });
+  });
+
+  test("a reserved id answers request_id_in_use while its request runs, and is free afterwards", async () => {
+    const { send, out, waitFor, conn } = setup(hanging);
+    await send(HELLO);
+    await send(req("x", "device.connect"));
+    await send(req("x", "sessions.list"));
+    await waitFor(2);
+    expect(out[1]).toEqual({
+      jsonrpc: "2.0",
+      id: "x",
+      error: {
+        code: -32009,
+        message: "request id is already active on this connection",
+        data: { code: "request_id_in_use", message: "request id is already active on this connection", retryable: false, details: { requestId: "x" } },
+      },
+    });
+    await send(req(9, "request.cancel", { params: { requestId: "x" } }));
+    await waitFor(4);
+    await Promise.all([...conn.inFlight.values()].map((f) => f.done));
+    await send(req("x", "sessions.list"));
+    await waitFor(5);
+    expect(out[4]).toEqual({ jsonrpc: "2.0", id: "x", result: [] });
+  });
+
+  test("the 257th concurrent request answers too_many_requests", async () => {
+    const { send, out, waitFor } = setup(hanging);
+    await send(HELLO);
+    for (let i = 0; i < 256; i++) await send(req(i, "device.connect"));
+    await send(req(256, "device.connect"));
+    await waitFor(2);
+    expect(out[1]).toEqual({
+      jsonrpc: "2.0",
+      id: 256,
+      error: {
+        code: -32010,
+        message: "this connection has reached its in-flight request limit",
+        data: { code: "too_many_requests", message: "this connection has reached its in-flight request limit", retryable: true, details: { limit: 256 } },
+      },
+    });
+  });
+
+  test("close cancels in-flight requests with reason shutdown and still answers them", async () => {
+    const { send, out, waitFor, dispatcher, conn } = setup(hanging);
+    await send(HELLO);
+    await send(req(1, "device.connect"));
+    await dispatcher.close(conn, "daemon shutdown");
+    await waitFor(2);
+    expect(out[1].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } });
+    await send(req(2, "sessions.list"));
+    expect(out[2].error.data.code).toBe("request_cancelled");
+  });
+
+  test("routes are captured at admission: lazy sole-device selection shows in describe", async () => {
+    const { send, out, waitFor } = setup();
+    await send(HELLO);
+    await send(req(1, "system.describe"));
+    await waitFor(2);
+    expect(out[1].result.deviceId).toBe("fake-1");
+  });
+});
+
+describe("Dispatcher result checks", () => {
+  const broken: Partial<Handlers> = { "sessions.list": () => [{ id: "not-a-session" }] as never };
+
+  test("a result that fails its schema answers internal_error and is logged", async () => {
+      const logged: string[] = [];
+      const log: Logger = { ...silentLogger, error: (_o, msg) => void logged.push(msg ?? "") };
+      const { send, out, waitFor } = setup(broken, { log });
+      await send(HELLO);
+      await send(req(1, "sessions.list"));
+      await waitFor(2);
+      expect(out[1]).toEqual({
+        jsonrpc: "2.0",
+        id: 1,
+        error: { code: -32603, message: "internal server error", data: { code: "internal_error", message: "internal server error", retryable: false, details: null } },
+      });
+      expect(logged).toEqual(["handler result does not match its schema"]);
+    });
+
+  test("an unexpected throw answers internal_error without leaking its message", async () => {
+    const { send, out, waitFor } = setup({ "sessions.list": () => { throw new Error("secret-ish internals"); } });
+    await send(HELLO);
+    await send(req(1, "sessions.list"));
+    await waitFor(2);
+    expect(JSON.stringify(out[1])).not.toContain("secret-ish");
+    expect(out[1].error.data.code).toBe("internal_error");
+  });
+
+  test("a frozen result is served from the memo and a mutable one is checked every time", async () => {
+    let calls = 0;
+    const frozen = Object.freeze([]) as never[];
+    const { send, out, waitFor } = setup({ "sessions.list": () => (calls++ === 0 ? frozen : ([{ bad: true }] as never)) });
+    await send(HELLO);
+    await send(req(1, "sessions.list"));
+    await send(req(2, "sessions.list"));
+    await waitFor(3);
+    expect(out[1]).toEqual({ jsonrpc: "2.0", id: 1, result: [] });
+    expect(out[2].error.data.code).toBe("internal_error");
+  });
+});

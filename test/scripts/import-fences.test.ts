@@ -1,0 +1,22 @@
+import { describe, expect, test } from "bun:test";
+import { checkImports, violations } from "../../scripts/check-imports.ts";
+
+describe("import fences", () => {
+  test("the source tree respects every import direction", () => {
+    expect(checkImports()).toEqual([]);
+  });
+
+  test("a forbidden import is reported when a layer reaches upwards", () => {
+    expect(violations("src/protocol/x.ts", 'import { a } from "../rpc/dispatcher.ts";')).toEqual([
+      "src/protocol/x.ts: imports ../rpc/dispatcher.ts (src/protocol may not import other layers)",
+    ]);
+    expect(violations("src/rpc/x.ts", 'import pino from "pino";')).toHaveLength(1);
+    expect(violations("src/rpc/x.ts", "const h = Bun.hash(x);")).toHaveLength(1);
+    expect(violations("src/core/devices/x.ts", 'import { x } from "../../transports/stdio.ts";')).toHaveLength(1);
+    expect(violations("src/core/devices/x.ts", 'import { Database } from "bun:sqlite";')).toHaveLength(1);
+    expect(violations("src/core/sessions/x.ts", 'import { Database } from "bun:sqlite";')).toEqual([]);
+    expect(violations("drivers/android/x.ts", 'import { y } from "../mock/y.ts";')).toHaveLength(1);
+    expect(violations("src/daemon/x.ts", 'import { d } from "../../drivers/mock/mock-driver.ts";')).toHaveLength(1);
+    expect(violations("src/daemon/x.ts", 'import { d } from "../../drivers/mock/index.ts";')).toEqual([]);
+  });
+});
