@@ -33,7 +33,8 @@ step(
 );
 
 // The suite's own output streams through; its summary is read to print one plain closing line.
-const proc = Bun.spawn([process.execPath, "test", ...process.argv.slice(2)], { cwd: ROOT, stdout: "inherit", stderr: "pipe", env: process.env });
+// Tests that spawn daemons set their own longer timeouts; this ceiling only catches a hung test.
+const proc = Bun.spawn([process.execPath, "test", "--timeout=30000", ...process.argv.slice(2)], { cwd: ROOT, stdout: "inherit", stderr: "pipe", env: process.env });
 let tail = "";
 const decoder = new TextDecoder();
 for await (const chunk of proc.stderr) {

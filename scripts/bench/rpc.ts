@@ -26,13 +26,17 @@ class Peer {
   readonly proc;
   private reader;
   private pendingLines = 0;
-  private carry = "";
-  private decoder = new TextDecoder();
-  lastLine = "";
+  /** The most recent complete line, decoded lazily: the client must not be the bottleneck. */
+  private lastLineBytes = new Uint8Array(0);
+  private tail = new Uint8Array(0);
 
   constructor(cmd: string[]) {
     this.proc = Bun.spawn(cmd, { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, DEVICERAIL_LOG_LEVEL: "error" } });
     this.reader = this.proc.stdout.getReader();
+  }
+
+  get lastLine(): string {
+    return new TextDecoder().decode(this.lastLineBytes);
   }
 
   write(s: string): void {
@@ -40,20 +44,26 @@ class Peer {
     this.proc.stdin.flush();
   }
 
-  /** Waits until `n` more newline-terminated lines have arrived. */
+  /** Waits until `n` more newline-terminated lines have arrived (counted on bytes, not decoded). */
   async readLines(n: number): Promise<void> {
     while (this.pendingLines < n) {
       const { done, value } = await this.reader.read();
       if (done) throw new Error("peer closed stdout");
       let count = 0;
-      for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) count++;
+      let last = -1;
+      let prev = -1;
+      for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) {
+        count++;
+        prev = last;
+        last = i;
+      }
       this.pendingLines += count;
-      if (count > 0) {
-        const text = this.carry + this.decoder.decode(value);
-        const lines = text.split("\n");
-        this.carry = lines.pop() ?? "";
-        this.lastLine = lines[lines.length - 1] ?? this.lastLine;
-      } else this.carry += this.decoder.decode(value);
+      if (count === 0) {
+        this.tail = Buffer.concat([this.tail, value]);
+        continue;
+      }
+      this.lastLineBytes = prev >= 0 ? value.slice(prev + 1, last) : Buffer.concat([this.tail, value.subarray(0, last)]);
+      this.tail = value.slice(last + 1);
     }
     this.pendingLines -= n;
   }

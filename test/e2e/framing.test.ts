@@ -199,5 +199,5 @@ describe("NDJSON framing on stdio", () => {
       closeSync(readFd);
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 40_000);
 });
