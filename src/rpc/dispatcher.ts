@@ -9,7 +9,7 @@ import { checkedFailureFrame, successFrame, successFrameFromJson } from "./encod
 import { negotiate } from "./handshake.ts";
 import { decodeEnvelope } from "./envelope.ts";
 import { parseJson } from "./json.ts";
-import { type Logger, RpcError } from "./rpc-error.ts";
+import { type Logger, RpcError, methodUnavailable, sessionRequired } from "./rpc-error.ts";
 
 /** Per-request context handed to every handler: the signal, the deadline and the route. */
 export interface HandlerContext {
@@ -72,12 +72,10 @@ const PRE_PARAM_CHECKS: Partial<Record<MethodName, (conn: Connection) => void>> 
   "device.select": (conn) => {
     if (conn.activeSessionId) throw new RpcError("device_lease_active", { details: { sessionId: conn.activeSessionId } });
   },
-  "session.end": requireSession,
+  "session.end": (conn) => {
+    if (!conn.activeSessionId) throw sessionRequired();
+  },
 };
-
-function requireSession(conn: Connection): void {
-  if (!conn.activeSessionId) throw new RpcError("session_required", { details: { requiredMethod: "session.start" } });
-}
 
 type Route = { deviceId: string } | { error: RpcError };
 
@@ -183,8 +181,7 @@ export class Dispatcher {
     if (method === "system.describe") this.lazySelect(conn);
     const spec: MethodSpec | undefined = isMethodName(method) && METHODS[method].plane !== "webSocket" ? METHODS[method] : undefined;
     if (!spec) throw new RpcError("method_not_found", { arg: method, details: { method } });
-    if (spec.feature && !conn.has(spec.feature))
-      throw new RpcError("method_not_found", { arg: method, details: { method, requiredFeature: spec.feature } });
+    if (spec.feature && !conn.has(spec.feature)) throw methodUnavailable(method, spec.feature);
     if (req.timeoutMs !== undefined) {
       if (!conn.has("request.control.v1"))
         throw new RpcError("feature_not_negotiated", { arg: "timeoutMs", details: { field: "timeoutMs", requiredFeature: "request.control.v1" } });

@@ -27,7 +27,10 @@ export const failureFrame = (id: RpcId | null, error: RpcErrorObject): string =>
  * the 1 MiB output limit: a client then learns why instead of getting a truncated or missing line.
  */
 export function successFrame(id: RpcId, result: unknown): string {
-  const frame = JSON.stringify({ jsonrpc: "2.0", id, result });
+  return withinLimit(id, JSON.stringify({ jsonrpc: "2.0", id, result }));
+}
+
+function withinLimit(id: RpcId | null, frame: string): string {
   if (frame.length <= MAX_FRAME_BYTES / 3) return frame;
   const bytes = utf8Length(frame);
   if (bytes <= MAX_FRAME_BYTES) return frame;
@@ -36,16 +39,9 @@ export function successFrame(id: RpcId, result: unknown): string {
 
 /** Like successFrame, for a result whose JSON is already known. */
 export function successFrameFromJson(id: RpcId, resultJson: string): string {
-  const frame = `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
-  if (frame.length <= MAX_FRAME_BYTES / 3) return frame;
-  const bytes = utf8Length(frame);
-  if (bytes <= MAX_FRAME_BYTES) return frame;
-  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+  return withinLimit(id, `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`);
 }
 
 export function checkedFailureFrame(id: RpcId | null, error: RpcErrorObject): string {
-  const frame = failureFrame(id, error);
-  const bytes = utf8Length(frame);
-  if (bytes <= MAX_FRAME_BYTES) return frame;
-  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+  return withinLimit(id, failureFrame(id, error));
 }

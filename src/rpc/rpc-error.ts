@@ -1,4 +1,5 @@
 import { type ErrorName, type ErrorOptions, type RpcErrorObject, errorObject } from "../protocol/errors.ts";
+import type { FeatureName } from "../protocol/features.ts";
 
 /** The one error type a handler throws for anything a client may branch on; anything else is a bug. */
 export class RpcError extends Error {
@@ -18,6 +19,12 @@ export class RpcError extends Error {
     return this.error.data.code;
   }
 }
+
+export const sessionRequired = () => new RpcError("session_required", { details: { requiredMethod: "session.start" } });
+
+/** A gated method whose feature is off, or whose runtime service is absent (03 §4.2). */
+export const methodUnavailable = (method: string, requiredFeature: FeatureName) =>
+  new RpcError("method_not_found", { arg: method, details: { method, requiredFeature } });
 
 /** Minimal structured logger (pino satisfies it); keeps rpc free of logging libraries. */
 export interface Logger {

@@ -1,8 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ROOT, daemonCommand, spawnDaemon } from "../support/daemon.ts";
+import { spawnDaemon } from "../support/daemon.ts";
+import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
 
 const MiB = 1_048_576;
 
@@ -144,60 +142,25 @@ describe("NDJSON framing on stdio", () => {
   });
 
   test("the output queue is bounded by backpressure when the client stops reading stdout", async () => {
-    // A FIFO whose read end is held open but not read: the daemon's stdout really fills up (a piped
-    // Bun.spawn stdout would be drained eagerly by this process and never push back).
-    const dir = mkdtempSync(join(tmpdir(), "devicerail-bp-"));
-    const fifo = join(dir, "out");
-    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
-    const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    const writeFd = openSync(fifo, "w");
-    const proc = Bun.spawn(daemonCommand(), {
-      cwd: ROOT,
-      stdin: "pipe",
-      stdout: writeFd,
-      stderr: "ignore",
-      env: { ...process.env, DEVICERAIL_LOG_LEVEL: "warn" },
-    });
-    closeSync(writeFd);
+    const n = 150_000;
+    let lines = "";
+    for (let i = 1; i <= n; i++) lines += `{"jsonrpc":"2.0","id":${i},"method":"system.describe"}\n`;
+    const f = daemonOnUnreadFifo(lines, { DEVICERAIL_LOG_LEVEL: "warn" });
     try {
-      const hello = '{"jsonrpc":"2.0","id":0,"method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1,"minMinor":0,"maxMinor":5}]}}}\n';
-      const n = 150_000;
-      let batch = hello;
-      for (let i = 1; i <= n; i++) batch += `{"jsonrpc":"2.0","id":${i},"method":"system.describe"}\n`;
-      proc.stdin.write(batch);
-      proc.stdin.flush();
       await Bun.sleep(1500);
       // Without backpressure the daemon would have produced ~90 MB of responses by now.
-      expect(await rssMiB(proc.pid)).toBeLessThan(80);
-      proc.stdin.end();
+      expect(await rssMiB(f.proc.pid)).toBeLessThan(80);
       const ids: number[] = [];
-      let rest = "";
-      const buf = Buffer.alloc(1 << 16);
       const deadline = Date.now() + 30_000;
       while (ids.length < n + 1 && Date.now() < deadline) {
-        let got = 0;
-        try {
-          got = readSync(readFd, buf);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-        }
-        if (got === 0) {
-          await Bun.sleep(1);
-          continue;
-        }
-        rest += buf.toString("utf8", 0, got);
-        let nl: number;
-        while ((nl = rest.indexOf("\n")) >= 0) {
-          ids.push(JSON.parse(rest.slice(0, nl)).id);
-          rest = rest.slice(nl + 1);
-        }
+        const got = f.readAvailable();
+        if (got.length === 0) await Bun.sleep(1);
+        for (const l of got) ids.push(JSON.parse(l).id);
       }
       expect(ids).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
-      expect(await proc.exited).toBe(0);
+      expect(await f.proc.exited).toBe(0);
     } finally {
-      proc.kill();
-      closeSync(readFd);
-      rmSync(dir, { recursive: true, force: true });
+      f.cleanup();
     }
   }, 40_000);
 });

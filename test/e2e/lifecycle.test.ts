@@ -1,35 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ROOT, daemonCommand, spawnDaemon } from "../support/daemon.ts";
+import { spawnDaemon } from "../support/daemon.ts";
+import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
 
-/** A daemon whose stdout is a FIFO held open by this process but never read. */
-function daemonOnUnreadFifo() {
-  const dir = mkdtempSync(join(tmpdir(), "devicerail-fifo-"));
-  const fifo = join(dir, "out");
-  Bun.spawnSync(["mkfifo", fifo]);
-  const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  const writeFd = openSync(fifo, "w");
-  // Input from a file, so the test itself never writes into a pipe the daemon stopped reading.
-  let batch = '{"jsonrpc":"2.0","id":0,"method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1,"minMinor":0,"maxMinor":5}]}}}\n';
-  for (let i = 1; i <= 50_000; i++) batch += `{"jsonrpc":"2.0","id":${i},"method":"system.describe"}\n`;
-  const input = join(dir, "in.ndjson");
-  writeFileSync(input, batch);
-  const proc = Bun.spawn(daemonCommand(), { cwd: ROOT, stdin: Bun.file(input), stdout: writeFd, stderr: "pipe", env: { ...process.env, DEVICERAIL_LOG_LEVEL: "info" } });
-  closeSync(writeFd);
-  return {
-    proc,
-    closeReader: () => closeSync(readFd),
-    cleanup: () => {
-      proc.kill("SIGKILL");
-      try {
-        closeSync(readFd);
-      } catch {}
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const describeLines = (n: number) => Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"system.describe"}\n`).join("");
 
 /** Exit code, or "still running" when the process did not exit within `ms`. */
 const exitWithin = (proc: { exited: Promise<number> }, ms: number) =>
@@ -53,7 +26,7 @@ describe("daemon lifecycle on stdio", () => {
     });
 
   test("a client that closes its end of stdout ends the connection with exit 0 instead of spinning", async () => {
-    const f = daemonOnUnreadFifo();
+    const f = daemonOnUnreadFifo(describeLines(50_000));
     try {
       await Bun.sleep(300);
       f.closeReader();
@@ -65,7 +38,7 @@ describe("daemon lifecycle on stdio", () => {
   }, 15_000);
 
   test("SIGTERM exits within the flush grace when the client is attached but never reads", async () => {
-    const f = daemonOnUnreadFifo();
+    const f = daemonOnUnreadFifo(describeLines(50_000));
     try {
       await Bun.sleep(300);
       const t0 = performance.now();

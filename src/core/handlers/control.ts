@@ -1,4 +1,4 @@
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { methodUnavailable } from "../../rpc/rpc-error.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 
@@ -7,10 +7,7 @@ export function controlHandlers(_core: Core): Pick<Handlers, "request.cancel" | 
     "request.cancel": ({ requestId }, ctx) => ({ requestId, status: ctx.cancel(requestId) }),
     // Reached only if the feature was negotiated while the listener later went away (03 §4.2).
     "events.stream.open": () => {
-      throw new RpcError("method_not_found", {
-        arg: "events.stream.open",
-        details: { method: "events.stream.open", requiredFeature: "events.stream.v1" },
-      });
+      throw methodUnavailable("events.stream.open", "events.stream.v1");
     },
   };
 }

@@ -1,5 +1,5 @@
 import { SEMANTIC_ACTION_NAMES } from "../../protocol/types/ui.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 
@@ -37,7 +37,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
     "device.observe": (_p, ctx) => {
       if (!ctx.conn.activeSessionId) {
         ctx.route();
-        throw new RpcError("session_required", { details: { requiredMethod: "session.start" } });
+        throw sessionRequired();
       }
       return needsDriver(ctx);
     },
@@ -52,7 +52,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
           details: { action: params.name, requiredFeature: "device.semanticActions.v1" },
         });
       ctx.route();
-      throw new RpcError("session_required", { details: { requiredMethod: "session.start" } });
+      throw sessionRequired();
     },
     "session.start": (_p, ctx) => {
       if (ctx.conn.activeSessionId)

@@ -1,20 +1,14 @@
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 
 type MediaMethods = "media.stream.start" | "media.stream.capture" | "media.stream.end";
 
-const sessionRequired = () => new RpcError("session_required", { details: { requiredMethod: "session.start" } });
-
 /** Streams belong to a Session; none can exist before device drivers land. */
 export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
   return {
     "media.stream.start": () => {
-      if (core.screenshotPolicy !== "capture")
-        throw new RpcError("method_not_found", {
-          arg: "media.stream.start",
-          details: { method: "media.stream.start", requiredFeature: "media.stream.v1" },
-        });
+      if (core.screenshotPolicy !== "capture") throw methodUnavailable("media.stream.start", "media.stream.v1");
       throw sessionRequired();
     },
     "media.stream.capture": () => {

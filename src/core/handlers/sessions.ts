@@ -1,4 +1,4 @@
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Handlers, HandlerContext } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 
@@ -11,8 +11,6 @@ type SessionMethods =
   | "events.clear"
   | "verdict.record"
   | "ui.snapshot.get";
-
-const sessionRequired = () => new RpcError("session_required", { details: { requiredMethod: "session.start" } });
 
 /**
  * The event store is not part of this daemon yet, and no Session can be started without a device
@@ -35,11 +33,7 @@ export function sessionHandlers(_core: Core): Pick<Handlers, SessionMethods> {
     "session.export": (p, ctx) => {
       if (p.afterSequence !== undefined && p.limit === undefined)
         throw new RpcError("export_after_sequence_requires_limit", { details: { method: "session.export" } });
-      if (p.limit !== undefined && !ctx.conn.has("session.export.page.v1"))
-        throw new RpcError("method_not_found", {
-          arg: "session.export",
-          details: { method: "session.export", requiredFeature: "session.export.page.v1" },
-        });
+      if (p.limit !== undefined && !ctx.conn.has("session.export.page.v1")) throw methodUnavailable("session.export", "session.export.page.v1");
       return target(p.sessionId, ctx);
     },
     "events.list": (p, ctx) => target(p.sessionId, ctx),
