@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkImports } from "./check-imports.ts";
+import { staleMigrations } from "./gen-migrations.ts";
 import { staleFiles } from "./gen-protocol.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -25,6 +26,7 @@ const tsc = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript
 step("typecheck", tsc.exitCode === 0 ? [] : tsc.stdout.toString().trim().split("\n"));
 step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
+step("migrations current (gen-migrations --check)", staleMigrations());
 step(
   "no .only in tests",
   walk(join(ROOT, "test"))

@@ -2,6 +2,8 @@
  * The main job of the README: starts the daemon on stdio and runs a short scripted client session,
  * printing each request and what the daemon answered. DEVICERAIL_TEST_BIN runs a compiled binary.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
@@ -10,7 +12,16 @@ const color = process.stdout.isTTY;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);
 const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s);
 
-const daemon = Bun.spawn(cmd, { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, DEVICERAIL_LOG_LEVEL: process.env.DEVICERAIL_LOG_LEVEL ?? "warn" } });
+// A private data directory unless one is given: the demo must not collide with a daemon the user
+// already runs (one daemon per data directory) nor leave demo Sessions in their store.
+const dataDir = process.env.DEVICERAIL_DATA_DIR ?? mkdtempSync(join(tmpdir(), "devicerail-demo-"));
+const daemon = Bun.spawn(cmd, {
+  cwd: ROOT,
+  stdin: "pipe",
+  stdout: "pipe",
+  stderr: "inherit",
+  env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: process.env.DEVICERAIL_LOG_LEVEL ?? "warn" },
+});
 const reader = daemon.stdout.getReader();
 const decoder = new TextDecoder();
 let buffer = "";
@@ -42,34 +53,40 @@ async function send(line: string, label: string): Promise<any> {
 const call = (method: string, params?: unknown, label = method) =>
   send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, ...(params === undefined ? {} : { params }) }), label);
 
-process.stdout.write(`${bold("devicerail demo")} — ${cmd.join(" ")}\n\n`);
+process.stdout.write(`${bold("devicerail demo")} — ${cmd.join(" ")} (data in ${dataDir})\n\n`);
 const hello = await call(
   "system.hello",
   {
     client: { name: "devicerail-demo", version: "1" },
     protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
-    features: { optional: ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "action.protected.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "verdict.record.v1", "media.stream.v1", "session.export.page.v1"] },
+    features: { optional: ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "action.protected.v1", "observation.uiSnapshot.v1", "verdict.record.v1", "session.export.page.v1"] },
   },
   "system.hello (negotiate protocol 1.0–1.5 and features)",
 );
-const describe = await call("system.describe");
 const devices = await call("devices.list", {}, "devices.list (which phones are attached)");
-const start = await call("session.start", undefined, "session.start (needs a device)");
+const connected = await call("device.connect");
+const start = await call("session.start", undefined, "session.start (lease the device, open an append-only log)");
+const observation = await call("device.observe", undefined, "device.observe (screenshot stored as content-addressed evidence)");
+const tap = await call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 640, y: 360 } }, "device.execute tap (recorded with its after observation)");
 await send("{not json", "a malformed line (the daemon answers and keeps serving)");
-await call("sessions.list");
+const screenshot = observation.result?.screenshot;
+const verdict = await call("verdict.record", { verdict: { status: "pass", summary: "the demo screen was shown and tapped", evidence: screenshot ? [screenshot] : [] } });
+const end = await call("session.end", { outcome: "completed" });
+const exported = await call("session.export", { sessionId: start.result?.id });
 daemon.stdin.end();
 const code = await daemon.exited;
 
 const selected = hello.result?.protocol?.selected;
+const kinds = (exported.result?.events ?? []).map((e: { payload: { type: string } }) => e.payload.type).join(", ");
 process.stdout.write(
   [
     bold("What happened"),
     `  negotiated protocol ${selected?.major}.${selected?.minor} with ${hello.result?.features?.enabled?.length ?? 0} features`,
-    `  connection ${describe.result?.connection?.connectionId}`,
-    `  ${devices.result?.devices?.length ?? 0} device(s) registered${devices.result?.devices?.length ? "" : " — device drivers (mock, Android, iOS Simulator) are not part of this build yet"}`,
-    `  session.start answered ${start.error ? start.error.data.code : "ok"}`,
+    `  ${devices.result?.devices?.length ?? 0} device(s) registered: ${(devices.result?.devices ?? []).map((d: { id: string }) => d.id).join(", ")}; connected ${connected.result?.id}`,
+    `  session ${start.result?.id} started, observed (screenshot ${screenshot?.sha256?.slice(0, 12)}…), tapped (${tap.result ? "ok" : tap.error?.data.code}), verdict ${verdict.result ? "recorded" : verdict.error?.data.code}`,
+    `  session.end answered ${end.result ? `state ${end.result.state}, ${end.result.eventCount} events` : end.error?.data.code}: ${kinds}`,
     `  daemon exited with code ${code} after end of input`,
     "",
   ].join("\n"),
 );
-process.exit(code === 0 && hello.result ? 0 : 1);
+process.exit(code === 0 && hello.result && end.result ? 0 : 1);

@@ -1,36 +1,77 @@
-import { createHandlers } from "../core/handlers/index.ts";
+import { homedir } from "node:os";
+import { MockDriver } from "../../drivers/mock/index.ts";
 import type { Core } from "../core/core.ts";
-import { DeviceRegistry } from "../core/devices/registry.ts";
-import { MemoryEvidenceStore } from "../core/evidence/evidence-store.ts";
+import { DeviceService } from "../core/devices/device-service.ts";
+import { FileEvidenceStore } from "../core/evidence/evidence-store.ts";
+import { ObjectStore } from "../core/evidence/object-store.ts";
+import { createHandlers } from "../core/handlers/index.ts";
+import { closeConnectionSession } from "../core/handlers/sessions.ts";
+import { openDatabase } from "../core/sessions/db.ts";
+import { EventLog } from "../core/sessions/event-log.ts";
 import { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import type { Config } from "./config.ts";
+import { type DataPaths, ensurePrivateDir, resolveDataPaths } from "./data-dir.ts";
 import { SERVER_NAME, VERSION } from "./version.ts";
 
 export interface Daemon {
   core: Core;
   dispatcher: Dispatcher;
   services: ServerServices;
+  paths: DataPaths;
+  /** Stops drivers and closes the store after every connection has been closed. */
+  shutdown(): Promise<void>;
 }
 
-/** The composition root: every service built once and wired together. */
-export function createDaemon(config: Config, log: Logger): Daemon {
-  const core: Core = {
-    devices: new DeviceRegistry(),
-    evidence: new MemoryEvidenceStore(),
-    screenshotPolicy: config.screenshotPolicy,
-  };
+/**
+ * The composition root: the data directory (locked: one daemon per directory), the durable event
+ * log recovered from an unclean exit, the Evidence files with orphans of a crash swept, the
+ * drivers, and the dispatcher.
+ */
+export async function createDaemon(config: Config, log: Logger, env: Record<string, string | undefined> = process.env): Promise<Daemon> {
+  const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
+  ensurePrivateDir(paths.dataDir);
+  const { raw } = openDatabase(paths.databasePath);
+  const eventLog = new EventLog(raw);
+  const recovered = await eventLog.recover();
+  if (recovered.sealed.length)
+    log.warn({ sealed: recovered.sealed.length, interruptedActions: recovered.interruptedActions }, "sealed Sessions left open by an unclean exit");
+  ensurePrivateDir(paths.evidenceDir);
+  const objects = await ObjectStore.open(paths.evidenceDir);
+  // Before any new put: an object without a database row is a leftover of a crash mid-operation.
+  const swept = await objects.sweep((sha) => eventLog.hasEvidence(sha));
+  if (swept.length) log.info({ removed: swept.length }, "removed unreferenced Evidence objects");
+
+  const devices = new DeviceService(log);
+  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: eventLog, screenshotPolicy: config.screenshotPolicy };
+  const never = new AbortController().signal;
+  await devices.attach(new MockDriver({ count: config.mockDevices }), { signal: never, deadline: null, log });
+
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
-    devices: core.devices,
+    devices: devices.registry,
     server: { name: SERVER_NAME, version: VERSION },
     log,
+    onClose: (conn, reason) => closeConnectionSession(core, conn, reason, log),
   });
   const services: ServerServices = {
     eventStreamListener: false,
+    // Media streams arrive with the device layer's next step; until then the feature is not offered.
+    mediaStreams: false,
     screenshotPolicy: config.screenshotPolicy,
     evidenceStore: true,
   };
-  return { core, dispatcher, services };
+  return {
+    core,
+    dispatcher,
+    services,
+    paths,
+    shutdown: async () => {
+      await devices.stop();
+      await eventLog.close();
+      eventLog.dispose();
+      raw.close();
+    },
+  };
 }

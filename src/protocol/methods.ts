@@ -99,7 +99,8 @@ type Spec<M extends MethodName> = (typeof METHODS)[M];
 export type ParamsOf<M extends MethodName> = Spec<M>["params"] extends v.GenericSchema
   ? v.InferOutput<Spec<M>["params"]>
   : Record<string, never>;
-export type ResultOf<M extends MethodName> = v.InferOutput<Spec<M>["result"]>;
+/** What a handler returns: the schema's input type, since the dispatcher validates it before sending. */
+export type ResultOf<M extends MethodName> = v.InferInput<Spec<M>["result"]>;
 
 /** The six methods that may run concurrently, in the order the reference lists them in errors. */
 export const CONCURRENT_METHODS = [

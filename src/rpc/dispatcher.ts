@@ -23,6 +23,8 @@ export interface HandlerContext {
   route(): string;
   /** Cancels a running concurrent request of the same connection. */
   cancel(id: RpcId): "requested" | "alreadyRequested" | "notFound";
+  /** The error this request answers when its signal has fired (cancel, deadline, shutdown), else null. */
+  abortError(): RpcError | null;
 }
 
 export type ControlMethod = Exclude<MethodName, "system.hello" | "events.subscribe">;
@@ -165,8 +167,10 @@ export class Dispatcher {
   }
 
   private toRpcError(err: unknown, flight: InFlight | null): RpcError {
+    // A driver that stopped because this request was cancelled or timed out reports that as the
+    // request's own error (−32007/−32008), not as driver_cancelled/driver_timed_out (09 §2).
+    if (flight?.reason && (!(err instanceof RpcError) || err.code === "driver_cancelled" || err.code === "driver_timed_out")) return abortError(flight);
     if (err instanceof RpcError) return err;
-    if (flight?.reason) return abortError(flight);
     const mapped = this.opts.mapError?.(err);
     if (mapped) return mapped;
     this.opts.log.error({ err }, "handler failed with an unexpected error");
@@ -209,6 +213,7 @@ export class Dispatcher {
         return r.deviceId;
       },
       cancel: (id) => this.cancel(conn, id),
+      abortError: () => (flight?.reason ? abortError(flight) : null),
     };
     const result = handler(params as never, ctx);
     if (result instanceof Promise) return result.then((r) => this.checkResult(method as MethodName, r, flight));

@@ -9,6 +9,8 @@ export interface ServerServices {
   eventStreamListener: boolean;
   screenshotPolicy: "capture" | "omit";
   evidenceStore: boolean;
+  /** The daemon implements media streams at all (media.stream.v1 also needs capture and evidence). */
+  mediaStreams: boolean;
 }
 
 export interface Negotiated {
@@ -50,7 +52,7 @@ export function availableFeatures(minor: number, services: ServerServices, offer
       case "eventStreamListener":
         return services.eventStreamListener;
       case "captureAndEvidenceStore":
-        return services.screenshotPolicy === "capture" && services.evidenceStore;
+        return services.mediaStreams && services.screenshotPolicy === "capture" && services.evidenceStore;
       case "snapshotOffered":
         return offered.has("events.snapshot.v1");
       case "evidenceStore":

@@ -18,8 +18,8 @@ describe("NDJSON framing on stdio", () => {
     // Non-ASCII id: some offsets fall inside a multi-byte UTF-8 sequence, which must not matter
     // because lines are split on the newline byte before decoding.
     const id = "ü-ñ-🚀-id";
-    const bytes = new TextEncoder().encode(`${JSON.stringify({ jsonrpc: "2.0", id, method: "devices.list", params: {} })}\n`);
-    const expected = { jsonrpc: "2.0" as const, id, result: { devices: [], selectedDeviceId: null } };
+    const bytes = new TextEncoder().encode(`${JSON.stringify({ jsonrpc: "2.0", id, method: "sessions.list", params: {} })}\n`);
+    const expected = { jsonrpc: "2.0" as const, id, result: [] };
     for (let cut = 1; cut < bytes.length; cut++) {
       d.writeRaw(bytes.subarray(0, cut));
       await Bun.sleep(0);

@@ -3,6 +3,29 @@
  * the generated JSON Schemas; every method has a success pair and an rpcFailure; the values are
  * internally consistent (canonical AssetRefs, UI-tree preorder and digest, one Session log); and each
  * replayable request reproduces its response on a fresh daemon.
+ *
+ * Replay design. A replayable request names `replay.hello` (params of a hello sent first, or null),
+ * `replay.before` (requests sent one by one, each answer awaited, to build up state: device.connect,
+ * session.start, …) and optionally `replay.bind`. The fixtures were recorded from a real daemon, so
+ * they contain the random values of that run; two mechanisms make them comparable with a new run:
+ *
+ * - `replay.bind` = { name: { step, pointer, recorded } }: the value the daemon answered to
+ *   `before[step]` at JSON Pointer `pointer` (e.g. session.start → /result/id) is the live value of
+ *   the variable; `recorded` is the value that run produced and that the fixture files contain.
+ *   Every occurrence of `recorded` (whole string or inside one, e.g. an error message) in the later
+ *   before-steps, in the request and in the expected response is replaced by the live value. That
+ *   is how a request passes a Session id it was given earlier, and how a response must echo exactly
+ *   the Session/Observation/event ids that earlier answers produced.
+ * - Shape comparison of the final answer (`shape`): lowercase v4 UUIDs that are neither pinned nor
+ *   bound are replaced by `<uuid:1>`, `<uuid:2>`, … numbered by first appearance (keys visited in
+ *   sorted order), separately but identically for the expected and the actual answer, so one id
+ *   appearing twice must still match itself and two different ids must stay different. Pinned
+ *   (compared exactly) are the UUIDs the client chose — anything in a request that was sent, e.g. a
+ *   device.execute call id or an unknown sessionId — and the bound live values. Timestamps (`atMs`
+ *   and every `*AtMs`) and `connectionId` are compared by type only (`normalizeVolatile` + `atMs`).
+ *
+ * The Mock's `metadata.frameSequence` counts per daemon process, so every replay uses a fresh daemon
+ * (and a fresh data directory: the event store is durable).
  */
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
@@ -18,6 +41,8 @@ const PROTOCOL_DIR = join(FIXTURES, "protocol");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Every lowercase v4 UUID inside a string (whole value or part of a message). */
+const UUID_V4_ALL = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g;
 const UI_TREE_MEDIA_TYPE = "application/vnd.devicerail.ui-tree+json;version=1";
 /** The Mock's fixed 1×1 RGBA screenshot (09 §1). */
 const MOCK_PNG_HEX =
@@ -25,9 +50,16 @@ const MOCK_PNG_HEX =
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
+/** A daemon-generated value captured from a before-step's answer (see the design note above). */
+interface Binding {
+  step: number;
+  pointer: string;
+  recorded: string;
+}
 interface Replay {
   hello: Obj | null;
   before: Obj[];
+  bind?: Record<string, Binding>;
   response: string;
 }
 interface Entry {
@@ -39,6 +71,8 @@ interface Entry {
   schemaValid?: false;
   replay: Replay | null;
   replayNote?: string;
+  /** What the pair shows beyond its request and response (e.g. side effects on the Session log). */
+  note?: string;
 }
 interface Manifest {
   manifestVersion: number;
@@ -180,13 +214,35 @@ describe("fixture manifest", () => {
     expect(coverage).toEqual(METHOD_NAMES.map((method) => ({ method, successRequest: true, successResponse: true, rpcFailure: true })));
   });
 
-  test("replays the success pairs that need no device, Session or WebSocket when the replayable set is listed", () => {
+  test("replays a success pair for every method but the WebSocket plane, media streams and UI trees when the replayable set is listed", () => {
+    // events.stream.open / events.subscribe: no loopback WebSocket listener yet (events.stream.v1 is
+    // never enabled); media.stream.*: not implemented (media.stream.v1 is never enabled);
+    // ui.snapshot.get: the only driver, the Mock, never produces UI trees (09 §1).
+    const notYet = ["events.stream.open", "events.subscribe", "media.stream.capture", "media.stream.end", "media.stream.start", "ui.snapshot.get"];
     const replayedSuccess = requests
       .filter((e) => e.replay !== null && responseOf(e).kind !== "rpcFailure")
       .map((e) => e.method)
       .filter((m, i, all) => all.indexOf(m) === i)
       .sort();
-    expect(replayedSuccess).toEqual(["devices.list", "request.cancel", "sessions.list", "system.describe", "system.hello"]);
+    expect(replayedSuccess).toEqual((METHOD_NAMES as string[]).filter((m) => !notYet.includes(m)).sort());
+  });
+
+  test("binds recorded v4 UUIDs that an earlier answer produced and the fixture reuses when a replay captures values", () => {
+    const wrong = requests.flatMap((e) =>
+      Object.entries(e.replay?.bind ?? {}).flatMap(([name, b]) => {
+        const before = (e.replay as Replay).before;
+        const later = JSON.stringify([before.slice(b.step + 1), isRaw(e) ? readText(e) : readJson(e), readJson(responseOf(e))]);
+        const problems = [
+          Number.isInteger(b.step) && b.step >= 0 && b.step < before.length ? null : "step outside before",
+          /^(\/[^/]*)+$/.test(b.pointer) ? null : "pointer is not a JSON Pointer",
+          UUID_V4.test(b.recorded) ? null : "recorded is not a lowercase v4 UUID",
+          JSON.stringify(before.slice(0, b.step + 1)).includes(b.recorded) ? "recorded was chosen by a request, not produced" : null,
+          later.includes(b.recorded) ? null : "recorded is never used",
+        ].filter((p) => p !== null);
+        return problems.map((p) => `${e.id} ${name}: ${p}`);
+      }),
+    );
+    expect(wrong).toEqual([]);
   });
 });
 
@@ -206,6 +262,16 @@ describe("fixture schemas", () => {
     });
     expect(marked.length).toBeGreaterThan(0);
     expect(wrong.map((e) => e.id)).toEqual([]);
+  });
+
+  test("accepts every before-step when validated against its method's request schema", () => {
+    const wrong = requests.flatMap((e) =>
+      (e.replay?.before ?? []).flatMap((step, i) => {
+        const validate = ajv.getSchema(methodSchemaId(step.method as string, "request"));
+        return validate?.(step) ? [] : [`${e.id} before[${i}]: ${JSON.stringify(validate?.errors ?? "no schema")}`];
+      }),
+    );
+    expect(wrong).toEqual([]);
   });
 
   for (const e of entries.filter((x) => x.schema !== null)) {
@@ -279,6 +345,25 @@ describe("fixture values", () => {
         }
     expect(seen.size).toBeGreaterThan(0);
     expect(conflicts).toEqual([]);
+  });
+
+  test("name one Session per transcript when the recorded and the schema-only fixtures are read", () => {
+    // Recorded: every fixture replayed on top of session.start binds the Session of the one Mock
+    // transcript run. Schema-only: the WebSocket and media pairs describe one illustrative Session.
+    const recorded = new Set(
+      requests.flatMap((e) =>
+        Object.values(e.replay?.bind ?? {})
+          .filter((b) => (e.replay as Replay).before[b.step]?.method === "session.start")
+          .map((b) => b.recorded),
+      ),
+    );
+    const schemaOnly = new Set(
+      requests
+        .filter((e) => e.replay === null)
+        .flatMap((e) => [readJson(e), readJson(responseOf(e))])
+        .flatMap((body) => [...values(body)].filter(isObj).flatMap((o) => (typeof o.sessionId === "string" ? [o.sessionId] : []))),
+    );
+    expect({ recorded: recorded.size, schemaOnly: schemaOnly.size }).toEqual({ recorded: 1, schemaOnly: 1 });
   });
 
   test("form one contiguous log that matches its SessionInfo when a Session is exported whole", () => {
@@ -375,29 +460,85 @@ function uiTreeBytes(s: Obj): string {
   return `{"formatVersion":${j(s.formatVersion)},"observationId":${j(s.observationId)},"context":{"contextKind":${j(c.contextKind)},"contextId":${j(c.contextId)},"documentEpoch":${j(c.documentEpoch)}},"rootStableNodeIds":${j(s.rootStableNodeIds)},"nodes":[${nodes.join(",")}]}`;
 }
 
+/** JSON Pointer (RFC 6901) lookup. */
+function at(node: Json, pointer: string): Json | undefined {
+  let cur: Json | undefined = node;
+  for (const raw of pointer.split("/").slice(1)) {
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (Array.isArray(cur)) cur = cur[Number(key)];
+    else if (isObj(cur ?? null)) cur = (cur as Obj)[key];
+    else return undefined;
+  }
+  return cur;
+}
+
+/** Replaces every occurrence of each recorded value by its live value, inside any string. */
+function substitute<T extends Json>(node: T, live: Map<string, string>): T {
+  const str = (x: string) => [...live].reduce((acc, [recorded, value]) => acc.replaceAll(recorded, value), x);
+  const go = (x: Json): Json =>
+    typeof x === "string" ? str(x) : Array.isArray(x) ? x.map(go) : isObj(x) ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, go(v)])) : x;
+  return go(node) as T;
+}
+
+/**
+ * The comparable shape of one answer: volatile ids and clocks replaced (see the design note at the
+ * top); v4 UUIDs outside `pinned` become `<uuid:n>` by first appearance, visiting keys in sorted order.
+ */
+function shape(response: unknown, pinned: Set<string>): Json {
+  const tokens = new Map<string, string>();
+  const token = (u: string) => {
+    if (pinned.has(u)) return u;
+    if (!tokens.has(u)) tokens.set(u, `<uuid:${tokens.size + 1}>`);
+    return tokens.get(u) as string;
+  };
+  const go = (x: Json): Json => {
+    if (typeof x === "string") return x.replace(UUID_V4_ALL, token);
+    if (Array.isArray(x)) return x.map(go);
+    if (!isObj(x)) return x;
+    const out: Obj = {};
+    for (const k of Object.keys(x).sort()) out[k] = k === "atMs" && typeof x[k] === "number" ? "<ms>" : go(x[k] as Json);
+    return out;
+  };
+  return go(normalizeVolatile(response) as Json);
+}
+
 describe("fixture replay", () => {
   for (const req of requests.filter((e) => e.replay !== null)) {
     const replay = req.replay as Replay;
     test(`reproduces ${replay.response} when ${req.id} is sent to a fresh daemon`, async () => {
-      const expected = readJson(byId.get(replay.response) as Entry);
-      const daemon = spawnDaemon();
-      try {
-        if (replay.hello !== null) {
-          daemon.send({ jsonrpc: "2.0", id: "replay-hello", method: "system.hello", params: replay.hello });
-          const hello = await daemon.next();
-          expect({ id: hello.id, error: hello.error }).toEqual({ id: "replay-hello", error: undefined });
-        }
-        for (const before of replay.before) {
-          daemon.send(before);
-          await daemon.next();
-        }
-        if (isRaw(req)) daemon.writeRaw(`${readText(req).replace(/\r?\n$/, "")}\n`);
-        else daemon.send(readJson(req));
-        const actual = await daemon.next();
-        expect(normalizeVolatile(actual)).toEqual(normalizeVolatile(expected));
-      } finally {
-        await daemon.close();
+      await using daemon = spawnDaemon();
+      if (replay.hello !== null) {
+        daemon.send({ jsonrpc: "2.0", id: "replay-hello", method: "system.hello", params: replay.hello });
+        const hello = await daemon.next();
+        expect({ id: hello.id, error: hello.error }).toEqual({ id: "replay-hello", error: undefined });
       }
+      const live = new Map<string, string>();
+      const sent: Json[] = [];
+      for (const [i, step] of replay.before.entries()) {
+        const msg = substitute(step, live);
+        sent.push(msg);
+        daemon.send(msg);
+        const answer = (await daemon.next()) as unknown as Obj;
+        expect({ step: i, id: answer.id }).toEqual({ step: i, id: msg.id as Json });
+        for (const b of Object.values(replay.bind ?? {}).filter((x) => x.step === i)) {
+          const value = at(answer, b.pointer);
+          expect({ pointer: b.pointer, uuid: typeof value === "string" && UUID_V4.test(value) }).toEqual({ pointer: b.pointer, uuid: true });
+          live.set(b.recorded, value as string);
+        }
+      }
+      if (isRaw(req)) {
+        const line = substitute(readText(req).replace(/\r?\n$/, ""), live);
+        sent.push(line);
+        daemon.writeRaw(`${line}\n`);
+      } else {
+        const msg = substitute(readJson(req), live);
+        sent.push(msg);
+        daemon.send(msg);
+      }
+      const actual = await daemon.next();
+      const expected = substitute(readJson(byId.get(replay.response) as Entry), live);
+      const pinned = new Set([...(JSON.stringify(sent).match(UUID_V4_ALL) ?? []), ...live.values()]);
+      expect(shape(actual, pinned)).toEqual(shape(expected, pinned));
     });
   }
 });

@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { createHandlers } from "../../src/core/handlers/index.ts";
-import { DeviceRegistry } from "../../src/core/devices/registry.ts";
+import { DeviceService } from "../../src/core/devices/device-service.ts";
 import { MemoryEvidenceStore } from "../../src/core/evidence/evidence-store.ts";
+import { openDatabase } from "../../src/core/sessions/db.ts";
+import { EventLog } from "../../src/core/sessions/event-log.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
 import { Connection } from "../../src/rpc/connection.ts";
 import { Dispatcher, type Handlers } from "../../src/rpc/dispatcher.ts";
 import { type Logger, silentLogger } from "../../src/rpc/rpc-error.ts";
@@ -15,18 +18,18 @@ const HELLO = {
 
 /** A dispatcher over the real handlers with some replaced, one registered device and captured output. */
 function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger } = {}) {
-  const devices = new DeviceRegistry();
-  devices.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
-  const core = { devices, evidence: new MemoryEvidenceStore(), screenshotPolicy: "capture" as const };
+  const devices = new DeviceService(silentLogger);
+  devices.registry.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
+  const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:").raw), screenshotPolicy: "capture" as const };
   const dispatcher = new Dispatcher({
     handlers: { ...createHandlers(core), ...overrides },
-    devices,
+    devices: devices.registry,
     server: { name: "devicerail-daemon", version: "test" },
     log: opts.log ?? silentLogger,
   });
   const out: any[] = [];
   const waiters: (() => void)[] = [];
-  const conn = new Connection({ kind: "stdio", framing: "ndjson" }, { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true }, (f) => {
+  const conn = new Connection({ kind: "stdio", framing: "ndjson" }, { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true }, (f) => {
     out.push(JSON.parse(f));
     waiters.splice(0).forEach((w) => w());
   });
@@ -66,6 +69,18 @@ describe("Dispatcher request control", () => {
         },
       },
     ]);
+  });
+
+  test("a driver stopping on cancellation answers request_cancelled, not driver_cancelled", async () => {
+    const { send, out, waitFor } = setup({
+      "device.capabilities": (_p, ctx) =>
+        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true })),
+    });
+    await send(HELLO);
+    await send(req(1, "device.capabilities"));
+    await send(req(2, "request.cancel", { params: { requestId: 1 } }));
+    await waitFor(3);
+    expect(out[2].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } });
   });
 
   test("timeoutMs fires as request_timed_out with the budget when the handler does not finish", async () => {

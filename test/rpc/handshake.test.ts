@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { availableFeatures, negotiate, selectVersion, type ServerServices } from "../../src/rpc/handshake.ts";
 import { RpcError } from "../../src/rpc/rpc-error.ts";
 
-const all: ServerServices = { eventStreamListener: true, screenshotPolicy: "capture", evidenceStore: true };
+const all: ServerServices = { eventStreamListener: true, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true };
 const range = (major: number, minMinor: number, maxMinor: number) => ({ major, minMinor, maxMinor });
 const server = { ranges: [range(1, 0, 5)] };
 
@@ -26,6 +26,7 @@ describe("availableFeatures", () => {
     expect(availableFeatures(5, all, offered)).toHaveLength(10);
     expect(availableFeatures(5, { ...all, eventStreamListener: false }, offered)).not.toContain("events.stream.v1");
     expect(availableFeatures(5, { ...all, screenshotPolicy: "omit" }, offered)).not.toContain("media.stream.v1");
+    expect(availableFeatures(5, { ...all, mediaStreams: false }, offered)).not.toContain("media.stream.v1");
     expect(availableFeatures(5, { ...all, evidenceStore: false }, offered)).toEqual([
       "events.snapshot.v1",
       "request.control.v1",

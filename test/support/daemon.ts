@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
@@ -10,6 +12,16 @@ export const ROOT = join(import.meta.dir, "../..");
 export function daemonCommand(args: string[] = ["serve"]): string[] {
   const bin = process.env.DEVICERAIL_TEST_BIN;
   return bin ? [bin, ...args] : [process.execPath, join(ROOT, "src/daemon/main.ts"), ...args];
+}
+
+/** A fresh private data directory: the store admits one daemon per directory. */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), "devicerail-data-"));
+}
+
+/** Environment for a daemon under test: quiet logs and its own data directory unless given. */
+export function daemonEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...(process.env as Record<string, string>), DEVICERAIL_LOG_LEVEL: "warn", DEVICERAIL_DATA_DIR: extra.DEVICERAIL_DATA_DIR ?? tempDataDir(), ...extra };
 }
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -51,15 +63,15 @@ export class DaemonProcess {
   private nextId = 1;
   stderr = "";
   readonly exited: Promise<number>;
+  /** The daemon's data directory (created for it unless the caller passed DEVICERAIL_DATA_DIR). */
+  readonly dataDir: string;
+  private readonly ownsDataDir: boolean;
 
   constructor(opts: { env?: Record<string, string>; args?: string[] } = {}) {
-    const proc = Bun.spawn(daemonCommand(opts.args), {
-      cwd: ROOT,
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { ...process.env, DEVICERAIL_LOG_LEVEL: "warn", ...opts.env },
-    });
+    this.ownsDataDir = !opts.env?.DEVICERAIL_DATA_DIR;
+    const env = daemonEnv(opts.env);
+    this.dataDir = env.DEVICERAIL_DATA_DIR as string;
+    const proc = Bun.spawn(daemonCommand(opts.args), { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
     this.proc = proc;
     this.exited = proc.exited;
     void this.pump();
@@ -149,6 +161,7 @@ export class DaemonProcess {
       await this.exited;
       clearTimeout(t);
     }
+    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 

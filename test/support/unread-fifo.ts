@@ -1,7 +1,7 @@
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, daemonCommand } from "./daemon.ts";
+import { ROOT, daemonCommand, daemonEnv } from "./daemon.ts";
 
 export const HELLO_LINE =
   '{"jsonrpc":"2.0","id":0,"method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1,"minMinor":0,"maxMinor":5}]}}}\n';
@@ -25,7 +25,7 @@ export function daemonOnUnreadFifo(lines: string, env: Record<string, string> = 
     stdin: Bun.file(input),
     stdout: writeFd,
     stderr: "pipe",
-    env: { ...process.env, DEVICERAIL_LOG_LEVEL: "info", ...env },
+    env: daemonEnv({ DEVICERAIL_LOG_LEVEL: "info", DEVICERAIL_DATA_DIR: join(dir, "data"), ...env }),
   });
   closeSync(writeFd);
   let readerOpen = true;

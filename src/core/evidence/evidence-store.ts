@@ -1,11 +1,25 @@
 import type { AssetRef } from "../../protocol/types/evidence.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
+import type { EvidenceRow } from "../sessions/event-log.ts";
+import type { ObjectStore } from "./object-store.ts";
 
-/** Content-addressed Evidence: the same bytes always yield the same canonical AssetRef (05 §4). */
+/** Stored Evidence: its canonical reference, and the row the event that references it records. */
+export interface StoredEvidence {
+  ref: AssetRef;
+  row: EvidenceRow;
+}
+
+/**
+ * Content-addressed Evidence (05 §4): the same bytes always give the same canonical AssetRef.
+ * `put` makes the bytes durable before returning, so an event that references them (written
+ * after) can never point at a missing or partial object.
+ */
 export interface EvidenceStore {
-  /** Stores the bytes (once per digest) and returns their canonical reference. */
-  put(bytes: Uint8Array, mediaType: string): Promise<AssetRef>;
-  /** The stored bytes and media type, or null when the digest is unknown. */
-  get(sha256: string): Promise<{ bytes: Uint8Array; mediaType: string } | null>;
+  put(bytes: Uint8Array, mediaType: string): Promise<StoredEvidence>;
+  /** The bytes, verified against their digest; null when unknown. */
+  read(sha256: string): Promise<Uint8Array | null>;
+  /** Removes objects no Session references any more. */
+  remove(sha256s: readonly string[]): Promise<void>;
 }
 
 export function canonicalRef(sha256: string, mediaType: string): AssetRef {
@@ -16,18 +30,52 @@ export function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 }
 
-/** Process-lifetime store for tests and for daemons run without a data directory. */
-export class MemoryEvidenceStore implements EvidenceStore {
-  private readonly objects = new Map<string, { bytes: Uint8Array; mediaType: string }>();
+/** `type/subtype[;params]`: ≤ 255 bytes, one `/`, both sides non-empty, printable ASCII without spaces. */
+export function checkMediaType(mediaType: string): void {
+  const [type, rest] = mediaType.split("/", 2);
+  const subtype = rest?.split(";")[0];
+  const ok =
+    mediaType.length <= 255 && /^[!-~]+$/.test(mediaType) && mediaType.split("/").length === 2 && !!type && !!subtype;
+  if (!ok) throw new RpcError("invalid_evidence_media_type", { details: { mediaType } });
+}
 
-  async put(bytes: Uint8Array, mediaType: string): Promise<AssetRef> {
-    const digest = sha256Hex(bytes);
-    if (!this.objects.has(digest)) this.objects.set(digest, { bytes: bytes.slice(), mediaType });
-    return canonicalRef(digest, mediaType);
+/** Evidence as files named by their digest (ObjectStore); metadata and references live in the event store. */
+export class FileEvidenceStore implements EvidenceStore {
+  constructor(private readonly objects: ObjectStore) {}
+
+  async put(bytes: Uint8Array, mediaType: string): Promise<StoredEvidence> {
+    checkMediaType(mediaType);
+    const sha256 = await this.objects.put(bytes);
+    return { ref: canonicalRef(sha256, mediaType), row: { sha256, mediaType, byteLength: bytes.length } };
   }
 
-  async get(sha256: string) {
+  read(sha256: string): Promise<Uint8Array | null> {
+    return this.objects.read(sha256);
+  }
+
+  async remove(sha256s: readonly string[]): Promise<void> {
+    for (const sha of sha256s) await this.objects.remove(sha);
+  }
+}
+
+/** Process-lifetime store for core tests. */
+export class MemoryEvidenceStore implements EvidenceStore {
+  private readonly objects = new Map<string, Uint8Array>();
+
+  async put(bytes: Uint8Array, mediaType: string): Promise<StoredEvidence> {
+    checkMediaType(mediaType);
+    if (bytes.length === 0) throw new RpcError("empty_evidence");
+    const sha256 = sha256Hex(bytes);
+    if (!this.objects.has(sha256)) this.objects.set(sha256, bytes.slice());
+    return { ref: canonicalRef(sha256, mediaType), row: { sha256, mediaType, byteLength: bytes.length } };
+  }
+
+  async read(sha256: string): Promise<Uint8Array | null> {
     return this.objects.get(sha256) ?? null;
+  }
+
+  async remove(sha256s: readonly string[]): Promise<void> {
+    for (const sha of sha256s) this.objects.delete(sha);
   }
 
   get size(): number {

@@ -1,7 +1,12 @@
+import { DriverError } from "../../driver/driver-error.ts";
+import type { ActionDefinition } from "../../protocol/types/action.ts";
 import { SEMANTIC_ACTION_NAMES } from "../../protocol/types/ui.ts";
+import type { Connection } from "../../rpc/connection.ts";
+import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
 import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
-import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
+import { executeAction } from "../devices/execute.ts";
+import { captureObservation } from "../devices/observe.ts";
 
 type DeviceMethods =
   | "devices.list"
@@ -13,51 +18,140 @@ type DeviceMethods =
   | "device.execute"
   | "session.start";
 
-/**
- * Routing is real; everything past the route needs a driver, and none is registered yet, so a
- * routed call can only fail with the routing error (device_not_found / device_selection_required).
- * A registered device without a driver answers a typed error that says so.
- */
+const isSemantic = (name: string) => (SEMANTIC_ACTION_NAMES as readonly string[]).includes(name);
+
+/** The connection's id once it is Ready (every device method runs after hello). */
+export const connectionIdOf = (conn: Connection): string => conn.connectionId as string;
+
+/** The active Session whose lease covers `deviceId`, or session_required (04 §0.3). */
+function leasedSession(core: Core, conn: Connection, deviceId: string): string {
+  const sessionId = conn.activeSessionId;
+  const lease = core.devices.leaseOf(deviceId);
+  if (!sessionId || !lease || lease.connectionId !== connectionIdOf(conn) || lease.sessionId !== sessionId) throw sessionRequired();
+  return sessionId;
+}
+
+/** The device id on Session-level events: only for connections that negotiated routing (06 §3). */
+export const routedDeviceId = (conn: Connection, deviceId: string | null): { deviceId?: string } =>
+  conn.has("device.routing.v1") && deviceId ? { deviceId } : {};
+
 export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
-  const needsDriver = (ctx: { route(): string }): never => {
-    const deviceId = ctx.route();
-    throw new RpcError("device_not_connected", { arg: deviceId, details: { deviceId } });
-  };
+  const devices = core.devices;
+  /** What this connection may see; `protection` is written only when "protected" (05 §6). */
+  const visible = (conn: Connection, defs: ActionDefinition[]) =>
+    defs
+      .filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemantic(d.name) || conn.has("device.semanticActions.v1")))
+      .map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
+
   return {
-    "devices.list": (_p, { conn }) => ({ devices: core.devices.list(), selectedDeviceId: conn.selectedDeviceId }),
+    "devices.list": (_p, { conn }) => ({ devices: devices.registry.list(), selectedDeviceId: conn.selectedDeviceId }),
+
     "device.select": ({ deviceId }, { conn }) => {
-      const device = core.devices.get(deviceId);
+      const device = devices.registry.get(deviceId);
       if (!device) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
       conn.selectedDeviceId = deviceId;
       return { device };
     },
-    "device.connect": (_p, ctx) => needsDriver(ctx),
-    "device.disconnect": (_p, ctx) => needsDriver(ctx),
-    "device.capabilities": (_p, ctx) => needsDriver(ctx),
-    "device.observe": (_p, ctx) => {
-      if (!ctx.conn.activeSessionId) {
-        ctx.route();
-        throw sessionRequired();
-      }
-      return needsDriver(ctx);
+
+    "device.connect": async (_p, ctx) => {
+      const deviceId = ctx.route();
+      await devices.probe(deviceId, ctx);
+      devices.checkAccess(deviceId, connectionIdOf(ctx.conn));
+      return devices.connect(deviceId, ctx);
     },
-    "device.execute": (params, ctx) => {
-      if (params.actionTimeoutMs !== undefined && !ctx.conn.has("request.control.v1"))
+
+    "device.disconnect": async (_p, ctx) => {
+      const deviceId = ctx.route();
+      devices.checkAccess(deviceId, connectionIdOf(ctx.conn));
+      await devices.disconnect(deviceId, ctx);
+      return { disconnected: true as const };
+    },
+
+    "device.capabilities": async (_p, ctx) => {
+      const deviceId = ctx.route();
+      const driver = devices.driver(deviceId);
+      const defs = await driver.actions(deviceId, ctx);
+      for (const d of defs)
+        if ((d.protection ?? "standard") !== driver.classify(deviceId, d.name))
+          throw new DriverError("protocol_error", { detail: `protection of ${d.name} differs from the driver's classifier` });
+      return visible(ctx.conn, defs);
+    },
+
+    "device.observe": async (_p, ctx) => {
+      const deviceId = ctx.route();
+      const sessionId = leasedSession(core, ctx.conn, deviceId);
+      await devices.probe(deviceId, ctx);
+      const release = devices.begin(sessionId, "observations");
+      try {
+        const { observation, stored } = await captureObservation(core, deviceId, ctx.conn, ctx);
+        await core.log.append(sessionId, {
+          requestId: ctx.requestId,
+          deviceId,
+          payload: { type: "observationCaptured", observation },
+          evidence: stored.map((s) => s.row),
+        });
+        return observation;
+      } catch (err) {
+        const failure = ctx.abortError() ?? (err instanceof RpcError ? err : new RpcError("driver_internal_error"));
+        if (!(err instanceof RpcError) && !ctx.abortError()) ctx.log.error({ err }, "observation failed unexpectedly");
+        await recordError(core, sessionId, deviceId, ctx, failure);
+        throw failure;
+      } finally {
+        release();
+      }
+    },
+
+    "device.execute": async (params, ctx) => {
+      const { conn } = ctx;
+      if (params.actionTimeoutMs !== undefined && !conn.has("request.control.v1"))
         throw new RpcError("feature_not_negotiated", {
           arg: "actionTimeoutMs",
           details: { field: "actionTimeoutMs", requiredFeature: "request.control.v1" },
         });
-      if ((SEMANTIC_ACTION_NAMES as readonly string[]).includes(params.name) && !ctx.conn.has("device.semanticActions.v1"))
-        throw new RpcError("semantic_action_not_negotiated", {
-          details: { action: params.name, requiredFeature: "device.semanticActions.v1" },
-        });
-      ctx.route();
-      throw sessionRequired();
+      if (isSemantic(params.name) && !conn.has("device.semanticActions.v1"))
+        throw new RpcError("semantic_action_not_negotiated", { details: { action: params.name, requiredFeature: "device.semanticActions.v1" } });
+      const deviceId = ctx.route();
+      if (devices.driver(deviceId).classify(deviceId, params.name) === "protected" && !conn.has("action.protected.v1"))
+        throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
+      const sessionId = leasedSession(core, conn, deviceId);
+      await devices.probe(deviceId, ctx);
+      const aborted = ctx.abortError();
+      if (aborted) throw aborted;
+      const release = devices.begin(sessionId, "actions");
+      try {
+        return await executeAction(core, conn, sessionId, deviceId, params, ctx);
+      } finally {
+        release();
+      }
     },
-    "session.start": (_p, ctx) => {
-      if (ctx.conn.activeSessionId)
-        throw new RpcError("session_already_active", { details: { sessionId: ctx.conn.activeSessionId } });
-      return needsDriver(ctx);
+
+    "session.start": async (_p, ctx) => {
+      const { conn } = ctx;
+      if (conn.activeSessionId) throw new RpcError("session_already_active", { details: { sessionId: conn.activeSessionId } });
+      const deviceId = ctx.route();
+      await devices.probe(deviceId, ctx);
+      // Taken before the first await that follows, so two connections cannot both pass the check.
+      devices.acquireLease(deviceId, connectionIdOf(conn), "");
+      let session;
+      try {
+        session = (await core.log.startSession({ requestId: ctx.requestId, ...routedDeviceId(conn, deviceId) })).session;
+      } catch (err) {
+        devices.releaseLease(deviceId, connectionIdOf(conn));
+        throw err;
+      }
+      devices.acquireLease(deviceId, connectionIdOf(conn), session.id);
+      conn.selectedDeviceId = deviceId;
+      conn.activeSessionId = session.id;
+      return session;
     },
   };
+}
+
+/** A failed observation leaves an `error` event with the same ErrorInfo the client gets (04 §8). */
+async function recordError(core: Core, sessionId: string, deviceId: string, ctx: HandlerContext, failure: RpcError): Promise<void> {
+  try {
+    await core.log.append(sessionId, { requestId: ctx.requestId, deviceId, payload: { type: "error", error: failure.error.data } });
+  } catch (err) {
+    ctx.log.warn({ err: String(err) }, "could not record the observation failure");
+  }
 }

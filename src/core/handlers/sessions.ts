@@ -1,6 +1,13 @@
-import { RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
-import type { Handlers, HandlerContext } from "../../rpc/dispatcher.ts";
+import type { TestEvent } from "../../protocol/types/event.ts";
+import type { SessionInfo } from "../../protocol/types/session.ts";
+import type { Connection } from "../../rpc/connection.ts";
+import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
+import { MAX_FRAME_BYTES, utf8Length } from "../../rpc/encode.ts";
+import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
+import { routedDeviceId } from "./devices.ts";
+import { uiSnapshotGet } from "./ui-snapshot.ts";
+import { verdictRecord } from "./verdict.ts";
 
 type SessionMethods =
   | "session.current"
@@ -12,37 +19,157 @@ type SessionMethods =
   | "verdict.record"
   | "ui.snapshot.get";
 
+/** Protocol minor an event needs before a connection may read it (03 §6). */
+export function requiredMinor(event: TestEvent): number {
+  const p = event.payload;
+  if (p.type === "mediaStreamStarted" || p.type === "mediaFrameCaptured" || p.type === "mediaStreamEnded") return 4;
+  const uiFields = (o: { uiSnapshot?: unknown; uiSnapshotOmission?: unknown } | null | undefined) => !!o && (o.uiSnapshot != null || o.uiSnapshotOmission != null);
+  if (p.type === "observationCaptured" && uiFields(p.observation)) return 5;
+  if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
+    const r = p.outcome.result;
+    if (r.execution != null || uiFields(r.before) || uiFields(r.after)) return 5;
+  }
+  return 0;
+}
+
+/** Refuses the whole read when one event needs a newer minor than the caller selected (no filtering). */
+function checkCompatible(events: TestEvent[], conn: Connection, method: string): void {
+  for (const e of events) {
+    const minor = requiredMinor(e);
+    if (minor > conn.minor)
+      throw new RpcError("session_protocol_incompatible", {
+        details: {
+          eventId: e.eventId,
+          eventSequence: e.sequence,
+          method,
+          requiredProtocol: { major: 1, minor },
+          selectedProtocol: { major: 1, minor: conn.minor },
+          sessionId: e.sessionId,
+        },
+      });
+  }
+}
+
+/** Ends the connection's Session (session.end, connection close, shutdown) and gives back its lease. */
+export async function endSession(
+  core: Core,
+  conn: Connection,
+  opts: { outcome: "completed" | "failed" | "cancelled" | "shutdown"; reason: string | null; requestId?: HandlerContext["requestId"] },
+): Promise<SessionInfo> {
+  const sessionId = conn.activeSessionId as string;
+  core.devices.assertIdle(sessionId);
+  const deviceId = conn.selectedDeviceId;
+  const { session } = await core.log.endSession(sessionId, { ...opts, ...routedDeviceId(conn, deviceId) });
+  if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
+  conn.activeSessionId = null;
+  return session;
+}
+
 /**
- * The event store is not part of this daemon yet, and no Session can be started without a device
- * driver, so no Session exists: every lookup answers the error a store without that Session gives.
+ * When a connection ends (client gone, daemon shutdown) its Session ends with outcome shutdown and
+ * the lease is released even if ending failed (01 §4), so the device never stays stuck.
  */
-export function sessionHandlers(_core: Core): Pick<Handlers, SessionMethods> {
-  const target = (sessionId: string | undefined, ctx: HandlerContext): never => {
-    const id = sessionId ?? ctx.conn.activeSessionId;
+export async function closeConnectionSession(core: Core, conn: Connection, reason: "daemon shutdown" | "RPC connection closed", log: Logger): Promise<void> {
+  if (!conn.activeSessionId) return;
+  try {
+    await endSession(core, conn, { outcome: "shutdown", reason });
+  } catch (err) {
+    log.warn({ err: String(err), sessionId: conn.activeSessionId }, "could not end the Session of a closing connection");
+    const deviceId = conn.selectedDeviceId;
+    if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
+    conn.activeSessionId = null;
+  }
+}
+
+export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
+  const log = core.log;
+  /** `sessionId` or the connection's active Session; deleted and unknown ids are session_not_found. */
+  const target = (sessionId: string | undefined, conn: Connection): SessionInfo => {
+    const id = sessionId ?? conn.activeSessionId;
     if (!id) throw sessionRequired();
-    throw new RpcError("session_not_found", { arg: id, details: { sessionId: id } });
+    const info = log.info(id);
+    if (!info) throw new RpcError("session_not_found", { arg: id, details: { sessionId: id } });
+    return info;
   };
+
   return {
-    "session.current": () => {
-      throw sessionRequired();
+    "session.current": (_p, { conn }) => {
+      if (!conn.activeSessionId) throw sessionRequired();
+      return { sessionId: conn.activeSessionId };
     },
-    "session.end": () => {
-      throw sessionRequired();
+
+    "session.end": (p, ctx) => endSession(core, ctx.conn, { outcome: p.outcome ?? "completed", reason: p.reason ?? null, requestId: ctx.requestId }),
+
+    "sessions.list": () => log.list(),
+
+    "events.list": (p, { conn }) => {
+      const info = target(p.sessionId, conn);
+      const events = log.read(info.id, p.afterSequence ?? 0, p.limit);
+      checkCompatible(events, conn, "events.list");
+      return events;
     },
-    "sessions.list": () => [],
-    "session.export": (p, ctx) => {
+
+    "session.export": (p, { conn, requestId }) => {
       if (p.afterSequence !== undefined && p.limit === undefined)
         throw new RpcError("export_after_sequence_requires_limit", { details: { method: "session.export" } });
-      if (p.limit !== undefined && !ctx.conn.has("session.export.page.v1")) throw methodUnavailable("session.export", "session.export.page.v1");
-      return target(p.sessionId, ctx);
+      if (p.limit !== undefined && !conn.has("session.export.page.v1")) throw methodUnavailable("session.export", "session.export.page.v1");
+      const session = target(p.sessionId, conn);
+      if (p.limit === undefined) {
+        const events = log.read(session.id);
+        checkCompatible(events, conn, "session.export");
+        return { session, events };
+      }
+      if (session.state !== "ended") throw new RpcError("session_active", { arg: session.id, details: { sessionId: session.id } });
+      const after = p.afterSequence ?? 0;
+      if (after > session.lastSequence)
+        throw new RpcError("event_cursor_ahead", {
+          message: `session ${session.id} export cursor EventSequence(${after}) is ahead of last sequence EventSequence(${session.lastSequence})`,
+          details: { afterSequence: after, lastSequence: session.lastSequence, sessionId: session.id },
+        });
+      const candidates = log.read(session.id, after, p.limit);
+      checkCompatible(candidates, conn, "session.export");
+      return exportPage(session, candidates, requestId);
     },
-    "events.list": (p, ctx) => target(p.sessionId, ctx),
-    "events.clear": (p, ctx) => target(p.sessionId, ctx),
-    "verdict.record": () => {
-      throw sessionRequired();
+
+    "events.clear": async (p, { conn }) => {
+      const info = target(p.sessionId, conn);
+      if (info.state !== "ended") throw new RpcError("session_active", { arg: info.id, details: { sessionId: info.id } });
+      const orphans = await log.deleteSession(info.id);
+      try {
+        await core.evidence.remove(orphans);
+      } catch (err) {
+        // The log is already gone; files left behind are swept at the next start (no row, no reference).
+        const cause = err instanceof RpcError ? err.error.data : { code: "evidence_io_error", retryable: true };
+        throw new RpcError("evidence_cleanup_failed", { retryable: cause.retryable, details: { causeCode: cause.code } });
+      }
+      return { deleted: true, sessionId: info.id };
     },
-    "ui.snapshot.get": () => {
-      throw sessionRequired();
-    },
+
+    "verdict.record": (p, ctx) => verdictRecord(core, p.verdict, ctx),
+
+    "ui.snapshot.get": (p, ctx) => uiSnapshotGet(core, p.observationId, ctx),
   };
+}
+
+/**
+ * The longest prefix of `candidates` whose complete response line fits in 1 MiB (04 §18), with
+ * nextAfterSequence when more events follow. Not even one event fitting is response_frame_too_large.
+ */
+function exportPage(session: SessionInfo, candidates: TestEvent[], requestId: HandlerContext["requestId"]) {
+  // The envelope around the events, with the largest possible nextAfterSequence.
+  const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER } }));
+  let bytes = overhead;
+  const events: TestEvent[] = [];
+  for (const e of candidates) {
+    const size = utf8Length(JSON.stringify(e)) + (events.length ? 1 : 0);
+    if (bytes + size > MAX_FRAME_BYTES) {
+      if (events.length === 0)
+        throw new RpcError("response_frame_too_large", { details: { actualBytesAtLeast: bytes + size, limitBytes: MAX_FRAME_BYTES } });
+      break;
+    }
+    bytes += size;
+    events.push(e);
+  }
+  const last = events[events.length - 1];
+  return last && last.sequence < session.lastSequence ? { session, events, nextAfterSequence: last.sequence } : { session, events };
 }

@@ -13,7 +13,8 @@ export const ActionDefinitionSchema = v.object({
   inputSchema: JsonSchema,
   protection: v.optional(ActionProtectionSchema, "standard"),
 });
-export type ActionDefinition = v.InferOutput<typeof ActionDefinitionSchema>;
+/** Input type: drivers build definitions, and `protection` may be left out (standard). */
+export type ActionDefinition = v.InferInput<typeof ActionDefinitionSchema>;
 
 export const ActionCallSchema = v.object({
   id: UuidSchema,

@@ -29,7 +29,8 @@ export const TestEventPayloadSchema = v.variant("type", [
   v.strictObject({ type: v.literal("verdictRecorded"), verdict: VerdictSchema }),
   v.strictObject({ type: v.literal("error"), error: ErrorInfoSchema }),
 ]);
-export type TestEventPayload = v.InferOutput<typeof TestEventPayloadSchema>;
+/** Input type: events are built by core, so fields with defaults (argumentsRedacted …) stay optional. */
+export type TestEventPayload = v.InferInput<typeof TestEventPayloadSchema>;
 
 export const TestEventSchema = v.strictObject({
   eventId: EventIdSchema,
@@ -40,7 +41,7 @@ export const TestEventSchema = v.strictObject({
   atMs: U53Schema,
   payload: TestEventPayloadSchema,
 });
-export type TestEvent = v.InferOutput<typeof TestEventSchema>;
+export type TestEvent = v.InferInput<typeof TestEventSchema>;
 
 export const EventsListResultSchema = v.array(TestEventSchema);
 export const SessionExportSchema = v.strictObject({ session: SessionInfoSchema, events: v.array(TestEventSchema) });

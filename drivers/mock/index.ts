@@ -1,0 +1,1 @@
+export { MOCK_PNG, MockDriver, type MockOptions } from "./mock-driver.ts";

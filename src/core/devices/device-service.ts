@@ -1,0 +1,127 @@
+import type { CallContext, Driver } from "../../driver/driver.ts";
+import { DriverError } from "../../driver/driver-error.ts";
+import type { DeviceInfo } from "../../protocol/types/device.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
+import type { Logger } from "../../rpc/rpc-error.ts";
+import { DeviceRegistry } from "./registry.ts";
+
+interface Lease {
+  connectionId: string;
+  sessionId: string;
+}
+
+/**
+ * Every driver's devices in one registry, the exclusive leases that keep two connections from
+ * driving one device, and the count of operations in flight per Session.
+ *
+ * A lease lives exactly as long as its Session and its connection: it is released by session.end,
+ * connection close and shutdown, never by a timer, so an idle Session cannot end up holding an
+ * expired lease it can neither use nor give back (the reference's C9).
+ */
+export class DeviceService {
+  readonly registry = new DeviceRegistry();
+  private readonly owners = new Map<string, Driver>();
+  private readonly leases = new Map<string, Lease>();
+  private readonly inFlight = new Map<string, { observations: number; actions: number }>();
+  private readonly drivers: Driver[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  /** Starts a driver's discovery; its devices enter and leave the registry as it reports them. */
+  async attach(driver: Driver, ctx: CallContext): Promise<void> {
+    this.drivers.push(driver);
+    await driver.start((change) => {
+      if (change.type === "present") {
+        this.owners.set(change.device.id, driver);
+        this.registry.upsert(change.device);
+      } else {
+        this.owners.delete(change.deviceId);
+        this.registry.remove(change.deviceId);
+        this.log.info({ deviceId: change.deviceId }, "device gone");
+      }
+    }, ctx);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.drivers.map((d) => d.stop()));
+  }
+
+  /** The driver behind a registered device; a device that vanished since routing is device_not_found. */
+  driver(deviceId: string): Driver {
+    const d = this.owners.get(deviceId);
+    if (!d) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
+    return d;
+  }
+
+  info(deviceId: string): DeviceInfo {
+    const info = this.registry.get(deviceId);
+    if (!info) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
+    return info;
+  }
+
+  /** Runs the driver's health probe; a failure is the driver's own typed error. */
+  async probe(deviceId: string, ctx: CallContext): Promise<void> {
+    await this.driver(deviceId).health(deviceId, ctx);
+  }
+
+  acquireLease(deviceId: string, connectionId: string, sessionId: string): void {
+    const held = this.leases.get(deviceId);
+    if (held && held.connectionId !== connectionId) throw new RpcError("device_in_use", { arg: deviceId, details: { deviceId } });
+    this.leases.set(deviceId, { connectionId, sessionId });
+  }
+
+  releaseLease(deviceId: string, connectionId: string): void {
+    if (this.leases.get(deviceId)?.connectionId === connectionId) this.leases.delete(deviceId);
+  }
+
+  /** Connect/disconnect are refused while another connection leases the device. */
+  checkAccess(deviceId: string, connectionId: string): void {
+    const held = this.leases.get(deviceId);
+    if (held && held.connectionId !== connectionId) throw new RpcError("device_in_use", { arg: deviceId, details: { deviceId } });
+  }
+
+  leaseOf(deviceId: string): Lease | undefined {
+    return this.leases.get(deviceId);
+  }
+
+  async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
+    const info = await this.driver(deviceId).connect(deviceId, ctx);
+    if (info.id !== deviceId) throw new DriverError("protocol_error", { detail: `driver answered for ${info.id}` });
+    this.registry.upsert(info);
+    return info;
+  }
+
+  async disconnect(deviceId: string, ctx: CallContext): Promise<void> {
+    await this.driver(deviceId).disconnect(deviceId, ctx);
+    this.registry.upsert({ ...this.info(deviceId), connected: false });
+  }
+
+  /** Counts an observation or action as in flight for the Session until the returned release runs. */
+  begin(sessionId: string, kind: "observations" | "actions"): () => void {
+    const counts = this.inFlight.get(sessionId) ?? { observations: 0, actions: 0 };
+    counts[kind]++;
+    this.inFlight.set(sessionId, counts);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      counts[kind]--;
+      if (counts.observations === 0 && counts.actions === 0) this.inFlight.delete(sessionId);
+    };
+  }
+
+  /** session_busy when the Session still has work in flight (06 §4). */
+  assertIdle(sessionId: string): void {
+    const c = this.inFlight.get(sessionId);
+    if (!c) return;
+    if (c.actions > 0)
+      throw new RpcError("session_busy", {
+        message: `session ${sessionId} still has ${c.actions} action(s) in flight`,
+        details: { inFlightActions: c.actions, sessionId },
+      });
+    throw new RpcError("session_busy", {
+      message: `session ${sessionId} still has ${c.observations} observation(s) in flight`,
+      details: { inFlightObservations: c.observations, sessionId },
+    });
+  }
+}

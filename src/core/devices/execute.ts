@@ -1,0 +1,119 @@
+import { unwrapJsonFloats } from "../../rpc/json.ts";
+import type { CallContext } from "../../driver/driver.ts";
+import { errorInfo, type ErrorInfo } from "../../protocol/errors.ts";
+import type { ActionOutcome, ActionResult, DeviceExecuteParams } from "../../protocol/types/action.ts";
+import type { Observation } from "../../protocol/types/observation.ts";
+import type { Connection } from "../../rpc/connection.ts";
+import type { HandlerContext } from "../../rpc/dispatcher.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
+import type { Core } from "../core.ts";
+import type { StoredEvidence } from "../evidence/evidence-store.ts";
+import { captureObservation } from "./observe.ts";
+
+/**
+ * device.execute after admission checks (04 §9 steps 10–16): actionStarted, the driver call under
+ * the earlier of the request and action deadlines, before/after observations, then exactly one
+ * actionCompleted — written even when the request was cancelled or timed out.
+ */
+export async function executeAction(core: Core, conn: Connection, sessionId: string, deviceId: string, params: DeviceExecuteParams, ctx: HandlerContext): Promise<ActionResult> {
+  const driver = core.devices.driver(deviceId);
+  const definitions = await driver.actions(deviceId, ctx);
+  const advertised = definitions.find((d) => d.name === params.name);
+  const protection = advertised ? (advertised.protection ?? "standard") : driver.classify(deviceId, params.name);
+  const redacted = protection !== "standard";
+  await core.log.append(sessionId, {
+    requestId: ctx.requestId,
+    deviceId,
+    payload: {
+      type: "actionStarted",
+      call: redacted ? { id: params.id, name: params.name, arguments: null, argumentsRedacted: true } : { id: params.id, name: params.name, arguments: params.arguments ?? null },
+    },
+  });
+
+  // The action budget starts once actionStarted is recorded; whichever deadline fires first wins.
+  const inner = new AbortController();
+  const onOuter = () => inner.abort(ctx.signal.reason);
+  ctx.signal.addEventListener("abort", onOuter, { once: true });
+  let actionTimedOut = false;
+  const timer =
+    params.actionTimeoutMs !== undefined && params.actionTimeoutMs < 2 ** 31
+      ? setTimeout(() => {
+          actionTimedOut = true;
+          inner.abort("actionTimeout");
+        }, params.actionTimeoutMs)
+      : null;
+  const actionDeadline = params.actionTimeoutMs !== undefined ? Date.now() + params.actionTimeoutMs : null;
+  const deadlines = [ctx.deadline, actionDeadline].filter((x): x is number => x !== null);
+  const callCtx: CallContext = { signal: inner.signal, deadline: deadlines.length ? Math.min(...deadlines) : null, log: ctx.log };
+  const stored: StoredEvidence[] = [];
+  const startedAtMs = Date.now();
+  let outcome: ActionOutcome;
+  let failure: RpcError | null = null;
+  let result: ActionResult | null = null;
+  try {
+    const before = await observeFor(core, deviceId, conn, callCtx, redacted, stored);
+    const { output } = await driver.execute(deviceId, { name: params.name, arguments: unwrapJsonFloats(params.arguments ?? null) }, callCtx);
+    const after = await observeFor(core, deviceId, conn, callCtx, redacted, stored);
+    result = {
+      callId: params.id,
+      startedAtMs,
+      finishedAtMs: Math.max(startedAtMs, Date.now()),
+      output,
+      before,
+      after,
+      evidence: dedupe(stored).map((s) => s.ref),
+    };
+    outcome = { outcome: "succeeded", result };
+  } catch (err) {
+    const aborted = ctx.abortError();
+    if (actionTimedOut && !aborted) {
+      const n = params.actionTimeoutMs ?? 0;
+      failure = new RpcError("action_timed_out", { arg: n, details: { scope: "action", timeoutMs: n } });
+      outcome = { outcome: "timedOut", error: errorInfo("action_timeout", { arg: n, details: { scope: "action", timeoutMs: n } }), timeoutMs: n };
+    } else if (aborted) {
+      failure = aborted;
+      outcome = abortedOutcome(aborted);
+    } else {
+      failure = err instanceof RpcError ? err : new RpcError("driver_internal_error");
+      if (!(err instanceof RpcError)) ctx.log.error({ err }, "driver failed with an unexpected error");
+      outcome = { outcome: "failed", error: failure.error.data };
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onOuter);
+  }
+  // Shielded from cancellation: the terminal event is written whatever happened above.
+  await core.log.append(sessionId, {
+    requestId: ctx.requestId,
+    deviceId,
+    payload: { type: "actionCompleted", callId: params.id, outcome },
+    evidence: dedupe(stored).map((s) => s.row),
+  });
+  if (failure) throw failure;
+  return result as ActionResult;
+}
+
+function observeFor(core: Core, deviceId: string, conn: Connection, ctx: CallContext, redacted: boolean, stored: StoredEvidence[]): Promise<Observation> {
+  return captureObservation(core, deviceId, conn, ctx, redacted).then((c) => {
+    stored.push(...c.stored);
+    return c.observation;
+  });
+}
+
+function dedupe(stored: StoredEvidence[]): StoredEvidence[] {
+  const seen = new Map<string, StoredEvidence>();
+  for (const s of stored) if (!seen.has(s.row.sha256)) seen.set(s.row.sha256, s);
+  return [...seen.values()];
+}
+
+/** The outcome recorded for a request that was cancelled or ran past its request deadline (06 §4). */
+function abortedOutcome(err: RpcError): ActionOutcome {
+  const d = err.error.data;
+  if (d.code === "request_timed_out") {
+    const n = (d.details as { timeoutMs: number }).timeoutMs;
+    const error: ErrorInfo = { code: "action_timeout", message: d.message, retryable: true, details: { scope: "request", timeoutMs: n } };
+    return { outcome: "timedOut", error, timeoutMs: n };
+  }
+  const reason = (d.details as { reason: string } | null)?.reason ?? "requested";
+  return { outcome: "cancelled", error: errorInfo("action_cancelled", { arg: reason === "shutdown" ? "Shutdown" : "Requested", details: { reason } }) };
+}

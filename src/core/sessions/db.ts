@@ -1,0 +1,71 @@
+import { Database } from "bun:sqlite";
+import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
+import { MIGRATIONS } from "./migrations/index.ts";
+import * as tables from "./tables.ts";
+
+export type Db = BunSQLiteDatabase<typeof tables>;
+
+export interface OpenedDatabase {
+  raw: Database;
+  db: Db;
+}
+
+/** Another daemon holds the data directory; start-up must stop with this message. */
+export class DatabaseLockedError extends Error {}
+
+/**
+ * Opens (or creates) the event store: WAL, synchronous=FULL (a commit returns only once it is on
+ * disk), foreign keys, and an exclusive lock held for the life of the process, so a second daemon
+ * on the same data directory is refused instead of interleaving writes. The lock is the
+ * database's own file lock, so the kernel releases it when a daemon dies, even by SIGKILL.
+ */
+export function openDatabase(path: string): OpenedDatabase {
+  const raw = new Database(path, { create: true, strict: true });
+  try {
+    raw.run("PRAGMA busy_timeout = 0");
+    if (path !== ":memory:") {
+      // Exclusive locking must be chosen before WAL so the WAL index lives in this process only.
+      raw.run("PRAGMA locking_mode = EXCLUSIVE");
+      raw.run("PRAGMA journal_mode = WAL");
+      raw.run("BEGIN IMMEDIATE");
+      raw.run("COMMIT");
+    }
+  } catch (err) {
+    raw.close();
+    if (/locked|busy/i.test(String((err as Error).message)))
+      throw new DatabaseLockedError(`another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`);
+    throw err;
+  }
+  raw.run("PRAGMA synchronous = FULL");
+  // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it, and at the
+  // default (1000 pages) they stalled appends every few hundred commits.
+  raw.run("PRAGMA wal_autocheckpoint = 10000");
+  raw.run("PRAGMA foreign_keys = ON");
+  raw.run("PRAGMA busy_timeout = 5000");
+  migrate(raw);
+  return { raw, db: drizzle(raw, { schema: tables }) };
+}
+
+/** Applies the embedded migrations that are not recorded yet, each in its own transaction. */
+export function migrate(raw: Database): void {
+  raw.run(
+    "CREATE TABLE IF NOT EXISTS devicerail_migrations (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at_ms INTEGER NOT NULL)",
+  );
+  const applied = new Map(
+    raw
+      .query<{ tag: string; hash: string }, []>("SELECT tag, hash FROM devicerail_migrations")
+      .all()
+      .map((r) => [r.tag, r.hash]),
+  );
+  for (const m of MIGRATIONS) {
+    const seen = applied.get(m.tag);
+    if (seen !== undefined) {
+      if (seen !== m.hash) throw new Error(`migration ${m.tag} differs from the one applied to this database`);
+      continue;
+    }
+    raw.transaction(() => {
+      for (const statement of m.sql.split("--> statement-breakpoint")) if (statement.trim()) raw.run(statement);
+      raw.run("INSERT INTO devicerail_migrations (tag, hash, applied_at_ms) VALUES (?, ?, ?)", [m.tag, m.hash, Date.now()]);
+    })();
+  }
+}

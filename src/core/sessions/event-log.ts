@@ -1,0 +1,387 @@
+import type { Database } from "bun:sqlite";
+import { MAX_SAFE, type RpcId } from "../../protocol/ids.ts";
+import type { TestEvent, TestEventPayload } from "../../protocol/types/event.ts";
+import type { SessionInfo, SessionOutcome } from "../../protocol/types/session.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
+
+/** Evidence an event references: recorded with the event, in the same transaction. */
+export interface EvidenceRow {
+  sha256: string;
+  mediaType: string;
+  byteLength: number;
+}
+
+export interface AppendInput {
+  requestId?: RpcId;
+  deviceId?: string;
+  payload: TestEventPayload;
+  evidence?: readonly EvidenceRow[];
+}
+
+interface SessionState {
+  id: string;
+  state: "active" | "ended";
+  startedAtMs: number;
+  endedAtMs: number | null;
+  /** Highest sequence handed out (may be ahead of the disk while a batch is pending). */
+  lastSequence: number;
+  /** Highest sequence known to be on disk. */
+  committedSequence: number;
+  committedEnded: boolean;
+  startedCalls: Set<string>;
+  openCalls: Map<string, { requestId: RpcId | undefined; deviceId: string | undefined }>;
+}
+
+interface Pending {
+  state: SessionState;
+  event: TestEvent;
+  evidence: readonly EvidenceRow[];
+  create: boolean;
+  resolve: (e: TestEvent) => void;
+  reject: (err: unknown) => void;
+  /** Restores the in-memory state when the batch holding this event fails. */
+  undo: () => void;
+}
+
+export const RECOVERY_REASON = "recovered after an unclean daemon exit";
+
+/**
+ * The append-only Session log and the only writer of the database. Appends are validated and
+ * numbered at once (sequences are contiguous per Session), then written in batches: every append
+ * that arrives in one event-loop turn goes into one transaction (group commit). A promise resolves
+ * only after its transaction committed with synchronous=FULL, so acknowledged means on disk.
+ */
+export class EventLog {
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly deleted = new Set<string>();
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private idle: { promise: Promise<void>; resolve: () => void } | null = null;
+  private closed = false;
+  private readonly insertSession;
+  private readonly insertEvent;
+  private readonly sealSession;
+  private readonly insertEvidence;
+  private readonly insertRef;
+
+  constructor(
+    private readonly raw: Database,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.insertSession = raw.prepare("INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES (?, 'active', ?, NULL)");
+    this.insertEvent = raw.prepare("INSERT INTO events (session_id, sequence, event_id, kind, at_ms, body) VALUES (?, ?, ?, ?, ?, ?)");
+    this.sealSession = raw.prepare("UPDATE sessions SET state = 'ended', ended_at_ms = ? WHERE id = ?");
+    this.insertEvidence = raw.prepare("INSERT OR IGNORE INTO evidence (sha256, media_type, byte_length, created_at_ms) VALUES (?, ?, ?, ?)");
+    this.insertRef = raw.prepare("INSERT OR IGNORE INTO session_evidence (session_id, sha256) VALUES (?, ?)");
+    this.load();
+  }
+
+  private load(): void {
+    type Row = { id: string; state: string; started_at_ms: number; ended_at_ms: number | null; last_sequence: number };
+    const rows = this.raw
+      .query<Row, []>(
+        "SELECT s.id, s.state, s.started_at_ms, s.ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events e WHERE e.session_id = s.id), 0) AS last_sequence FROM sessions s",
+      )
+      .all();
+    for (const r of rows) {
+      if (r.state === "deleted") {
+        this.deleted.add(r.id);
+        continue;
+      }
+      const s = this.blank(r.id, r.started_at_ms);
+      Object.assign(s, { state: r.state, endedAtMs: r.ended_at_ms, lastSequence: r.last_sequence, committedSequence: r.last_sequence, committedEnded: r.state === "ended" });
+      if (r.state === "active") this.loadCalls(s);
+      this.sessions.set(r.id, s);
+    }
+  }
+
+  /** Action bookkeeping of an active Session, rebuilt from its log after a restart. */
+  private loadCalls(s: SessionState): void {
+    for (const event of this.read(s.id)) {
+      const p = event.payload;
+      if (p.type === "actionStarted") {
+        s.startedCalls.add(p.call.id);
+        s.openCalls.set(p.call.id, { requestId: event.requestId ?? undefined, deviceId: event.deviceId ?? undefined });
+      } else if (p.type === "actionCompleted") s.openCalls.delete(p.callId);
+    }
+  }
+
+  private blank(id: string, startedAtMs: number): SessionState {
+    return { id, state: "active", startedAtMs, endedAtMs: null, lastSequence: 0, committedSequence: 0, committedEnded: false, startedCalls: new Set(), openCalls: new Map() };
+  }
+
+  /** Creates a Session whose event 1 is sessionStarted. */
+  async startSession(opts: { requestId?: RpcId; deviceId?: string } = {}): Promise<{ session: SessionInfo; event: TestEvent }> {
+    this.assertOpen();
+    const id = crypto.randomUUID();
+    const s = this.blank(id, this.now());
+    this.sessions.set(id, s);
+    const event = await this.enqueue(s, { ...opts, payload: { type: "sessionStarted" } }, true, () => this.sessions.delete(id));
+    return { session: this.info(id) as SessionInfo, event };
+  }
+
+  /** Appends one event to an active Session; refused with the store's typed errors (02 Event Store codes). */
+  append(sessionId: string, input: AppendInput): Promise<TestEvent> {
+    try {
+      this.assertOpen();
+      const s = this.active(sessionId);
+      const t = input.payload.type;
+      if (t === "sessionStarted" || t === "sessionEnded") throw new RpcError("invalid_event");
+      return this.enqueue(s, input, false, this.trackCalls(s, input));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Appends sessionEnded and seals the log: nothing can be appended afterwards. */
+  async endSession(
+    sessionId: string,
+    opts: { outcome: SessionOutcome; reason: string | null; requestId?: RpcId; deviceId?: string },
+  ): Promise<{ session: SessionInfo; event: TestEvent }> {
+    this.assertOpen();
+    const s = this.active(sessionId);
+    const endedAtMs = this.now();
+    s.state = "ended";
+    s.endedAtMs = endedAtMs;
+    const payload: TestEventPayload = { type: "sessionEnded", outcome: opts.outcome, reason: opts.reason };
+    const event = await this.enqueue(s, { requestId: opts.requestId, deviceId: opts.deviceId, payload }, false, () => {
+      s.state = "active";
+      s.endedAtMs = null;
+    });
+    return { session: this.info(sessionId) as SessionInfo, event };
+  }
+
+  private active(sessionId: string): SessionState {
+    const s = this.sessions.get(sessionId);
+    if (!s) throw new RpcError("session_not_found", { arg: sessionId, details: { sessionId } });
+    if (s.state === "ended") throw new RpcError("session_ended", { arg: sessionId, details: { sessionId } });
+    if (s.lastSequence >= MAX_SAFE) throw new RpcError("event_sequence_exhausted", { arg: sessionId, details: { sessionId } });
+    return s;
+  }
+
+  /** Enforces the actionStarted/actionCompleted pairing of 06 §4; returns how to undo it. */
+  private trackCalls(s: SessionState, input: AppendInput): () => void {
+    const p = input.payload;
+    if (p.type === "actionStarted") {
+      const callId = p.call.id;
+      if (s.startedCalls.has(callId)) throw new RpcError("duplicate_action_call", { arg: callId, details: { callId } });
+      s.startedCalls.add(callId);
+      s.openCalls.set(callId, { requestId: input.requestId, deviceId: input.deviceId });
+      return () => {
+        s.startedCalls.delete(callId);
+        s.openCalls.delete(callId);
+      };
+    }
+    if (p.type === "actionCompleted") {
+      const open = s.openCalls.get(p.callId);
+      if (!open) throw new RpcError("action_not_started", { arg: p.callId, details: { callId: p.callId } });
+      if (open.requestId !== input.requestId || open.deviceId !== input.deviceId)
+        throw new RpcError("action_correlation_mismatch", { arg: p.callId, details: { callId: p.callId } });
+      if (p.outcome.outcome === "succeeded" && p.outcome.result.callId !== p.callId)
+        throw new RpcError("action_result_mismatch", { arg: p.callId, details: { callId: p.callId } });
+      s.openCalls.delete(p.callId);
+      return () => s.openCalls.set(p.callId, open);
+    }
+    return () => {};
+  }
+
+  private enqueue(s: SessionState, input: AppendInput, create: boolean, undoState: () => void): Promise<TestEvent> {
+    const sequence = ++s.lastSequence;
+    const event: TestEvent = {
+      eventId: crypto.randomUUID(),
+      sessionId: s.id,
+      sequence,
+      ...(input.requestId !== undefined ? { requestId: input.requestId } : {}),
+      ...(input.deviceId !== undefined ? { deviceId: input.deviceId } : {}),
+      atMs: this.now(),
+      payload: input.payload,
+    };
+    return new Promise<TestEvent>((resolve, reject) => {
+      this.queue.push({
+        state: s,
+        event,
+        evidence: input.evidence ?? [],
+        create,
+        resolve,
+        reject,
+        undo: () => {
+          s.lastSequence = Math.min(s.lastSequence, sequence - 1);
+          undoState();
+        },
+      });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Writes every queued event in one transaction, then answers all of them. */
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return this.settleIdle();
+    try {
+      this.raw.transaction(() => {
+        const at = this.now();
+        for (const p of batch) {
+          const e = p.event;
+          if (p.create) this.insertSession.run(e.sessionId, p.state.startedAtMs);
+          this.insertEvent.run(e.sessionId, e.sequence, e.eventId, e.payload.type, e.atMs, JSON.stringify(e));
+          for (const ev of p.evidence) {
+            this.insertEvidence.run(ev.sha256, ev.mediaType, ev.byteLength, at);
+            this.insertRef.run(e.sessionId, ev.sha256);
+          }
+          if (e.payload.type === "sessionEnded") this.sealSession.run(p.state.endedAtMs, e.sessionId);
+        }
+      })();
+    } catch (err) {
+      for (const p of [...batch].reverse()) p.undo();
+      const failure = new RpcError("event_store_error", { arg: String((err as Error).message ?? err) });
+      for (const p of batch) p.reject(failure);
+      return this.settleIdle();
+    }
+    for (const p of batch) {
+      p.state.committedSequence = Math.max(p.state.committedSequence, p.event.sequence);
+      if (p.event.payload.type === "sessionEnded") p.state.committedEnded = true;
+    }
+    for (const p of batch) p.resolve(p.event);
+    this.settleIdle();
+  }
+
+  private settleIdle(): void {
+    if (this.queue.length === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = null;
+    }
+  }
+
+  /** Resolves once everything appended so far is on disk. */
+  flushed(): Promise<void> {
+    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    this.idle ??= Promise.withResolvers<void>();
+    return this.idle.promise;
+  }
+
+  info(id: string): SessionInfo | undefined {
+    const s = this.sessions.get(id);
+    if (!s) return undefined;
+    const ended = s.committedEnded;
+    return {
+      id,
+      state: ended ? "ended" : "active",
+      startedAtMs: s.startedAtMs,
+      endedAtMs: ended ? s.endedAtMs : null,
+      eventCount: s.committedSequence,
+      lastSequence: s.committedSequence,
+    };
+  }
+
+  isDeleted(id: string): boolean {
+    return this.deleted.has(id);
+  }
+
+  /** Every Session that was not deleted, ordered by id. */
+  list(): SessionInfo[] {
+    return [...this.sessions.keys()]
+      .sort()
+      .map((id) => this.info(id))
+      .filter((x): x is SessionInfo => x !== undefined && x.lastSequence > 0);
+  }
+
+  /** Committed events with sequence > afterSequence, at most `limit`. */
+  read(sessionId: string, afterSequence = 0, limit?: number): TestEvent[] {
+    const rows =
+      limit === undefined
+        ? this.raw.query<{ body: string }, [string, number]>("SELECT body FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence").all(sessionId, afterSequence)
+        : this.raw
+            .query<{ body: string }, [string, number, number]>("SELECT body FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?")
+            .all(sessionId, afterSequence, limit);
+    return rows.map((r) => JSON.parse(r.body) as TestEvent);
+  }
+
+  /** Digests of the Evidence this Session references. */
+  evidenceOf(sessionId: string): Set<string> {
+    return new Set(
+      this.raw
+        .query<{ sha256: string }, [string]>("SELECT sha256 FROM session_evidence WHERE session_id = ?")
+        .all(sessionId)
+        .map((r) => r.sha256),
+    );
+  }
+
+  /** True when the digest has a metadata row (its object file is expected to exist). */
+  hasEvidence(sha256: string): boolean {
+    return this.raw.query<{ n: number }, [string]>("SELECT 1 AS n FROM evidence WHERE sha256 = ? LIMIT 1").get(sha256) !== null;
+  }
+
+  /** True when some Session references the digest (objects without references may be removed). */
+  isReferenced(sha256: string): boolean {
+    return this.raw.query<{ n: number }, [string]>("SELECT 1 AS n FROM session_evidence WHERE sha256 = ? LIMIT 1").get(sha256) !== null;
+  }
+
+  /**
+   * Deletes one ended Session's log and its Evidence references, leaving a tombstone so the id is
+   * never reused. Returns the digests no Session references any more; the caller removes their files.
+   */
+  async deleteSession(sessionId: string): Promise<string[]> {
+    await this.flushed();
+    const s = this.sessions.get(sessionId);
+    if (!s) throw new RpcError("session_not_found", { arg: sessionId, details: { sessionId } });
+    if (!s.committedEnded) throw new RpcError("session_active", { arg: sessionId, details: { sessionId } });
+    const orphans: string[] = [];
+    this.raw.transaction(() => {
+      const refs = [...this.evidenceOf(sessionId)];
+      this.raw.run("DELETE FROM events WHERE session_id = ?", [sessionId]);
+      this.raw.run("DELETE FROM session_evidence WHERE session_id = ?", [sessionId]);
+      for (const sha of refs)
+        if (!this.isReferenced(sha)) {
+          this.raw.run("DELETE FROM evidence WHERE sha256 = ?", [sha]);
+          orphans.push(sha);
+        }
+      this.raw.run("UPDATE sessions SET state = 'deleted' WHERE id = ?", [sessionId]);
+    })();
+    this.sessions.delete(sessionId);
+    this.deleted.add(sessionId);
+    return orphans.sort();
+  }
+
+  /**
+   * After an unclean exit: every action left without its terminal event is completed as cancelled
+   * (reason shutdown, as a graceful shutdown would have written), then every active Session is
+   * sealed with outcome "shutdown" and RECOVERY_REASON.
+   */
+  async recover(): Promise<{ sealed: string[]; interruptedActions: number }> {
+    const sealed: string[] = [];
+    let interruptedActions = 0;
+    const work: Promise<unknown>[] = [];
+    for (const s of [...this.sessions.values()].filter((x) => x.state === "active").sort((a, b) => (a.id < b.id ? -1 : 1))) {
+      for (const [callId, corr] of s.openCalls) {
+        interruptedActions++;
+        const error = { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } };
+        work.push(this.append(s.id, { ...corr, payload: { type: "actionCompleted", callId, outcome: { outcome: "cancelled", error } } }));
+      }
+      work.push(this.endSession(s.id, { outcome: "shutdown", reason: RECOVERY_REASON }));
+      sealed.push(s.id);
+    }
+    await Promise.all(work);
+    return { sealed, interruptedActions };
+  }
+
+  /** Writes what is queued, then refuses further appends (event_store_shutting_down). */
+  async close(): Promise<void> {
+    await this.flushed();
+    this.closed = true;
+  }
+
+  /** Releases the prepared statements; without this bun:sqlite keeps the file (and its lock) open. */
+  dispose(): void {
+    this.closed = true;
+    for (const st of [this.insertSession, this.insertEvent, this.sealSession, this.insertEvidence, this.insertRef]) st.finalize();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RpcError("event_store_shutting_down");
+  }
+}

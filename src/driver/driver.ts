@@ -1,0 +1,62 @@
+import type { ActionDefinition } from "../protocol/types/action.ts";
+import type { DeviceInfo, Viewport } from "../protocol/types/device.ts";
+import type { UiContextRef, UiNode } from "../protocol/types/ui.ts";
+import type { Logger } from "../rpc/rpc-error.ts";
+
+/** Passed last to every device-touching call: stop when `signal` aborts; finish before `deadline`. */
+export interface CallContext {
+  readonly signal: AbortSignal;
+  /** Absolute epoch ms, or null for no deadline. */
+  readonly deadline: number | null;
+  readonly log: Logger;
+}
+
+export type Protection = "standard" | "protected";
+
+/** What a driver captured; core turns it into a protocol Observation and stores the bytes as Evidence. */
+export interface RawObservation {
+  viewport: Viewport;
+  /** PNG bytes, or null when the caller asked for no screenshot. */
+  screenshot: Uint8Array | null;
+  /** The UI tree, when asked for and the device can give one (nodes in preorder, 08 §2). */
+  uiTree?: { context: UiContextRef; nodes: UiNode[] } | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface ObserveOptions {
+  screenshot: boolean;
+  uiTree: boolean;
+}
+
+export type DeviceChange = { type: "present"; device: DeviceInfo } | { type: "gone"; deviceId: string };
+
+/**
+ * The port every driver implements. Errors are DriverErrors; every call honours its CallContext.
+ */
+export interface Driver {
+  /** A short name for logs ("mock", "android", "ios-simulator"). */
+  readonly name: string;
+  /**
+   * Whether this driver can produce UI trees at all. A driver that cannot makes no UI-snapshot claim
+   * on its observations, which keeps its Sessions readable by clients older than protocol 1.5.
+   */
+  readonly uiTrees: boolean;
+  /** Starts discovery and reports devices as they appear, change or go, until stop(). */
+  start(onChange: (change: DeviceChange) => void, ctx: CallContext): Promise<void>;
+  /** Stops discovery and releases every resource (processes, sockets); idempotent. */
+  stop(): Promise<void>;
+  /** Connects (idempotent) and returns the refreshed DeviceInfo with `connected: true`. */
+  connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo>;
+  /** Disconnects (idempotent). */
+  disconnect(deviceId: string, ctx: CallContext): Promise<void>;
+  /** Cheap, non-mutating probe; throws the DriverError that explains why the device cannot be used. */
+  health(deviceId: string, ctx: CallContext): Promise<void>;
+  /** The action space: names, JSON Schema of arguments (2020-12, object root), protection. */
+  actions(deviceId: string, ctx: CallContext): Promise<ActionDefinition[]>;
+  /** Protection of an action name without I/O; undefined for names the device does not know. */
+  classify(deviceId: string, name: string): Protection | undefined;
+  /** Captures a screenshot and/or UI tree as asked; throws device_not_connected when disconnected. */
+  observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation>;
+  /** Runs one action with validated-by-driver arguments and returns its action-specific output. */
+  execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }>;
+}

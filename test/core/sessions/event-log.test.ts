@@ -1,0 +1,198 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../../src/core/sessions/db.ts";
+import { EventLog, RECOVERY_REASON } from "../../../src/core/sessions/event-log.ts";
+import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
+import { RpcError } from "../../../src/rpc/rpc-error.ts";
+
+const memoryLog = () => {
+  const { raw } = openDatabase(":memory:");
+  return { raw, log: new EventLog(raw) };
+};
+
+const errorPayload = (n: number): TestEventPayload => ({ type: "error", error: { code: "x", message: `e${n}`, retryable: false, details: null } });
+const started = (id: string): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
+const cancelled = (callId: string): TestEventPayload => ({
+  type: "actionCompleted",
+  callId,
+  outcome: { outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } } },
+});
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "resolved";
+  } catch (err) {
+    return err instanceof RpcError ? err.code : `not an RpcError: ${err}`;
+  }
+}
+
+describe("EventLog", () => {
+  test("a new Session's first event is sessionStarted with sequence 1", async () => {
+    const { log } = memoryLog();
+    const { session, event } = await log.startSession({ requestId: "s-1", deviceId: "mock-1" });
+    expect(session).toEqual({ id: event.sessionId, state: "active", startedAtMs: expect.any(Number), endedAtMs: null, eventCount: 1, lastSequence: 1 });
+    expect(event).toEqual({ eventId: expect.any(String), sessionId: session.id, sequence: 1, requestId: "s-1", deviceId: "mock-1", atMs: expect.any(Number), payload: { type: "sessionStarted" } });
+  });
+
+  test("concurrent appends across Sessions get contiguous sequences and read back in order", async () => {
+    const { log } = memoryLog();
+    const ids = await Promise.all([1, 2, 3].map(async () => (await log.startSession()).session.id));
+    const acks = await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(ids[i % 3] as string, { requestId: i, payload: errorPayload(i) })));
+    for (const id of ids) {
+      const events = log.read(id);
+      expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 101 }, (_, i) => i + 1));
+      expect(events.slice(1)).toEqual(acks.filter((a) => a.sessionId === id));
+      expect(log.info(id)?.lastSequence).toBe(101);
+    }
+  });
+
+  test("appends that arrive in one turn are written in one transaction (group commit)", async () => {
+    const { raw, log } = memoryLog();
+    const { session } = await log.startSession();
+    const original = raw.transaction.bind(raw);
+    let transactions = 0;
+    (raw as { transaction: typeof raw.transaction }).transaction = ((fn: () => void) => {
+      transactions++;
+      return original(fn);
+    }) as typeof raw.transaction;
+    await Promise.all(Array.from({ length: 50 }, (_, i) => log.append(session.id, { payload: errorPayload(i) })));
+    expect(transactions).toBe(1);
+    expect(log.info(session.id)?.lastSequence).toBe(51);
+  });
+
+  test("sessionEnded seals the log so later appends and a second end are refused", async () => {
+    const { log } = memoryLog();
+    const { session } = await log.startSession();
+    const end = await log.endSession(session.id, { outcome: "completed", reason: null, requestId: 9 });
+    expect(end.session).toEqual({ ...session, state: "ended", endedAtMs: expect.any(Number), eventCount: 2, lastSequence: 2 });
+    expect(end.event.payload).toEqual({ type: "sessionEnded", outcome: "completed", reason: null });
+    expect(await codeOf(log.append(session.id, { payload: errorPayload(1) }))).toBe("session_ended");
+    expect(await codeOf(log.endSession(session.id, { outcome: "failed", reason: null }))).toBe("session_ended");
+  });
+
+  test("lifecycle payloads, unknown Sessions and broken action pairing are typed errors", async () => {
+    const { log } = memoryLog();
+    const { session } = await log.startSession();
+    const id = session.id;
+    expect(await codeOf(log.append(id, { payload: { type: "sessionStarted" } }))).toBe("invalid_event");
+    expect(await codeOf(log.append(id, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }))).toBe("invalid_event");
+    expect(await codeOf(log.append("00000000-0000-4000-8000-000000000000", { payload: errorPayload(1) }))).toBe("session_not_found");
+    const call = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+    expect(await codeOf(log.append(id, { payload: cancelled(call) }))).toBe("action_not_started");
+    await log.append(id, { requestId: 1, deviceId: "d", payload: started(call) });
+    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: started(call) }))).toBe("duplicate_action_call");
+    expect(await codeOf(log.append(id, { requestId: 2, deviceId: "d", payload: cancelled(call) }))).toBe("action_correlation_mismatch");
+    const mismatch: TestEventPayload = {
+      type: "actionCompleted",
+      callId: call,
+      outcome: { outcome: "succeeded", result: { callId: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", startedAtMs: 1, finishedAtMs: 2, output: null, before: null, after: null, evidence: [] } },
+    };
+    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: mismatch }))).toBe("action_result_mismatch");
+    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: cancelled(call) }))).toBe("resolved");
+    expect(log.read(id).map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted"]);
+  });
+
+  test("a failed batch rejects its events and leaves no gap in the sequence", async () => {
+    const { raw, log } = memoryLog();
+    const { session } = await log.startSession();
+    raw.run("CREATE TRIGGER refuse BEFORE INSERT ON events WHEN json_extract(NEW.body, '$.payload.error.message') = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    const bad = { payload: { type: "error", error: { code: "x", message: "boom", retryable: false, details: null } } as TestEventPayload };
+    const results = await Promise.allSettled([log.append(session.id, { payload: errorPayload(1) }), log.append(session.id, bad)]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect(await codeOf(log.append(session.id, bad))).toBe("event_store_error");
+    const next = await log.append(session.id, { payload: errorPayload(2) });
+    expect(next.sequence).toBe(2);
+    expect(log.read(session.id).map((e) => e.sequence)).toEqual([1, 2]);
+  });
+
+  test("sessions.list excludes deleted Sessions and deletion keeps Evidence other Sessions reference", async () => {
+    const { log } = memoryLog();
+    const a = (await log.startSession()).session.id;
+    const b = (await log.startSession()).session.id;
+    const shared = { sha256: "a".repeat(64), mediaType: "image/png", byteLength: 3 };
+    const own = { sha256: "b".repeat(64), mediaType: "image/png", byteLength: 4 };
+    await log.append(a, { payload: errorPayload(1), evidence: [shared, own] });
+    await log.append(b, { payload: errorPayload(2), evidence: [shared] });
+    expect(await codeOf(log.deleteSession(a))).toBe("session_active");
+    await log.endSession(a, { outcome: "completed", reason: null });
+    expect(await log.deleteSession(a)).toEqual([own.sha256]);
+    expect(log.isReferenced(shared.sha256)).toBe(true);
+    expect(log.list().map((s) => s.id)).toEqual([b]);
+    expect(log.isDeleted(a)).toBe(true);
+    expect(await codeOf(log.deleteSession(a))).toBe("session_not_found");
+    expect(await codeOf(log.append(a, { payload: errorPayload(3) }))).toBe("session_not_found");
+  });
+
+  test("a closed log refuses appends with event_store_shutting_down", async () => {
+    const { log } = memoryLog();
+    const { session } = await log.startSession();
+    await log.close();
+    expect(await codeOf(log.append(session.id, { payload: errorPayload(1) }))).toBe("event_store_shutting_down");
+  });
+});
+
+describe("EventLog on disk", () => {
+  const withDir = async (fn: (path: string) => Promise<void>) => {
+    const dir = mkdtempSync(join(tmpdir(), "devicerail-log-"));
+    try {
+      await fn(join(dir, "devicerail.sqlite"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  test("acknowledged events are all there after the database is reopened", async () => {
+    await withDir(async (path) => {
+      const first = openDatabase(path);
+      const log = new EventLog(first.raw);
+      const { session } = await log.startSession();
+      const acked = await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(session.id, { requestId: `r${i}`, payload: errorPayload(i) })));
+      log.dispose();
+      first.raw.close();
+      const second = openDatabase(path);
+      const again = new EventLog(second.raw);
+      expect(again.read(session.id).slice(1)).toEqual(acked);
+      expect(again.info(session.id)?.lastSequence).toBe(21);
+      again.dispose();
+      second.raw.close();
+    });
+  });
+
+  test("recovery completes interrupted actions and seals Sessions left active", async () => {
+    await withDir(async (path) => {
+      const first = openDatabase(path);
+      const log = new EventLog(first.raw);
+      const active = (await log.startSession()).session.id;
+      const ended = (await log.startSession()).session.id;
+      await log.endSession(ended, { outcome: "completed", reason: null });
+      const call = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+      await log.append(active, { requestId: 7, deviceId: "mock-1", payload: started(call) });
+      log.dispose();
+      first.raw.close();
+      const second = openDatabase(path);
+      const again = new EventLog(second.raw);
+      expect(await again.recover()).toEqual({ sealed: [active], interruptedActions: 1 });
+      const events = again.read(active);
+      expect(events.map((e) => [e.sequence, e.payload.type])).toEqual([
+        [1, "sessionStarted"],
+        [2, "actionStarted"],
+        [3, "actionCompleted"],
+        [4, "sessionEnded"],
+      ]);
+      expect(events[2]).toEqual(expect.objectContaining({ requestId: 7, deviceId: "mock-1" }));
+      expect(events[2]?.payload).toEqual({
+        type: "actionCompleted",
+        callId: call,
+        outcome: { outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } } },
+      });
+      expect(events[3]?.payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: RECOVERY_REASON });
+      expect(again.read(ended).length).toBe(2);
+      expect(await again.recover()).toEqual({ sealed: [], interruptedActions: 0 });
+      again.dispose();
+      second.raw.close();
+    });
+  });
+});

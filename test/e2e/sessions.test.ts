@@ -1,0 +1,265 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type DaemonProcess, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
+
+const MOCK_SHA = "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd";
+const MOCK_REF = { id: `sha256:${MOCK_SHA}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${MOCK_SHA}`, sha256: MOCK_SHA };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+async function started(d: DaemonProcess) {
+  await d.hello();
+  expect((await d.call("device.connect")).result).toEqual({ id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: true });
+  const start = await d.call("session.start");
+  expect(start.result).toEqual({ id: expect.stringMatching(UUID), state: "active", startedAtMs: expect.any(Number), endedAtMs: null, eventCount: 1, lastSequence: 1 });
+  return start.result.id as string;
+}
+
+const objectPath = (dataDir: string, sha: string) => join(dataDir, "evidence/objects", sha.slice(0, 2), sha);
+
+describe("Sessions and the event log over stdio", () => {
+  test("a Session records observations with their evidence stored on disk", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    expect((await d.call("session.current")).result).toEqual({ sessionId });
+    const obs = await d.call("device.observe");
+    expect(obs.result).toEqual({
+      id: expect.stringMatching(UUID),
+      deviceId: "mock-1",
+      capturedAtMs: expect.any(Number),
+      viewport: { width: 1280, height: 720, scaleFactor: 1 },
+      screenshot: MOCK_REF,
+      metadata: { frameSequence: 1 },
+    });
+    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(70);
+    const events = (await d.call("events.list", {})).result;
+    expect(events.map((e: any) => [e.sequence, e.payload.type, e.requestId, e.deviceId])).toEqual([
+      [1, "sessionStarted", 3, "mock-1"],
+      [2, "observationCaptured", 5, "mock-1"],
+    ]);
+    expect(events[1].payload.observation).toEqual(obs.result);
+  });
+
+  test("an action writes actionStarted and one terminal actionCompleted with its after observation", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    const callId = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+    const r = await d.call("device.execute", { id: callId, name: "tap", arguments: { x: 10, y: 20.5 } });
+    expect(r.result).toEqual(expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF] }));
+    const bad = await d.call("device.execute", { id: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: -1, y: 0 } });
+    expect(bad.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action tap", retryable: false, details: { action: "tap" } });
+    const unknown = await d.call("device.execute", { id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: { secret: "s3cr3t" } });
+    expect(unknown.error?.data.code).toBe("unknown_action");
+    const dup = await d.call("device.execute", { id: callId, name: "tap", arguments: { x: 1, y: 1 } });
+    expect(dup.error?.data.code).toBe("duplicate_action_call");
+    const events = (await d.call("events.list", { sessionId })).result;
+    expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "actionStarted", "actionCompleted", "actionStarted", "actionCompleted"]);
+    expect(events[5].payload.call).toEqual({ id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: null, argumentsRedacted: true });
+    expect(JSON.stringify(events)).not.toContain("s3cr3t");
+    expect(events[4].payload.outcome).toEqual({ outcome: "failed", error: bad.error?.data });
+  });
+
+  test("session.end seals the Session with its outcome and later appends are refused", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    const end = await d.call("session.end", { outcome: "failed", reason: "assertion 3 failed" });
+    expect(end.result).toEqual({ id: sessionId, state: "ended", startedAtMs: expect.any(Number), endedAtMs: expect.any(Number), eventCount: 2, lastSequence: 2 });
+    expect((await d.call("session.current")).error?.data.code).toBe("session_required");
+    expect((await d.call("device.observe")).error?.data.code).toBe("session_required");
+    const events = (await d.call("events.list", { sessionId })).result;
+    expect(events[1].payload).toEqual({ type: "sessionEnded", outcome: "failed", reason: "assertion 3 failed" });
+    expect((await d.call("sessions.list")).result).toEqual([end.result]);
+  });
+
+  test("verdict.record accepts only canonical, unique evidence already reachable from the Session", async () => {
+    await using d = spawnDaemon();
+    await started(d);
+    await d.call("device.observe");
+    const ok = await d.call("verdict.record", { verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] } });
+    expect(ok.result.event).toEqual(expect.objectContaining({ sequence: 3, deviceId: "mock-1", payload: { type: "verdictRecorded", verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] } } }));
+    const other = "a".repeat(64);
+    const code = async (verdict: unknown) => (await d.call("verdict.record", { verdict })).error?.data;
+    expect(await code({ status: "fail", summary: "x", evidence: [{ ...MOCK_REF, id: `sha256:${other}`, uri: `devicerail://assets/sha256/${other}`, sha256: other }] })).toEqual({
+      code: "evidence_not_reachable",
+      message: "verdict evidence must already be reachable from the active Session log",
+      retryable: false,
+      details: { digest: other },
+    });
+    expect((await code({ status: "fail", summary: "x", evidence: [MOCK_REF, MOCK_REF] }))?.code).toBe("duplicate_evidence_reference");
+    expect((await code({ status: "fail", summary: "x", evidence: [{ ...MOCK_REF, uri: "file:///etc/passwd" }] }))?.details).toEqual({ reason: "uri is not the canonical DeviceRail asset URI" });
+    expect((await code({ status: "fail", summary: "   " }))?.details).toEqual({ maximumEvidenceReferences: 64, maximumSummaryLength: 16384, method: "verdict.record" });
+  });
+
+  test("ui.snapshot.get names missing and unavailable snapshots", async () => {
+    await using d = spawnDaemon();
+    await started(d);
+    const obs = (await d.call("device.observe")).result;
+    expect((await d.call("ui.snapshot.get", { observationId: obs.id })).error?.data).toEqual({
+      code: "ui_snapshot_unavailable",
+      message: "the Observation does not contain a UI snapshot",
+      retryable: false,
+      details: { observationId: obs.id, omissionReason: null },
+    });
+    const missing = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
+    expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe("ui_snapshot_not_found");
+  });
+
+  test("events.list pages by afterSequence and limit with the edge cases typed", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    for (let i = 0; i < 5; i++) await d.call("device.observe");
+    const seq = async (p: object) => ((await d.call("events.list", { sessionId, ...p })).result as any[]).map((e) => e.sequence);
+    expect(await seq({})).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await seq({ afterSequence: 2, limit: 2 })).toEqual([3, 4]);
+    expect(await seq({ afterSequence: 6 })).toEqual([]);
+    expect(await seq({ afterSequence: 600, limit: 1 })).toEqual([]);
+    for (const limit of [0, 1001]) expect((await d.call("events.list", { sessionId, limit })).error?.data.code).toBe("invalid_params");
+    expect((await d.call("events.list", { sessionId: "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f" })).error?.data.code).toBe("session_not_found");
+  });
+
+  test("paged export equals the legacy export once the Session has ended", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    for (let i = 0; i < 6; i++) await d.call("device.observe");
+    expect((await d.call("session.export", { limit: 2 })).error?.data.code).toBe("session_active");
+    const legacyActive = (await d.call("session.export", {})).result;
+    expect(legacyActive.events.length).toBe(7);
+    expect(legacyActive.nextAfterSequence).toBeUndefined();
+    await d.call("session.end");
+    const whole = (await d.call("session.export", { sessionId })).result;
+    const pages: any[] = [];
+    let after: number | undefined;
+    for (;;) {
+      const page = (await d.call("session.export", { sessionId, limit: 3, ...(after ? { afterSequence: after } : {}) })).result;
+      pages.push(...page.events);
+      if (page.nextAfterSequence === undefined) break;
+      after = page.nextAfterSequence;
+    }
+    expect(pages).toEqual(whole.events);
+    expect(whole.events.map((e: any) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect((await d.call("session.export", { sessionId, limit: 5, afterSequence: 9 })).error?.data).toEqual({
+      code: "event_cursor_ahead",
+      message: `session ${sessionId} export cursor EventSequence(9) is ahead of last sequence EventSequence(8)`,
+      retryable: false,
+      details: { afterSequence: 9, lastSequence: 8, sessionId },
+    });
+    expect((await d.call("session.export", { sessionId, afterSequence: 2 })).error?.data.message).toBe("session.export afterSequence requires limit");
+  });
+
+  test("events.clear deletes an ended Session and its unreferenced evidence, and refuses active and unknown ids", async () => {
+    await using d = spawnDaemon();
+    const first = await started(d);
+    await d.call("device.observe");
+    expect((await d.call("events.clear", {})).error?.data.code).toBe("session_active");
+    await d.call("session.end");
+    const second = (await d.call("session.start")).result.id;
+    await d.call("device.observe");
+    await d.call("session.end");
+    expect((await d.call("events.clear", { sessionId: first })).result).toEqual({ deleted: true, sessionId: first });
+    expect(existsSync(objectPath(d.dataDir, MOCK_SHA))).toBe(true);
+    expect((await d.call("events.clear", { sessionId: second })).result).toEqual({ deleted: true, sessionId: second });
+    expect(existsSync(objectPath(d.dataDir, MOCK_SHA))).toBe(false);
+    expect((await d.call("events.clear", { sessionId: first })).error?.data).toEqual({
+      code: "session_not_found",
+      message: `session not found: ${first}`,
+      retryable: false,
+      details: { sessionId: first },
+    });
+    expect((await d.call("sessions.list")).result).toEqual([]);
+  });
+
+  test("a client of protocol 1.4 reads a mock Session, whose events need no newer minor", async () => {
+    const dataDir = tempDataDir();
+    let sessionId = "";
+    {
+      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+      sessionId = await started(d);
+      await d.call("device.observe");
+      await d.call("session.end");
+    }
+    await using old = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await old.call("system.hello", helloParams({ max: 4 }));
+    const events = (await old.call("events.list", { sessionId })).result;
+    expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
+    expect((await old.call("sessions.list")).result.map((s: any) => s.id)).toEqual([sessionId]);
+  });
+});
+
+describe("the data directory", () => {
+  test("is created private and holds the database and evidence folders", async () => {
+    const parent = tempDataDir();
+    const dataDir = join(parent, "nested", "data");
+    await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await started(d);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dataDir).sort()).toEqual(expect.arrayContaining(["devicerail.sqlite", "evidence"]));
+  });
+
+  test("DEVICERAIL_EVIDENCE_DIR places the evidence folder elsewhere", async () => {
+    const evidenceDir = join(tempDataDir(), "ev");
+    await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir } });
+    await started(d);
+    await d.call("device.observe");
+    expect(statSync(join(evidenceDir, "objects", MOCK_SHA.slice(0, 2), MOCK_SHA)).size).toBe(70);
+  });
+
+  test("a second daemon on the same directory is refused at start-up with a clear message", async () => {
+    const dataDir = tempDataDir();
+    await using first = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await first.hello();
+    await using second = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    expect(await second.exited).toBe(1);
+    expect(second.stderr).toContain("another devicerail daemon is using");
+    expect((await first.call("sessions.list")).result).toEqual([]);
+  });
+
+  test("an evidence object no event references (a crash between write and commit) is removed at start-up", async () => {
+    const dataDir = tempDataDir();
+    const bytes = new TextEncoder().encode("left behind by a crash");
+    const sha = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+    {
+      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+      await started(d);
+      await d.call("device.observe");
+    }
+    mkdirSync(join(dataDir, "evidence/objects", sha.slice(0, 2)), { recursive: true });
+    writeFileSync(objectPath(dataDir, sha), bytes);
+    await using again = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await again.hello();
+    expect(existsSync(objectPath(dataDir, sha))).toBe(false);
+    expect(existsSync(objectPath(dataDir, MOCK_SHA))).toBe(true);
+  });
+
+  test("end of input ends the active Session with outcome shutdown and reason daemon shutdown", async () => {
+    const dataDir = tempDataDir();
+    let sessionId = "";
+    {
+      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+      sessionId = await started(d);
+      expect(await d.close()).toBe(0);
+    }
+    await using again = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await again.hello();
+    const events = (await again.call("events.list", { sessionId })).result;
+    expect(events.at(-1).payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "daemon shutdown" });
+    expect(events.at(-1).deviceId).toBe("mock-1");
+    expect(events.at(-1).requestId).toBeUndefined();
+  });
+
+  test("Sessions survive a restart and one left active is sealed with outcome shutdown", async () => {
+    const dataDir = tempDataDir();
+    let sessionId = "";
+    {
+      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+      sessionId = await started(d);
+      await d.call("device.observe");
+      d.proc.kill("SIGKILL");
+      await d.exited;
+    }
+    await using again = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await again.hello();
+    const events = (await again.call("events.list", { sessionId })).result;
+    expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
+    expect(events[2].payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "recovered after an unclean daemon exit" });
+  });
+});
