@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { spawnDaemon } from "../support/daemon.ts";
+import { ROOT, daemonEnv, spawnDaemon } from "../support/daemon.ts";
 import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
 
 const describeLines = (n: number) => Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"system.describe"}\n`).join("");
@@ -96,6 +96,15 @@ describe("daemon lifecycle on stdio", () => {
       for (let l = await d.nextLine(); l !== null; l = await d.nextLine()) out.push(l);
       expect(`${out.join("\n")}\n`).toMatch(pattern);
     }
+  });
+
+  test("bun src/main.ts serve works from a checkout", async () => {
+    const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "ignore", env: daemonEnv() });
+    proc.stdin.write('{"jsonrpc":"2.0","id":1,"method":"system.describe"}\n');
+    proc.stdin.end();
+    const out = await new Response(proc.stdout).text();
+    expect(JSON.parse(out).error.data.code).toBe("handshake_required");
+    expect(await proc.exited).toBe(0);
   });
 
   test("an unknown command exits 2 with the usage on stderr", async () => {

@@ -10,7 +10,7 @@ export interface OpenedDatabase {
   db: Db;
 }
 
-/** Another daemon holds the data directory; start-up must stop with this message. */
+/** The database cannot be used (another daemon holds it, or another build wrote it); start-up stops with this message. */
 export class DatabaseLockedError extends Error {}
 
 /**
@@ -42,7 +42,12 @@ export function openDatabase(path: string): OpenedDatabase {
   raw.run("PRAGMA wal_autocheckpoint = 10000");
   raw.run("PRAGMA foreign_keys = ON");
   raw.run("PRAGMA busy_timeout = 5000");
-  migrate(raw);
+  try {
+    migrate(raw);
+  } catch (err) {
+    raw.close();
+    throw new DatabaseLockedError(`cannot use ${path}: ${(err as Error).message}; move it away or choose another DEVICERAIL_DATA_DIR`);
+  }
   return { raw, db: drizzle(raw, { schema: tables }) };
 }
 
