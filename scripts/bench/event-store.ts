@@ -32,8 +32,9 @@ const observation = (n: number): TestEventPayload => ({
 });
 
 try {
-  const { raw } = openDatabase(join(dir, "bench.sqlite"));
-  const log = new EventLog(raw);
+  const opened = openDatabase(join(dir, "bench.sqlite"));
+  const { raw } = opened;
+  const log = new EventLog(opened);
   const ids = await Promise.all(Array.from({ length: SESSIONS }, async () => (await log.startSession({ deviceId: "mock-1" })).session.id));
   const latencies = new Float64Array(SESSIONS * EVENTS);
   let k = 0;

@@ -32,8 +32,9 @@ export interface Daemon {
 export async function createDaemon(config: Config, log: Logger, env: Record<string, string | undefined> = process.env): Promise<Daemon> {
   const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
   ensurePrivateDir(paths.dataDir);
-  const { raw } = openDatabase(paths.databasePath);
-  const eventLog = new EventLog(raw);
+  const opened = openDatabase(paths.databasePath);
+  const { raw } = opened;
+  const eventLog = new EventLog(opened);
   const recovered = await eventLog.recover();
   if (recovered.sealed.length)
     log.warn({ sealed: recovered.sealed.length, interruptedActions: recovered.interruptedActions }, "sealed Sessions left open by an unclean exit");

@@ -119,12 +119,19 @@ export class Dispatcher {
     }
     if (!admitted) return this.runRequest(conn, req, route, null);
     const flight = admitted;
-    flight.done = Promise.resolve()
-      .then(() => this.runRequest(conn, req, route, flight))
-      .finally(() => {
-        if (flight.timer) clearTimeout(flight.timer);
-        conn.inFlight.delete(key);
-      });
+    // Started now, not in a later microtask: its synchronous part (admission bookkeeping such as
+    // "observation in flight") must happen before the next line is processed, so that e.g. a
+    // session.end pipelined right behind it sees it and answers session_busy.
+    let run: void | Promise<void>;
+    try {
+      run = this.runRequest(conn, req, route, flight);
+    } catch (err) {
+      run = Promise.reject(err);
+    }
+    flight.done = Promise.resolve(run).finally(() => {
+      if (flight.timer) clearTimeout(flight.timer);
+      conn.inFlight.delete(key);
+    });
   }
 
   private admit(conn: Connection, req: RpcRequest): InFlight {

@@ -263,3 +263,23 @@ describe("the data directory", () => {
     expect(events[2].payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "recovered after an unclean daemon exit" });
   });
 });
+
+describe("pipelined requests", () => {
+  test("session.end right behind an admitted observation answers session_busy, and both are recorded in order", async () => {
+    await using d = spawnDaemon();
+    const sessionId = await started(d);
+    d.writeRaw('{"jsonrpc":"2.0","id":"obs","method":"device.observe"}\n{"jsonrpc":"2.0","id":"end","method":"session.end"}\n');
+    const answers = [await d.next(), await d.next()];
+    const byId = Object.fromEntries(answers.map((a) => [a.id, a]));
+    expect(byId.end?.error?.data).toEqual({
+      code: "session_busy",
+      message: `session ${sessionId} still has 1 observation(s) in flight`,
+      retryable: true,
+      details: { inFlightObservations: 1, sessionId },
+    });
+    expect(byId.obs?.result?.deviceId).toBe("mock-1");
+    expect((await d.call("session.end")).result.state).toBe("ended");
+    const events = (await d.call("events.list", { sessionId })).result;
+    expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
+  });
+});

@@ -20,7 +20,7 @@ const HELLO = {
 function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger } = {}) {
   const devices = new DeviceService(silentLogger);
   devices.registry.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
-  const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:").raw), screenshotPolicy: "capture" as const };
+  const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:")), screenshotPolicy: "capture" as const };
   const dispatcher = new Dispatcher({
     handlers: { ...createHandlers(core), ...overrides },
     devices: devices.registry,

@@ -80,9 +80,12 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
     "device.observe": async (_p, ctx) => {
       const deviceId = ctx.route();
       const sessionId = leasedSession(core, ctx.conn, deviceId);
-      await devices.probe(deviceId, ctx);
+      // Counted before the first await: from admission on, session.end must see it (session_busy).
       const release = devices.begin(sessionId, "observations");
       try {
+        await devices.probe(deviceId, ctx).catch((cause: unknown) => {
+          throw new ProbeFailed(cause);
+        });
         const { observation, stored } = await captureObservation(core, deviceId, ctx.conn, ctx);
         await core.log.append(sessionId, {
           requestId: ctx.requestId,
@@ -92,6 +95,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
         });
         return observation;
       } catch (err) {
+        if (err instanceof ProbeFailed) throw err.cause;
         const failure = ctx.abortError() ?? (err instanceof RpcError ? err : new RpcError("driver_internal_error"));
         if (!(err instanceof RpcError) && !ctx.abortError()) ctx.log.error({ err }, "observation failed unexpectedly");
         await recordError(core, sessionId, deviceId, ctx, failure);
@@ -114,11 +118,11 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       if (devices.driver(deviceId).classify(deviceId, params.name) === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
       const sessionId = leasedSession(core, conn, deviceId);
-      await devices.probe(deviceId, ctx);
-      const aborted = ctx.abortError();
-      if (aborted) throw aborted;
       const release = devices.begin(sessionId, "actions");
       try {
+        await devices.probe(deviceId, ctx);
+        const aborted = ctx.abortError();
+        if (aborted) throw aborted;
         return await executeAction(core, conn, sessionId, deviceId, params, ctx);
       } finally {
         release();
@@ -145,6 +149,11 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       return session;
     },
   };
+}
+
+/** A failed health probe: like routing and lease failures it writes no event (04 §8). */
+class ProbeFailed {
+  constructor(readonly cause: unknown) {}
 }
 
 /** A failed observation leaves an `error` event with the same ErrorInfo the client gets (04 §8). */

@@ -1,4 +1,7 @@
 import type { Database } from "bun:sqlite";
+import { and, asc, eq, gt } from "drizzle-orm";
+import type { Db, OpenedDatabase } from "./db.ts";
+import { events, evidence, sessionEvidence, sessions } from "./tables.ts";
 import { MAX_SAFE, type RpcId } from "../../protocol/ids.ts";
 import type { TestEvent, TestEventPayload } from "../../protocol/types/event.ts";
 import type { SessionInfo, SessionOutcome } from "../../protocol/types/session.ts";
@@ -63,11 +66,20 @@ export class EventLog {
   private readonly sealSession;
   private readonly insertEvidence;
   private readonly insertRef;
+  private readonly raw: Database;
+  private readonly db: Db;
 
+  /**
+   * Reads and deletions go through drizzle; the append path uses prepared statements because it
+   * runs for every event inside the group-commit transaction.
+   */
   constructor(
-    private readonly raw: Database,
+    opened: OpenedDatabase,
     private readonly now: () => number = Date.now,
   ) {
+    const { raw } = opened;
+    this.raw = raw;
+    this.db = opened.db;
     this.insertSession = raw.prepare("INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES (?, 'active', ?, NULL)");
     this.insertEvent = raw.prepare("INSERT INTO events (session_id, sequence, event_id, kind, at_ms, body) VALUES (?, ?, ?, ?, ?, ?)");
     this.sealSession = raw.prepare("UPDATE sessions SET state = 'ended', ended_at_ms = ? WHERE id = ?");
@@ -292,33 +304,29 @@ export class EventLog {
 
   /** Committed events with sequence > afterSequence, at most `limit`. */
   read(sessionId: string, afterSequence = 0, limit?: number): TestEvent[] {
-    const rows =
-      limit === undefined
-        ? this.raw.query<{ body: string }, [string, number]>("SELECT body FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence").all(sessionId, afterSequence)
-        : this.raw
-            .query<{ body: string }, [string, number, number]>("SELECT body FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?")
-            .all(sessionId, afterSequence, limit);
+    const q = this.db
+      .select({ body: events.body })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), gt(events.sequence, afterSequence)))
+      .orderBy(asc(events.sequence));
+    const rows = limit === undefined ? q.all() : q.limit(limit).all();
     return rows.map((r) => JSON.parse(r.body) as TestEvent);
   }
 
   /** Digests of the Evidence this Session references. */
   evidenceOf(sessionId: string): Set<string> {
-    return new Set(
-      this.raw
-        .query<{ sha256: string }, [string]>("SELECT sha256 FROM session_evidence WHERE session_id = ?")
-        .all(sessionId)
-        .map((r) => r.sha256),
-    );
+    const rows = this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(eq(sessionEvidence.sessionId, sessionId)).all();
+    return new Set(rows.map((r) => r.sha256));
   }
 
   /** True when the digest has a metadata row (its object file is expected to exist). */
   hasEvidence(sha256: string): boolean {
-    return this.raw.query<{ n: number }, [string]>("SELECT 1 AS n FROM evidence WHERE sha256 = ? LIMIT 1").get(sha256) !== null;
+    return this.db.select({ sha256: evidence.sha256 }).from(evidence).where(eq(evidence.sha256, sha256)).limit(1).all().length > 0;
   }
 
   /** True when some Session references the digest (objects without references may be removed). */
   isReferenced(sha256: string): boolean {
-    return this.raw.query<{ n: number }, [string]>("SELECT 1 AS n FROM session_evidence WHERE sha256 = ? LIMIT 1").get(sha256) !== null;
+    return this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(eq(sessionEvidence.sha256, sha256)).limit(1).all().length > 0;
   }
 
   /**
@@ -331,17 +339,17 @@ export class EventLog {
     if (!s) throw new RpcError("session_not_found", { arg: sessionId, details: { sessionId } });
     if (!s.committedEnded) throw new RpcError("session_active", { arg: sessionId, details: { sessionId } });
     const orphans: string[] = [];
-    this.raw.transaction(() => {
+    this.db.transaction((tx) => {
       const refs = [...this.evidenceOf(sessionId)];
-      this.raw.run("DELETE FROM events WHERE session_id = ?", [sessionId]);
-      this.raw.run("DELETE FROM session_evidence WHERE session_id = ?", [sessionId]);
+      tx.delete(events).where(eq(events.sessionId, sessionId)).run();
+      tx.delete(sessionEvidence).where(eq(sessionEvidence.sessionId, sessionId)).run();
       for (const sha of refs)
         if (!this.isReferenced(sha)) {
-          this.raw.run("DELETE FROM evidence WHERE sha256 = ?", [sha]);
+          tx.delete(evidence).where(eq(evidence.sha256, sha)).run();
           orphans.push(sha);
         }
-      this.raw.run("UPDATE sessions SET state = 'deleted' WHERE id = ?", [sessionId]);
-    })();
+      tx.update(sessions).set({ state: "deleted" }).where(eq(sessions.id, sessionId)).run();
+    });
     this.sessions.delete(sessionId);
     this.deleted.add(sessionId);
     return orphans.sort();

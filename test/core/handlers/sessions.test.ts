@@ -20,12 +20,12 @@ const FEATURES = ["events.snapshot.v1", "request.control.v1", "device.routing.v1
 /** The real dispatcher, handlers, event log and file evidence store over a scriptable fake driver. */
 async function setup() {
   const dir = mkdtempSync(join(tmpdir(), "devicerail-core-"));
-  const { raw } = openDatabase(join(dir, "db.sqlite"));
+  const opened = openDatabase(join(dir, "db.sqlite"));
   const objects = await ObjectStore.open(join(dir, "evidence"));
   const devices = new DeviceService(silentLogger);
   const driver = new FakeDriver();
   await devices.attach(driver, { signal: new AbortController().signal, deadline: null, log: silentLogger });
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(raw), screenshotPolicy: "capture" };
+  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(opened), screenshotPolicy: "capture" };
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
     devices: devices.registry,

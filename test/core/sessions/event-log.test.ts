@@ -8,8 +8,8 @@ import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
 import { RpcError } from "../../../src/rpc/rpc-error.ts";
 
 const memoryLog = () => {
-  const { raw } = openDatabase(":memory:");
-  return { raw, log: new EventLog(raw) };
+  const opened = openDatabase(":memory:");
+  return { raw: opened.raw, log: new EventLog(opened) };
 };
 
 const errorPayload = (n: number): TestEventPayload => ({ type: "error", error: { code: "x", message: `e${n}`, retryable: false, details: null } });
@@ -147,13 +147,13 @@ describe("EventLog on disk", () => {
   test("acknowledged events are all there after the database is reopened", async () => {
     await withDir(async (path) => {
       const first = openDatabase(path);
-      const log = new EventLog(first.raw);
+      const log = new EventLog(first);
       const { session } = await log.startSession();
       const acked = await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(session.id, { requestId: `r${i}`, payload: errorPayload(i) })));
       log.dispose();
       first.raw.close();
       const second = openDatabase(path);
-      const again = new EventLog(second.raw);
+      const again = new EventLog(second);
       expect(again.read(session.id).slice(1)).toEqual(acked);
       expect(again.info(session.id)?.lastSequence).toBe(21);
       again.dispose();
@@ -164,7 +164,7 @@ describe("EventLog on disk", () => {
   test("recovery completes interrupted actions and seals Sessions left active", async () => {
     await withDir(async (path) => {
       const first = openDatabase(path);
-      const log = new EventLog(first.raw);
+      const log = new EventLog(first);
       const active = (await log.startSession()).session.id;
       const ended = (await log.startSession()).session.id;
       await log.endSession(ended, { outcome: "completed", reason: null });
@@ -173,7 +173,7 @@ describe("EventLog on disk", () => {
       log.dispose();
       first.raw.close();
       const second = openDatabase(path);
-      const again = new EventLog(second.raw);
+      const again = new EventLog(second);
       expect(await again.recover()).toEqual({ sealed: [active], interruptedActions: 1 });
       const events = again.read(active);
       expect(events.map((e) => [e.sequence, e.payload.type])).toEqual([
