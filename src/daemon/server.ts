@@ -58,8 +58,7 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   });
   const services: ServerServices = {
     eventStreamListener: false,
-    // Media streams arrive with the device layer's next step; until then the feature is not offered.
-    mediaStreams: false,
+    mediaStreams: true,
     screenshotPolicy: config.screenshotPolicy,
     evidenceStore: true,
   };

@@ -97,8 +97,7 @@ describe("dispatch precedence", () => {
       "device.capabilities": "result",
       "device.observe": "session_required",
       "device.execute": "session_required",
-      // Media streams are not offered yet, so the feature gate answers first.
-      "media.stream.capture": "method_not_found",
+      "media.stream.capture": "session_required",
     });
   });
 
@@ -164,9 +163,9 @@ describe("the 22 other control methods", () => {
     ["device.capabilities", undefined, "result"],
     ["device.observe", undefined, "session_required"],
     ["device.execute", { id: U, name: "tap", arguments: { x: 1, y: 2 } }, "session_required"],
-    ["media.stream.start", { streamId: U, kind: "screenshot" }, "method_not_found"],
-    ["media.stream.capture", { streamId: U, frameIndex: 1 }, "method_not_found"],
-    ["media.stream.end", { streamId: U }, "method_not_found"],
+    ["media.stream.start", { streamId: U, kind: "screenshot" }, "session_required"],
+    ["media.stream.capture", { streamId: U, frameIndex: 1 }, "session_required"],
+    ["media.stream.end", { streamId: U }, "session_required"],
     ["request.cancel", { requestId: 1 }, "result"],
     ["session.current", undefined, "session_required"],
     ["session.end", undefined, "session_required"],

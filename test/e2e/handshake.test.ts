@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { ALL_FEATURES, helloParams, spawnDaemon } from "../support/daemon.ts";
 
 const SERVER_OFFER = { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] };
-// events.stream.v1 needs the WebSocket listener and media.stream.v1 the media streams, neither built yet.
-const AVAILABLE = ALL_FEATURES.filter((f) => f !== "events.stream.v1" && f !== "media.stream.v1").sort();
+// events.stream.v1 needs the WebSocket listener, not built yet.
+const AVAILABLE = ALL_FEATURES.filter((f) => f !== "events.stream.v1").sort();
 
 const err = (code: number, dataCode: string, message: string, retryable: boolean, details: unknown) => ({
   code,
@@ -178,7 +178,7 @@ describe("feature negotiation", () => {
     [1, ["events.snapshot.v1", "request.control.v1"]],
     [2, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"]],
     [3, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"]],
-    [4, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1", "session.export.page.v1"]],
+    [4, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "media.stream.v1", "request.control.v1", "session.export.page.v1"]],
     [5, AVAILABLE],
   ];
   for (const [minor, enabled] of byMinor)

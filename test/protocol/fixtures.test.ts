@@ -214,11 +214,10 @@ describe("fixture manifest", () => {
     expect(coverage).toEqual(METHOD_NAMES.map((method) => ({ method, successRequest: true, successResponse: true, rpcFailure: true })));
   });
 
-  test("replays a success pair for every method but the WebSocket plane, media streams and UI trees when the replayable set is listed", () => {
+  test("replays a success pair for every method but the WebSocket plane and UI trees when the replayable set is listed", () => {
     // events.stream.open / events.subscribe: no loopback WebSocket listener yet (events.stream.v1 is
-    // never enabled); media.stream.*: not implemented (media.stream.v1 is never enabled);
-    // ui.snapshot.get: the only driver, the Mock, never produces UI trees (09 §1).
-    const notYet = ["events.stream.open", "events.subscribe", "media.stream.capture", "media.stream.end", "media.stream.start", "ui.snapshot.get"];
+    // never enabled); ui.snapshot.get: the only driver, the Mock, never produces UI trees (09 §1).
+    const notYet = ["events.stream.open", "events.subscribe", "ui.snapshot.get"];
     const replayedSuccess = requests
       .filter((e) => e.replay !== null && responseOf(e).kind !== "rpcFailure")
       .map((e) => e.method)
@@ -349,7 +348,7 @@ describe("fixture values", () => {
 
   test("name one Session per transcript when the recorded and the schema-only fixtures are read", () => {
     // Recorded: every fixture replayed on top of session.start binds the Session of the one Mock
-    // transcript run. Schema-only: the WebSocket and media pairs describe one illustrative Session.
+    // transcript run. Schema-only: the WebSocket pairs describe one illustrative Session.
     const recorded = new Set(
       requests.flatMap((e) =>
         Object.values(e.replay?.bind ?? {})

@@ -7,6 +7,7 @@ import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { executeAction } from "../devices/execute.ts";
 import { captureObservation } from "../devices/observe.ts";
+import { mediaTable } from "../media/streams.ts";
 
 type DeviceMethods =
   | "devices.list"
@@ -24,7 +25,7 @@ const isSemantic = (name: string) => (SEMANTIC_ACTION_NAMES as readonly string[]
 export const connectionIdOf = (conn: Connection): string => conn.connectionId as string;
 
 /** The active Session whose lease covers `deviceId`, or session_required (04 §0.3). */
-function leasedSession(core: Core, conn: Connection, deviceId: string): string {
+export function leasedSession(core: Core, conn: Connection, deviceId: string): string {
   const sessionId = conn.activeSessionId;
   const lease = core.devices.leaseOf(deviceId);
   if (!sessionId || !lease || lease.connectionId !== connectionIdOf(conn) || lease.sessionId !== sessionId) throw sessionRequired();
@@ -115,17 +116,24 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       if (isSemantic(params.name) && !conn.has("device.semanticActions.v1"))
         throw new RpcError("semantic_action_not_negotiated", { details: { action: params.name, requiredFeature: "device.semanticActions.v1" } });
       const deviceId = ctx.route();
-      if (devices.driver(deviceId).classify(deviceId, params.name) === "protected" && !conn.has("action.protected.v1"))
+      const protection = devices.driver(deviceId).classify(deviceId, params.name);
+      if (protection === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
-      const sessionId = leasedSession(core, conn, deviceId);
-      const release = devices.begin(sessionId, "actions");
+      // Protected and unknown actions never overlap media capture on one connection (08 §1).
+      const releaseSensitive = protection === "standard" ? () => {} : mediaTable(conn).beginSensitiveAction();
       try {
-        await devices.probe(deviceId, ctx);
-        const aborted = ctx.abortError();
-        if (aborted) throw aborted;
-        return await executeAction(core, conn, sessionId, deviceId, params, ctx);
+        const sessionId = leasedSession(core, conn, deviceId);
+        const release = devices.begin(sessionId, "actions");
+        try {
+          await devices.probe(deviceId, ctx);
+          const aborted = ctx.abortError();
+          if (aborted) throw aborted;
+          return await executeAction(core, conn, sessionId, deviceId, params, ctx);
+        } finally {
+          release();
+        }
       } finally {
-        release();
+        releaseSensitive();
       }
     },
 
@@ -157,7 +165,7 @@ class ProbeFailed {
 }
 
 /** A failed observation leaves an `error` event with the same ErrorInfo the client gets (04 §8). */
-async function recordError(core: Core, sessionId: string, deviceId: string, ctx: HandlerContext, failure: RpcError): Promise<void> {
+export async function recordError(core: Core, sessionId: string, deviceId: string, ctx: HandlerContext, failure: RpcError): Promise<void> {
   try {
     await core.log.append(sessionId, { requestId: ctx.requestId, deviceId, payload: { type: "error", error: failure.error.data } });
   } catch (err) {

@@ -6,6 +6,7 @@ import { MAX_FRAME_BYTES, utf8Length } from "../../rpc/encode.ts";
 import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { routedDeviceId } from "./devices.ts";
+import { clearSessionStreams, closeSessionStreams } from "./media.ts";
 import { uiSnapshotGet } from "./ui-snapshot.ts";
 import { verdictRecord } from "./verdict.ts";
 
@@ -57,11 +58,13 @@ export async function endSession(
   opts: { outcome: "completed" | "failed" | "cancelled" | "shutdown"; reason: string | null; requestId?: HandlerContext["requestId"] },
 ): Promise<SessionInfo> {
   const sessionId = conn.activeSessionId as string;
+  await closeSessionStreams(core, conn, opts.requestId);
   core.devices.assertIdle(sessionId);
   const deviceId = conn.selectedDeviceId;
   const { session } = await core.log.endSession(sessionId, { ...opts, ...routedDeviceId(conn, deviceId) });
   if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
   conn.activeSessionId = null;
+  clearSessionStreams(conn);
   return session;
 }
 
@@ -78,6 +81,7 @@ export async function closeConnectionSession(core: Core, conn: Connection, reaso
     const deviceId = conn.selectedDeviceId;
     if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
     conn.activeSessionId = null;
+    clearSessionStreams(conn);
   }
 }
 

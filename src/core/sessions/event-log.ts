@@ -6,6 +6,7 @@ import { MAX_SAFE, type RpcId } from "../../protocol/ids.ts";
 import type { TestEvent, TestEventPayload } from "../../protocol/types/event.ts";
 import type { SessionInfo, SessionOutcome } from "../../protocol/types/session.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
+import { MediaLedger } from "./media-invariants.ts";
 
 /** Evidence an event references: recorded with the event, in the same transaction. */
 export interface EvidenceRow {
@@ -33,6 +34,7 @@ interface SessionState {
   committedEnded: boolean;
   startedCalls: Set<string>;
   openCalls: Map<string, { requestId: RpcId | undefined; deviceId: string | undefined }>;
+  media: MediaLedger;
 }
 
 interface Pending {
@@ -107,10 +109,11 @@ export class EventLog {
     }
   }
 
-  /** Action bookkeeping of an active Session, rebuilt from its log after a restart. */
+  /** Action and media bookkeeping of an active Session, rebuilt from its log after a restart. */
   private loadCalls(s: SessionState): void {
     for (const event of this.read(s.id)) {
       const p = event.payload;
+      s.media.apply(p);
       if (p.type === "actionStarted") {
         s.startedCalls.add(p.call.id);
         s.openCalls.set(p.call.id, { requestId: event.requestId ?? undefined, deviceId: event.deviceId ?? undefined });
@@ -119,7 +122,7 @@ export class EventLog {
   }
 
   private blank(id: string, startedAtMs: number): SessionState {
-    return { id, state: "active", startedAtMs, endedAtMs: null, lastSequence: 0, committedSequence: 0, committedEnded: false, startedCalls: new Set(), openCalls: new Map() };
+    return { id, state: "active", startedAtMs, endedAtMs: null, lastSequence: 0, committedSequence: 0, committedEnded: false, startedCalls: new Set(), openCalls: new Map(), media: new MediaLedger() };
   }
 
   /** Creates a Session whose event 1 is sessionStarted. */
@@ -139,7 +142,13 @@ export class EventLog {
       const s = this.active(sessionId);
       const t = input.payload.type;
       if (t === "sessionStarted" || t === "sessionEnded") throw new RpcError("invalid_event");
-      return this.enqueue(s, input, false, this.trackCalls(s, input));
+      // At most one of the two applies: a payload is either an action or a media event.
+      const undoCalls = this.trackCalls(s, input);
+      const undoMedia = s.media.apply(input.payload);
+      return this.enqueue(s, input, false, () => {
+        undoMedia();
+        undoCalls();
+      });
     } catch (err) {
       return Promise.reject(err);
     }
@@ -357,8 +366,9 @@ export class EventLog {
 
   /**
    * After an unclean exit: every action left without its terminal event is completed as cancelled
-   * (reason shutdown, as a graceful shutdown would have written), then every active Session is
-   * sealed with outcome "shutdown" and RECOVERY_REASON.
+   * (reason shutdown, as a graceful shutdown would have written), every open media stream is ended
+   * with its committed frame count (a Session never ends with an open stream), then every active
+   * Session is sealed with outcome "shutdown" and RECOVERY_REASON.
    */
   async recover(): Promise<{ sealed: string[]; interruptedActions: number }> {
     const sealed: string[] = [];
@@ -370,6 +380,7 @@ export class EventLog {
         const error = { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } };
         work.push(this.append(s.id, { ...corr, payload: { type: "actionCompleted", callId, outcome: { outcome: "cancelled", error } } }));
       }
+      for (const { streamId, frameCount } of s.media.openStreams()) work.push(this.append(s.id, { payload: { type: "mediaStreamEnded", streamId, frameCount } }));
       work.push(this.endSession(s.id, { outcome: "shutdown", reason: RECOVERY_REASON }));
       sealed.push(s.id);
     }

@@ -30,3 +30,7 @@ export const MediaStreamCaptureParamsSchema = v.strictObject({
 export const MediaStreamCaptureResultSchema = v.strictObject({ frame: MediaFrameSchema });
 export const MediaStreamEndParamsSchema = v.strictObject({ streamId: MediaStreamIdSchema });
 export const MediaStreamEndResultSchema = v.strictObject({ streamId: MediaStreamIdSchema, frameCount: U53Schema });
+
+export type MediaStreamKind = v.InferOutput<typeof MediaStreamKindSchema>;
+export type MediaStreamInfo = v.InferOutput<typeof MediaStreamInfoSchema>;
+export type MediaFrame = v.InferOutput<typeof MediaFrameSchema>;

@@ -95,6 +95,31 @@ describe("EventLog", () => {
     expect(log.read(id).map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted"]);
   });
 
+  test("the media lifecycle per stream id is enforced by the store: one start, contiguous frames, one matching end", async () => {
+    const { log } = memoryLog();
+    const { session } = await log.startSession();
+    const id = session.id;
+    const streamId = "d9c8b7a6-9584-4736-a251-40f9e8d7c6b5";
+    const sha = "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd";
+    const frame = (frameIndex: number, mediaType = "image/png"): TestEventPayload => ({
+      type: "mediaFrameCaptured",
+      frame: { streamId, frameIndex, keyFrame: true, evidence: { id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha } },
+    });
+    const start: TestEventPayload = { type: "mediaStreamStarted", stream: { id: streamId, kind: "screenshot", mediaType: "image/png" } };
+    const end = (frameCount: number): TestEventPayload => ({ type: "mediaStreamEnded", streamId, frameCount });
+    expect(await codeOf(log.append(id, { payload: frame(1) }))).toBe("media_stream_not_active");
+    expect(await codeOf(log.append(id, { payload: start }))).toBe("resolved");
+    expect(await codeOf(log.append(id, { payload: start }))).toBe("duplicate_media_stream");
+    expect(await codeOf(log.append(id, { payload: frame(2) }))).toBe("media_frame_out_of_order");
+    expect(await codeOf(log.append(id, { payload: frame(1, "image/jpeg") }))).toBe("media_frame_mismatch");
+    expect(await codeOf(log.append(id, { payload: frame(1) }))).toBe("resolved");
+    expect(await codeOf(log.append(id, { payload: end(2) }))).toBe("media_frame_count_mismatch");
+    expect(await codeOf(log.append(id, { payload: end(1) }))).toBe("resolved");
+    expect(await codeOf(log.append(id, { payload: frame(2) }))).toBe("media_stream_not_active");
+    expect(await codeOf(log.append(id, { payload: end(1) }))).toBe("media_stream_not_active");
+    expect(log.read(id).map((e) => e.payload.type)).toEqual(["sessionStarted", "mediaStreamStarted", "mediaFrameCaptured", "mediaStreamEnded"]);
+  });
+
   test("a failed batch rejects its events and leaves no gap in the sequence", async () => {
     const { raw, log } = memoryLog();
     const { session } = await log.startSession();
@@ -170,6 +195,10 @@ describe("EventLog on disk", () => {
       await log.endSession(ended, { outcome: "completed", reason: null });
       const call = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
       await log.append(active, { requestId: 7, deviceId: "mock-1", payload: started(call) });
+      const streamId = "5f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+      const png = { id: `sha256:${"a".repeat(64)}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${"a".repeat(64)}`, sha256: "a".repeat(64) };
+      await log.append(active, { payload: { type: "mediaStreamStarted", stream: { id: streamId, kind: "screenshot", mediaType: "image/png" } } });
+      await log.append(active, { payload: { type: "mediaFrameCaptured", frame: { streamId, frameIndex: 1, keyFrame: true, evidence: png } } });
       log.dispose();
       first.raw.close();
       const second = openDatabase(path);
@@ -179,16 +208,20 @@ describe("EventLog on disk", () => {
       expect(events.map((e) => [e.sequence, e.payload.type])).toEqual([
         [1, "sessionStarted"],
         [2, "actionStarted"],
-        [3, "actionCompleted"],
-        [4, "sessionEnded"],
+        [3, "mediaStreamStarted"],
+        [4, "mediaFrameCaptured"],
+        [5, "actionCompleted"],
+        [6, "mediaStreamEnded"],
+        [7, "sessionEnded"],
       ]);
-      expect(events[2]).toEqual(expect.objectContaining({ requestId: 7, deviceId: "mock-1" }));
-      expect(events[2]?.payload).toEqual({
+      expect(events[5]?.payload).toEqual({ type: "mediaStreamEnded", streamId, frameCount: 1 });
+      expect(events[4]).toEqual(expect.objectContaining({ requestId: 7, deviceId: "mock-1" }));
+      expect(events[4]?.payload).toEqual({
         type: "actionCompleted",
         callId: call,
         outcome: { outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } } },
       });
-      expect(events[3]?.payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: RECOVERY_REASON });
+      expect(events[6]?.payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: RECOVERY_REASON });
       expect(again.read(ended).length).toBe(2);
       expect(await again.recover()).toEqual({ sealed: [], interruptedActions: 0 });
       again.dispose();

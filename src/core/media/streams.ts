@@ -1,0 +1,75 @@
+import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts";
+import type { Connection } from "../../rpc/connection.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
+
+/** The media limits of 10-limits.md. */
+export const MEDIA_LIMITS = { activePerConnection: 2, idsPerSession: 8, framesPerStream: 1000, minIntervalMs: 50, closeWaitMs: 1000 } as const;
+
+/** One stream id of the connection's active Session (08 §1 state machine). */
+export interface MediaStream {
+  readonly info: MediaStreamInfo;
+  readonly sessionId: string;
+  readonly deviceId: string;
+  state: "starting" | "active" | "ended";
+  /** An ambiguous frame append closed the stream; kept so the cause stays visible. */
+  poisoned: boolean;
+  /** The last committed frame; frames are numbered 1, 2, 3, … so its index is the committed count. */
+  last: MediaFrame | null;
+  /** When the previous capture attempt was admitted (the rate limit counts failed attempts too). */
+  lastAttemptMs: number | null;
+  /** Settles when the running capture finishes; null while none runs. */
+  busy: Promise<void> | null;
+}
+
+export const committedFrames = (s: MediaStream): number => s.last?.frameIndex ?? 0;
+
+/**
+ * The per-connection stream table (03 §1), cleared when the Session ends, and the count of
+ * protected/unknown actions in flight that media capture must not overlap (08 §1).
+ */
+export class MediaTable {
+  readonly streams = new Map<string, MediaStream>();
+  private sensitiveActions = 0;
+
+  openStreams(): MediaStream[] {
+    return [...this.streams.values()].filter((s) => s.state !== "ended");
+  }
+
+  hasSensitiveAction(): boolean {
+    return this.sensitiveActions > 0;
+  }
+
+  /** Registers a protected/unknown action; refused while a stream is active or starting. */
+  beginSensitiveAction(): () => void {
+    if (this.openStreams().length > 0) throw new RpcError("media_stream_protected_action_blocked");
+    this.sensitiveActions++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.sensitiveActions--;
+    };
+  }
+
+  /** Marks a capture as running on `stream` until the returned release runs. */
+  hold(stream: MediaStream): () => void {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    stream.busy = promise;
+    return () => {
+      stream.busy = null;
+      resolve();
+    };
+  }
+}
+
+// Keyed by the connection object so the table dies with it; the rpc layer stays free of core state.
+const tables = new WeakMap<Connection, MediaTable>();
+
+export function mediaTable(conn: Connection): MediaTable {
+  let t = tables.get(conn);
+  if (!t) {
+    t = new MediaTable();
+    tables.set(conn, t);
+  }
+  return t;
+}
