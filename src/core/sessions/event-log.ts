@@ -35,7 +35,12 @@ interface SessionState {
   startedCalls: Set<string>;
   openCalls: Map<string, { requestId: RpcId | undefined; deviceId: string | undefined }>;
   media: MediaLedger;
+  /** Digests this Session references, pending appends included (the per-Session limit). */
+  refs: Set<string>;
 }
+
+/** Evidence references one Session may hold (10-limits). */
+export const MAX_SESSION_REFERENCES = 10_000;
 
 interface Pending {
   state: SessionState;
@@ -111,6 +116,7 @@ export class EventLog {
 
   /** Action and media bookkeeping of an active Session, rebuilt from its log after a restart. */
   private loadCalls(s: SessionState): void {
+    s.refs = this.evidenceOf(s.id);
     for (const event of this.read(s.id)) {
       const p = event.payload;
       s.media.apply(p);
@@ -122,7 +128,7 @@ export class EventLog {
   }
 
   private blank(id: string, startedAtMs: number): SessionState {
-    return { id, state: "active", startedAtMs, endedAtMs: null, lastSequence: 0, committedSequence: 0, committedEnded: false, startedCalls: new Set(), openCalls: new Map(), media: new MediaLedger() };
+    return { id, state: "active", startedAtMs, endedAtMs: null, lastSequence: 0, committedSequence: 0, committedEnded: false, startedCalls: new Set(), openCalls: new Map(), media: new MediaLedger(), refs: new Set() };
   }
 
   /** Creates a Session whose event 1 is sessionStarted. */
@@ -142,12 +148,21 @@ export class EventLog {
       const s = this.active(sessionId);
       const t = input.payload.type;
       if (t === "sessionStarted" || t === "sessionEnded") throw new RpcError("invalid_event");
-      // At most one of the two applies: a payload is either an action or a media event.
-      const undoCalls = this.trackCalls(s, input);
-      const undoMedia = s.media.apply(input.payload);
+      const undoRefs = this.trackRefs(s, input.evidence ?? []);
+      let undoCalls: () => void;
+      let undoMedia: () => void;
+      try {
+        // At most one of the two applies: a payload is either an action or a media event.
+        undoCalls = this.trackCalls(s, input);
+        undoMedia = s.media.apply(input.payload);
+      } catch (err) {
+        undoRefs();
+        throw err;
+      }
       return this.enqueue(s, input, false, () => {
         undoMedia();
         undoCalls();
+        undoRefs();
       });
     } catch (err) {
       return Promise.reject(err);
@@ -178,6 +193,17 @@ export class EventLog {
     if (s.state === "ended") throw new RpcError("session_ended", { arg: sessionId, details: { sessionId } });
     if (s.lastSequence >= MAX_SAFE) throw new RpcError("event_sequence_exhausted", { arg: sessionId, details: { sessionId } });
     return s;
+  }
+
+  /** At most MAX_SESSION_REFERENCES distinct Evidence objects per Session; returns how to undo it. */
+  private trackRefs(s: SessionState, rows: readonly EvidenceRow[]): () => void {
+    const added = [...new Set(rows.map((r) => r.sha256))].filter((d) => !s.refs.has(d));
+    if (s.refs.size + added.length > MAX_SESSION_REFERENCES)
+      throw new RpcError("evidence_reference_limit", { details: { maximum: MAX_SESSION_REFERENCES } });
+    for (const d of added) s.refs.add(d);
+    return () => {
+      for (const d of added) s.refs.delete(d);
+    };
   }
 
   /** Enforces the actionStarted/actionCompleted pairing of 06 §4; returns how to undo it. */

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../../src/core/sessions/db.ts";
-import { EventLog, RECOVERY_REASON } from "../../../src/core/sessions/event-log.ts";
+import { EventLog, MAX_SESSION_REFERENCES, RECOVERY_REASON } from "../../../src/core/sessions/event-log.ts";
 import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
 import { RpcError } from "../../../src/rpc/rpc-error.ts";
 
@@ -149,6 +149,28 @@ describe("EventLog", () => {
     expect(log.isDeleted(a)).toBe(true);
     expect(await codeOf(log.deleteSession(a))).toBe("session_not_found");
     expect(await codeOf(log.append(a, { payload: errorPayload(3) }))).toBe("session_not_found");
+  });
+
+  test("a Session holds at most 10,000 distinct Evidence references, and repeating one costs nothing", async () => {
+    const { log } = memoryLog();
+    const { session } = await log.startSession();
+    const row = (i: number) => ({ sha256: i.toString(16).padStart(64, "0"), mediaType: "image/png", byteLength: 1 });
+    await Promise.all(Array.from({ length: 100 }, (_, k) => log.append(session.id, { payload: errorPayload(k), evidence: Array.from({ length: 100 }, (_, i) => row(k * 100 + i)) })));
+    expect(log.evidenceOf(session.id).size).toBe(MAX_SESSION_REFERENCES);
+    expect(await codeOf(log.append(session.id, { payload: errorPayload(1), evidence: [row(0), row(5)] }))).toBe("resolved");
+    let refused: unknown;
+    try {
+      await log.append(session.id, { payload: errorPayload(2), evidence: [row(0), row(MAX_SESSION_REFERENCES)] });
+    } catch (err) {
+      refused = err;
+    }
+    expect((refused as RpcError).error.data).toEqual({
+      code: "evidence_reference_limit",
+      message: "session evidence reference limit exceeded",
+      retryable: false,
+      details: { maximum: MAX_SESSION_REFERENCES },
+    });
+    expect(log.info(session.id)?.lastSequence).toBe(102);
   });
 
   test("a closed log refuses appends with event_store_shutting_down", async () => {
