@@ -14,9 +14,18 @@ export function daemonCommand(args: string[] = ["serve"]): string[] {
   return bin ? [bin, ...args] : [process.execPath, join(ROOT, "src/daemon/main.ts"), ...args];
 }
 
-/** A fresh private data directory: the store admits one daemon per directory. */
+const created: string[] = [];
+
+/** Removes every directory tempDataDir made; run once after the whole test run (test/support/preload.ts). */
+export function removeTempDataDirs(): void {
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A fresh private data directory (the store admits one daemon per directory), removed at exit. */
 export function tempDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "devicerail-data-"));
+  const dir = mkdtempSync(join(tmpdir(), "devicerail-data-"));
+  created.push(dir);
+  return dir;
 }
 
 /** Environment for a daemon under test: quiet logs and its own data directory unless given. */
