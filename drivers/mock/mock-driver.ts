@@ -27,6 +27,17 @@ const ACTIONS: ActionDefinition[] = [
 export interface MockOptions {
   /** How many mock devices to expose: mock-1 … mock-N (a farm in a box for multi-client tests). */
   count?: number;
+  /** Observations and/or actions never finish until their call is aborted (cancellation tests). */
+  hang?: "none" | "observe" | "execute" | "all";
+}
+
+/** Waits until the call is aborted, then fails the way a driver stopped by its caller does. */
+function hangUntilAborted(ctx: CallContext): Promise<never> {
+  return new Promise((_, reject) => {
+    const stop = () => reject(new DriverError("driver_cancelled"));
+    if (ctx.signal.aborted) stop();
+    else ctx.signal.addEventListener("abort", stop, { once: true });
+  });
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
@@ -57,8 +68,10 @@ export class MockDriver implements Driver {
   readonly uiTrees = false;
   private readonly devices = new Map<string, DeviceInfo>();
   private frameSequence = 0;
+  private readonly hang: NonNullable<MockOptions["hang"]>;
 
   constructor(opts: MockOptions = {}) {
+    this.hang = opts.hang ?? "none";
     const count = Math.max(1, opts.count ?? 1);
     for (let i = 1; i <= count; i++) {
       const id = `mock-${i}`;
@@ -107,8 +120,9 @@ export class MockDriver implements Driver {
     return ACTIONS.some((a) => a.name === name) ? "standard" : undefined;
   }
 
-  async observe(deviceId: string, opts: ObserveOptions): Promise<RawObservation> {
+  async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
     this.connected(deviceId);
+    if (this.hang === "observe" || this.hang === "all") await hangUntilAborted(ctx);
     return {
       viewport: { width: 1280, height: 720, scaleFactor: 1 },
       screenshot: opts.screenshot ? MOCK_PNG : null,
@@ -116,11 +130,12 @@ export class MockDriver implements Driver {
     };
   }
 
-  async execute(deviceId: string, call: { name: string; arguments: unknown }): Promise<{ output: unknown }> {
+  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     this.connected(deviceId);
     const { name } = call;
     if (!ACTIONS.some((a) => a.name === name)) throw new DriverError("unknown_action", { action: name });
     if (!validArguments(name, call.arguments)) throw new DriverError("invalid_arguments", { action: name });
+    if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
     const a = call.arguments as Record<string, number | string>;
     if (name === "tap") return { output: { accepted: true, x: a.x, y: a.y } };
     if (name === "scroll") return { output: { accepted: true, deltaX: a.deltaX, deltaY: a.deltaY } };

@@ -22,6 +22,7 @@ const EnvSchema = v.object({
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,1}$/, "expected a count from 1 to 64"), v.transform(Number), v.maxValue(64, "expected a count from 1 to 64")),
     "1",
   ),
+  DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
 });
 
 export type Config = {
@@ -31,6 +32,8 @@ export type Config = {
   listen?: ListenAddress | null;
   /** How many mock devices (mock-1 … mock-N) to register: a device farm in a box for multi-client use. */
   mockDevices: number;
+  /** Mock observations/actions hang until aborted: for cancellation and timeout tests. */
+  mockHang: "none" | "observe" | "execute" | "all";
 };
 
 export class ConfigError extends Error {}
@@ -48,6 +51,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: r.output.DEVICERAIL_LOG_LEVEL,
     listen: r.output.DEVICERAIL_RPC_LISTEN ?? null,
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
+    mockHang: r.output.DEVICERAIL_MOCK_HANG,
   };
 }
 
