@@ -15,13 +15,22 @@ const SCHEMAS = {
   tap: { type: "object", additionalProperties: false, required: ["x", "y"], properties: { x: { type: "number", minimum: 0 }, y: { type: "number", minimum: 0 } } },
   inputText: { type: "object", additionalProperties: false, required: ["text"], properties: { text: { type: "string" } } },
   scroll: { type: "object", additionalProperties: false, required: ["deltaX", "deltaY"], properties: { deltaX: { type: "number" }, deltaY: { type: "number" } } },
+  inputSecret: {
+    type: "object",
+    additionalProperties: false,
+    required: ["secret"],
+    properties: { secret: { type: "string", minLength: 1, maxLength: 1024, pattern: "^[\\u0020-\\u007e]+$" } },
+  },
 } as const;
 
-// `protection` is left out: on the wire it is written only when "protected" (05 §6).
+// `protection` is left out for standard actions: on the wire it is written only when "protected"
+// (05 §6). inputSecret is not in the reference's Mock; it lets the protected-action path (hidden
+// unless negotiated, redacted records, no screenshots) be exercised without a phone.
 const ACTIONS: ActionDefinition[] = [
   { name: "tap", description: "Tap a point in device coordinates", inputSchema: SCHEMAS.tap },
   { name: "inputText", description: "Type text into the focused control", inputSchema: SCHEMAS.inputText },
   { name: "scroll", description: "Scroll by a device-coordinate delta", inputSchema: SCHEMAS.scroll },
+  { name: "inputSecret", description: "Type a protected printable-ASCII value into the focused control", inputSchema: SCHEMAS.inputSecret, protection: "protected" },
 ];
 
 export interface MockOptions {
@@ -54,6 +63,8 @@ function validArguments(name: string, args: unknown): boolean {
       return keys === "text" && typeof args.text === "string";
     case "scroll":
       return keys === "deltaX,deltaY" && isNumber(args.deltaX) && isNumber(args.deltaY);
+    case "inputSecret":
+      return keys === "secret" && typeof args.secret === "string" && /^[\u0020-\u007e]{1,1024}$/.test(args.secret);
     default:
       return false;
   }
@@ -117,7 +128,7 @@ export class MockDriver implements Driver {
   }
 
   classify(_deviceId: string, name: string): Protection | undefined {
-    return ACTIONS.some((a) => a.name === name) ? "standard" : undefined;
+    return ACTIONS.find((a) => a.name === name)?.protection ?? (ACTIONS.some((a) => a.name === name) ? "standard" : undefined);
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
@@ -139,6 +150,8 @@ export class MockDriver implements Driver {
     const a = call.arguments as Record<string, number | string>;
     if (name === "tap") return { output: { accepted: true, x: a.x, y: a.y } };
     if (name === "scroll") return { output: { accepted: true, deltaX: a.deltaX, deltaY: a.deltaY } };
+    // The value is consumed, never echoed or kept.
+    if (name === "inputSecret") return { output: { accepted: true } };
     return { output: { accepted: true, characters: [...String(a.text)].length } };
   }
 }

@@ -1,0 +1,112 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { ALL_FEATURES, helloParams, spawnDaemon } from "../support/daemon.ts";
+
+// Printable ASCII with characters JSON escapes, so the raw, escaped and encoded forms all differ.
+const CANARY = 'c4n4ry-"7f3a\\9e-secret';
+const FORMS = {
+  raw: CANARY,
+  jsonEscaped: JSON.stringify(CANARY).slice(1, -1),
+  base64: Buffer.from(CANARY).toString("base64"),
+  base64url: Buffer.from(CANARY).toString("base64url"),
+  hex: Buffer.from(CANARY).toString("hex"),
+};
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/** Every form of the canary found in `text`, named by where it was found. */
+function leaks(where: string, bytes: Buffer): string[] {
+  const text = bytes.toString("latin1");
+  return Object.entries(FORMS)
+    .filter(([, form]) => text.includes(form))
+    .map(([name]) => `${where}: ${name}`);
+}
+
+/** Command lines of every process on the machine, read while the secret is in use. */
+function processArgvs(): string {
+  let all = "";
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      all += `${readFileSync(`/proc/${pid}/cmdline`, "latin1")}\n`;
+    } catch {}
+  }
+  return all;
+}
+
+const secretCall = (id: string, secret: unknown) => ({ id, name: "inputSecret", arguments: { secret } });
+
+describe("protected actions", () => {
+  test("are hidden and refused unless action.protected.v1 was negotiated", async () => {
+    await using d = spawnDaemon();
+    await d.call("system.hello", { ...helloParams(), features: { optional: ALL_FEATURES.filter((f) => f !== "action.protected.v1") } });
+    await d.call("device.connect");
+    expect(((await d.call("device.capabilities")).result as any[]).map((a) => a.name)).toEqual(["tap", "inputText", "scroll"]);
+    await d.call("session.start");
+    const r = await d.call("device.execute", secretCall("0a6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", CANARY));
+    expect(r.error).toEqual({
+      code: -32601,
+      message: "protected action requires an explicitly negotiated feature",
+      data: {
+        code: "protected_action_not_negotiated",
+        message: "protected action requires an explicitly negotiated feature",
+        retryable: false,
+        details: { action: "inputSecret", requiredFeature: "action.protected.v1" },
+      },
+    });
+  });
+
+  test("the secret never reaches responses, events, exports, logs, the data directory or any argv", async () => {
+    await using d = spawnDaemon({ env: { DEVICERAIL_LOG_LEVEL: "trace" } });
+    const responses: string[] = [];
+    const call = async (method: string, params?: unknown) => {
+      const r = await d.call(method, params);
+      responses.push(JSON.stringify(r));
+      return r;
+    };
+    await d.hello();
+    await call("device.connect");
+    const caps = (await call("device.capabilities")).result as any[];
+    expect(caps.find((a) => a.name === "inputSecret")).toEqual(expect.objectContaining({ protection: "protected" }));
+    const sessionId = (await call("session.start")).result.id;
+    const ok = await call("device.execute", secretCall("0a6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", CANARY));
+    const argvLeaks = leaks("process argv", Buffer.from(processArgvs()));
+    expect(ok.result).toEqual({
+      callId: "0a6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+      startedAtMs: expect.any(Number),
+      finishedAtMs: expect.any(Number),
+      output: { accepted: true },
+      before: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction" }),
+      after: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction" }),
+      evidence: [],
+    });
+    // Refused calls must not echo the value either: a control character, an extra key, too long.
+    for (const bad of [`${CANARY}\n`, { nested: CANARY }, CANARY.repeat(100)]) {
+      const r = await call("device.execute", secretCall(crypto.randomUUID(), bad));
+      expect(r.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action inputSecret", retryable: false, details: { action: "inputSecret" } });
+    }
+    await call("device.observe");
+    await call("verdict.record", { verdict: { status: "pass", summary: "typed the password" } });
+    const events = (await call("events.list", { sessionId })).result as any[];
+    const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call);
+    expect(started).toHaveLength(4);
+    for (const c of started) expect(c).toEqual({ id: expect.any(String), name: "inputSecret", arguments: null, argumentsRedacted: true });
+    await call("session.end");
+    await call("session.export", { sessionId });
+    await call("session.export", { sessionId, limit: 2 });
+    expect(await d.close()).toBe(0);
+
+    const found = [
+      ...responses.flatMap((r, i) => leaks(`response ${i}`, Buffer.from(r))),
+      ...leaks("stderr logs", Buffer.from(d.stderr)),
+      ...filesUnder(d.dataDir).flatMap((f) => leaks(f, readFileSync(f))),
+      ...argvLeaks,
+    ];
+    expect(found).toEqual([]);
+    // The sweep looked at real data: logs were written and the store holds the Session.
+    expect(d.stderr.split("\n").length).toBeGreaterThan(2);
+    expect(filesUnder(d.dataDir).some((f) => f.endsWith("devicerail.sqlite") && statSync(f).size > 0)).toBe(true);
+  });
+});
