@@ -37,25 +37,11 @@ export interface DeviceDirectory {
   deviceIds(): readonly string[];
 }
 
-/** True when `result` is a valid result of `method`; may return a description of what is wrong. */
-export type ResultValidator = (method: MethodName, result: unknown) => true | unknown;
-
-export const valibotResultValidator: ResultValidator = (method, result) => {
-  const r = v.safeParse(METHODS[method].result, result);
-  return r.success ? true : v.flatten(r.issues);
-};
-
-/** Maps a non-RpcError failure (e.g. a driver error) to the wire error, or null when it is a bug. */
-export type ErrorMapper = (err: unknown) => RpcError | null;
-
 export interface DispatcherOptions {
   handlers: Handlers;
   devices: DeviceDirectory;
   server: PeerInfo;
   log: Logger;
-  mapError?: ErrorMapper;
-  /** Checks a handler's result against its method's result schema; defaults to the valibot schema. */
-  resultValidator?: ResultValidator;
   /** Core cleanup when a connection ends (active Session, leases). */
   onClose?: (conn: Connection, reason: "daemon shutdown" | "RPC connection closed") => Promise<void>;
 }
@@ -82,11 +68,8 @@ const PRE_PARAM_CHECKS: Partial<Record<MethodName, (conn: Connection) => void>> 
 type Route = { deviceId: string } | { error: RpcError };
 
 export class Dispatcher {
-  private readonly validateResult: ResultValidator;
   private readonly memo = new WeakMap<object, string>();
-  constructor(readonly opts: DispatcherOptions) {
-    this.validateResult = opts.resultValidator ?? valibotResultValidator;
-  }
+  constructor(readonly opts: DispatcherOptions) {}
 
   /**
    * Handles one decoded input line. Returns a promise only when the caller must wait before the next
@@ -178,8 +161,6 @@ export class Dispatcher {
     // request's own error (−32007/−32008), not as driver_cancelled/driver_timed_out (09 §2).
     if (flight?.reason && (!(err instanceof RpcError) || err.code === "driver_cancelled" || err.code === "driver_timed_out")) return abortError(flight);
     if (err instanceof RpcError) return err;
-    const mapped = this.opts.mapError?.(err);
-    if (mapped) return mapped;
     this.opts.log.error({ err }, "handler failed with an unexpected error");
     return new RpcError("internal_error");
   }
@@ -231,9 +212,9 @@ export class Dispatcher {
   private checkResult(method: MethodName, result: unknown, flight: InFlight | null): unknown {
     if (flight?.reason && flight.method !== "device.execute") throw abortError(flight);
     if (typeof result === "object" && result !== null && this.memo.has(result)) return result;
-    const verdict = this.validateResult(method, result);
-    if (verdict !== true) {
-      this.opts.log.error({ method, issues: verdict }, "handler result does not match its schema");
+    const checked = v.safeParse(METHODS[method].result, result);
+    if (!checked.success) {
+      this.opts.log.error({ method, issues: v.flatten(checked.issues) }, "handler result does not match its schema");
       throw new RpcError("internal_error");
     }
     // A frozen result cannot change after this check, so its validation and encoding are reused

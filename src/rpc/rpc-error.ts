@@ -10,11 +10,6 @@ export class RpcError extends Error {
     this.name = "RpcError";
     this.error = error;
   }
-  static fromObject(error: RpcErrorObject): RpcError {
-    const e = Object.create(RpcError.prototype) as RpcError;
-    Object.assign(e, { error, message: error.message, name: "RpcError" });
-    return e;
-  }
   get code(): string {
     return this.error.data.code;
   }

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { Socket, Subprocess } from "bun";
 import { rmSync } from "node:fs";
 import { ALL_FEATURES, ROOT, type RpcResponse, daemonCommand, daemonEnv, helloParams, spawnDaemon } from "../support/daemon.ts";
+import { LineClient } from "../support/line-client.ts";
 
 const MiB = 1_048_576;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -135,15 +136,10 @@ async function startDaemon(env: Record<string, string> = {}): Promise<{ daemon: 
 }
 
 /** A minimal NDJSON client on a Bun TCP socket: queued writes with drain, response lines in order. */
-class Client {
+class Client extends LineClient {
   private socket!: Socket<undefined>;
-  private readonly decoder = new TextDecoder();
-  private text = "";
-  private lines: string[] = [];
-  private waiters: ((line: string | null) => void)[] = [];
   private outbox: Uint8Array[] = [];
   private drained: (() => void)[] = [];
-  private nextId = 1;
   isClosed = false;
   private readonly closedSignal = Promise.withResolvers<void>();
   /** Resolves when the server (or this client) closed the connection. */
@@ -155,7 +151,7 @@ class Client {
       hostname: "127.0.0.1",
       port,
       socket: {
-        data: (_s, chunk) => c.onData(chunk),
+        data: (_s, chunk) => c.receive(chunk),
         drain: () => c.flush(),
         close: () => c.onClose(),
         error: () => c.onClose(),
@@ -164,22 +160,10 @@ class Client {
     return c;
   }
 
-  private onData(chunk: Uint8Array): void {
-    this.text += this.decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = this.text.indexOf("\n")) >= 0) {
-      const line = this.text.slice(0, nl);
-      this.text = this.text.slice(nl + 1);
-      const w = this.waiters.shift();
-      if (w) w(line);
-      else this.lines.push(line);
-    }
-  }
-
   private onClose(): void {
     if (this.isClosed) return;
     this.isClosed = true;
-    for (const w of this.waiters.splice(0)) w(null);
+    this.endOfInput();
     this.closedSignal.resolve();
   }
 
@@ -210,37 +194,6 @@ class Client {
   writesDone(): Promise<void> {
     if (this.outbox.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
-  }
-
-  send(message: unknown): void {
-    this.writeRaw(`${JSON.stringify(message)}\n`);
-  }
-
-  /** The next response line, or null once the connection closed. */
-  nextLine(ms = 10_000): Promise<string | null> {
-    const line = this.lines.shift();
-    if (line !== undefined) return Promise.resolve(line);
-    if (this.isClosed) return Promise.resolve(null);
-    return within(new Promise<string | null>((resolve) => this.waiters.push(resolve)), ms, () => "no response line");
-  }
-
-  async next(ms?: number): Promise<RpcResponse> {
-    const line = await this.nextLine(ms);
-    if (line === null) throw new Error("connection closed before a response");
-    return JSON.parse(line) as RpcResponse;
-  }
-
-  async call(method: string, params?: unknown, extra: Record<string, unknown> = {}): Promise<RpcResponse> {
-    const msg: Record<string, unknown> = { jsonrpc: "2.0", id: extra.id ?? this.nextId++, method, ...extra };
-    if (params !== undefined) msg.params = params;
-    this.send(msg);
-    return this.next();
-  }
-
-  async hello(opts?: Parameters<typeof helloParams>[0]): Promise<RpcResponse> {
-    const r = await this.call("system.hello", helloParams(opts));
-    if (!r.result) throw new Error(`hello failed: ${JSON.stringify(r)}`);
-    return r;
   }
 
   /** Stops reading from the kernel (Bun sockets have pause/resume at runtime, not in their types). */

@@ -36,8 +36,11 @@ export async function coreHarness(opts: { screenshotPolicy?: "capture" | "omit" 
   });
   const services = { eventStreamListener: false, screenshotPolicy: "capture" as const, evidenceStore: true, mediaStreams: true };
   let nextId = 1;
-  /** One connection offering `features`; `call` resolves with that request's response (responses may come out of order). */
-  const connect = async (features: string[]) => {
+  /**
+   * One connection offering `features` up to protocol 1.`maxMinor`; `call` resolves with that
+   * request's response (responses may come out of order).
+   */
+  const connect = async (features: string[], maxMinor = 5) => {
     const waiting = new Map<unknown, (r: any) => void>();
     const conn = new Connection({ kind: "stdio", framing: "ndjson" }, services, (frame) => {
       const r = JSON.parse(frame);
@@ -50,7 +53,7 @@ export async function coreHarness(opts: { screenshotPolicy?: "capture" | "omit" 
       return { id, response: p };
     };
     const ask = (method: string, params?: unknown, extra: object = {}) => call(method, params, extra).response;
-    await ask("system.hello", { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] }, features: { optional: features } });
+    await ask("system.hello", { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor }] }, features: { optional: features } });
     return { conn, call, ask };
   };
   return { dir, core, driver, objects, dispatcher, connect, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

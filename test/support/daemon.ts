@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { LineClient } from "./line-client.ts";
 
 export const ROOT = join(import.meta.dir, "../..");
 
@@ -41,35 +42,11 @@ export interface RpcResponse {
   error?: { code: number; message: string; data: { code: string; message: string; retryable: boolean; details: any } };
 }
 
-export const ALL_FEATURES = [
-  "events.snapshot.v1",
-  "request.control.v1",
-  "device.routing.v1",
-  "action.protected.v1",
-  "events.stream.v1",
-  "media.stream.v1",
-  "session.export.page.v1",
-  "observation.uiSnapshot.v1",
-  "device.semanticActions.v1",
-  "verdict.record.v1",
-];
-
-export function helloParams(opts: { min?: number; max?: number; required?: string[]; optional?: string[] } = {}) {
-  return {
-    client: { name: "devicerail-tests", version: "1.0.0" },
-    protocol: { ranges: [{ major: 1, minMinor: opts.min ?? 0, maxMinor: opts.max ?? 5 }] },
-    features: { required: opts.required ?? [], optional: opts.optional ?? ALL_FEATURES },
-  };
-}
+export { ALL_FEATURES, helloParams } from "./hello.ts";
 
 /** A real daemon process on stdio: write lines, read response lines, observe exit and stderr. */
-export class DaemonProcess {
+export class DaemonProcess extends LineClient {
   readonly proc: Subprocess<"pipe", "pipe", "pipe">;
-  private buffered = "";
-  private lines: string[] = [];
-  private waiters: ((line: string | null) => void)[] = [];
-  private ended = false;
-  private nextId = 1;
   stderr = "";
   readonly exited: Promise<number>;
   /** The daemon's data directory (created for it unless the caller passed DEVICERAIL_DATA_DIR). */
@@ -77,80 +54,29 @@ export class DaemonProcess {
   private readonly ownsDataDir: boolean;
 
   constructor(opts: { env?: Record<string, string>; args?: string[] } = {}) {
+    super();
     this.ownsDataDir = !opts.env?.DEVICERAIL_DATA_DIR;
     const env = daemonEnv(opts.env);
     this.dataDir = env.DEVICERAIL_DATA_DIR as string;
     const proc = Bun.spawn(daemonCommand(opts.args), { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
     this.proc = proc;
     this.exited = proc.exited;
-    void this.pump();
+    void (async () => {
+      for await (const chunk of proc.stdout) this.receive(chunk);
+      this.endOfInput();
+    })();
     void (async () => {
       for await (const chunk of proc.stderr) this.stderr += new TextDecoder().decode(chunk);
     })();
   }
 
-  private async pump(): Promise<void> {
-    const decoder = new TextDecoder();
-    for await (const chunk of this.proc.stdout) {
-      this.buffered += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = this.buffered.indexOf("\n")) >= 0) {
-        this.push(this.buffered.slice(0, nl));
-        this.buffered = this.buffered.slice(nl + 1);
-      }
-    }
-    this.ended = true;
-    for (const w of this.waiters.splice(0)) w(null);
-  }
-
-  private push(line: string): void {
-    const w = this.waiters.shift();
-    if (w) w(line);
-    else this.lines.push(line);
-  }
-
-  /** Next raw stdout line, or null at EOF. */
-  nextLine(timeoutMs = 10_000): Promise<string | null> {
-    const line = this.lines.shift();
-    if (line !== undefined) return Promise.resolve(line);
-    if (this.ended) return Promise.resolve(null);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no stdout line within ${timeoutMs} ms; stderr:\n${this.stderr}`)), timeoutMs);
-      this.waiters.push((l) => {
-        clearTimeout(timer);
-        resolve(l);
-      });
-    });
-  }
-
-  async next(timeoutMs?: number): Promise<RpcResponse> {
-    const line = await this.nextLine(timeoutMs);
-    if (line === null) throw new Error(`daemon stdout ended; stderr:\n${this.stderr}`);
-    return JSON.parse(line) as RpcResponse;
+  protected override context(): string {
+    return `; daemon stderr:\n${this.stderr}`;
   }
 
   writeRaw(data: string | Uint8Array): void {
     this.proc.stdin.write(data);
     this.proc.stdin.flush();
-  }
-
-  send(message: unknown): void {
-    this.writeRaw(`${JSON.stringify(message)}\n`);
-  }
-
-  /** Sends one request with a fresh numeric id (unless given) and returns its response. */
-  async call(method: string, params?: unknown, extra: Record<string, unknown> = {}): Promise<RpcResponse> {
-    const id = (extra.id as number | string | undefined) ?? this.nextId++;
-    const msg: Record<string, unknown> = { jsonrpc: "2.0", id, method, ...extra };
-    if (params !== undefined) msg.params = params;
-    this.send(msg);
-    return this.next();
-  }
-
-  async hello(opts?: Parameters<typeof helloParams>[0]): Promise<RpcResponse> {
-    const r = await this.call("system.hello", helloParams(opts));
-    if (!r.result) throw new Error(`hello failed: ${JSON.stringify(r)}`);
-    return r;
   }
 
   /** Closes stdin (EOF) and waits for the exit code. */

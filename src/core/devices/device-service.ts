@@ -65,8 +65,7 @@ export class DeviceService {
   }
 
   acquireLease(deviceId: string, connectionId: string, sessionId: string): void {
-    const held = this.leases.get(deviceId);
-    if (held && held.connectionId !== connectionId) throw new RpcError("device_in_use", { arg: deviceId, details: { deviceId } });
+    this.checkAccess(deviceId, connectionId);
     this.leases.set(deviceId, { connectionId, sessionId });
   }
 

@@ -1,11 +1,11 @@
 import type { CallContext } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
-import { MEDIA_TYPE_PNG } from "../../protocol/types/evidence.ts";
+import { MEDIA_TYPE_PNG, MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
-import { MEDIA_TYPE_UI_TREE, buildUiSnapshot, snapshotRef } from "../sessions/ui-snapshot.ts";
+import { buildUiSnapshot, snapshotRef } from "../sessions/ui-snapshot.ts";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 

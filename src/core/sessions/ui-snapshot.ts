@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import { type UiContextRef, type UiNode, type UiSnapshot, type UiSnapshotRef, UiSnapshotSchema } from "../../protocol/types/ui.ts";
 
 export const MAX_UI_SNAPSHOT_BYTES = 786_432;
@@ -68,4 +67,3 @@ export function snapshotRef(snapshot: UiSnapshot, byteLength: number, evidence: 
   return { formatVersion: 1, context: snapshot.context, nodeCount: snapshot.nodes.length, byteLength, evidence };
 }
 
-export { MEDIA_TYPE_UI_TREE };

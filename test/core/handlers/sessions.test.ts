@@ -1,58 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Core } from "../../../src/core/core.ts";
-import { DeviceService } from "../../../src/core/devices/device-service.ts";
-import { FileEvidenceStore } from "../../../src/core/evidence/evidence-store.ts";
-import { ObjectStore } from "../../../src/core/evidence/object-store.ts";
-import { createHandlers } from "../../../src/core/handlers/index.ts";
-import { closeConnectionSession } from "../../../src/core/handlers/sessions.ts";
-import { openDatabase } from "../../../src/core/sessions/db.ts";
-import { EventLog } from "../../../src/core/sessions/event-log.ts";
-import { Connection } from "../../../src/rpc/connection.ts";
-import { Dispatcher } from "../../../src/rpc/dispatcher.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { FakeDriver } from "../../support/fake-driver.ts";
+import { writeFileSync } from "node:fs";
+import { coreHarness } from "../../support/core-harness.ts";
 
 const FEATURES = ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "observation.uiSnapshot.v1", "verdict.record.v1", "session.export.page.v1"];
 
-/** The real dispatcher, handlers, event log and file evidence store over a scriptable fake driver. */
+/** The shared core harness, every connection offering FEATURES (up to 1.`maxMinor`). */
 async function setup() {
-  const dir = mkdtempSync(join(tmpdir(), "devicerail-core-"));
-  const opened = openDatabase(join(dir, "db.sqlite"));
-  const objects = await ObjectStore.open(join(dir, "evidence"));
-  const devices = new DeviceService(silentLogger);
-  const driver = new FakeDriver();
-  await devices.attach(driver, { signal: new AbortController().signal, deadline: null, log: silentLogger });
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(opened), screenshotPolicy: "capture" };
-  const dispatcher = new Dispatcher({
-    handlers: createHandlers(core),
-    devices: devices.registry,
-    server: { name: "t", version: "0" },
-    log: silentLogger,
-    onClose: (conn, reason) => closeConnectionSession(core, conn, reason, silentLogger),
-  });
-  const services = { eventStreamListener: false, screenshotPolicy: "capture" as const, evidenceStore: true, mediaStreams: false };
-  let nextId = 1;
-  /** One connection; `call` resolves with that request's response (responses may come out of order). */
-  const connect = async (maxMinor = 5) => {
-    const waiting = new Map<unknown, (r: any) => void>();
-    const conn = new Connection({ kind: "stdio", framing: "ndjson" }, services, (frame) => {
-      const r = JSON.parse(frame);
-      waiting.get(r.id)?.(r);
-    });
-    const call = (method: string, params?: unknown, extra: object = {}) => {
-      const id = nextId++;
-      const p = new Promise<any>((resolve) => waiting.set(id, resolve));
-      void dispatcher.handleText(conn, JSON.stringify({ jsonrpc: "2.0", id, method, ...extra, ...(params === undefined ? {} : { params }) }));
-      return { id, response: p };
-    };
-    const ask = (method: string, params?: unknown, extra: object = {}) => call(method, params, extra).response;
-    await ask("system.hello", { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor }] }, features: { optional: FEATURES } });
-    return { conn, call, ask };
-  };
-  return { dir, core, driver, objects, dispatcher, connect, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const h = await coreHarness();
+  return { ...h, connect: (maxMinor = 5) => h.connect(FEATURES, maxMinor) };
 }
 
 describe("Session handlers over a fake driver", () => {
