@@ -56,8 +56,14 @@ export function violations(rel: string, source: string): string[] {
         break;
       case "core":
         if (tLayer && !["core", "protocol", "rpc", "driver"].includes(tLayer)) bad("src/core may not import drivers, transports or daemon");
-        if (pkg && pkg !== "valibot" && !((pkg === "bun:sqlite" || pkg.startsWith("drizzle-orm")) && inCore("sessions")) && !(pkg.startsWith("node:") && (inCore("sessions") || inCore("evidence"))))
-          bad("src/core uses bun:sqlite/drizzle only in sessions/ and Node file APIs only in sessions/ and evidence/");
+        if (
+          pkg &&
+          pkg !== "valibot" &&
+          !((pkg === "bun:sqlite" || pkg.startsWith("drizzle-orm")) && inCore("sessions")) &&
+          !(pkg.startsWith("node:") && (inCore("sessions") || inCore("evidence"))) &&
+          !(pkg === "re2js" && inCore("devices/semantic"))
+        )
+          bad("src/core uses bun:sqlite/drizzle only in sessions/, Node file APIs only in sessions/ and evidence/, re2js only in devices/semantic/");
         break;
       case "drivers": {
         const own = rel.split("/").slice(0, 2).join("/");

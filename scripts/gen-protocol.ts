@@ -8,6 +8,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/t
 import type * as v from "valibot";
 import { CONCURRENT_METHODS, METHODS, METHOD_NAMES, type MethodName } from "../src/protocol/methods.ts";
 import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
+import { SEMANTIC_ARGUMENTS } from "../src/protocol/types/ui.ts";
 import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR } from "../src/protocol/features.ts";
 import { VERSION } from "../src/daemon/version.ts";
 
@@ -134,6 +135,31 @@ function openRpc(): unknown {
   };
 }
 
+/**
+ * A self-contained document for an action's `inputSchema` (08 §3): every DTO it reaches is copied
+ * into `$defs` and referenced locally, since a client cannot resolve our URNs.
+ */
+function actionInputSchema(name: keyof typeof DTOS): JsonSchema {
+  const local = (n: string) => `#/$defs/${n}`;
+  const defs: Record<string, JsonSchema> = {};
+  const pending = new Set<string>();
+  const collect = (doc: unknown) => {
+    const text = JSON.stringify(doc);
+    for (const [, ref] of text.matchAll(/"#\/\$defs\/([A-Za-z0-9]+)"/g)) if (ref && !(ref in defs) && ref !== name) pending.add(ref);
+  };
+  const body = convert(DTOS[name], name, local);
+  collect(body);
+  while (pending.size > 0) {
+    const next = pending.values().next().value as string;
+    pending.delete(next);
+    const dto = ((DTOS as Record<string, v.GenericSchema>)[next] ?? (SCALARS as Record<string, v.GenericSchema>)[next]) as v.GenericSchema;
+    defs[next] = { title: next, ...convert(dto, next, local) } as JsonSchema;
+    collect(defs[next]);
+  }
+  const sorted = Object.fromEntries(Object.keys(defs).sort().map((k) => [k, defs[k]]));
+  return { ...fileDoc(`action-${name}`, name, body), $defs: sorted } as JsonSchema;
+}
+
 /** Every generated file: relative path → content. */
 export function generate(): Map<string, string> {
   const files = new Map<string, string>();
@@ -147,6 +173,7 @@ export function generate(): Map<string, string> {
       put(`methods/${file}.schema.json`, { ...fileDoc(`method-${file}`, `${method} ${kind}`, body) });
     }
   }
+  for (const dto of Object.values(SEMANTIC_ARGUMENTS)) put(`actions/${kebab(dto)}.schema.json`, actionInputSchema(dto));
   put("openrpc.json", openRpc());
   return files;
 }

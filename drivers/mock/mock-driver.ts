@@ -1,9 +1,11 @@
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
-import type { CallContext, DeviceChange, Driver, ObserveOptions, Protection, RawObservation } from "../../src/driver/driver.ts";
+import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { MOCK_APP_ID, MockApp, SCREEN } from "./mock-app.ts";
+import { renderScreen } from "./mock-screen.ts";
 
-/** The reference Mock's fixed 1×1 RGBA PNG (09 §1): every screenshot is this Evidence. */
+/** The reference Mock's fixed 1×1 RGBA PNG (09 §1), kept for tests that need a minimal valid PNG. */
 export const MOCK_PNG = Uint8Array.from(
   Buffer.from(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63089af3ea3f0005f402d88de408210000000049454e44ae426082",
@@ -15,6 +17,7 @@ const SCHEMAS = {
   tap: { type: "object", additionalProperties: false, required: ["x", "y"], properties: { x: { type: "number", minimum: 0 }, y: { type: "number", minimum: 0 } } },
   inputText: { type: "object", additionalProperties: false, required: ["text"], properties: { text: { type: "string" } } },
   scroll: { type: "object", additionalProperties: false, required: ["deltaX", "deltaY"], properties: { deltaX: { type: "number" }, deltaY: { type: "number" } } },
+  back: { type: "object", additionalProperties: false, properties: {} },
   inputSecret: {
     type: "object",
     additionalProperties: false,
@@ -30,6 +33,7 @@ const ACTIONS: ActionDefinition[] = [
   { name: "tap", description: "Tap a point in device coordinates", inputSchema: SCHEMAS.tap },
   { name: "inputText", description: "Type text into the focused control", inputSchema: SCHEMAS.inputText },
   { name: "scroll", description: "Scroll by a device-coordinate delta", inputSchema: SCHEMAS.scroll },
+  { name: "back", description: "Go back one screen", inputSchema: SCHEMAS.back },
   { name: "inputSecret", description: "Type a protected printable-ASCII value into the focused control", inputSchema: SCHEMAS.inputSecret, protection: "protected" },
 ];
 
@@ -63,6 +67,8 @@ function validArguments(name: string, args: unknown): boolean {
       return keys === "text" && typeof args.text === "string";
     case "scroll":
       return keys === "deltaX,deltaY" && isNumber(args.deltaX) && isNumber(args.deltaY);
+    case "back":
+      return keys === "";
     case "inputSecret":
       return keys === "secret" && typeof args.secret === "string" && /^[\u0020-\u007e]{1,1024}$/.test(args.secret);
     default:
@@ -70,14 +76,21 @@ function validArguments(name: string, args: unknown): boolean {
   }
 }
 
+interface MockDevice {
+  info: DeviceInfo;
+  app: MockApp;
+}
+
 /**
- * The deterministic Mock device of the reference (09 §1): always present, a fixed 1280×720
- * screenshot, and tap / inputText / scroll that echo what they were given.
+ * The Mock devices: the reference's identity and action space (09 §1) in front of a small
+ * scripted app (mock-app.ts) whose screenshots are rendered from its UI tree, so semantic actions
+ * and demos show real behaviour. Deterministic: the same calls give the same trees and bytes.
  */
 export class MockDriver implements Driver {
   readonly name = "mock";
-  readonly uiTrees = false;
-  private readonly devices = new Map<string, DeviceInfo>();
+  readonly uiTrees = true;
+  readonly elements: ElementInput;
+  private readonly devices = new Map<string, MockDevice>();
   private frameSequence = 0;
   private readonly hang: NonNullable<MockOptions["hang"]>;
 
@@ -86,36 +99,48 @@ export class MockDriver implements Driver {
     const count = Math.max(1, opts.count ?? 1);
     for (let i = 1; i <= count; i++) {
       const id = `mock-${i}`;
-      this.devices.set(id, { id, name: count === 1 ? "DeviceRail Mock Device" : `DeviceRail Mock Device ${i}`, platform: { kind: "mock" }, osVersion: "0.1", connected: false });
+      const name = count === 1 ? "DeviceRail Mock Device" : `DeviceRail Mock Device ${i}`;
+      this.devices.set(id, { info: { id, name, platform: { kind: "mock" }, osVersion: "0.1", connected: false }, app: new MockApp() });
     }
+    this.elements = {
+      tapPoint: (deviceId: string, p: Point, ctx: CallContext) => this.input(deviceId, ctx, (app) => void app.tap(p.x, p.y)),
+      clearFocused: (deviceId: string, ctx: CallContext) => this.input(deviceId, ctx, (app) => app.clearFocused()),
+      typeText: (deviceId: string, text: string, o: { secret: boolean }, ctx: CallContext) => this.input(deviceId, ctx, (app) => app.type(text, o.secret)),
+    };
   }
 
   async start(onChange: (change: DeviceChange) => void, _ctx: CallContext): Promise<void> {
-    for (const device of this.devices.values()) onChange({ type: "present", device: { ...device } });
+    for (const d of this.devices.values()) onChange({ type: "present", device: { ...d.info } });
   }
 
   async stop(): Promise<void> {}
 
-  private device(deviceId: string): DeviceInfo {
+  private device(deviceId: string): MockDevice {
     const d = this.devices.get(deviceId);
     if (!d) throw new DriverError("protocol_error", { detail: `unknown mock device ${deviceId}` });
     return d;
   }
 
-  private connected(deviceId: string): DeviceInfo {
+  private connected(deviceId: string): MockDevice {
     const d = this.device(deviceId);
-    if (!d.connected) throw new DriverError("device_not_connected", { deviceId });
+    if (!d.info.connected) throw new DriverError("device_not_connected", { deviceId });
     return d;
+  }
+
+  private async input(deviceId: string, ctx: CallContext, run: (app: MockApp) => void): Promise<void> {
+    const { app } = this.connected(deviceId);
+    if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
+    run(app);
   }
 
   async connect(deviceId: string): Promise<DeviceInfo> {
     const d = this.device(deviceId);
-    d.connected = true;
-    return { ...d };
+    d.info.connected = true;
+    return { ...d.info };
   }
 
   async disconnect(deviceId: string): Promise<void> {
-    this.device(deviceId).connected = false;
+    this.device(deviceId).info.connected = false;
   }
 
   async health(deviceId: string): Promise<void> {
@@ -128,30 +153,46 @@ export class MockDriver implements Driver {
   }
 
   classify(_deviceId: string, name: string): Protection | undefined {
-    return ACTIONS.find((a) => a.name === name)?.protection ?? (ACTIONS.some((a) => a.name === name) ? "standard" : undefined);
+    const a = ACTIONS.find((d) => d.name === name);
+    return a ? (a.protection ?? "standard") : undefined;
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
-    this.connected(deviceId);
+    const { app } = this.connected(deviceId);
     if (this.hang === "observe" || this.hang === "all") await hangUntilAborted(ctx);
+    app.tick();
+    const nodes = app.tree();
     return {
-      viewport: { width: 1280, height: 720, scaleFactor: 1 },
-      screenshot: opts.screenshot ? MOCK_PNG : null,
-      metadata: { frameSequence: ++this.frameSequence },
+      viewport: { width: SCREEN.width, height: SCREEN.height, scaleFactor: 1 },
+      screenshot: opts.screenshot ? renderScreen(nodes, { dark: app.darkMode, focusedNodeId: app.focusedNodeId() }) : null,
+      uiTree: opts.uiTree ? { context: app.context(), nodes } : null,
+      metadata: { frameSequence: ++this.frameSequence, foregroundApp: MOCK_APP_ID, screen: app.screen },
     };
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
-    this.connected(deviceId);
+    const { app } = this.connected(deviceId);
     const { name } = call;
     if (!ACTIONS.some((a) => a.name === name)) throw new DriverError("unknown_action", { action: name });
     if (!validArguments(name, call.arguments)) throw new DriverError("invalid_arguments", { action: name });
     if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
     const a = call.arguments as Record<string, number | string>;
-    if (name === "tap") return { output: { accepted: true, x: a.x, y: a.y } };
-    if (name === "scroll") return { output: { accepted: true, deltaX: a.deltaX, deltaY: a.deltaY } };
-    // The value is consumed, never echoed or kept.
-    if (name === "inputSecret") return { output: { accepted: true } };
-    return { output: { accepted: true, characters: [...String(a.text)].length } };
+    switch (name) {
+      case "tap":
+        app.tap(Number(a.x), Number(a.y));
+        return { output: { accepted: true, x: a.x, y: a.y } };
+      case "scroll":
+        return { output: { accepted: true, deltaX: a.deltaX, deltaY: a.deltaY } };
+      case "back":
+        app.goBack();
+        return { output: { accepted: true } };
+      case "inputSecret":
+        // The value is consumed, never echoed or kept in the clear.
+        app.type(String(a.secret), true);
+        return { output: { accepted: true } };
+      default:
+        app.type(String(a.text), false);
+        return { output: { accepted: true, characters: [...String(a.text)].length } };
+    }
   }
 }

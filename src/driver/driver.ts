@@ -28,6 +28,33 @@ export interface ObserveOptions {
   uiTree: boolean;
 }
 
+/** A point in screenshot pixels, the space UI-tree bounds are in. */
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * The primitive UI input core composes into the five semantic actions (08 §3), offered only by a
+ * driver that also produces UI trees. The optional native members let a platform act on a node
+ * itself; without them core falls back to a coordinate tap and reports that in `execution`.
+ */
+export interface ElementInput {
+  /** Taps one point given in screenshot pixels. */
+  tapPoint(deviceId: string, point: Point, ctx: CallContext): Promise<void>;
+  /** Deletes all text of the focused input field. */
+  clearFocused(deviceId: string, ctx: CallContext): Promise<void>;
+  /**
+   * Types into the focused field. With `secret` the text must travel only through a channel that
+   * is never logged and never part of a child process's argv.
+   */
+  typeText(deviceId: string, text: string, opts: { secret: boolean }, ctx: CallContext): Promise<void>;
+  /** Activates the node natively (accessibility press), when the platform can. */
+  tapNode?(deviceId: string, node: UiNode, ctx: CallContext): Promise<void>;
+  /** Replaces the node's value natively, when the platform can; `value` is secret. */
+  setNodeValue?(deviceId: string, node: UiNode, value: string, ctx: CallContext): Promise<void>;
+}
+
 export type DeviceChange = { type: "present"; device: DeviceInfo } | { type: "gone"; deviceId: string };
 
 /**
@@ -41,6 +68,8 @@ export interface Driver {
    * on its observations, which keeps its Sessions readable by clients older than protocol 1.5.
    */
   readonly uiTrees: boolean;
+  /** Present when core may build the semantic actions on this driver (requires `uiTrees`). */
+  readonly elements?: ElementInput;
   /** Starts discovery and reports devices as they appear, change or go, until stop(). */
   start(onChange: (change: DeviceChange) => void, ctx: CallContext): Promise<void>;
   /** Stops discovery and releases every resource (processes, sockets); idempotent. */

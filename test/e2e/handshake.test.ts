@@ -204,7 +204,8 @@ describe("feature negotiation", () => {
     await d.call("session.start");
     const obs = (await d.call("device.observe")).result;
     expect(obs).toEqual(expect.objectContaining({ screenshot: null, screenshotOmission: "policy" }));
-    expect(obs.uiSnapshotOmission).toBeUndefined();
+    expect(obs.uiSnapshotOmission).toBe("policy");
+    expect(obs.uiSnapshot).toBeUndefined();
     const tap = (await d.call("device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: 1, y: 1 } })).result;
     expect(tap.evidence).toEqual([]);
     expect(tap.after).toEqual(expect.objectContaining({ screenshot: null, screenshotOmission: "policy" }));

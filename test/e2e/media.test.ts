@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { spawnDaemon } from "../support/daemon.ts";
+import { LOGIN_SCREEN_SHA } from "../support/mock-screens.ts";
 
-const MOCK_SHA = "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd";
+const MOCK_SHA = LOGIN_SCREEN_SHA;
 const MOCK_REF = { id: `sha256:${MOCK_SHA}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${MOCK_SHA}`, sha256: MOCK_SHA };
 const M1 = "d9c8b7a6-9584-4736-a251-40f9e8d7c6b5";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

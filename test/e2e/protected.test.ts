@@ -43,7 +43,8 @@ describe("protected actions", () => {
     await using d = spawnDaemon();
     await d.call("system.hello", { ...helloParams(), features: { optional: ALL_FEATURES.filter((f) => f !== "action.protected.v1") } });
     await d.call("device.connect");
-    expect(((await d.call("device.capabilities")).result as any[]).map((a) => a.name)).toEqual(["tap", "inputText", "scroll"]);
+    // inputSecret and the protected semantic action setElementValue are not even listed.
+    expect(((await d.call("device.capabilities")).result as any[]).map((a) => a.name)).toEqual(["tap", "inputText", "scroll", "back", "findElement", "tapElement", "clearElement", "waitForElement"]);
     await d.call("session.start");
     const r = await d.call("device.execute", secretCall("0a6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", CANARY));
     expect(r.error).toEqual({

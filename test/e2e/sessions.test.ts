@@ -2,8 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DaemonProcess, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
+import { LOGIN_CONTEXT, LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, MOCK_METADATA, UI_TREE_MEDIA_TYPE } from "../support/mock-screens.ts";
 
-const MOCK_SHA = "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd";
+const MOCK_SHA = LOGIN_SCREEN_SHA;
 const MOCK_REF = { id: `sha256:${MOCK_SHA}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${MOCK_SHA}`, sha256: MOCK_SHA };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -29,9 +30,18 @@ describe("Sessions and the event log over stdio", () => {
       capturedAtMs: expect.any(Number),
       viewport: { width: 1280, height: 720, scaleFactor: 1 },
       screenshot: MOCK_REF,
-      metadata: { frameSequence: 1 },
+      metadata: MOCK_METADATA(1),
+      uiSnapshot: {
+        formatVersion: 1,
+        context: LOGIN_CONTEXT,
+        nodeCount: 5,
+        byteLength: expect.any(Number),
+        evidence: expect.objectContaining({ mediaType: UI_TREE_MEDIA_TYPE }),
+      },
     });
-    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(70);
+    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
+    const tree = obs.result.uiSnapshot;
+    expect(statSync(objectPath(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
     const events = (await d.call("events.list", {})).result;
     expect(events.map((e: any) => [e.sequence, e.payload.type, e.requestId, e.deviceId])).toEqual([
       [1, "sessionStarted", 3, "mock-1"],
@@ -45,7 +55,10 @@ describe("Sessions and the event log over stdio", () => {
     const sessionId = await started(d);
     const callId = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
     const r = await d.call("device.execute", { id: callId, name: "tap", arguments: { x: 10, y: 20.5 } });
-    expect(r.result).toEqual(expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF] }));
+    // Empty space: the screen is unchanged, so one screenshot, and the two trees differ only by
+    // the Observation id they carry.
+    const tree = expect.objectContaining({ mediaType: UI_TREE_MEDIA_TYPE });
+    expect(r.result).toEqual(expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF, tree, tree] }));
     const bad = await d.call("device.execute", { id: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: -1, y: 0 } });
     expect(bad.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action tap", retryable: false, details: { action: "tap" } });
     const unknown = await d.call("device.execute", { id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: { secret: "s3cr3t" } });
@@ -90,18 +103,37 @@ describe("Sessions and the event log over stdio", () => {
     expect((await code({ status: "fail", summary: "   " }))?.details).toEqual({ maximumEvidenceReferences: 64, maximumSummaryLength: 16384, method: "verdict.record" });
   });
 
-  test("ui.snapshot.get names missing and unavailable snapshots", async () => {
+  test("ui.snapshot.get returns the stored tree and names missing and unavailable snapshots", async () => {
     await using d = spawnDaemon();
     await started(d);
     const obs = (await d.call("device.observe")).result;
-    expect((await d.call("ui.snapshot.get", { observationId: obs.id })).error?.data).toEqual({
+    const snapshot = (await d.call("ui.snapshot.get", { observationId: obs.id })).result;
+    expect({ observationId: snapshot.observationId, context: snapshot.context, roots: snapshot.rootStableNodeIds }).toEqual({
+      observationId: obs.id,
+      context: LOGIN_CONTEXT,
+      roots: ["login"],
+    });
+    expect(snapshot.nodes.map((n: any) => [n.stableNodeId, n.role, n.text])).toEqual([
+      ["login", "Window", null],
+      ["login/title", "Text", "Sign in"],
+      ["login/username", "TextField", ""],
+      ["login/password", "SecureTextField", ""],
+      ["login/sign_in", "Button", "Sign in"],
+    ]);
+    const missing = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
+    expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe("ui_snapshot_not_found");
+
+    // Under screenshot policy omit the tree is not kept either (08 §2.1).
+    await using omit = spawnDaemon({ env: { DEVICERAIL_SCREENSHOT_POLICY: "omit" } });
+    await started(omit);
+    const bare = (await omit.call("device.observe")).result;
+    expect(bare.uiSnapshotOmission).toBe("policy");
+    expect((await omit.call("ui.snapshot.get", { observationId: bare.id })).error?.data).toEqual({
       code: "ui_snapshot_unavailable",
       message: "the Observation does not contain a UI snapshot",
       retryable: false,
-      details: { observationId: obs.id, omissionReason: null },
+      details: { observationId: bare.id, omissionReason: "policy" },
     });
-    const missing = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
-    expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe("ui_snapshot_not_found");
   });
 
   test("events.list pages by afterSequence and limit with the edge cases typed", async () => {
@@ -168,20 +200,38 @@ describe("Sessions and the event log over stdio", () => {
     expect((await d.call("sessions.list")).result).toEqual([]);
   });
 
-  test("a client of protocol 1.4 reads a mock Session, whose events need no newer minor", async () => {
+  test("a client of protocol 1.4 reads a Session recorded without UI trees and is refused one with them", async () => {
     const dataDir = tempDataDir();
-    let sessionId = "";
-    {
+    const record = async (features: string[]) => {
       await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
-      sessionId = await started(d);
+      await d.call("system.hello", helloParams({ optional: features }));
+      await d.call("device.connect");
+      const id = (await d.call("session.start")).result.id as string;
       await d.call("device.observe");
       await d.call("session.end");
-    }
+      return id;
+    };
+    const plain = await record(["device.routing.v1"]);
+    const withTrees = await record(["observation.uiSnapshot.v1"]);
     await using old = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
     await old.call("system.hello", helloParams({ max: 4 }));
-    const events = (await old.call("events.list", { sessionId })).result;
+    const events = (await old.call("events.list", { sessionId: plain })).result;
     expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
-    expect((await old.call("sessions.list")).result.map((s: any) => s.id)).toEqual([sessionId]);
+    const refused = (await old.call("events.list", { sessionId: withTrees })).error?.data;
+    expect(refused).toEqual({
+      code: "session_protocol_incompatible",
+      message: expect.any(String),
+      retryable: false,
+      details: {
+        eventId: expect.any(String),
+        eventSequence: 2,
+        method: "events.list",
+        requiredProtocol: { major: 1, minor: 5 },
+        selectedProtocol: { major: 1, minor: 4 },
+        sessionId: withTrees,
+      },
+    });
+    expect((await old.call("sessions.list")).result.map((s: any) => s.id).sort()).toEqual([plain, withTrees].sort());
   });
 });
 
@@ -200,7 +250,7 @@ describe("the data directory", () => {
     await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir } });
     await started(d);
     await d.call("device.observe");
-    expect(statSync(join(evidenceDir, "objects", MOCK_SHA.slice(0, 2), MOCK_SHA)).size).toBe(70);
+    expect(statSync(join(evidenceDir, "objects", MOCK_SHA.slice(0, 2), MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
   });
 
   test("a second daemon on the same directory is refused at start-up with a clear message", async () => {

@@ -33,6 +33,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { OUT_DIR, methodSchemaId, schemaId } from "../../scripts/gen-protocol.ts";
+import { MockApp } from "../../drivers/mock/mock-app.ts";
+import { renderScreen } from "../../drivers/mock/mock-screen.ts";
 import { METHOD_NAMES } from "../../src/protocol/methods.ts";
 import { ROOT, normalizeVolatile, spawnDaemon } from "../support/daemon.ts";
 
@@ -44,9 +46,6 @@ const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 /** Every lowercase v4 UUID inside a string (whole value or part of a message). */
 const UUID_V4_ALL = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g;
 const UI_TREE_MEDIA_TYPE = "application/vnd.devicerail.ui-tree+json;version=1";
-/** The Mock's fixed 1×1 RGBA screenshot (09 §1). */
-const MOCK_PNG_HEX =
-  "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63089af3ea3f0005f402d88de408210000000049454e44ae426082";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -214,10 +213,10 @@ describe("fixture manifest", () => {
     expect(coverage).toEqual(METHOD_NAMES.map((method) => ({ method, successRequest: true, successResponse: true, rpcFailure: true })));
   });
 
-  test("replays a success pair for every method but the WebSocket plane and UI trees when the replayable set is listed", () => {
+  test("replays a success pair for every method but the WebSocket plane when the replayable set is listed", () => {
     // events.stream.open / events.subscribe: no loopback WebSocket listener yet (events.stream.v1 is
-    // never enabled); ui.snapshot.get: the only driver, the Mock, never produces UI trees (09 §1).
-    const notYet = ["events.stream.open", "events.subscribe", "ui.snapshot.get"];
+    // never enabled).
+    const notYet = ["events.stream.open", "events.subscribe"];
     const replayedSuccess = requests
       .filter((e) => e.replay !== null && responseOf(e).kind !== "rpcFailure")
       .map((e) => e.method)
@@ -322,14 +321,15 @@ describe("fixture values", () => {
     expect(bad).toEqual([]);
   });
 
-  test("reference the digest of the Mock PNG when an Observation of mock-1 has a screenshot", () => {
-    const digest = createHash("sha256").update(Buffer.from(MOCK_PNG_HEX, "hex")).digest("hex");
-    const shots = all.flatMap(({ body }) =>
-      [...values(body)].filter((v): v is Obj => isObj(v) && v.deviceId === "mock-1" && "screenshot" in v).map((o) => o.screenshot),
-    );
-    expect(shots.length).toBeGreaterThan(0);
-    const expected = { id: `sha256:${digest}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${digest}`, sha256: digest };
-    expect(shots).toEqual(shots.map(() => expected));
+  test("reference the Mock's rendered first screen when the transcript's first Observation is read", () => {
+    // The Mock renders its screenshots from its UI tree, deterministically: the first observation
+    // of a fresh Mock is its sign-in screen, unfocused, in the light theme.
+    const digest = createHash("sha256")
+      .update(renderScreen(new MockApp().tree(), { dark: false, focusedNodeId: null }))
+      .digest("hex");
+    const first = requests.find((e) => e.id === "rpc.device-observe.request.v1") as Entry;
+    const observation = (readJson(responseOf(first)).result as Obj).screenshot;
+    expect(observation).toEqual({ id: `sha256:${digest}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${digest}`, sha256: digest });
   });
 
   test("keep each event identical when the same eventId appears in several fixtures", () => {
@@ -482,6 +482,8 @@ function substitute<T extends Json>(node: T, live: Map<string, string>): T {
 /**
  * The comparable shape of one answer: volatile ids and clocks replaced (see the design note at the
  * top); v4 UUIDs outside `pinned` become `<uuid:n>` by first appearance, visiting keys in sorted order.
+ * A UI-tree digest is volatile too, since the tree's bytes hold its Observation's id: it becomes
+ * `<ui-tree:n>`, so that equal references must still be equal.
  */
 function shape(response: unknown, pinned: Set<string>): Json {
   const tokens = new Map<string, string>();
@@ -490,8 +492,12 @@ function shape(response: unknown, pinned: Set<string>): Json {
     if (!tokens.has(u)) tokens.set(u, `<uuid:${tokens.size + 1}>`);
     return tokens.get(u) as string;
   };
+  const trees = new Map<string, string>();
+  for (const v of values(response as Json))
+    if (isObj(v) && v.mediaType === UI_TREE_MEDIA_TYPE && typeof v.sha256 === "string" && !trees.has(v.sha256)) trees.set(v.sha256, `<ui-tree:${trees.size + 1}>`);
+  const digest = (x: string) => x.replace(/[0-9a-f]{64}/g, (h) => trees.get(h) ?? h);
   const go = (x: Json): Json => {
-    if (typeof x === "string") return x.replace(UUID_V4_ALL, token);
+    if (typeof x === "string") return digest(x).replace(UUID_V4_ALL, token);
     if (Array.isArray(x)) return x.map(go);
     if (!isObj(x)) return x;
     const out: Obj = {};

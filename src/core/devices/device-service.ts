@@ -1,9 +1,12 @@
-import type { CallContext, Driver } from "../../driver/driver.ts";
+import type { CallContext, Driver, Protection } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
+import type { ActionDefinition } from "../../protocol/types/action.ts";
 import type { DeviceInfo } from "../../protocol/types/device.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
 import { DeviceRegistry } from "./registry.ts";
+import { SEMANTIC_DEFINITIONS, isSemanticName, semanticProtection } from "./semantic/definitions.ts";
+import { TreeMemory } from "./semantic/tree-memory.ts";
 
 interface Lease {
   connectionId: string;
@@ -20,6 +23,7 @@ interface Lease {
  */
 export class DeviceService {
   readonly registry = new DeviceRegistry();
+  readonly trees = new TreeMemory();
   private readonly owners = new Map<string, Driver>();
   private readonly leases = new Map<string, Lease>();
   private readonly inFlight = new Map<string, { observations: number; actions: number }>();
@@ -37,6 +41,7 @@ export class DeviceService {
       } else {
         this.owners.delete(change.deviceId);
         this.registry.remove(change.deviceId);
+        this.trees.forget(change.deviceId);
         this.log.info({ deviceId: change.deviceId }, "device gone");
       }
     }, ctx);
@@ -51,6 +56,26 @@ export class DeviceService {
     const d = this.owners.get(deviceId);
     if (!d) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
     return d;
+  }
+
+  /** Whether core runs the semantic actions on this device (a driver with trees and element input). */
+  semantic(deviceId: string): boolean {
+    const d = this.driver(deviceId);
+    return d.uiTrees && d.elements !== undefined;
+  }
+
+  /** The device's whole action space: the driver's own actions, then the semantic ones core adds. */
+  async actions(deviceId: string, ctx: CallContext): Promise<ActionDefinition[]> {
+    const own = await this.driver(deviceId).actions(deviceId, ctx);
+    if (!this.semantic(deviceId)) return own;
+    if (own.some((d) => isSemanticName(d.name))) throw new DriverError("protocol_error", { detail: "driver advertises a semantic action itself" });
+    return [...own, ...SEMANTIC_DEFINITIONS.map((d) => ({ ...d }))];
+  }
+
+  /** Protection of a name without I/O; undefined for names the device does not know. */
+  classify(deviceId: string, name: string): Protection | undefined {
+    if (isSemanticName(name) && this.semantic(deviceId)) return semanticProtection(name);
+    return this.driver(deviceId).classify(deviceId, name);
   }
 
   info(deviceId: string): DeviceInfo {

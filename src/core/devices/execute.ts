@@ -8,7 +8,9 @@ import type { HandlerContext } from "../../rpc/dispatcher.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
-import { captureObservation } from "./observe.ts";
+import { type Captured, captureObservation } from "./observe.ts";
+import { isSemanticName } from "./semantic/definitions.ts";
+import { DEFAULT_WAIT_MS, runSemantic } from "./semantic/semantic-action.ts";
 
 /**
  * device.execute after admission checks (04 §9 steps 10–16): actionStarted, the driver call under
@@ -17,9 +19,10 @@ import { captureObservation } from "./observe.ts";
  */
 export async function executeAction(core: Core, conn: Connection, sessionId: string, deviceId: string, params: DeviceExecuteParams, ctx: HandlerContext): Promise<ActionResult> {
   const driver = core.devices.driver(deviceId);
-  const definitions = await driver.actions(deviceId, ctx);
+  const definitions = await core.devices.actions(deviceId, ctx);
   const advertised = definitions.find((d) => d.name === params.name);
-  const protection = advertised ? (advertised.protection ?? "standard") : driver.classify(deviceId, params.name);
+  const protection = advertised ? (advertised.protection ?? "standard") : core.devices.classify(deviceId, params.name);
+  const semantic = advertised && isSemanticName(params.name) ? params.name : null;
   const redacted = protection !== "standard";
   await core.log.append(sessionId, {
     requestId: ctx.requestId,
@@ -51,17 +54,31 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   let failure: RpcError | null = null;
   let result: ActionResult | null = null;
   try {
-    const before = await observeFor(core, deviceId, conn, callCtx, redacted, stored);
-    const { output } = await driver.execute(deviceId, { name: params.name, arguments: unwrapJsonFloats(params.arguments ?? null) }, callCtx);
-    const after = await observeFor(core, deviceId, conn, callCtx, redacted, stored);
+    const keep = (c: Captured) => {
+      stored.push(...c.stored);
+      return c.observation;
+    };
+    const opts = { protectedAction: redacted, needTree: semantic !== null };
+    const beforeCaptured = await captureObservation(core, deviceId, conn, callCtx, opts);
+    const before = keep(beforeCaptured);
+    const args = unwrapJsonFloats(params.arguments ?? null);
+    let done: { output: unknown; after: Observation; execution?: ActionResult["execution"] };
+    if (semantic) {
+      const waitUntil = params.actionTimeoutMs === undefined ? startedAtMs + DEFAULT_WAIT_MS : null;
+      done = await runSemantic({ core, conn, deviceId, redacted, ctx: callCtx, waitUntil, keep }, semantic, args, beforeCaptured);
+    } else {
+      const { output } = await driver.execute(deviceId, { name: params.name, arguments: args }, callCtx);
+      done = { output, after: keep(await captureObservation(core, deviceId, conn, callCtx, opts)) };
+    }
     result = {
       callId: params.id,
       startedAtMs,
       finishedAtMs: Math.max(startedAtMs, Date.now()),
-      output,
+      output: done.output,
       before,
-      after,
+      after: done.after,
       evidence: dedupe(stored).map((s) => s.ref),
+      ...(done.execution ? { execution: done.execution } : {}),
     };
     outcome = { outcome: "succeeded", result };
   } catch (err) {
@@ -91,13 +108,6 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   });
   if (failure) throw failure;
   return result as ActionResult;
-}
-
-function observeFor(core: Core, deviceId: string, conn: Connection, ctx: CallContext, redacted: boolean, stored: StoredEvidence[]): Promise<Observation> {
-  return captureObservation(core, deviceId, conn, ctx, redacted).then((c) => {
-    stored.push(...c.stored);
-    return c.observation;
-  });
 }
 
 function dedupe(stored: StoredEvidence[]): StoredEvidence[] {

@@ -1,7 +1,8 @@
-import type { CallContext } from "../../driver/driver.ts";
+import type { CallContext, RawObservation } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
 import { MEDIA_TYPE_PNG, MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
+import type { UiContextRef, UiNode } from "../../protocol/types/ui.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
@@ -11,24 +12,52 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 const isPng = (b: Uint8Array) => b.length >= 33 && PNG_SIGNATURE.every((x, i) => b[i] === x);
 
+export interface UiTree {
+  context: UiContextRef;
+  nodes: UiNode[];
+}
+
 export interface Captured {
   observation: Observation;
   /** Evidence stored for this observation (screenshot, UI tree), to be referenced by its event. */
   stored: StoredEvidence[];
+  /** The tree the driver gave, also when the Observation may not carry it (policy, protection). */
+  tree: UiTree | null;
 }
 
-/**
- * One observation through the driver, shaped by the rules of 05 §5: screenshots follow the
- * daemon's policy and are never taken around protected actions; UI-tree fields appear only for
- * connections that negotiated observation.uiSnapshot.v1. Bytes become Evidence before the
- * Observation that references them exists.
- */
-export async function captureObservation(core: Core, deviceId: string, conn: Connection, ctx: CallContext, protectedAction = false): Promise<Captured> {
-  const omission = protectedAction ? "protectedAction" : core.screenshotPolicy === "omit" ? "policy" : null;
+export interface ObserveFor {
+  /** Around a protected action: no screenshot and no recorded tree (05 §5). */
+  protectedAction?: boolean;
+  /** Semantic actions need the tree even when the Observation will not show it. */
+  needTree?: boolean;
+}
+
+/** What one driver observation was asked for, and what the recorded Observation may show. */
+export interface Pending {
+  raw: RawObservation;
+  omission: "protectedAction" | "policy" | null;
+  treeAllowed: boolean;
+}
+
+/** The driver half of an observation: nothing is stored yet, so a poll can be thrown away. */
+export async function observeRaw(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}, screenshot = true): Promise<Pending> {
+  const omission = opts.protectedAction ? "protectedAction" : core.screenshotPolicy === "omit" ? "policy" : null;
   const driver = core.devices.driver(deviceId);
   // No UI-snapshot claim at all from a driver without trees (both fields absent = "no claim", 08 §2.1).
   const treeAllowed = conn.has("observation.uiSnapshot.v1") && driver.uiTrees;
-  const raw = await driver.observe(deviceId, { screenshot: omission === null, uiTree: treeAllowed && omission === null }, ctx);
+  const wantTree = (treeAllowed && omission === null) || (opts.needTree === true && driver.uiTrees);
+  const raw = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
+  if (opts.needTree && !raw.uiTree) throw new DriverError("semantic_channel_unavailable");
+  return { raw, omission, treeAllowed };
+}
+
+/**
+ * Turns a driver observation into a protocol Observation under the rules of 05 §5: screenshots
+ * follow the daemon's policy and are never kept around protected actions; UI-tree fields appear
+ * only for connections that negotiated observation.uiSnapshot.v1. Bytes become Evidence before the
+ * Observation that references them exists.
+ */
+export async function recordObservation(core: Core, deviceId: string, { raw, omission, treeAllowed }: Pending): Promise<Captured> {
   const id = crypto.randomUUID();
   const stored: StoredEvidence[] = [];
   let screenshot: Observation["screenshot"] = null;
@@ -47,15 +76,22 @@ export async function captureObservation(core: Core, deviceId: string, conn: Con
     ...(omission ? { screenshotOmission: omission } : {}),
     metadata: raw.metadata,
   };
-  if (treeAllowed) {
-    if (omission) observation.uiSnapshotOmission = omission;
-    else if (raw.uiTree) {
-      const built = buildUiSnapshot(id, raw.uiTree);
-      if (built.problem) throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}` });
+  const tree = raw.uiTree ?? null;
+  if (tree) {
+    // Validated even when not stored: semantic actions must never act on a malformed tree.
+    const built = buildUiSnapshot(id, tree);
+    if (built.problem) throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}` });
+    if (treeAllowed && omission === null) {
       const s = await core.evidence.put(built.bytes, MEDIA_TYPE_UI_TREE);
       stored.push(s);
       observation.uiSnapshot = snapshotRef(built.snapshot, built.bytes.length, s.ref);
-    } else observation.uiSnapshotOmission = "driverUnsupported";
+    }
+    core.devices.trees.remember(deviceId, id, tree.context);
   }
-  return { observation, stored };
+  if (treeAllowed && !observation.uiSnapshot) observation.uiSnapshotOmission = omission ?? "driverUnsupported";
+  return { observation, stored, tree };
+}
+
+export async function captureObservation(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}): Promise<Captured> {
+  return recordObservation(core, deviceId, await observeRaw(core, deviceId, conn, ctx, opts));
 }

@@ -1,12 +1,12 @@
 import { DriverError } from "../../driver/driver-error.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
-import { SEMANTIC_ACTION_NAMES } from "../../protocol/types/ui.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
 import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { executeAction } from "../devices/execute.ts";
 import { captureObservation } from "../devices/observe.ts";
+import { isSemanticName as isSemantic } from "../devices/semantic/definitions.ts";
 import { mediaTable } from "../media/streams.ts";
 
 type DeviceMethods =
@@ -19,7 +19,6 @@ type DeviceMethods =
   | "device.execute"
   | "session.start";
 
-const isSemantic = (name: string) => (SEMANTIC_ACTION_NAMES as readonly string[]).includes(name);
 
 /** The connection's id once it is Ready (every device method runs after hello). */
 export const connectionIdOf = (conn: Connection): string => conn.connectionId as string;
@@ -70,10 +69,9 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
 
     "device.capabilities": async (_p, ctx) => {
       const deviceId = ctx.route();
-      const driver = devices.driver(deviceId);
-      const defs = await driver.actions(deviceId, ctx);
+      const defs = await devices.actions(deviceId, ctx);
       for (const d of defs)
-        if ((d.protection ?? "standard") !== driver.classify(deviceId, d.name))
+        if ((d.protection ?? "standard") !== devices.classify(deviceId, d.name))
           throw new DriverError("protocol_error", { detail: `protection of ${d.name} differs from the driver's classifier` });
       return visible(ctx.conn, defs);
     },
@@ -116,7 +114,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       if (isSemantic(params.name) && !conn.has("device.semanticActions.v1"))
         throw new RpcError("semantic_action_not_negotiated", { details: { action: params.name, requiredFeature: "device.semanticActions.v1" } });
       const deviceId = ctx.route();
-      const protection = devices.driver(deviceId).classify(deviceId, params.name);
+      const protection = devices.classify(deviceId, params.name);
       if (protection === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
       // Protected and unknown actions never overlap media capture on one connection (08 §1).
@@ -128,6 +126,8 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
           await devices.probe(deviceId, ctx);
           const aborted = ctx.abortError();
           if (aborted) throw aborted;
+          if (isSemantic(params.name) && !(conn.has("observation.uiSnapshot.v1") && conn.has("device.semanticActions.v1")))
+            throw new DriverError("semantic_channel_unavailable");
           return await executeAction(core, conn, sessionId, deviceId, params, ctx);
         } finally {
           release();

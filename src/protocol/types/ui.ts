@@ -62,12 +62,18 @@ export const UiNodeRefSchema = v.strictObject({
 });
 export type UiNodeRef = v.InferOutput<typeof UiNodeRefSchema>;
 
-export const TextMatchModeSchema = v.picklist(["exact", "contains"]);
+/**
+ * "regex" is a devicerail extension (RE2 syntax, linear-time matching); the reference knows only
+ * "exact" and "contains", so its clients never send it.
+ */
+export const TextMatchModeSchema = v.picklist(["exact", "contains", "regex"]);
 export const TextMatchSchema = v.strictObject({
   value: nonBlank(65_536),
   mode: v.optional(TextMatchModeSchema, "exact"),
   caseSensitive: v.optional(v.boolean(), true),
 });
+
+export type TextMatch = v.InferOutput<typeof TextMatchSchema>;
 
 export const ElementSelectorSchema = v.strictObject({
   context: nullable(UiContextSelectorSchema),
@@ -84,6 +90,7 @@ export const ElementTargetSchema = v.variant("kind", [
   v.strictObject({ kind: v.literal("selector"), selector: ElementSelectorSchema }),
   v.strictObject({ kind: v.literal("node"), node: UiNodeRefSchema }),
 ]);
+export type ElementTarget = v.InferOutput<typeof ElementTargetSchema>;
 
 export const CoordinateFallbackReasonSchema = v.picklist(["semanticInteractionUnavailable", "platformLimitation"]);
 
@@ -116,6 +123,7 @@ export const WaitForElementArgumentsSchema = v.strictObject({
   selector: ElementSelectorSchema,
   condition: v.optional(WaitForElementConditionSchema, "present"),
 });
+export type WaitForElementCondition = v.InferOutput<typeof WaitForElementConditionSchema>;
 export const WaitForElementResultSchema = v.strictObject({
   matched: v.boolean(),
   condition: WaitForElementConditionSchema,
@@ -129,3 +137,13 @@ export const SEMANTIC_ACTION_NAMES = [
   "setElementValue",
   "waitForElement",
 ] as const;
+export type SemanticActionName = (typeof SEMANTIC_ACTION_NAMES)[number];
+
+/** The argument type of each semantic action; its generated schema is the advertised inputSchema. */
+export const SEMANTIC_ARGUMENTS = {
+  findElement: "FindElementArguments",
+  tapElement: "TapElementArguments",
+  clearElement: "ClearElementArguments",
+  setElementValue: "SetElementValueArguments",
+  waitForElement: "WaitForElementArguments",
+} as const satisfies Record<SemanticActionName, string>;

@@ -1,0 +1,89 @@
+import { RE2JS } from "re2js";
+import type { Viewport } from "../../../protocol/types/device.ts";
+import type { ElementSelector, TextMatch, UiContextRef, UiNode } from "../../../protocol/types/ui.ts";
+import { DriverError } from "../../../driver/driver-error.ts";
+
+/** Longest regex source accepted; RE2 matching is linear, but compiling a huge program is not free. */
+export const MAX_REGEX_CODE_POINTS = 4096;
+
+export type NodePredicate = (node: UiNode) => boolean;
+
+const lastSegment = (s: string) => s.slice(s.lastIndexOf(".") + 1);
+const afterId = (s: string) => {
+  const at = s.indexOf(":id/");
+  return at < 0 ? s : s.slice(at + 4);
+};
+
+function textPredicate(match: TextMatch, action: string): (text: string) => boolean {
+  const fold = match.caseSensitive === false;
+  if (match.mode === "regex") {
+    if ([...match.value].length > MAX_REGEX_CODE_POINTS) throw new DriverError("invalid_arguments", { action, detail: "regex too long" });
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(match.value, fold ? RE2JS.CASE_INSENSITIVE : 0);
+    } catch {
+      throw new DriverError("invalid_arguments", { action, detail: "regex does not compile" });
+    }
+    return (text) => re.matcher(text).find();
+  }
+  const want = fold ? match.value.toLowerCase() : match.value;
+  const norm = (t: string) => (fold ? t.toLowerCase() : t);
+  return match.mode === "contains" ? (t) => norm(t).includes(want) : (t) => norm(t) === want;
+}
+
+/**
+ * Compiles a selector into a node predicate after the checks of 08 §3. Matching is conjunctive
+ * over the given members. `role` also matches the last segment of a class name ("Button" for
+ * "android.widget.Button"), and `identifier` the part of an Android resource id after ":id/", so
+ * selectors stay short without becoming ambiguous across platforms.
+ */
+export function compileSelector(selector: ElementSelector, action: string): NodePredicate {
+  const { role, name, value, identifier, text, css } = selector;
+  const matchers = [role, name, value, identifier, text, css].filter((m) => m !== null && m !== undefined).length;
+  if (matchers === 0) throw new DriverError("invalid_arguments", { action, detail: "selector has no matcher" });
+  if (css != null) {
+    if (matchers > 1 || selector.context?.contextKind !== "web")
+      throw new DriverError("invalid_arguments", { action, detail: "css must be the only matcher and needs a web context" });
+    // Every tree we produce is native; a web document to run CSS against does not exist.
+    throw new DriverError("ui_context_not_found");
+  }
+  const textOk = text ? textPredicate(text, action) : null;
+  const roleLower = role?.toLowerCase();
+  return (n) =>
+    (roleLower == null || n.role.toLowerCase() === roleLower || lastSegment(n.role).toLowerCase() === roleLower) &&
+    (name == null || n.name === name) &&
+    (value == null || n.value === value) &&
+    (identifier == null || n.identifier === identifier || (n.identifier !== null && afterId(n.identifier) === identifier)) &&
+    (textOk === null || (n.text !== null && textOk(n.text)));
+}
+
+/** A selector's context must name the tree's own context (trees have one context per device). */
+export function checkSelectorContext(selector: ElementSelector, context: UiContextRef): void {
+  const want = selector.context;
+  if (!want) return;
+  if (want.contextKind !== context.contextKind || (want.contextId !== null && want.contextId !== context.contextId))
+    throw new DriverError("ui_context_not_found");
+}
+
+/** The one node a selector picks: none is element_not_found, several element_ambiguous. */
+export function resolveOne(nodes: readonly UiNode[], predicate: NodePredicate): UiNode {
+  let found: UiNode | null = null;
+  for (const n of nodes) {
+    if (!predicate(n)) continue;
+    if (found) throw new DriverError("element_ambiguous");
+    found = n;
+  }
+  if (!found) throw new DriverError("element_not_found");
+  return found;
+}
+
+/** The on-screen part of a node's bounds, or null when it has no area inside the viewport. */
+export function visibleRect(node: UiNode, viewport: Viewport): { x: number; y: number; width: number; height: number } | null {
+  const b = node.bounds;
+  if (!b || b.width <= 0 || b.height <= 0) return null;
+  const x0 = Math.max(0, b.x);
+  const y0 = Math.max(0, b.y);
+  const x1 = Math.min(viewport.width, b.x + b.width);
+  const y1 = Math.min(viewport.height, b.y + b.height);
+  return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : null;
+}

@@ -1,0 +1,222 @@
+import * as v from "valibot";
+import type { CallContext, ElementInput } from "../../../driver/driver.ts";
+import { DriverError } from "../../../driver/driver-error.ts";
+import type { Viewport } from "../../../protocol/types/device.ts";
+import type { Observation } from "../../../protocol/types/observation.ts";
+import {
+  type ActionExecution,
+  ClearElementArgumentsSchema,
+  type ElementTarget,
+  FindElementArgumentsSchema,
+  type SemanticActionName,
+  SetElementValueArgumentsSchema,
+  TapElementArgumentsSchema,
+  type UiContextRef,
+  type UiNode,
+  type UiNodeRef,
+  WaitForElementArgumentsSchema,
+  type WaitForElementCondition,
+} from "../../../protocol/types/ui.ts";
+import type { Connection } from "../../../rpc/connection.ts";
+import type { Core } from "../../core.ts";
+import { type Captured, type UiTree, observeRaw, recordObservation } from "../observe.ts";
+import { type NodePredicate, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "./selector.ts";
+
+/** How long waitForElement waits when the call sets no action budget (the reference's default). */
+export const DEFAULT_WAIT_MS = 10_000;
+/** Pause between two UI-tree polls of waitForElement. */
+export const WAIT_POLL_MS = 100;
+
+export interface SemanticEnv {
+  core: Core;
+  conn: Connection;
+  deviceId: string;
+  redacted: boolean;
+  ctx: CallContext;
+  /** When waitForElement gives up with `matched: false`; null when only the call's deadlines bound it. */
+  waitUntil: number | null;
+  /** Records an observation taken during the action and returns it (its Evidence joins the result). */
+  keep(c: Captured): Observation;
+}
+
+export interface SemanticOutcome {
+  output: unknown;
+  execution: ActionExecution;
+  after: Observation;
+}
+
+const ARGUMENTS = {
+  findElement: FindElementArgumentsSchema,
+  tapElement: TapElementArgumentsSchema,
+  clearElement: ClearElementArgumentsSchema,
+  setElementValue: SetElementValueArgumentsSchema,
+  waitForElement: WaitForElementArgumentsSchema,
+} as const;
+
+const sameContext = (a: UiContextRef, b: UiContextRef) => a.contextKind === b.contextKind && a.contextId === b.contextId && a.documentEpoch === b.documentEpoch;
+
+const stopIfAborted = (ctx: CallContext) => {
+  if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+};
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new DriverError("driver_cancelled"));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new DriverError("driver_cancelled"));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs one semantic action (08 §3) over a driver's UI trees and primitive input. `before` is the
+ * recorded observation whose tree resolves the target; node references in the output point at it,
+ * or at the after observation for waitForElement.
+ */
+export async function runSemantic(env: SemanticEnv, name: SemanticActionName, args: unknown, before: Captured): Promise<SemanticOutcome> {
+  const parsed = v.safeParse(ARGUMENTS[name], args);
+  if (!parsed.success) throw new DriverError("invalid_arguments", { action: name });
+  const tree = before.tree as UiTree;
+  const input = env.core.devices.driver(env.deviceId).elements as ElementInput;
+  const ref = (node: UiNode, obs = before.observation, ctx = tree.context): UiNodeRef => ({ observationId: obs.id, context: ctx, stableNodeId: node.stableNodeId });
+  const native: ActionExecution = { mode: tree.context.contextKind === "web" ? "webSemantic" : "nativeSemantic", context: tree.context } as ActionExecution;
+  const fallback: ActionExecution = { mode: "coordinateFallback", context: tree.context, fallbackReason: "semanticInteractionUnavailable" };
+
+  switch (name) {
+    case "findElement": {
+      const a = parsed.output as v.InferOutput<typeof FindElementArgumentsSchema>;
+      checkSelectorContext(a.selector, tree.context);
+      const node = resolveOne(tree.nodes, compileSelector(a.selector, name));
+      // Finding changes nothing on the device, so the before observation is also the after one.
+      return { output: { element: ref(node) }, execution: native, after: before.observation };
+    }
+    case "tapElement": {
+      const a = parsed.output as v.InferOutput<typeof TapElementArgumentsSchema>;
+      const node = resolveTarget(env, a.target, tree, name);
+      const point = tapPoint(node, before.observation.viewport);
+      let execution: ActionExecution = fallback;
+      if (input.tapNode) {
+        await input.tapNode(env.deviceId, node, env.ctx);
+        execution = native;
+      } else await input.tapPoint(env.deviceId, point, env.ctx);
+      return { output: { element: ref(node) }, execution, after: await observeAfter(env) };
+    }
+    case "clearElement":
+    case "setElementValue": {
+      const a = parsed.output as v.InferOutput<typeof SetElementValueArgumentsSchema>;
+      const value = name === "setElementValue" ? a.value : "";
+      const node = resolveTarget(env, a.target, tree, name);
+      if (node.enabled === false) throw new DriverError("element_not_interactable");
+      let execution: ActionExecution = fallback;
+      if (input.setNodeValue) {
+        await input.setNodeValue(env.deviceId, node, value, env.ctx);
+        execution = native;
+      } else {
+        // Focus by tapping the field, then replace its text through the keyboard.
+        await input.tapPoint(env.deviceId, tapPoint(node, before.observation.viewport), env.ctx);
+        stopIfAborted(env.ctx);
+        await input.clearFocused(env.deviceId, env.ctx);
+        stopIfAborted(env.ctx);
+        if (value !== "") await input.typeText(env.deviceId, value, { secret: env.redacted }, env.ctx);
+      }
+      return { output: { element: ref(node) }, execution, after: await observeAfter(env) };
+    }
+    case "waitForElement": {
+      const a = parsed.output as v.InferOutput<typeof WaitForElementArgumentsSchema>;
+      return waitFor(env, a.selector.context === null ? null : a.selector, compileSelector(a.selector, name), a.condition, before, native);
+    }
+  }
+}
+
+/** The node a target names in the current tree, or the typed reason it cannot be used. */
+function resolveTarget(env: SemanticEnv, target: ElementTarget, tree: UiTree, action: string): UiNode {
+  if (target.kind === "selector") {
+    checkSelectorContext(target.selector, tree.context);
+    return resolveOne(tree.nodes, compileSelector(target.selector, action));
+  }
+  const wanted = target.node;
+  const known = env.core.devices.trees.contextOf(env.deviceId, wanted.observationId);
+  if (!known || !sameContext(known, wanted.context)) throw new DriverError("element_stale");
+  if (wanted.context.contextKind !== tree.context.contextKind || wanted.context.contextId !== tree.context.contextId)
+    throw new DriverError("ui_context_changed");
+  if (wanted.context.documentEpoch !== tree.context.documentEpoch) throw new DriverError("element_stale");
+  const node = tree.nodes.find((n) => n.stableNodeId === wanted.stableNodeId);
+  if (!node) throw new DriverError("element_stale");
+  return node;
+}
+
+/** The centre of the node's on-screen part; disabled, unhittable or off-screen nodes cannot be tapped. */
+function tapPoint(node: UiNode, viewport: Viewport): { x: number; y: number } {
+  const rect = visibleRect(node, viewport);
+  if (!rect || node.enabled === false || node.hittable === false) throw new DriverError("element_not_interactable");
+  return { x: Math.round(rect.x + rect.width / 2), y: Math.round(rect.y + rect.height / 2) };
+}
+
+function observeAfter(env: SemanticEnv): Promise<Observation> {
+  return recordAfter(env, observeRaw(env.core, env.deviceId, env.conn, env.ctx, { protectedAction: env.redacted, needTree: true }));
+}
+
+async function recordAfter(env: SemanticEnv, pending: ReturnType<typeof observeRaw>): Promise<Observation> {
+  return env.keep(await recordObservation(env.core, env.deviceId, await pending));
+}
+
+type Check = { matched: false } | { matched: true; node: UiNode | null };
+
+function check(selector: Parameters<typeof checkSelectorContext>[0] | null, predicate: NodePredicate, condition: WaitForElementCondition, tree: UiTree, viewport: Viewport): Check {
+  let node: UiNode | null = null;
+  try {
+    if (selector) checkSelectorContext(selector, tree.context);
+    node = resolveOne(tree.nodes, predicate);
+  } catch (err) {
+    // A missing element or context is a state to wait through; an ambiguous selector is an error.
+    if (!(err instanceof DriverError) || (err.driverCode !== "element_not_found" && err.driverCode !== "ui_context_not_found")) throw err;
+  }
+  if (condition === "absent") return node ? { matched: false } : { matched: true, node: null };
+  if (!node) return { matched: false };
+  if (condition === "visible" && !visibleRect(node, viewport)) return { matched: false };
+  if (condition === "enabled" && node.enabled !== true) return { matched: false };
+  return { matched: true, node };
+}
+
+/**
+ * Polls trees without recording them until the condition holds, then confirms it on a full
+ * observation that becomes the action's `after`. Only that confirmed observation stores Evidence.
+ */
+async function waitFor(
+  env: SemanticEnv,
+  selector: Parameters<typeof checkSelectorContext>[0] | null,
+  predicate: NodePredicate,
+  condition: WaitForElementCondition,
+  before: Captured,
+  execution: ActionExecution,
+): Promise<SemanticOutcome> {
+  const tree = before.tree as UiTree;
+  const first = check(selector, predicate, condition, tree, before.observation.viewport);
+  const output = (c: Check, obs: Observation, ctx: UiContextRef) => ({
+    matched: c.matched,
+    condition,
+    element: c.matched && c.node ? { observationId: obs.id, context: ctx, stableNodeId: c.node.stableNodeId } : null,
+  });
+  if (first.matched) return { output: output(first, before.observation, tree.context), execution, after: before.observation };
+  const opts = { protectedAction: env.redacted, needTree: true };
+  for (;;) {
+    const left = env.waitUntil === null ? WAIT_POLL_MS : env.waitUntil - Date.now();
+    if (left <= 0) return { output: output({ matched: false }, before.observation, tree.context), execution, after: before.observation };
+    await pause(Math.min(WAIT_POLL_MS, left), env.ctx.signal);
+    const poll = await observeRaw(env.core, env.deviceId, env.conn, env.ctx, opts, false);
+    const polled = poll.raw.uiTree as UiTree;
+    if (!check(selector, predicate, condition, polled, poll.raw.viewport).matched) continue;
+    const full = await observeRaw(env.core, env.deviceId, env.conn, env.ctx, opts);
+    const fullTree = full.raw.uiTree as UiTree;
+    const confirmed = check(selector, predicate, condition, fullTree, full.raw.viewport);
+    if (!confirmed.matched) continue;
+    const after = env.keep(await recordObservation(env.core, env.deviceId, full));
+    return { output: output(confirmed, after, fullTree.context), execution: { ...execution, context: fullTree.context }, after };
+  }
+}
