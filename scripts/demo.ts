@@ -59,18 +59,37 @@ const hello = await call(
   {
     client: { name: "devicerail-demo", version: "1" },
     protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
-    features: { optional: ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "action.protected.v1", "observation.uiSnapshot.v1", "verdict.record.v1", "session.export.page.v1"] },
+    features: {
+      optional: [
+        "events.snapshot.v1",
+        "request.control.v1",
+        "device.routing.v1",
+        "action.protected.v1",
+        "observation.uiSnapshot.v1",
+        "device.semanticActions.v1",
+        "verdict.record.v1",
+        "session.export.page.v1",
+      ],
+    },
   },
   "system.hello (negotiate protocol 1.0–1.5 and features)",
 );
 const devices = await call("devices.list", {}, "devices.list (which phones are attached)");
 const connected = await call("device.connect");
 const start = await call("session.start", undefined, "session.start (lease the device, open an append-only log)");
-const observation = await call("device.observe", undefined, "device.observe (screenshot stored as content-addressed evidence)");
-const tap = await call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 640, y: 360 } }, "device.execute tap (recorded with its after observation)");
+const observation = await call("device.observe", undefined, "device.observe (screenshot and UI tree stored as content-addressed evidence)");
+const tree = await call("ui.snapshot.get", { observationId: observation.result?.id }, "ui.snapshot.get (the normalized UI tree of that observation)");
+const selector = (m: object) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
+const act = (name: string, args: unknown, label: string) => call("device.execute", { id: crypto.randomUUID(), name, arguments: args }, `device.execute ${name} (${label})`);
+await act("tapElement", { target: { kind: "selector", selector: selector({ identifier: "username" }) } }, "focus the user-name field by its id");
+await act("inputText", { text: "alice" }, "type into it");
+await act("setElementValue", { target: { kind: "selector", selector: selector({ role: "SecureTextField" }) }, value: "correct horse" }, "protected: the value is never recorded");
+const signIn = await act("tapElement", { target: { kind: "selector", selector: selector({ role: "Button", text: { value: "sign in", mode: "exact", caseSensitive: false } }) } }, "by role and text");
+await act("tapElement", { target: { kind: "selector", selector: selector({ identifier: "sync" }) } }, "start a slow sync");
+const synced = await act("waitForElement", { selector: selector({ text: { value: "^Synced \\d+ items$", mode: "regex" } }), condition: "visible" }, "poll until the sync is done");
 await send("{not json", "a malformed line (the daemon answers and keeps serving)");
-const screenshot = observation.result?.screenshot;
-const verdict = await call("verdict.record", { verdict: { status: "pass", summary: "the demo screen was shown and tapped", evidence: screenshot ? [screenshot] : [] } });
+const screenshot = synced.result?.after?.screenshot ?? observation.result?.screenshot;
+const verdict = await call("verdict.record", { verdict: { status: synced.result?.output?.matched ? "pass" : "fail", summary: "signed in and synced", evidence: screenshot ? [screenshot] : [] } });
 const end = await call("session.end", { outcome: "completed" });
 const exported = await call("session.export", { sessionId: start.result?.id });
 daemon.stdin.end();
@@ -83,10 +102,11 @@ process.stdout.write(
     bold("What happened"),
     `  negotiated protocol ${selected?.major}.${selected?.minor} with ${hello.result?.features?.enabled?.length ?? 0} features`,
     `  ${devices.result?.devices?.length ?? 0} device(s) registered: ${(devices.result?.devices ?? []).map((d: { id: string }) => d.id).join(", ")}; connected ${connected.result?.id}`,
-    `  session ${start.result?.id} started, observed (screenshot ${screenshot?.sha256?.slice(0, 12)}…), tapped (${tap.result ? "ok" : tap.error?.data.code}), verdict ${verdict.result ? "recorded" : verdict.error?.data.code}`,
+    `  session ${start.result?.id}: observed ${tree.result?.nodes?.length ?? 0} UI nodes, signed in (now on ${signIn.result?.after?.metadata?.screen ?? "?"}), sync ${synced.result?.output?.matched ? "seen done" : "not seen"}, verdict ${verdict.result ? "recorded" : verdict.error?.data.code}`,
+    `  last screenshot: ${screenshot ? join(dataDir, "evidence/objects", screenshot.sha256.slice(0, 2), screenshot.sha256) : "none"} (a PNG)`,
     `  session.end answered ${end.result ? `state ${end.result.state}, ${end.result.eventCount} events` : end.error?.data.code}: ${kinds}`,
     `  daemon exited with code ${code} after end of input`,
     "",
   ].join("\n"),
 );
-process.exit(code === 0 && hello.result && end.result ? 0 : 1);
+process.exit(code === 0 && hello.result && end.result && synced.result?.output?.matched ? 0 : 1);

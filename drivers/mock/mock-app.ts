@@ -83,18 +83,20 @@ export class MockApp {
     return out;
   }
 
-  /** A tap at a point: the deepest enabled widget containing it reacts; later siblings win. */
+  /** A tap at a point: the deepest tappable widget containing it reacts; later siblings win. */
   tap(x: number, y: number): string | null {
     const nodes = this.tree();
     let hit: UiNode | null = null;
     for (const n of nodes) {
       const b = n.bounds;
-      if (b && n.hittable && n.enabled !== false && x >= b.x && x < b.x + b.width && y >= b.y && y < b.y + b.height) hit = n;
+      if (b && n.hittable && x >= b.x && x < b.x + b.width && y >= b.y && y < b.y + b.height) hit = n;
     }
     if (!hit) {
       this.focused = null;
       return null;
     }
+    // A disabled control swallows the tap, as on a phone: nothing happens, focus stays.
+    if (hit.enabled === false) return null;
     const id = hit.stableNodeId.slice(this.screen.length + 1);
     this.handlers()[id]?.();
     return id;
@@ -139,6 +141,8 @@ export class MockApp {
       sign_out: () => {
         this.fields.username = { text: "", masked: false };
         this.fields.password = { text: "", masked: true };
+        this.syncLeft = null;
+        this.synced = 0;
         this.back.length = 0;
         this.show("login", false);
       },

@@ -121,14 +121,16 @@ export class MockDriver implements Driver {
     return d;
   }
 
-  private connected(deviceId: string): MockDevice {
+  /** The connected device for a call that has not been aborted yet. */
+  private connected(deviceId: string, ctx: CallContext): MockDevice {
     const d = this.device(deviceId);
     if (!d.info.connected) throw new DriverError("device_not_connected", { deviceId });
+    if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
     return d;
   }
 
   private async input(deviceId: string, ctx: CallContext, run: (app: MockApp) => void): Promise<void> {
-    const { app } = this.connected(deviceId);
+    const { app } = this.connected(deviceId, ctx);
     if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
     run(app);
   }
@@ -158,7 +160,7 @@ export class MockDriver implements Driver {
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
-    const { app } = this.connected(deviceId);
+    const { app } = this.connected(deviceId, ctx);
     if (this.hang === "observe" || this.hang === "all") await hangUntilAborted(ctx);
     app.tick();
     const nodes = app.tree();
@@ -171,7 +173,7 @@ export class MockDriver implements Driver {
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
-    const { app } = this.connected(deviceId);
+    const { app } = this.connected(deviceId, ctx);
     const { name } = call;
     if (!ACTIONS.some((a) => a.name === name)) throw new DriverError("unknown_action", { action: name });
     if (!validArguments(name, call.arguments)) throw new DriverError("invalid_arguments", { action: name });

@@ -23,6 +23,7 @@ const EnvSchema = v.object({
     "1",
   ),
   DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
+  DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
 });
 
 export type Config = {
@@ -34,6 +35,8 @@ export type Config = {
   mockDevices: number;
   /** Mock observations/actions hang until aborted: for cancellation and timeout tests. */
   mockHang: "none" | "observe" | "execute" | "all";
+  /** auto: the Mock is listed only while no real device is present; on: always; off: never. */
+  mock: "auto" | "on" | "off";
 };
 
 export class ConfigError extends Error {}
@@ -52,6 +55,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     listen: r.output.DEVICERAIL_RPC_LISTEN ?? null,
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,
+    mock: r.output.DEVICERAIL_MOCK,
   };
 }
 

@@ -47,7 +47,8 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   const devices = new DeviceService(log);
   const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: eventLog, screenshotPolicy: config.screenshotPolicy };
   const never = new AbortController().signal;
-  await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), { signal: never, deadline: null, log });
+  if (config.mock !== "off")
+    await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), { signal: never, deadline: null, log }, { fallback: config.mock === "auto" });
 
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),

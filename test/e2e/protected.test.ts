@@ -88,12 +88,35 @@ describe("protected actions", () => {
       const r = await call("device.execute", secretCall(crypto.randomUUID(), bad));
       expect(r.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action inputSecret", retryable: false, details: { action: "inputSecret" } });
     }
-    await call("device.observe");
+    // Into real fields of the Mock app: the password through inputSecret after focusing it, the
+    // user name through the protected semantic setElementValue. Later trees show only bullets.
+    const target = (identifier: string) => ({
+      kind: "selector",
+      selector: { context: null, role: null, name: null, value: null, identifier, text: null, css: null },
+    });
+    await call("device.execute", { id: crypto.randomUUID(), name: "tapElement", arguments: { target: target("password") } });
+    await call("device.execute", secretCall(crypto.randomUUID(), CANARY));
+    const set = await call("device.execute", { id: crypto.randomUUID(), name: "setElementValue", arguments: { target: target("username"), value: CANARY } });
+    expect(set.result).toEqual(
+      expect.objectContaining({
+        output: { element: expect.objectContaining({ stableNodeId: "login/username" }) },
+        before: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction", uiSnapshotOmission: "protectedAction" }),
+        after: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction", uiSnapshotOmission: "protectedAction" }),
+        evidence: [],
+      }),
+    );
+    const observed = (await call("device.observe")).result;
+    const tree = (await call("ui.snapshot.get", { observationId: observed.id })).result;
+    const bullets = "•".repeat(CANARY.length);
+    expect(tree.nodes.filter((n: any) => n.identifier === "username" || n.identifier === "password").map((n: any) => [n.identifier, n.value, n.text])).toEqual([
+      ["username", bullets, bullets],
+      ["password", bullets, bullets],
+    ]);
     await call("verdict.record", { verdict: { status: "pass", summary: "typed the password" } });
     const events = (await call("events.list", { sessionId })).result as any[];
     const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call);
-    expect(started).toHaveLength(4);
-    for (const c of started) expect(c).toEqual({ id: expect.any(String), name: "inputSecret", arguments: null, argumentsRedacted: true });
+    expect(started.map((c) => c.name)).toEqual(["inputSecret", "inputSecret", "inputSecret", "inputSecret", "tapElement", "inputSecret", "setElementValue"]);
+    for (const c of started.filter((c) => c.name !== "tapElement")) expect(c).toEqual({ id: expect.any(String), name: c.name, arguments: null, argumentsRedacted: true });
     await call("session.end");
     await call("session.export", { sessionId });
     await call("session.export", { sessionId, limit: 2 });

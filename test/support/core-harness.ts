@@ -9,24 +9,32 @@ import { createHandlers } from "../../src/core/handlers/index.ts";
 import { closeConnectionSession } from "../../src/core/handlers/sessions.ts";
 import { openDatabase } from "../../src/core/sessions/db.ts";
 import { EventLog } from "../../src/core/sessions/event-log.ts";
-import { Connection } from "../../src/rpc/connection.ts";
+import type { Driver } from "../../src/driver/driver.ts";
 import { Dispatcher } from "../../src/rpc/dispatcher.ts";
 import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { MemoryConnection } from "../../src/transports/memory.ts";
 import { FakeDriver } from "./fake-driver.ts";
 
 /**
- * The real dispatcher, handlers, event log and file evidence store over a scriptable fake driver,
- * with media streams offered. `screenshotPolicy` is the core's runtime policy only: hello still
- * negotiates as if screenshots were captured, so the handlers' own runtime check can be reached.
+ * The real dispatcher, handlers, event log and file evidence store over a driver (by default a
+ * scriptable fake), with media streams offered and connections over the in-memory transport.
+ * `screenshotPolicy` is the core's runtime policy only: hello still negotiates as if screenshots
+ * were captured, so the handlers' own runtime check can be reached.
  */
-export async function coreHarness(opts: { screenshotPolicy?: "capture" | "omit" } = {}) {
+export function coreHarness<D extends Driver>(opts: { screenshotPolicy?: "capture" | "omit"; driver: D }): ReturnType<typeof harnessWith<D>>;
+// Last, so that ReturnType<typeof coreHarness> is the harness over the fake driver.
+export function coreHarness(opts?: { screenshotPolicy?: "capture" | "omit" }): ReturnType<typeof harnessWith<FakeDriver>>;
+export function coreHarness(opts: { screenshotPolicy?: "capture" | "omit"; driver?: Driver } = {}) {
+  return harnessWith(opts.driver ?? new FakeDriver(), opts.screenshotPolicy ?? "capture");
+}
+
+async function harnessWith<D extends Driver>(driver: D, screenshotPolicy: "capture" | "omit") {
   const dir = mkdtempSync(join(tmpdir(), "devicerail-core-"));
   const opened = openDatabase(join(dir, "db.sqlite"));
   const objects = await ObjectStore.open(join(dir, "evidence"));
   const devices = new DeviceService(silentLogger);
-  const driver = new FakeDriver();
   await devices.attach(driver, { signal: new AbortController().signal, deadline: null, log: silentLogger });
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(opened), screenshotPolicy: opts.screenshotPolicy ?? "capture" };
+  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(opened), screenshotPolicy };
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
     devices: devices.registry,
@@ -42,19 +50,20 @@ export async function coreHarness(opts: { screenshotPolicy?: "capture" | "omit" 
    */
   const connect = async (features: string[], maxMinor = 5) => {
     const waiting = new Map<unknown, (r: any) => void>();
-    const conn = new Connection({ kind: "stdio", framing: "ndjson" }, services, (frame) => {
+    const memory = new MemoryConnection(dispatcher, services);
+    memory.onFrame((frame) => {
       const r = JSON.parse(frame);
       waiting.get(r.id)?.(r);
     });
     const call = (method: string, params?: unknown, extra: object = {}) => {
       const id = nextId++;
       const p = new Promise<any>((resolve) => waiting.set(id, resolve));
-      void dispatcher.handleText(conn, JSON.stringify({ jsonrpc: "2.0", id, method, ...extra, ...(params === undefined ? {} : { params }) }));
+      void memory.send(JSON.stringify({ jsonrpc: "2.0", id, method, ...extra, ...(params === undefined ? {} : { params }) }));
       return { id, response: p };
     };
     const ask = (method: string, params?: unknown, extra: object = {}) => call(method, params, extra).response;
     await ask("system.hello", { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor }] }, features: { optional: features } });
-    return { conn, call, ask };
+    return { conn: memory.connection, call, ask, close: (reason?: Parameters<MemoryConnection["close"]>[0]) => memory.close(reason) };
   };
   return { dir, core, driver, objects, dispatcher, connect, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -28,23 +28,44 @@ export class DeviceService {
   private readonly leases = new Map<string, Lease>();
   private readonly inFlight = new Map<string, { observations: number; actions: number }>();
   private readonly drivers: Driver[] = [];
+  /** Devices of fallback drivers (the Mock under DEVICERAIL_MOCK=auto), listed or not. */
+  private readonly fallback = new Map<string, DeviceInfo>();
 
   constructor(private readonly log: Logger) {}
 
-  /** Starts a driver's discovery; its devices enter and leave the registry as it reports them. */
-  async attach(driver: Driver, ctx: CallContext): Promise<void> {
+  /**
+   * Starts a driver's discovery; its devices enter and leave the registry as it reports them.
+   * A `fallback` driver's devices are listed only while no other driver has a device, so that a
+   * user with one phone plugged in still gets sole-device routing; a fallback device that is
+   * leased stays until its Session ends.
+   */
+  async attach(driver: Driver, ctx: CallContext, opts: { fallback?: boolean } = {}): Promise<void> {
     this.drivers.push(driver);
     await driver.start((change) => {
       if (change.type === "present") {
         this.owners.set(change.device.id, driver);
-        this.registry.upsert(change.device);
+        if (opts.fallback) this.fallback.set(change.device.id, change.device);
+        else this.registry.upsert(change.device);
       } else {
         this.owners.delete(change.deviceId);
+        this.fallback.delete(change.deviceId);
         this.registry.remove(change.deviceId);
         this.trees.forget(change.deviceId);
         this.log.info({ deviceId: change.deviceId }, "device gone");
       }
+      this.placeFallback();
     }, ctx);
+  }
+
+  /** Lists the fallback devices exactly when no other device is present (leased ones stay). */
+  private placeFallback(): void {
+    if (this.fallback.size === 0) return;
+    const real = this.registry.deviceIds().some((id) => !this.fallback.has(id));
+    for (const [id, info] of this.fallback) {
+      if (!real) {
+        if (!this.registry.get(id)) this.registry.upsert(info);
+      } else if (!this.leases.has(id) && this.registry.remove(id)) this.log.info({ deviceId: id }, "mock device hidden: a real device is present");
+    }
   }
 
   async stop(): Promise<void> {
@@ -53,7 +74,7 @@ export class DeviceService {
 
   /** The driver behind a registered device; a device that vanished since routing is device_not_found. */
   driver(deviceId: string): Driver {
-    const d = this.owners.get(deviceId);
+    const d = this.registry.get(deviceId) ? this.owners.get(deviceId) : undefined;
     if (!d) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
     return d;
   }
@@ -96,6 +117,7 @@ export class DeviceService {
 
   releaseLease(deviceId: string, connectionId: string): void {
     if (this.leases.get(deviceId)?.connectionId === connectionId) this.leases.delete(deviceId);
+    this.placeFallback();
   }
 
   /** Connect/disconnect are refused while another connection leases the device. */
@@ -111,13 +133,18 @@ export class DeviceService {
   async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
     const info = await this.driver(deviceId).connect(deviceId, ctx);
     if (info.id !== deviceId) throw new DriverError("protocol_error", { detail: `driver answered for ${info.id}` });
-    this.registry.upsert(info);
+    this.update(info);
     return info;
   }
 
   async disconnect(deviceId: string, ctx: CallContext): Promise<void> {
     await this.driver(deviceId).disconnect(deviceId, ctx);
-    this.registry.upsert({ ...this.info(deviceId), connected: false });
+    this.update({ ...this.info(deviceId), connected: false });
+  }
+
+  private update(info: DeviceInfo): void {
+    if (this.fallback.has(info.id)) this.fallback.set(info.id, info);
+    if (this.registry.get(info.id)) this.registry.upsert(info);
   }
 
   /** Counts an observation or action as in flight for the Session until the returned release runs. */

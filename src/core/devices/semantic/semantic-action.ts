@@ -91,8 +91,9 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
   switch (name) {
     case "findElement": {
       const a = parsed.output as v.InferOutput<typeof FindElementArgumentsSchema>;
+      const predicate = compileSelector(a.selector, name);
       checkSelectorContext(a.selector, tree.context);
-      const node = resolveOne(tree.nodes, compileSelector(a.selector, name));
+      const node = resolveOne(tree.nodes, predicate);
       // Finding changes nothing on the device, so the before observation is also the after one.
       return { output: { element: ref(node) }, execution: native, after: before.observation };
     }
@@ -137,8 +138,10 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
 /** The node a target names in the current tree, or the typed reason it cannot be used. */
 function resolveTarget(env: SemanticEnv, target: ElementTarget, tree: UiTree, action: string): UiNode {
   if (target.kind === "selector") {
+    // Arguments are checked before the device state they are compared with.
+    const predicate = compileSelector(target.selector, action);
     checkSelectorContext(target.selector, tree.context);
-    return resolveOne(tree.nodes, compileSelector(target.selector, action));
+    return resolveOne(tree.nodes, predicate);
   }
   const wanted = target.node;
   const known = env.core.devices.trees.contextOf(env.deviceId, wanted.observationId);
@@ -155,7 +158,8 @@ function resolveTarget(env: SemanticEnv, target: ElementTarget, tree: UiTree, ac
 function tapPoint(node: UiNode, viewport: Viewport): { x: number; y: number } {
   const rect = visibleRect(node, viewport);
   if (!rect || node.enabled === false || node.hittable === false) throw new DriverError("element_not_interactable");
-  return { x: Math.round(rect.x + rect.width / 2), y: Math.round(rect.y + rect.height / 2) };
+  // Floored, so that the point stays inside even a one-pixel-wide node.
+  return { x: Math.floor(rect.x + rect.width / 2), y: Math.floor(rect.y + rect.height / 2) };
 }
 
 function observeAfter(env: SemanticEnv): Promise<Observation> {
@@ -169,15 +173,21 @@ async function recordAfter(env: SemanticEnv, pending: ReturnType<typeof observeR
 type Check = { matched: false } | { matched: true; node: UiNode | null };
 
 function check(selector: Parameters<typeof checkSelectorContext>[0] | null, predicate: NodePredicate, condition: WaitForElementCondition, tree: UiTree, viewport: Viewport): Check {
-  let node: UiNode | null = null;
+  let inContext = true;
   try {
     if (selector) checkSelectorContext(selector, tree.context);
-    node = resolveOne(tree.nodes, predicate);
-  } catch (err) {
-    // A missing element or context is a state to wait through; an ambiguous selector is an error.
-    if (!(err instanceof DriverError) || (err.driverCode !== "element_not_found" && err.driverCode !== "ui_context_not_found")) throw err;
+  } catch {
+    inContext = false;
   }
-  if (condition === "absent") return node ? { matched: false } : { matched: true, node: null };
+  // A missing context is a state to wait through, like a missing element.
+  if (condition === "absent") return inContext && tree.nodes.some(predicate) ? { matched: false } : { matched: true, node: null };
+  let node: UiNode | null = null;
+  try {
+    if (inContext) node = resolveOne(tree.nodes, predicate);
+  } catch (err) {
+    // An ambiguous selector is an error: waiting cannot make it name one element.
+    if (!(err instanceof DriverError) || err.driverCode !== "element_not_found") throw err;
+  }
   if (!node) return { matched: false };
   if (condition === "visible" && !visibleRect(node, viewport)) return { matched: false };
   if (condition === "enabled" && node.enabled !== true) return { matched: false };
