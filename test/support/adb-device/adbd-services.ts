@@ -1,0 +1,95 @@
+/**
+ * The device services behind OPEN: shell (v2 and legacy), exec and sync. Anything else is refused
+ * with CLSE(0, id) by the caller, which the adb CLI reports as `error: closed`.
+ */
+import type { AdbdStream } from "./adbd-stream.ts";
+import { syncService, type SyncFs } from "./adbd-sync.ts";
+import { bytes, type CommandIo, StdinBuffer } from "./command-io.ts";
+import { encodeShellExit, encodeShellPacket, ShellId, ShellPacketReader } from "./wire.ts";
+
+/** How a command line reached the device: each service has its own output rules. */
+export type ServiceKind = "shell,v2" | "shell" | "exec";
+
+export interface ServiceRequest {
+  kind: ServiceKind;
+  /** The command line exactly as it arrived in the OPEN payload. */
+  command: string;
+  /** `shell,v2,…,pty:` or the legacy interactive shell: output goes through a terminal. */
+  pty: boolean;
+}
+
+/** What the transport needs from the device model. */
+export interface AdbdDevice {
+  /** ro.product.name/model/device for the CNXN banner. */
+  bannerProps(): Record<string, string>;
+  runCommand(request: ServiceRequest, io: CommandIo, stdin: StdinBuffer): Promise<number>;
+  readonly fs: SyncFs;
+}
+
+/**
+ * The starter for `service`, or null when the device does not offer it. The caller sends OKAY
+ * before starting, since the host must see OKAY before the service's first WRTE.
+ */
+export function routeService(service: string, stream: AdbdStream, device: AdbdDevice, unplug: () => void): (() => void) | null {
+  if (service.startsWith("shell,") || service.startsWith("shell:")) {
+    const colon = service.indexOf(":");
+    const options = service.slice(0, colon).split(",").slice(1);
+    const command = service.slice(colon + 1);
+    if (options.includes("v2")) return () => void shellV2(stream, device, { kind: "shell,v2", command, pty: options.includes("pty") }, unplug);
+    // Modern adbd uses a pty for legacy `shell:` only when the command is empty (interactive).
+    return () => void rawShell(stream, device, { kind: "shell", command, pty: command === "" }, unplug);
+  }
+  if (service.startsWith("exec:")) return () => void rawShell(stream, device, { kind: "exec", command: service.slice(5), pty: false }, unplug);
+  if (service === "sync:") return () => syncService(stream, device.fs);
+  return null;
+}
+
+/** A terminal's onlcr: every `\n` leaves as `\r\n`, binary output included. */
+function onlcr(data: Uint8Array): Uint8Array {
+  let n = 0;
+  for (const b of data) if (b === 10) n++;
+  if (n === 0) return data;
+  const out = new Uint8Array(data.length + n);
+  let j = 0;
+  for (const b of data) {
+    if (b === 10) out[j++] = 13;
+    out[j++] = b;
+  }
+  return out;
+}
+
+async function shellV2(stream: AdbdStream, device: AdbdDevice, req: ServiceRequest, unplug: () => void): Promise<void> {
+  const stdin = new StdinBuffer();
+  const reader = new ShellPacketReader();
+  stream.onData = (data) => {
+    for (const p of reader.push(data)) {
+      if (p.id === ShellId.stdin) stdin.push(p.data);
+      else if (p.id === ShellId.closeStdin) stdin.end();
+    }
+  };
+  stream.onClose = () => stdin.end();
+  const packet = (id: number) => (data: string | Uint8Array) => {
+    const b = bytes(data);
+    if (b.length) void stream.write(encodeShellPacket(id, req.pty ? onlcr(b) : b));
+  };
+  // A pty has one output channel, so stderr joins stdout there.
+  const io: CommandIo = { stdin, out: packet(ShellId.stdout), err: packet(req.pty ? ShellId.stdout : ShellId.stderr), signal: stream.signal, unplug };
+  const status = await device.runCommand(req, io, stdin);
+  if (stream.closed) return;
+  await stream.write(encodeShellExit(status));
+  await stream.end();
+}
+
+/** Legacy `shell:` and `exec:`: raw bytes, stderr merged into stdout, no exit status. */
+async function rawShell(stream: AdbdStream, device: AdbdDevice, req: ServiceRequest, unplug: () => void): Promise<void> {
+  const stdin = new StdinBuffer();
+  stream.onData = (data) => stdin.push(data);
+  stream.onClose = () => stdin.end();
+  const write = (data: string | Uint8Array) => {
+    const b = bytes(data);
+    if (b.length) void stream.write(req.pty ? onlcr(b) : b);
+  };
+  const io: CommandIo = { stdin, out: write, err: write, signal: stream.signal, unplug };
+  await device.runCommand(req, io, stdin);
+  await stream.end();
+}

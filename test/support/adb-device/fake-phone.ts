@@ -1,0 +1,265 @@
+/**
+ * The simulated Android device behind FakeAdbd: properties, files, screen, installed apps with
+ * scriptable screens, a command registry run through a small `sh`, logs for assertions, and
+ * fault switches. It knows nothing about the transport beyond the AdbdDevice interface.
+ */
+import type { AdbdDevice, ServiceKind, ServiceRequest } from "./adbd-services.ts";
+import { activityCommands } from "./commands-activity.ts";
+import { screenCommands } from "./commands-screen.ts";
+import { shellCommands } from "./commands-shell.ts";
+import { type CommandFn, type CommandIo, delay, hang, type StdinBuffer, text } from "./command-io.ts";
+import { PhoneFiles } from "./phone-files.ts";
+import { type Scenario, ScenarioRuntime, type SnapshotNode, type View } from "./scenario.ts";
+import { ScreenRenderer } from "./screen-png.ts";
+import { parseScript, runScript, ShellSyntaxError } from "./sh.ts";
+import { type AppInfo, BROWSER, LAUNCHER, launcherScenario, plainAppScenario, SETTINGS } from "./system-apps.ts";
+import { toUiautomatorXml } from "./uiautomator-xml.ts";
+
+export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
+  "ro.product.model": "Fake_Pixel",
+  "ro.product.name": "fake_pixel",
+  "ro.product.device": "fakepixel",
+  "ro.product.brand": "devicerail",
+  "ro.product.manufacturer": "DeviceRail",
+  "ro.build.version.release": "10",
+  "ro.build.version.sdk": "29",
+  "ro.build.type": "user",
+  "ro.serialno": "FAKE0001",
+  "ro.product.cpu.abi": "arm64-v8a",
+  "sys.boot_completed": "1",
+};
+
+export interface FakePhoneOptions {
+  /** Merged over DEFAULT_PROPS; ro.product.name/model/device also go into the adb banner. */
+  props?: Record<string, string>;
+  screen?: { width?: number; height?: number; density?: number };
+  /** Installed, and in the foreground at boot unless `foreground` says otherwise. */
+  scenario?: Scenario;
+  /** Package in the foreground at boot (default: the scenario's, else the launcher). */
+  foreground?: string;
+  files?: Record<string, string | Uint8Array>;
+  /** Default true: an unknown command exits 127 and is added to `problems`. False: it exits 0 silently. */
+  strict?: boolean;
+}
+
+/** Where a command's text came from: the service's command line (visible in `ps` on the host), a script on stdin, or a script file. */
+export type CommandOrigin = "command-line" | "stdin" | "file";
+
+export interface CommandRecord {
+  argv: string[];
+  origin: CommandOrigin;
+  /** null while running, or when the command never finished (hang, unplug). */
+  exitCode: number | null;
+}
+
+export interface ServiceRecord {
+  kind: ServiceKind;
+  command: string;
+  /** Every byte the host sent on stdin, decoded as UTF-8. */
+  stdin: string;
+  exitCode: number | null;
+}
+
+export type InputRecord =
+  | { kind: "tap"; x: number; y: number; target: string | null }
+  | { kind: "swipe" | "draganddrop"; x1: number; y1: number; x2: number; y2: number; durationMs: number | null; target: string | null }
+  | { kind: "text"; text: string; target: string | null }
+  | { kind: "keyevent"; keyCode: number; longpress: boolean; target: string | null };
+
+export interface Faults {
+  /** The next N dumps print `ERROR: could not get idle state.` (stderr, exit 0) and write nothing. */
+  uiautomatorIdleErrors: number;
+  /** The next N dumps print `ERROR: null root node returned by UiTestAutomationBridge.` */
+  uiautomatorNullRoot: number;
+  /** `uiautomator` never finishes until its stream is closed. */
+  uiautomatorHang: boolean;
+  screencapHang: boolean;
+  /** Command name → milliseconds it waits before running. */
+  slow: Map<string, number>;
+  /** Command name that, when it starts, drops the transport abruptly (the phone is unplugged). */
+  unplugOn: string | null;
+}
+
+export class FakePhone implements AdbdDevice {
+  readonly props: Map<string, string>;
+  readonly files: PhoneFiles;
+  readonly physical: { width: number; height: number; density: number };
+  sizeOverride: { width: number; height: number } | null = null;
+  densityOverride: number | null = null;
+  readonly settings = new Map<string, string>();
+  readonly commands = new Map<string, CommandFn>();
+  readonly apps = new Map<string, AppInfo & { scenario: Scenario; runtime: ScenarioRuntime | null }>();
+  foreground: string;
+  strict: boolean;
+  readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null };
+
+  readonly commandLog: CommandRecord[] = [];
+  readonly serviceLog: ServiceRecord[] = [];
+  readonly inputLog: InputRecord[] = [];
+  readonly appLog: { tag: string; message: string }[] = [];
+  /** Unknown commands, unsupported shell syntax and commands that threw: a strict test expects this empty. */
+  readonly problems: string[] = [];
+  readonly renderer = new ScreenRenderer();
+  private readonly watchers = new Set<(record: CommandRecord, phase: "start" | "end") => void>();
+
+  constructor(options: FakePhoneOptions = {}) {
+    this.props = new Map(Object.entries({ ...DEFAULT_PROPS, ...options.props }));
+    this.files = new PhoneFiles(options.files);
+    this.physical = { width: options.screen?.width ?? 1080, height: options.screen?.height ?? 2400, density: options.screen?.density ?? 420 };
+    if (!this.props.has("ro.sf.lcd_density")) this.props.set("ro.sf.lcd_density", String(this.physical.density));
+    this.strict = options.strict ?? true;
+    this.install(launcherScenario(() => [...this.apps.values()]));
+    // Copies: a browser's URL belongs to one phone.
+    for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
+    if (options.scenario) this.install(options.scenario);
+    this.foreground = options.foreground ?? options.scenario?.package ?? LAUNCHER.package;
+    for (const [name, fn] of [...shellCommands(this), ...screenCommands(this), ...activityCommands(this)]) this.commands.set(name, fn);
+  }
+
+  /** Adds (or replaces) an app; its screens come from `scenario`. `info` is kept and may be mutated (its url). */
+  install(scenario: Scenario, info?: AppInfo): void {
+    const app = info ?? { package: scenario.package, activity: scenario.activity, label: scenario.label ?? scenario.package };
+    this.apps.set(scenario.package, Object.assign(app, { scenario, runtime: null }));
+  }
+
+  /** The screen size apps see: `wm size` override, else the physical size. */
+  get view(): View {
+    return this.sizeOverride ?? { width: this.physical.width, height: this.physical.height };
+  }
+
+  /** The running state of an app's screens, started on first use. */
+  runtime(pkg = this.foreground): ScenarioRuntime {
+    const app = this.apps.get(pkg);
+    if (!app) throw new Error(`fake phone: ${pkg} is not installed`);
+    app.runtime ??= new ScenarioRuntime(app.scenario, {
+      log: (tag, message) => this.appLog.push({ tag, message }),
+      launch: (p) => this.launch(p),
+      background: () => (this.foreground = LAUNCHER.package),
+    });
+    return app.runtime;
+  }
+
+  /** Brings `pkg` to the front, resuming its current screen. */
+  launch(pkg: string): void {
+    this.runtime(pkg);
+    this.foreground = pkg;
+  }
+
+  /** `am force-stop`: the app's state is discarded; the launcher shows if it was in front. */
+  forceStop(pkg: string): void {
+    const app = this.apps.get(pkg);
+    if (!app || pkg === LAUNCHER.package) return;
+    app.runtime = null;
+    if (this.foreground === pkg) this.foreground = LAUNCHER.package;
+  }
+
+  /** The foreground activity (fully qualified), for dumpsys. */
+  get focusedActivity(): string {
+    return this.runtime().activity;
+  }
+
+  tree(): SnapshotNode {
+    return this.runtime().snapshot(this.view);
+  }
+
+  dumpXml(): string {
+    return toUiautomatorXml(this.tree());
+  }
+
+  screenshot(): Uint8Array {
+    const tree = this.tree();
+    return this.renderer.png(tree, toUiautomatorXml(tree), this.view);
+  }
+
+  bannerProps(): Record<string, string> {
+    const p = (k: string) => this.props.get(k) ?? "";
+    return { "ro.product.name": p("ro.product.name"), "ro.product.model": p("ro.product.model"), "ro.product.device": p("ro.product.device") };
+  }
+
+  get fs(): PhoneFiles {
+    return this.files;
+  }
+
+  async runCommand(request: ServiceRequest, io: CommandIo, stdin: StdinBuffer): Promise<number> {
+    const record: ServiceRecord = { kind: request.kind, command: request.command, stdin: "", exitCode: null };
+    this.serviceLog.push(record);
+    // An empty legacy shell is interactive: it reads its commands from stdin.
+    const status = request.command.trim() === "" ? await this.exec(["sh"], io, "command-line") : await this.runScriptText(request.command, io, "command-line");
+    record.stdin = text(stdin.receivedBytes());
+    record.exitCode = status;
+    return status;
+  }
+
+  /** Parses and runs `src` in a fresh shell (as `sh -c` would). */
+  async runScriptText(src: string, io: CommandIo, origin: CommandOrigin): Promise<number> {
+    let script;
+    try {
+      script = parseScript(src);
+    } catch (e) {
+      if (!(e instanceof ShellSyntaxError)) throw e;
+      this.problems.push(`${e.message} in: ${src}`);
+      io.err(`/system/bin/sh: ${e.message}\n`);
+      return 2;
+    }
+    return runScript(script, io, {
+      exec: (argv, sub) => this.exec(argv, sub, origin),
+      readFile: (path) => this.files.get(path),
+      writeFile: (path, data, append) => this.files.put(path, data, { append }),
+    });
+  }
+
+  /**
+   * Resolves when a command named `name` starts (or ends) from now on: lets a test act while a
+   * device command is running (a hang, a slow command) without sleeping.
+   */
+  waitForCommand(name: string, phase: "start" | "end" = "start"): Promise<CommandRecord> {
+    return new Promise((resolve) => {
+      const w = (record: CommandRecord, p: "start" | "end") => {
+        if (p !== phase || record.argv[0]?.split("/").at(-1) !== name) return;
+        this.watchers.delete(w);
+        resolve(record);
+      };
+      this.watchers.add(w);
+    });
+  }
+
+  private notify(record: CommandRecord, phase: "start" | "end"): void {
+    for (const w of [...this.watchers]) w(record, phase);
+  }
+
+  /** Runs one command through the registry, applying the fault switches first. */
+  async exec(argv: string[], io: CommandIo, origin: CommandOrigin): Promise<number> {
+    const record: CommandRecord = { argv, origin, exitCode: null };
+    this.commandLog.push(record);
+    this.notify(record, "start");
+    const name = (argv[0] as string).split("/").at(-1) as string;
+    const slow = this.faults.slow.get(name);
+    if (slow) await delay(slow, io.signal);
+    if (this.faults.unplugOn === name) {
+      io.unplug();
+      await hang(io.signal);
+      this.notify(record, "end");
+      return 255;
+    }
+    const fn = this.commands.get(name);
+    let status: number;
+    if (!fn) {
+      if (this.strict) {
+        this.problems.push(`unknown command: ${argv.join(" ")}`);
+        io.err(`/system/bin/sh: ${argv[0]}: inaccessible or not found\n`);
+      }
+      status = this.strict ? 127 : 0;
+    } else {
+      try {
+        status = await fn(argv, io);
+      } catch (e) {
+        this.problems.push(`${name} threw: ${e instanceof Error ? e.message : String(e)}`);
+        io.err(`${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+        status = 1;
+      }
+    }
+    record.exitCode = status;
+    this.notify(record, "end");
+    return status;
+  }
+}

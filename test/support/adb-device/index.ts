@@ -1,0 +1,17 @@
+/**
+ * A simulated Android device over the real ADB transport, driven by the real adb server:
+ *
+ *   await using server = await startAdbServer();                 // private port and HOME
+ *   await using dev = await startFakeDevice(server, { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
+ *   await server.adb(["-s", dev.serial, "shell", "input", "tap", "540", "935"]);   // or adbkit on server.port
+ *   expect(dev.phone.inputLog).toEqual([{ kind: "tap", x: 540, y: 935, target: "com.example.app:id/sign_in" }]);
+ */
+export { AdbServer, type AdbResult, type DeviceEntry, parseDeviceList, startAdbServer } from "./adb-server.ts";
+export type { CommandFn, CommandIo, StdinReader } from "./command-io.ts";
+export { DEMO_ITEMS, DEMO_PACKAGE, type DemoState, demoScenario } from "./demo-scenario.ts";
+export { type AuthMode, DEFAULT_FEATURES, FakeAdbd, type FakeAdbdOptions, type SystemType, type TraceEntry } from "./fake-adbd.ts";
+export { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake-device.ts";
+export { type CommandRecord, DEFAULT_PROPS, FakePhone, type FakePhoneOptions, type Faults, type InputRecord, type ServiceRecord } from "./fake-phone.ts";
+export { type Bounds, type Scenario, type ScenarioContext, screenRoot, type SnapshotNode, type UiNode, type View, vstack } from "./scenario.ts";
+export { DEFAULT_DUMP_FILE, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "./commands-screen.ts";
+export { describeWithAdb } from "./with-adb.ts";
