@@ -69,6 +69,9 @@ export function violations(rel: string, source: string): string[] {
         const own = rel.split("/").slice(0, 2).join("/");
         if (tLayer === "drivers" && !target?.startsWith(`${own}/`)) bad("a driver may not import another driver");
         if (tLayer && !["drivers", "driver", "protocol"].includes(tLayer)) bad("drivers may import src/driver and src/protocol only");
+        // Each SDK behind its one port file (a compiled binary needs adbkit's named import, for one).
+        if (pkg === "@devicefarmer/adbkit" && rel !== "drivers/android/adbkit-port.ts") bad("only drivers/android/adbkit-port.ts may import adbkit");
+        if (pkg === "node-simctl" && rel !== "drivers/ios-simulator/simctl-port.ts") bad("only drivers/ios-simulator/simctl-port.ts may import node-simctl");
         break;
       }
       case "daemon":

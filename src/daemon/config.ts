@@ -24,6 +24,12 @@ const EnvSchema = v.object({
   ),
   DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
   DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
+  DEVICERAIL_ANDROID: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
+  DEVICERAIL_ADB_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to adb")), "adb"),
+  ANDROID_ADB_SERVER_PORT: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{0,4}$/, "expected a TCP port"), v.transform(Number), v.maxValue(65_535, "expected a TCP port")),
+    "5037",
+  ),
 });
 
 export type Config = {
@@ -37,6 +43,10 @@ export type Config = {
   mockHang: "none" | "observe" | "execute" | "all";
   /** auto: the Mock is listed only while no real device is present; on: always; off: never. */
   mock: "auto" | "on" | "off";
+  /** auto: use adb when it is there; off: never; required: start-up fails without a reachable adb server. */
+  android: "auto" | "off" | "required";
+  adbPath: string;
+  adbServerPort: number;
 };
 
 export class ConfigError extends Error {}
@@ -56,6 +66,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,
     mock: r.output.DEVICERAIL_MOCK,
+    android: r.output.DEVICERAIL_ANDROID,
+    adbPath: r.output.DEVICERAIL_ADB_PATH,
+    adbServerPort: r.output.ANDROID_ADB_SERVER_PORT as number,
   };
 }
 

@@ -6,7 +6,7 @@ import { ConfigError, type ListenAddress, loadConfig, parseListenAddress } from 
 import { createLogger } from "./log.ts";
 import { DatabaseLockedError } from "../core/sessions/db.ts";
 import { DataDirError } from "./data-dir.ts";
-import { createDaemon } from "./server.ts";
+import { StartupError, createDaemon } from "./server.ts";
 import { VERSION } from "./version.ts";
 
 const HELP = `devicerail ${VERSION} — drive phones over DeviceRail protocol 1.5 (JSON-RPC 2.0)
@@ -105,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
     daemon = await createDaemon(config, log);
   } catch (err) {
     // A busy or unusable data directory is the user's to fix: say what, not where in the code.
-    if (err instanceof DatabaseLockedError || err instanceof DataDirError) {
+    if (err instanceof DatabaseLockedError || err instanceof DataDirError || err instanceof StartupError) {
       process.stderr.write(`devicerail: ${err.message}\n`);
       return 1;
     }

@@ -1,4 +1,5 @@
 import { homedir } from "node:os";
+import { AndroidDriver } from "../../drivers/android/index.ts";
 import { MockDriver } from "../../drivers/mock/index.ts";
 import type { Core } from "../core/core.ts";
 import { DeviceService } from "../core/devices/device-service.ts";
@@ -15,6 +16,9 @@ import type { Config } from "./config.ts";
 import { type DataPaths, ensurePrivateDir, resolveDataPaths } from "./data-dir.ts";
 import { SERVER_NAME, VERSION } from "./version.ts";
 
+/** A driver the configuration requires could not start; the message says what to fix. */
+export class StartupError extends Error {}
+
 export interface Daemon {
   core: Core;
   dispatcher: Dispatcher;
@@ -23,6 +27,8 @@ export interface Daemon {
   /** Stops drivers and closes the store after every connection has been closed. */
   shutdown(): Promise<void>;
 }
+
+const errorText = (err: unknown) => (err instanceof Error ? ((err as { detail?: string }).detail ?? err.message) : String(err));
 
 /**
  * The composition root: the data directory (locked: one daemon per directory), the durable event
@@ -47,8 +53,19 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   const devices = new DeviceService(log);
   const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: eventLog, screenshotPolicy: config.screenshotPolicy };
   const never = new AbortController().signal;
-  if (config.mock !== "off")
-    await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), { signal: never, deadline: null, log }, { fallback: config.mock === "auto" });
+  const ctx = { signal: never, deadline: null, log };
+  if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), ctx, { fallback: config.mock === "auto" });
+  if (config.android !== "off") {
+    const android = new AndroidDriver({ adbPath: config.adbPath, serverPort: config.adbServerPort, log });
+    try {
+      await devices.attach(android, ctx);
+    } catch (err) {
+      await android.stop();
+      const why = `no adb server on port ${config.adbServerPort} and ${config.adbPath} could not start one (${errorText(err)})`;
+      if (config.android === "required") throw new StartupError(`DEVICERAIL_ANDROID=required: ${why}; install Android platform-tools or set DEVICERAIL_ADB_PATH`);
+      log.warn({ reason: why }, "Android devices are unavailable (DEVICERAIL_ANDROID=auto)");
+    }
+  }
 
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),

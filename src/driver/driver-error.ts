@@ -32,7 +32,7 @@ export class DriverError extends RpcError {
 
   constructor(
     code: DriverErrorCode,
-    opts: { deviceId?: string; action?: string; platformCode?: string; retryable?: boolean; detail?: string } = {},
+    opts: { deviceId?: string; action?: string; platformCode?: string; retryable?: boolean; detail?: string; message?: string } = {},
   ) {
     const name: ErrorName = code === "internal_error" ? "driver_internal_error" : code;
     let details: unknown = null;
@@ -47,7 +47,7 @@ export class DriverError extends RpcError {
       // Codes outside the protocol's pattern are replaced rather than sent (02 −32000 table).
       details = { platformCode: opts.platformCode && PLATFORM_CODE.test(opts.platformCode) ? opts.platformCode : "unknown" };
     }
-    super(name, { arg, details, ...(opts.retryable !== undefined ? { retryable: opts.retryable } : {}) });
+    super(name, { arg, details, ...(opts.retryable !== undefined ? { retryable: opts.retryable } : {}), ...(opts.message ? { message: opts.message } : {}) });
     this.name = "DriverError";
     this.driverCode = code;
     this.detail = opts.detail;

@@ -3,6 +3,8 @@ import type { DeviceInfo, Viewport } from "../protocol/types/device.ts";
 import type { UiContextRef, UiNode } from "../protocol/types/ui.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 
+export type { Logger };
+
 /** Passed last to every device-touching call: stop when `signal` aborts; finish before `deadline`. */
 export interface CallContext {
   readonly signal: AbortSignal;
@@ -42,8 +44,8 @@ export interface Point {
 export interface ElementInput {
   /** Taps one point given in screenshot pixels. */
   tapPoint(deviceId: string, point: Point, ctx: CallContext): Promise<void>;
-  /** Deletes all text of the focused input field. */
-  clearFocused(deviceId: string, ctx: CallContext): Promise<void>;
+  /** Deletes all text of the focused input field; `hint.length` is its text length when known. */
+  clearFocused(deviceId: string, ctx: CallContext, hint?: { length: number }): Promise<void>;
   /**
    * Types into the focused field. With `secret` the text must travel only through a channel that
    * is never logged and never part of a child process's argv.

@@ -1,16 +1,31 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { createServer } from "node:net";
+import { ADB_PATH } from "../support/adb-device/index.ts";
 import { ROOT, tempDataDir } from "../support/daemon.ts";
+
+/** A port nothing listens on now, for an adb server only this test uses. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
 
 describe("scripts/demo.ts", () => {
   test("signs in on the Mock app, sees the sync finish and exits 0 when run as the README's main job", async () => {
+    // As a user runs it: Android on auto, so the daemon starts an adb server when adb is
+    // installed; here on a private port, so the machine's own server (5037) is left alone.
+    const adbPort = await freePort();
     const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/demo.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DEVICERAIL_DATA_DIR: tempDataDir(), NO_COLOR: "1" },
+      env: { ...process.env, DEVICERAIL_DATA_DIR: tempDataDir(), NO_COLOR: "1", DEVICERAIL_ANDROID: "auto", ANDROID_ADB_SERVER_PORT: String(adbPort), DEVICERAIL_ADB_PATH: ADB_PATH },
       stdout: "pipe",
       stderr: "pipe",
     });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    Bun.spawnSync([ADB_PATH, "-P", String(adbPort), "kill-server"]);
     expect(code).toBe(0);
     const summary = out.slice(out.indexOf("What happened"));
     expect(summary).toContain("negotiated protocol 1.5 with 8 features");

@@ -29,9 +29,19 @@ export function tempDataDir(): string {
   return dir;
 }
 
-/** Environment for a daemon under test: quiet logs and its own data directory unless given. */
+/**
+ * Environment for a daemon under test: quiet logs, its own data directory, and no Android
+ * driver unless given (a test daemon must never reach, or start, the machine's adb server on
+ * 5037; Android tests pass DEVICERAIL_ANDROID and the port of their private server).
+ */
 export function daemonEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...(process.env as Record<string, string>), DEVICERAIL_LOG_LEVEL: "warn", DEVICERAIL_DATA_DIR: extra.DEVICERAIL_DATA_DIR ?? tempDataDir(), ...extra };
+  return {
+    ...(process.env as Record<string, string>),
+    DEVICERAIL_LOG_LEVEL: "warn",
+    DEVICERAIL_ANDROID: "off",
+    DEVICERAIL_DATA_DIR: extra.DEVICERAIL_DATA_DIR ?? tempDataDir(),
+    ...extra,
+  };
 }
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -122,7 +122,7 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
         // Focus by tapping the field, then replace its text through the keyboard.
         await input.tapPoint(env.deviceId, tapPoint(node, before.observation.viewport), env.ctx);
         stopIfAborted(env.ctx);
-        await input.clearFocused(env.deviceId, env.ctx);
+        await input.clearFocused(env.deviceId, env.ctx, { length: [...(node.value ?? node.text ?? "")].length });
         stopIfAborted(env.ctx);
         if (value !== "") await input.typeText(env.deviceId, value, { secret: env.redacted }, env.ctx);
       }

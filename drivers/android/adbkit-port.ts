@@ -1,0 +1,213 @@
+/**
+ * The only file that imports adbkit. Bluebird promises, Node streams and adbkit's error strings
+ * stop here: every call takes a CallContext, is bounded by its deadline (and a hard ceiling),
+ * closes its socket when aborted, and fails with a DriverError.
+ *
+ * The named import matters: the default export breaks inside `bun build --compile`.
+ */
+import { Adb } from "@devicefarmer/adbkit";
+import type { Duplex } from "node:stream";
+import type { CallContext } from "../../src/driver/driver.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
+
+/** The reference's ceiling for one adb command, long enough for a 60 s swipe. */
+export const COMMAND_CEILING_MS = 65_000;
+/** Screenshots and dumps above this are refused rather than buffered (a 1440×3200 PNG is ~3 MB). */
+export const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+
+export interface AdbEntry {
+  serial: string;
+  state: string;
+}
+
+export interface TrackHandlers {
+  /** A device appeared or changed state. */
+  onState(entry: AdbEntry): void;
+  onRemove(serial: string): void;
+  /** The tracking connection ended (server killed or restarted); the port does not retry itself. */
+  onEnd(err: unknown): void;
+}
+
+export const platformError = (platformCode: string, retryable: boolean, detail?: string) =>
+  new DriverError("platform_error", { platformCode, retryable, ...(detail ? { detail } : {}) });
+
+/** adbkit reports transport problems as `Failure: '<adb message>'`; these become typed codes. */
+function mapAdbError(err: unknown, serial: string | null): DriverError {
+  if (err instanceof DriverError) return err;
+  const text = String((err as Error)?.message ?? err);
+  if (/ECONNREFUSED|ECONNRESET|EPIPE|connect ENOENT/.test(text)) return platformError("android_adb_process_failed", true, text);
+  if (/not found/.test(text) && serial) return platformError("android_device_missing", true, text);
+  if (/unauthorized/.test(text)) return platformError("android_device_unauthorized", true, text);
+  if (/offline/.test(text)) return platformError("android_device_offline", true, text);
+  if (/no permissions/.test(text)) return platformError("android_device_permission_denied", false, text);
+  return platformError("android_adb_read_failed", true, text);
+}
+
+/**
+ * Opens a stream with `open`, consumes it with `consume`, and guarantees that the stream is
+ * destroyed when the call is aborted or runs past its deadline (which closes the adb socket, so
+ * the adb server closes the device-side stream too).
+ */
+function guarded<T>(ctx: CallContext, serial: string | null, open: () => PromiseLike<Duplex>, consume: (s: Duplex) => Promise<T>, ceilingMs = COMMAND_CEILING_MS): Promise<T> {
+  if (ctx.signal.aborted) return Promise.reject(new DriverError("driver_cancelled"));
+  return new Promise<T>((resolve, reject) => {
+    let stream: Duplex | null = null;
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+      stream?.destroy();
+      fn();
+    };
+    const onAbort = () => finish(() => reject(new DriverError("driver_cancelled")));
+    const budget = Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
+    const timer = setTimeout(() => finish(() => reject(new DriverError("driver_timed_out"))), budget);
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(open()).then(
+      (s) => {
+        if (settled) {
+          s.destroy();
+          return;
+        }
+        stream = s;
+        // A stream error after it was opened (socket reset) must not be an unhandled event.
+        s.on("error", () => {});
+        consume(s).then(
+          (value) => finish(() => resolve(value)),
+          (err) => finish(() => reject(mapAdbError(err, serial))),
+        );
+      },
+      (err) => finish(() => reject(mapAdbError(err, serial))),
+    );
+  });
+}
+
+/** Reads a stream to its end, refusing more than `max` bytes. */
+function readAll(s: Duplex, max = MAX_OUTPUT_BYTES): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    s.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        s.destroy();
+        reject(platformError("android_adb_output_too_large", false, `more than ${max} bytes`));
+      } else chunks.push(c);
+    });
+    s.on("end", () => resolve(new Uint8Array(Buffer.concat(chunks))));
+    s.on("close", () => resolve(new Uint8Array(Buffer.concat(chunks))));
+    s.on("error", (err) => reject(err));
+  });
+}
+
+export interface AdbPortOptions {
+  host?: string;
+  port: number;
+  /** The adb executable, for starting a server that is not running. */
+  bin: string;
+}
+
+export class AdbkitPort {
+  private readonly client: ReturnType<typeof Adb.createClient>;
+
+  constructor(readonly opts: AdbPortOptions) {
+    this.client = Adb.createClient({ host: opts.host ?? "127.0.0.1", port: opts.port, bin: opts.bin });
+  }
+
+  /** The server's protocol version; fails when no server answers. */
+  version(ctx: CallContext): Promise<number> {
+    return withDeadline<number>(ctx, () => this.client.version(), 5_000);
+  }
+
+  listDevices(ctx: CallContext): Promise<AdbEntry[]> {
+    return withDeadline<{ id: string; type: string }[]>(ctx, () => this.client.listDevices(), 5_000).then((list) => list.map((d) => ({ serial: d.id, state: d.type })));
+  }
+
+  /** Follows host:track-devices until stop() or until the server goes away (then onEnd). */
+  async track(handlers: TrackHandlers, ctx: CallContext): Promise<{ stop(): void }> {
+    const tracker = await withDeadline<import("node:events").EventEmitter & { end(): void }>(ctx, () => this.client.trackDevices(), 5_000);
+    let ended = false;
+    const end = (err: unknown) => {
+      if (ended) return;
+      ended = true;
+      handlers.onEnd(err);
+    };
+    tracker.on("add", (d: { id: string; type: string }) => handlers.onState({ serial: d.id, state: d.type }));
+    tracker.on("change", (d: { id: string; type: string }) => handlers.onState({ serial: d.id, state: d.type }));
+    tracker.on("remove", (d: { id: string }) => handlers.onRemove(d.id));
+    tracker.on("end", () => end(null));
+    tracker.on("error", (err: unknown) => end(err));
+    return {
+      stop: () => {
+        ended = true;
+        tracker.end();
+      },
+    };
+  }
+
+  /** Runs one shell command and returns its output (stdout and stderr merged, as legacy shell gives). */
+  shell(serial: string, command: string, ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<Uint8Array> {
+    return guarded(
+      ctx,
+      serial,
+      () => this.client.getDevice(serial).shell(command),
+      (s) => {
+        if (opts.stdin !== undefined) s.write(opts.stdin);
+        return readAll(s);
+      },
+      opts.ceilingMs,
+    );
+  }
+
+  /** `screencap -p` bytes as adbkit reads them (it undoes the CRLF mangling of old devices). */
+  screencap(serial: string, ctx: CallContext): Promise<Uint8Array> {
+    return guarded(ctx, serial, () => this.client.getDevice(serial).screencap(), (s) => readAll(s));
+  }
+
+  /** `getprop` as a map; run as a guarded shell so that an abort closes its socket. */
+  async properties(serial: string, ctx: CallContext): Promise<Record<string, string>> {
+    const out = new TextDecoder().decode(await this.shell(serial, "getprop", ctx, { ceilingMs: 10_000 }));
+    const props: Record<string, string> = {};
+    for (const m of out.matchAll(/^\[([^\]]+)\]: \[(.*)\]\r?$/gm)) props[m[1] as string] = m[2] as string;
+    return props;
+  }
+
+  /** Starts a server with `<adb> -P <port> start-server`; the child is killed when the call aborts. */
+  async startServer(ctx: CallContext): Promise<void> {
+    let proc: ReturnType<typeof Bun.spawn>;
+    try {
+      proc = Bun.spawn([this.opts.bin, "-P", String(this.opts.port), "start-server"], { stdout: "ignore", stderr: "pipe", stdin: "ignore", signal: ctx.signal });
+    } catch (err) {
+      throw platformError("android_adb_not_found", false, `${this.opts.bin}: ${(err as Error).message}`);
+    }
+    const timer = setTimeout(() => proc.kill(), 10_000);
+    const code = await proc.exited.finally(() => clearTimeout(timer));
+    if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+    if (code !== 0) throw platformError("android_adb_spawn_failed", true, `${this.opts.bin} start-server exited ${code}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+  }
+}
+
+/** A non-stream adbkit call under the context's deadline (the socket closes with the process). */
+function withDeadline<T>(ctx: CallContext, run: () => PromiseLike<T>, ceilingMs: number): Promise<T> {
+  if (ctx.signal.aborted) return Promise.reject(new DriverError("driver_cancelled"));
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+      fn();
+    };
+    const onAbort = () => finish(() => reject(new DriverError("driver_cancelled")));
+    const budget = Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
+    const timer = setTimeout(() => finish(() => reject(new DriverError("driver_timed_out"))), budget);
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(run()).then(
+      (v) => finish(() => resolve(v)),
+      (err) => finish(() => reject(mapAdbError(err, null))),
+    );
+  });
+}

@@ -1,0 +1,244 @@
+import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
+import type { ActionDefinition } from "../../src/protocol/types/action.ts";
+import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
+import type { Logger } from "../../src/driver/driver.ts";
+import { ANDROID_ACTIONS, type Call, classifyAndroid, parseCall, pointsOf, scrollGesture } from "./actions.ts";
+import { AdbkitPort, platformError } from "./adbkit-port.ts";
+import { AndroidShell } from "./android-shell.ts";
+import { Discovery, ID_PREFIX, idOf } from "./discovery.ts";
+import { type Display, readDisplay, effectiveSize } from "./display.ts";
+import { KEYCODES } from "./parse/keys.ts";
+import { orientationOf, pngSize } from "./parse/display.ts";
+import { stateProblem } from "./parse/devices.ts";
+import { parseForeground } from "./parse/foreground.ts";
+
+export interface AndroidOptions {
+  /** The adb executable (DEVICERAIL_ADB_PATH), used to start a server when none is running. */
+  adbPath: string;
+  /** The adb server port (ANDROID_ADB_SERVER_PORT, default 5037). */
+  serverPort: number;
+  serverHost?: string;
+  log: Logger;
+  /** Deadline of one uiautomator attempt (default DUMP_ATTEMPT_MS); tests shorten it. */
+  dumpAttemptMs?: number;
+}
+
+interface Connected {
+  generation: number;
+  display: Display;
+  /** The viewport of the newest screenshot: taps are checked against it. */
+  viewport: Viewport | null;
+}
+
+/**
+ * Android phones through the user's adb server (adbkit). Devices are `android-adb:<serial>`;
+ * screenshots are `screencap -p`, UI trees `uiautomator dump` normalized into UiNodes; input is
+ * `input` with every argument quoted, secrets travel on the stdin of a fixed remote script.
+ */
+export class AndroidDriver implements Driver {
+  readonly name = "android";
+  readonly uiTrees = true;
+  readonly elements: ElementInput;
+  private readonly port: AdbkitPort;
+  private readonly shell: AndroidShell;
+  private discovery: Discovery | null = null;
+  private readonly connected = new Map<string, Connected>();
+  private generations = 0;
+
+  constructor(private readonly opts: AndroidOptions) {
+    this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
+    this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs);
+    this.elements = {
+      tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
+      clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
+      typeText: (deviceId, text, o, ctx) =>
+        this.run(deviceId, ctx, async (serial) => {
+          if (o.secret) await this.shell.typeSecret(serial, text, ctx);
+          else await this.shell.typeText(serial, text, ctx);
+        }),
+    };
+  }
+
+  async start(onChange: (change: DeviceChange) => void, _ctx: CallContext): Promise<void> {
+    const discovery = new Discovery(this.port, (c) => {
+      if (c.type === "gone") this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
+      onChange(c);
+    }, this.opts.log);
+    this.discovery = discovery;
+    await discovery.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.discovery?.stop();
+    this.discovery = null;
+    this.connected.clear();
+  }
+
+  private serialOf(deviceId: string): string {
+    if (!deviceId.startsWith(ID_PREFIX)) throw new DriverError("protocol_error", { detail: `not an Android device id: ${deviceId}` });
+    return deviceId.slice(ID_PREFIX.length);
+  }
+
+  /** The typed reason a device cannot be used now, or null when it is attached and authorized. */
+  private whyUnusable(serial: string): DriverError | null {
+    const known = this.discovery?.devices.get(serial);
+    if (!known) return platformError("android_device_missing", true, `${serial} is not attached`);
+    const problem = stateProblem(known.state);
+    return problem ? new DriverError("platform_error", { platformCode: problem.platformCode, retryable: problem.retryable, message: `device ${serial} is ${known.state}: ${problem.hint}` }) : null;
+  }
+
+  private usable(deviceId: string): string {
+    const serial = this.serialOf(deviceId);
+    const why = this.whyUnusable(serial);
+    if (why) throw why;
+    return serial;
+  }
+
+  private session(deviceId: string, ctx: CallContext): { serial: string; c: Connected } {
+    const serial = this.serialOf(deviceId);
+    const c = this.connected.get(serial);
+    if (!c) {
+      if (!this.discovery?.devices.has(serial)) throw platformError("android_device_missing", true, `${serial} is not attached`);
+      throw new DriverError("device_not_connected", { deviceId });
+    }
+    const why = this.whyUnusable(serial);
+    if (why) throw why;
+    if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+    return { serial, c };
+  }
+
+  private async run(deviceId: string, ctx: CallContext, fn: (serial: string, c: Connected) => Promise<void>): Promise<void> {
+    const { serial, c } = this.session(deviceId, ctx);
+    await fn(serial, c);
+  }
+
+  async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
+    const serial = this.usable(deviceId);
+    const props = await this.port.properties(serial, ctx);
+    const display = await readDisplay(this.shell, serial, ctx);
+    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null });
+    else (this.connected.get(serial) as Connected).display = display;
+    const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
+    if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
+    return { ...info };
+  }
+
+  async disconnect(deviceId: string): Promise<void> {
+    const serial = this.serialOf(deviceId);
+    this.connected.delete(serial);
+    this.discovery?.setConnected(serial, false);
+  }
+
+  async health(deviceId: string): Promise<void> {
+    this.usable(deviceId);
+  }
+
+  async actions(deviceId: string): Promise<ActionDefinition[]> {
+    this.serialOf(deviceId);
+    return ANDROID_ACTIONS.map((a) => ({ ...a }));
+  }
+
+  classify(_deviceId: string, name: string): Protection | undefined {
+    return classifyAndroid(name);
+  }
+
+  async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
+    const { serial, c } = this.session(deviceId, ctx);
+    const [png, tree, focus] = await Promise.all([
+      opts.screenshot ? this.shell.screenshot(serial, ctx) : Promise.resolve(null),
+      opts.uiTree ? this.shell.dumpUi(serial, ctx) : Promise.resolve(null),
+      // Foreground metadata is best effort: a slow dumpsys must not fail an observation.
+      this.shell
+        .run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 })
+        .then((out) => parseForeground(out))
+        .catch(() => null),
+    ]);
+    const size = png ? pngSize(png) : null;
+    if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
+    const effective = effectiveSize(c.display, tree?.rotation ?? null, c.viewport);
+    const viewport: Viewport = { width: size?.width ?? effective.width, height: size?.height ?? effective.height, scaleFactor: c.display.density / 160 };
+    if (size) c.viewport = viewport;
+    return {
+      viewport,
+      screenshot: png,
+      uiTree: tree
+        ? { context: { contextKind: "native", contextId: tree.packageName ?? "android", documentEpoch: `${c.generation}-${tree.fingerprint}` }, nodes: tree.nodes }
+        : null,
+      metadata: {
+        android: {
+          orientation: orientationOf(viewport),
+          scaleFactor: viewport.scaleFactor,
+          densityDpi: c.display.density,
+          physicalSize: c.display.physical,
+          overrideSize: c.display.override,
+          effectiveSize: c.display.override ?? c.display.physical,
+          physicalDensityDpi: c.display.physicalDensity,
+          overrideDensityDpi: c.display.overrideDensity,
+        },
+        foreground: focus,
+      },
+    };
+  }
+
+  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+    const { serial, c } = this.session(deviceId, ctx);
+    if (!classifyAndroid(call.name)) throw new DriverError("unknown_action", { action: call.name });
+    const parsed = parseCall(call.name, call.arguments);
+    if (!parsed) throw new DriverError("invalid_arguments", { action: call.name });
+    const screen = c.viewport ?? effectiveSize(c.display, null, null);
+    if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
+    return { output: await this.perform(serial, c, parsed, ctx) };
+  }
+
+  private async perform(serial: string, c: Connected, call: Call, ctx: CallContext): Promise<unknown> {
+    const sh = this.shell;
+    switch (call.kind) {
+      case "tap":
+        await sh.input(serial, ["tap", String(call.x), String(call.y)], ctx);
+        return { accepted: true, x: call.x, y: call.y };
+      case "doubleTap":
+        await sh.inputAll(serial, [["tap", String(call.x), String(call.y)], ["tap", String(call.x), String(call.y)]], ctx);
+        return { accepted: true, x: call.x, y: call.y };
+      case "longPress":
+        await sh.input(serial, ["swipe", String(call.x), String(call.y), String(call.x), String(call.y), String(call.durationMs)], ctx);
+        return { accepted: true, x: call.x, y: call.y, durationMs: call.durationMs };
+      case "swipe":
+        await sh.input(serial, ["swipe", ...[call.startX, call.startY, call.endX, call.endY, call.durationMs].map(String)], ctx);
+        return { accepted: true, startX: call.startX, startY: call.startY, endX: call.endX, endY: call.endY, durationMs: call.durationMs };
+      case "scroll": {
+        const g = scrollGesture(call, c.viewport ?? effectiveSize(c.display, null, null));
+        await sh.input(serial, ["swipe", ...[g.startX, g.startY, g.endX, g.endY, g.durationMs].map(String)], ctx);
+        return { accepted: true, deltaX: call.deltaX, deltaY: call.deltaY };
+      }
+      case "key":
+        await sh.input(serial, ["keyevent", String(call.keycode)], ctx);
+        return call.name === "back" || call.name === "home" || call.name === "recentApps" ? { accepted: true } : { accepted: true, key: call.name };
+      case "text": {
+        const via = await sh.typeText(serial, call.text, ctx);
+        return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
+      }
+      case "secret":
+        await sh.typeSecret(serial, call.secret, ctx);
+        return { accepted: true };
+      case "launch":
+        await sh.launch(serial, call.packageName, ctx);
+        return { accepted: true };
+      case "terminate":
+        await sh.checked(serial, ["am", "force-stop", call.packageName], ctx);
+        return { accepted: true };
+      case "openUrl":
+        await sh.openUrl(serial, call.url, ctx);
+        return { accepted: true };
+      case "rotate": {
+        const rotation = { portrait: 0, landscape: 1, reversePortrait: 2, reverseLandscape: 3 }[call.orientation];
+        await sh.checkedAll(serial, [["settings", "put", "system", "accelerometer_rotation", "0"], ["settings", "put", "system", "user_rotation", String(rotation)]], ctx);
+        // The next screenshot tells the new size; until then taps are checked against the old one.
+        c.viewport = null;
+        return { accepted: true, orientation: call.orientation };
+      }
+    }
+  }
+}
+
+export { KEYCODES, idOf };

@@ -1,0 +1,225 @@
+import type { CallContext } from "../../src/driver/driver.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
+import { type AdbkitPort, platformError } from "./adbkit-port.ts";
+import { KEYCODES } from "./parse/keys.ts";
+import { exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "./parse/shell.ts";
+import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
+
+const MARKER = "__devicerail_exit_";
+/** One uiautomator attempt; a dump that takes longer is treated as hung. */
+export const DUMP_ATTEMPT_MS = 12_000;
+/** Keep one adb shell command well under old adbd's 4 KiB service-name limit. */
+const MAX_COMMAND_BYTES = 3_000;
+const IEND = [0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82];
+/**
+ * Reads one line from stdin and types it: the secret is never part of a command line sent over
+ * adb. On the phone it is necessarily an argument of the `input` process the script starts
+ * (stock Android has no input command that reads stdin).
+ */
+const SECRET_SCRIPT = 'IFS= read -r v && input text "$v"';
+/** What Android's `cmd` prints when a service has no shell command (Binder's default). */
+const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unknown command/i;
+
+const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+const remoteError = (what: string, out: string) => platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
+
+/**
+ * Shell commands on one device with the checks every caller needs: arguments quoted, an exit
+ * status trailer (legacy shell has none), a missing trailer read as a device that went away,
+ * and UI dumps serialised per device (uiautomator cannot run twice at once).
+ */
+export class AndroidShell {
+  private readonly dumps = new Map<string, Promise<unknown>>();
+  private files = 0;
+
+  constructor(
+    private readonly port: AdbkitPort,
+    private readonly whyUnusable: (serial: string) => DriverError | null,
+    private readonly dumpAttemptMs = DUMP_ATTEMPT_MS,
+  ) {}
+
+  /** Runs `command`, returning its output and exit status. */
+  async exec(serial: string, command: string, ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<{ out: string; code: number }> {
+    const raw = decode(await this.port.shell(serial, `${command}${exitTrailer(MARKER)}`, ctx, opts));
+    const split = splitExit(raw, MARKER);
+    if (!split) throw await this.lost(serial, ctx);
+    return { out: split.body, code: split.exitCode };
+  }
+
+  /** Output of a command that must exit 0. */
+  async run(serial: string, command: string, ctx: CallContext, opts: { ceilingMs?: number } = {}): Promise<string> {
+    const { out, code } = await this.exec(serial, command, ctx, opts);
+    if (code !== 0) throw remoteError(`${command.split(" ")[0]} exited ${code}`, out);
+    return out;
+  }
+
+  /** The typed reason output stopped early: the device is gone, offline, or the stream broke. */
+  private async lost(serial: string, ctx: CallContext): Promise<DriverError> {
+    if (ctx.signal.aborted) return new DriverError("driver_cancelled");
+    try {
+      const entry = (await this.port.listDevices({ ...ctx, deadline: Date.now() + 3_000 })).find((e) => e.serial === serial);
+      if (!entry) return platformError("android_device_missing", true, `${serial} disappeared during a command`);
+      if (entry.state !== "device") return platformError(entry.state === "offline" ? "android_device_offline" : "android_device_state_unsupported", true, `${serial} is ${entry.state}`);
+    } catch {}
+    return this.whyUnusable(serial) ?? platformError("android_adb_read_failed", true, `the output of a command on ${serial} ended early`);
+  }
+
+  /** One `input` command; it prints nothing when it worked. */
+  input(serial: string, args: string[], ctx: CallContext): Promise<void> {
+    return this.inputAll(serial, [args], ctx);
+  }
+
+  async inputAll(serial: string, calls: string[][], ctx: CallContext): Promise<void> {
+    const command = calls.map((args) => ["input", ...args].map(quote).join(" ")).join(" && ");
+    const { out, code } = await this.exec(serial, command, ctx);
+    if (code !== 0 || /error|exception|usage:/i.test(out)) throw remoteError("input failed", out);
+  }
+
+  async checked(serial: string, argv: string[], ctx: CallContext): Promise<string> {
+    return this.checkedAll(serial, [argv], ctx);
+  }
+
+  async checkedAll(serial: string, calls: string[][], ctx: CallContext): Promise<string> {
+    return this.run(serial, calls.map((argv) => argv.map(quote).join(" ")).join(" && "), ctx);
+  }
+
+  /** `screencap -p`; a PNG that stops before IEND means the device went away mid-transfer. */
+  async screenshot(serial: string, ctx: CallContext): Promise<Uint8Array> {
+    const png = await this.port.screencap(serial, ctx);
+    const tail = png.subarray(png.length - IEND.length);
+    if (png.length < 45 || !IEND.every((b, i) => tail[i] === b)) {
+      const why = await this.lost(serial, ctx);
+      throw why.driverCode === "platform_error" && (why.error.data.details as { platformCode: string }).platformCode === "android_adb_read_failed"
+        ? platformError("android_adb_malformed_png", true, `screencap gave ${png.length} bytes without a complete PNG`)
+        : why;
+    }
+    return png;
+  }
+
+  /**
+   * The UI tree under a hard per-attempt deadline; the known transient uiautomator failures get
+   * one retry, then a typed error. Never longer than two attempts, whatever the device does.
+   */
+  dumpUi(serial: string, ctx: CallContext): Promise<AndroidUiTree> {
+    const previous = this.dumps.get(serial) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.dumpNow(serial, ctx));
+    this.dumps.set(serial, next);
+    return next.finally(() => {
+      if (this.dumps.get(serial) === next) this.dumps.delete(serial);
+    });
+  }
+
+  private async dumpNow(serial: string, ctx: CallContext): Promise<AndroidUiTree> {
+    const file = `/data/local/tmp/devicerail-ui-${process.pid}-${++this.files}.xml`;
+    const command = `rm -f ${file}; uiautomator dump ${file} 2>&1; cat ${file} 2>/dev/null; rm -f ${file}`;
+    let last = "";
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const deadline = Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + this.dumpAttemptMs);
+      let out: string;
+      try {
+        out = (await this.exec(serial, command, { ...ctx, deadline })).out;
+      } catch (err) {
+        // Our own attempt deadline, not the caller's: uiautomator hung.
+        if (err instanceof DriverError && err.driverCode === "driver_timed_out" && (ctx.deadline === null || Date.now() < ctx.deadline))
+          throw platformError("android_ui_dump_timeout", true, `uiautomator gave no tree within ${this.dumpAttemptMs} ms`);
+        throw err;
+      }
+      const failure = dumpFailure(out);
+      if (!failure) {
+        try {
+          return parseUiautomatorDump(out);
+        } catch (err) {
+          throw platformError("android_adb_malformed_observation", false, `uiautomator output: ${(err as Error).message}`);
+        }
+      }
+      last = failure.message;
+      if (!failure.transient) break;
+    }
+    throw platformError("android_ui_dump_failed", true, `uiautomator: ${last}`);
+  }
+
+  /**
+   * Any Unicode text into the focused field. Printable ASCII goes through `input text` (quoted,
+   * spaces as %s); newline and tab as key events; anything else through the clipboard and a
+   * paste key, where the device's clipboard service has a shell command. Otherwise a typed error
+   * says why, rather than letting `input` drop or garble characters.
+   */
+  async typeText(serial: string, text: string, ctx: CallContext): Promise<"input" | "clipboard" | "mixed"> {
+    const commands: string[] = [];
+    let usedClipboard = false;
+    let usedInput = false;
+    for (const run of text.match(/[\u0020-\u007e]+|\n|\t|[^\u0020-\u007e\n\t]+/gu) ?? []) {
+      if (run === "\n") commands.push(`input keyevent ${KEYCODES.enter}`);
+      else if (run === "\t") commands.push(`input keyevent ${KEYCODES.tab}`);
+      else if (isAsciiTypable(run)) {
+        usedInput = true;
+        for (const chunk of inputTextChunks(run)) commands.push(`input text ${quote(chunk)}`);
+      } else {
+        usedClipboard = true;
+        const points = [...run];
+        for (let i = 0; i < points.length; i += 500) commands.push(`cmd clipboard set text ${quote(points.slice(i, i + 500).join(""))}`, `input keyevent ${KEYCODES.paste}`);
+      }
+    }
+    for (const batch of batches(commands)) {
+      const { out, code } = await this.exec(serial, batch.join(" && "), ctx);
+      if (NO_SHELL_COMMAND.test(out))
+        throw new DriverError("platform_error", {
+          platformCode: "android_text_unsupported",
+          retryable: false,
+          message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
+        });
+      if (code !== 0 || /error|exception/i.test(out)) throw remoteError("typing failed", out);
+    }
+    return usedClipboard ? (usedInput ? "mixed" : "clipboard") : "input";
+  }
+
+  /** A protected value: only on the stdin of the fixed SECRET_SCRIPT; its output is never logged. */
+  async typeSecret(serial: string, secret: string, ctx: CallContext): Promise<void> {
+    if (!/^[\u0020-\u007e]{1,1024}$/.test(secret) || secret.includes("%s"))
+      throw new DriverError("platform_error", {
+        platformCode: "android_secret_unsupported",
+        retryable: false,
+        message: "a protected value on Android must be 1 to 1024 printable ASCII characters without %s",
+      });
+    const { code } = await this.exec(serial, SECRET_SCRIPT, ctx, { stdin: `${secret}\n` });
+    if (code !== 0) throw platformError("android_adb_protected_operation_failed", true, `secret script exited ${code}`);
+  }
+
+  /** Moves to the end of the field and deletes backwards, a little more than its known length. */
+  async clearFocused(serial: string, length: number, ctx: CallContext): Promise<void> {
+    const count = Math.min(4096, length > 0 ? length + 4 : 64);
+    const dels = Array.from({ length: count }, () => String(KEYCODES.delete));
+    await this.inputAll(serial, [["keyevent", String(KEYCODES.moveEnd)], ["keyevent", ...dels]], ctx);
+  }
+
+  async launch(serial: string, packageName: string, ctx: CallContext): Promise<void> {
+    const { out, code } = await this.exec(serial, ["monkey", "-p", packageName, "-c", "android.intent.category.LAUNCHER", "1"].map(quote).join(" "), ctx);
+    if (/No activities found|monkey aborted/i.test(out)) throw platformError("android_app_launch_error", false, `no launcher activity in ${packageName}`);
+    if (code !== 0) throw platformError("android_app_launch_invalid_result", true, out.slice(0, 500));
+  }
+
+  async openUrl(serial: string, url: string, ctx: CallContext): Promise<void> {
+    const { out, code } = await this.exec(serial, ["am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url].map(quote).join(" "), ctx);
+    if (/^Error|unable to resolve Intent/im.test(out)) throw platformError("android_app_launch_error", false, "no app handles this URL");
+    if (code !== 0) throw platformError("android_app_launch_invalid_result", true, out.slice(0, 500));
+  }
+}
+
+/** Groups commands so that no single adb shell command line grows too long. */
+function batches(commands: string[]): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const c of commands) {
+    const bytes = new TextEncoder().encode(c).length + 4;
+    if (current.length > 0 && size + bytes > MAX_COMMAND_BYTES) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(c);
+    size += bytes;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}

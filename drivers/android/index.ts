@@ -1,0 +1,1 @@
+export { AndroidDriver, type AndroidOptions } from "./android-driver.ts";
