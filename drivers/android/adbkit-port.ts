@@ -161,9 +161,35 @@ export class AdbkitPort {
     );
   }
 
-  /** `screencap -p` bytes as adbkit reads them (it undoes the CRLF mangling of old devices). */
+  /**
+   * Runs `command` through the `exec:` service (what `adb exec-out` uses): raw bytes, no pty and
+   * no CRLF translation, so a PNG arrives as the device wrote it. adbkit has no call for it, so
+   * the request goes over the device transport it opens.
+   */
+  exec(serial: string, command: string, ctx: CallContext): Promise<Uint8Array> {
+    return guarded(
+      ctx,
+      serial,
+      async () => {
+        const transport = await this.client.getDevice(serial).transport();
+        const request = Buffer.from(`exec:${command}`, "utf8");
+        transport.write(Buffer.concat([Buffer.from(request.length.toString(16).padStart(4, "0"), "ascii"), request]));
+        const reply = await transport.parser.readAscii(4);
+        if (reply !== "OKAY") {
+          await transport.parser.readError().catch((err: unknown) => {
+            transport.end();
+            throw err;
+          });
+        }
+        return transport.parser.raw();
+      },
+      (s) => readAll(s),
+    );
+  }
+
+  /** `exec-out screencap -p`. */
   screencap(serial: string, ctx: CallContext): Promise<Uint8Array> {
-    return guarded(ctx, serial, () => this.client.getDevice(serial).screencap(), (s) => readAll(s));
+    return this.exec(serial, "screencap -p", ctx);
   }
 
   /** `getprop` as a map; run as a guarded shell so that an abort closes its socket. */

@@ -29,7 +29,13 @@ interface Connected {
   display: Display;
   /** The viewport of the newest screenshot: taps are checked against it. */
   viewport: Viewport | null;
+  focus: { packageName: string; activity: string | null } | null;
+  focusAtMs: number;
+  refreshingFocus: boolean;
 }
+
+/** How old the remembered foreground activity may get before a tree observation refreshes it. */
+const FOCUS_REFRESH_MS = 2_000;
 
 /**
  * Android phones through the user's adb server (adbkit). Devices are `android-adb:<serial>`;
@@ -117,7 +123,7 @@ export class AndroidDriver implements Driver {
     const serial = this.usable(deviceId);
     const props = await this.port.properties(serial, ctx);
     const display = await readDisplay(this.shell, serial, ctx);
-    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null });
+    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null, focus: null, focusAtMs: 0, refreshingFocus: false });
     else (this.connected.get(serial) as Connected).display = display;
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
@@ -145,15 +151,14 @@ export class AndroidDriver implements Driver {
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
     const { serial, c } = this.session(deviceId, ctx);
-    const [png, tree, focus] = await Promise.all([
+    const [png, tree, focused] = await Promise.all([
       opts.screenshot ? this.shell.screenshot(serial, ctx) : Promise.resolve(null),
       opts.uiTree ? this.shell.dumpUi(serial, ctx) : Promise.resolve(null),
-      // Foreground metadata is best effort: a slow dumpsys must not fail an observation.
-      this.shell
-        .run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 })
-        .then((out) => parseForeground(out))
-        .catch(() => null),
+      // With a tree, its package is the foreground app and the activity comes from the last
+      // dumpsys (refreshed in the background); one adb round trip less per observation.
+      opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
     ]);
+    const focus = tree ? this.focusFromTree(serial, c, tree.packageName) : focused;
     const size = png ? pngSize(png) : null;
     if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
     const effective = effectiveSize(c.display, tree?.rotation ?? null, c.viewport);
@@ -179,6 +184,28 @@ export class AndroidDriver implements Driver {
         foreground: focus,
       },
     };
+  }
+
+  /** The foreground app from `dumpsys window`; best effort, so a slow or odd dumpsys never fails an observation. */
+  private async readFocus(serial: string, c: Connected, ctx: CallContext): Promise<Connected["focus"]> {
+    const out = await this.shell.run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 }).catch(() => null);
+    const focus = out === null ? null : parseForeground(out);
+    c.focus = focus;
+    c.focusAtMs = Date.now();
+    return focus;
+  }
+
+  private focusFromTree(serial: string, c: Connected, packageName: string | null): Connected["focus"] {
+    if (packageName === null) return c.focus;
+    const known = c.focus?.packageName === packageName;
+    if ((!known || Date.now() - c.focusAtMs > FOCUS_REFRESH_MS) && !c.refreshingFocus) {
+      c.refreshingFocus = true;
+      const ctx: CallContext = { signal: new AbortController().signal, deadline: Date.now() + 5_000, log: this.opts.log };
+      void this.readFocus(serial, c, ctx).finally(() => {
+        c.refreshingFocus = false;
+      });
+    }
+    return { packageName, activity: known ? (c.focus?.activity ?? null) : null };
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {

@@ -60,13 +60,20 @@ export async function observeRaw(core: Core, deviceId: string, conn: Connection,
 export async function recordObservation(core: Core, deviceId: string, { raw, omission, treeAllowed }: Pending): Promise<Captured> {
   const id = crypto.randomUUID();
   const stored: StoredEvidence[] = [];
-  let screenshot: Observation["screenshot"] = null;
-  if (omission === null) {
-    if (!raw.screenshot || !isPng(raw.screenshot)) throw new DriverError("protocol_error", { detail: "observation without a PNG screenshot" });
-    const s = await core.evidence.put(raw.screenshot, MEDIA_TYPE_PNG);
-    stored.push(s);
-    screenshot = s.ref;
-  }
+  if (omission === null && (!raw.screenshot || !isPng(raw.screenshot))) throw new DriverError("protocol_error", { detail: "observation without a PNG screenshot" });
+  const tree = raw.uiTree ?? null;
+  // Validated even when not stored: semantic actions must never act on a malformed tree.
+  const built = tree ? buildUiSnapshot(id, tree) : null;
+  if (built?.problem) throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}` });
+  const keepTree = built !== null && treeAllowed && omission === null;
+  // Both files are made durable at once: their fsyncs overlap instead of adding up.
+  const [shot, treeEvidence] = await Promise.all([
+    omission === null ? core.evidence.put(raw.screenshot as Uint8Array, MEDIA_TYPE_PNG) : null,
+    keepTree ? core.evidence.put(built.bytes, MEDIA_TYPE_UI_TREE) : null,
+  ]);
+  if (shot) stored.push(shot);
+  if (treeEvidence) stored.push(treeEvidence);
+  const screenshot: Observation["screenshot"] = shot?.ref ?? null;
   const observation: Observation = {
     id,
     deviceId,
@@ -76,18 +83,8 @@ export async function recordObservation(core: Core, deviceId: string, { raw, omi
     ...(omission ? { screenshotOmission: omission } : {}),
     metadata: raw.metadata,
   };
-  const tree = raw.uiTree ?? null;
-  if (tree) {
-    // Validated even when not stored: semantic actions must never act on a malformed tree.
-    const built = buildUiSnapshot(id, tree);
-    if (built.problem) throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}` });
-    if (treeAllowed && omission === null) {
-      const s = await core.evidence.put(built.bytes, MEDIA_TYPE_UI_TREE);
-      stored.push(s);
-      observation.uiSnapshot = snapshotRef(built.snapshot, built.bytes.length, s.ref);
-    }
-    core.devices.trees.remember(deviceId, id, tree.context);
-  }
+  if (built && treeEvidence) observation.uiSnapshot = snapshotRef(built.snapshot, built.bytes.length, treeEvidence.ref);
+  if (tree) core.devices.trees.remember(deviceId, id, tree.context);
   if (treeAllowed && !observation.uiSnapshot) observation.uiSnapshotOmission = omission ?? "driverUnsupported";
   return { observation, stored, tree };
 }

@@ -17,6 +17,7 @@ export type ObjectStoreFs = Pick<
   | "openSync"
   | "writeSync"
   | "fsyncSync"
+  | "fsync"
   | "closeSync"
   | "renameSync"
   | "mkdirSync"
@@ -181,21 +182,26 @@ export class ObjectStore {
       const fanDir = join(this.objectsDir, sha256.slice(0, 2));
       this.ensureFolder(fanDir);
       const temp = join(this.tmpDir, `${randomBytes(16).toString("hex")}.part`);
-      this.writeTemp(temp, bytes);
+      await this.writeTemp(temp, bytes);
       try {
         this.fs.renameSync(temp, target);
       } catch (e) {
         this.discard(temp);
         throw ioError("rename", e);
       }
-      this.fsyncDir(fanDir);
+      await this.fsyncDir(fanDir, true);
       return sha256;
     } finally {
       this.writes.release();
     }
   }
 
-  private writeTemp(temp: string, bytes: Uint8Array): void {
+  /** fsync on the thread pool: a put must not stall every other connection while the disk flushes. */
+  private fsyncAsync(fd: number): Promise<void> {
+    return new Promise((resolve, reject) => this.fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+  }
+
+  private async writeTemp(temp: string, bytes: Uint8Array): Promise<void> {
     let fd: number;
     try {
       fd = this.fs.openSync(temp, "wx", 0o600);
@@ -211,7 +217,7 @@ export class ObjectStore {
         offset += written;
       }
       step = "fsync";
-      this.fs.fsyncSync(fd);
+      await this.fsyncAsync(fd);
     } catch (e) {
       this.closeQuietly(fd);
       this.discard(temp);
@@ -225,26 +231,41 @@ export class ObjectStore {
     }
   }
 
-  private fsyncDir(dir: string): void {
+  /** Syncs a folder's entries; on the thread pool when `async` (puts), inline while opening the store. */
+  private fsyncDir(dir: string, async: true): Promise<void>;
+  private fsyncDir(dir: string, async?: false): void;
+  private fsyncDir(dir: string, async = false): Promise<void> | void {
     // Windows cannot open a directory for fsync; NTFS journals the rename itself.
-    if (process.platform === "win32") return;
+    if (process.platform === "win32") return async ? Promise.resolve() : undefined;
     let fd: number;
     try {
       fd = this.fs.openSync(dir, "r");
     } catch (e) {
       throw ioError("fsync_dir", e);
     }
+    const settle = (e: unknown) => {
+      if (e !== null) {
+        // Some file systems (certain network and FUSE mounts) do not implement fsync on directories.
+        const code = errno(e);
+        if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EBADF") {
+          this.closeQuietly(fd);
+          throw ioError("fsync_dir", e);
+        }
+      }
+      this.closeQuietly(fd);
+    };
+    if (async)
+      return this.fsyncAsync(fd).then(
+        () => settle(null),
+        (e: unknown) => settle(e),
+      );
     try {
       this.fs.fsyncSync(fd);
     } catch (e) {
-      // Some file systems (certain network and FUSE mounts) do not implement fsync on directories.
-      const code = errno(e);
-      if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EBADF") {
-        this.closeQuietly(fd);
-        throw ioError("fsync_dir", e);
-      }
+      settle(e);
+      return;
     }
-    this.closeQuietly(fd);
+    settle(null);
   }
 
   private ensureFolder(folder: string): void {

@@ -237,6 +237,10 @@ function recordingFs(failOn?: (call: string) => boolean): { fs: ObjectStoreFs; c
       note(`fsync ${fdPaths.get(fd)}`);
       fs.fsyncSync(fd);
     },
+    fsync: ((fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
+      note(`fsync ${fdPaths.get(fd)}`);
+      fs.fsync(fd, done);
+    }) as typeof fs.fsync,
     closeSync: (fd) => {
       note(`close ${fdPaths.get(fd)}`);
       fs.closeSync(fd);
