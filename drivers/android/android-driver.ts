@@ -31,6 +31,8 @@ interface Connected {
   viewport: Viewport | null;
   focus: { packageName: string; activity: string | null } | null;
   focusAtMs: number;
+  /** The tree fingerprint the remembered focus belongs to (null: read without a tree). */
+  focusFingerprint: string | null;
   refreshingFocus: boolean;
 }
 
@@ -51,6 +53,8 @@ export class AndroidDriver implements Driver {
   private discovery: Discovery | null = null;
   private readonly connected = new Map<string, Connected>();
   private generations = 0;
+  /** Aborts background work (the foreground refresh) when the driver stops. */
+  private stopping = new AbortController();
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
@@ -76,6 +80,8 @@ export class AndroidDriver implements Driver {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort("stop");
+    this.stopping = new AbortController();
     await this.discovery?.stop();
     this.discovery = null;
     this.connected.clear();
@@ -123,7 +129,7 @@ export class AndroidDriver implements Driver {
     const serial = this.usable(deviceId);
     const props = await this.port.properties(serial, ctx);
     const display = await readDisplay(this.shell, serial, ctx);
-    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null, focus: null, focusAtMs: 0, refreshingFocus: false });
+    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false });
     else (this.connected.get(serial) as Connected).display = display;
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
@@ -158,7 +164,7 @@ export class AndroidDriver implements Driver {
       // dumpsys (refreshed in the background); one adb round trip less per observation.
       opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
     ]);
-    const focus = tree ? this.focusFromTree(serial, c, tree.packageName) : focused;
+    const focus = tree ? this.focusFromTree(serial, c, tree.packageName, tree.fingerprint) : focused;
     const size = png ? pngSize(png) : null;
     if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
     const effective = effectiveSize(c.display, tree?.rotation ?? null, c.viewport);
@@ -187,21 +193,26 @@ export class AndroidDriver implements Driver {
   }
 
   /** The foreground app from `dumpsys window`; best effort, so a slow or odd dumpsys never fails an observation. */
-  private async readFocus(serial: string, c: Connected, ctx: CallContext): Promise<Connected["focus"]> {
+  private async readFocus(serial: string, c: Connected, ctx: CallContext, fingerprint: string | null = null): Promise<Connected["focus"]> {
     const out = await this.shell.run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 }).catch(() => null);
     const focus = out === null ? null : parseForeground(out);
     c.focus = focus;
     c.focusAtMs = Date.now();
+    c.focusFingerprint = fingerprint;
     return focus;
   }
 
-  private focusFromTree(serial: string, c: Connected, packageName: string | null): Connected["focus"] {
+  /**
+   * The remembered activity counts only for the same package and the same screen structure as
+   * when it was read; otherwise it is null and a background dumpsys refreshes it.
+   */
+  private focusFromTree(serial: string, c: Connected, packageName: string | null, fingerprint: string): Connected["focus"] {
     if (packageName === null) return c.focus;
-    const known = c.focus?.packageName === packageName;
+    const known = c.focus?.packageName === packageName && c.focusFingerprint === fingerprint;
     if ((!known || Date.now() - c.focusAtMs > FOCUS_REFRESH_MS) && !c.refreshingFocus) {
       c.refreshingFocus = true;
-      const ctx: CallContext = { signal: new AbortController().signal, deadline: Date.now() + 5_000, log: this.opts.log };
-      void this.readFocus(serial, c, ctx).finally(() => {
+      const ctx: CallContext = { signal: this.stopping.signal, deadline: Date.now() + 5_000, log: this.opts.log };
+      void this.readFocus(serial, c, ctx, fingerprint).finally(() => {
         c.refreshingFocus = false;
       });
     }

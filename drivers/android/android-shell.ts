@@ -145,6 +145,8 @@ export class AndroidShell {
    * says why, rather than letting `input` drop or garble characters.
    */
   async typeText(serial: string, text: string, ctx: CallContext): Promise<"input" | "clipboard" | "mixed"> {
+    // Before anything is typed: a refusal must not leave half of the text in the field.
+    if (!isAsciiTypable(text.replace(/[\n\t]/g, ""))) await this.checkClipboard(serial, ctx);
     const commands: string[] = [];
     let usedClipboard = false;
     let usedInput = false;
@@ -171,6 +173,24 @@ export class AndroidShell {
       if (code !== 0 || /error|exception/i.test(out)) throw remoteError("typing failed", out);
     }
     return usedClipboard ? (usedInput ? "mixed" : "clipboard") : "input";
+  }
+
+  private readonly clipboard = new Map<string, boolean>();
+
+  /** Whether `cmd clipboard` works on this device, asked once per device. */
+  private async checkClipboard(serial: string, ctx: CallContext): Promise<void> {
+    let ok = this.clipboard.get(serial);
+    if (ok === undefined) {
+      const { out, code } = await this.exec(serial, "cmd clipboard set text ''", ctx);
+      ok = code === 0 && !NO_SHELL_COMMAND.test(out);
+      this.clipboard.set(serial, ok);
+    }
+    if (!ok)
+      throw new DriverError("platform_error", {
+        platformCode: "android_text_unsupported",
+        retryable: false,
+        message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
+      });
   }
 
   /** A protected value: only on the stdin of the fixed SECRET_SCRIPT; its output is never logged. */

@@ -116,19 +116,21 @@ describe("semantic actions on the Mock app", () => {
     await using d = spawnDaemon();
     await ready(d);
     const code = async (args: unknown) => errorOf(await run(d, "findElement", args))?.code;
-    expect(
-      await Promise.all([
-        code({ selector: sel({}) }),
-        code({ selector: sel({ css: "#user" }) }),
-        code({ selector: sel({ css: "#user", context: { contextKind: "web", contextId: null } }) }),
-        code({ selector: sel({ text: text("(", "regex") }) }),
-        code({ selector: sel({ text: text("Sign in") }) }),
-        code({ selector: sel({ text: text("Forgot password?") }) }),
-        code({ selector: sel({ identifier: "username", context: { contextKind: "native", contextId: "com.other.app" } }) }),
-        code({ selector: sel({ identifier: "username" }), extra: true }),
-        code({}),
-      ]),
-    ).toEqual([
+    // One at a time: the line client pairs each call with the next response.
+    const codes: (string | undefined)[] = [];
+    for (const args of [
+      { selector: sel({}) },
+      { selector: sel({ css: "#user" }) },
+      { selector: sel({ css: "#user", context: { contextKind: "web", contextId: null } }) },
+      { selector: sel({ text: text("(", "regex") }) },
+      { selector: sel({ text: text("Sign in") }) },
+      { selector: sel({ text: text("Forgot password?") }) },
+      { selector: sel({ identifier: "username", context: { contextKind: "native", contextId: "com.other.app" } }) },
+      { selector: sel({ identifier: "username" }), extra: true },
+      {},
+    ])
+      codes.push(await code(args));
+    expect(codes).toEqual([
       "invalid_arguments",
       "invalid_arguments",
       "ui_context_not_found",

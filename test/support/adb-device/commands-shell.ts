@@ -1,4 +1,4 @@
-/** Plain shell commands of the simulated phone: echo, true, false, sh, cat, rm, ls, getprop, setprop, settings, sleep, pm. */
+/** Plain shell commands of the simulated phone: echo, true, false, sh, cat, rm, ls, getprop, setprop, settings, sleep, pm, cmd. */
 import { type CommandFn, type CommandIo, delay, text } from "./command-io.ts";
 import type { FakePhone } from "./fake-phone.ts";
 
@@ -121,6 +121,19 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     return unsupported(phone, argv, io);
   };
 
+  /**
+   * `cmd <service> …`, only for the clipboard: `cmd clipboard set text <text>` takes exactly one
+   * text argument (so an unquoted space shows up as a problem) and prints nothing.
+   */
+  const cmd: CommandFn = (argv, io) => {
+    const [, service, ...args] = argv;
+    if (service !== "clipboard") return unsupported(phone, argv, io);
+    if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 255);
+    if (args.length !== 3 || args[0] !== "set" || args[1] !== "text") return unsupported(phone, argv, io);
+    phone.clipboard = args[2] as string;
+    return 0;
+  };
+
   return [
     ["echo", echo],
     ["true", () => 0],
@@ -134,5 +147,6 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     ["settings", settings],
     ["sleep", sleep],
     ["pm", pm],
+    ["cmd", cmd],
   ];
 }

@@ -63,6 +63,30 @@ describe("input keyevent", () => {
     expect(phone.runtime().state.username).toBe("az");
   });
 
+  test("several codes in one call are pressed in order and DEL deletes before the cursor", async () => {
+    const phone = demo();
+    await sh(phone, "input tap 540 440; input text abcd; input keyevent 21 21 67; input keyevent MOVE_HOME 112; input keyevent 123 67");
+    expect([phone.runtime().state.username, phone.inputLog.slice(2).map((r) => (r.kind === "keyevent" ? r.keyCode : r.kind))]).toEqual(["c", [21, 21, 67, 122, 112, 123, 67]]);
+  });
+
+  test("MOVE_END then as many DELs as characters empties the field wherever the cursor was", async () => {
+    const phone = demo();
+    await sh(phone, "input tap 540 440; input text hello; input keyevent 122");
+    await sh(phone, "input keyevent 123 67 67 67 67 67 67 67");
+    expect([phone.runtime().state.username, phone.runtime().cursor]).toEqual(["", null]);
+  });
+
+  test("PASTE types the clipboard at the cursor and does nothing when the clipboard is empty", async () => {
+    const phone = demo();
+    await sh(phone, "input tap 540 440; input keyevent 279; input text ab; input keyevent 21");
+    expect(await sh(phone, "cmd clipboard set text 'Grüße 東京 👋' && input keyevent 279")).toEqual({ status: 0, out: "", err: "" });
+    expect([phone.clipboard, phone.runtime().state.username, phone.inputLog.at(-1)]).toEqual([
+      "Grüße 東京 👋",
+      "aGrüße 東京 👋b",
+      { kind: "keyevent", keyCode: 279, longpress: false, target: "username" },
+    ]);
+  });
+
   test("BACK returns to the previous screen and leaves the app at its root", async () => {
     const phone = demo();
     const rt = phone.runtime();
@@ -219,6 +243,18 @@ describe("FakePhone commands", () => {
     const phone = new FakePhone();
     expect(await sh(phone, "getprop | grep x")).toEqual({ status: 2, out: "", err: "/system/bin/sh: unsupported pipe |\n" });
     expect(phone.problems).toEqual(["unsupported pipe | in: getprop | grep x"]);
+  });
+
+  test("cmd clipboard set text takes exactly one argument and any other use is a problem", async () => {
+    const phone = new FakePhone();
+    expect(await sh(phone, "cmd clipboard set text two words")).toEqual({ status: 1, out: "", err: "fake cmd: unsupported arguments: clipboard set text two words\n" });
+    expect([phone.clipboard, phone.problems]).toEqual([null, ["unsupported arguments: cmd clipboard set text two words"]]);
+  });
+
+  test("cmd clipboard prints Binder's default error and exits 255 when clipboardShell is false", async () => {
+    const phone = new FakePhone({ clipboardShell: false });
+    expect(await sh(phone, "cmd clipboard set text x")).toEqual({ status: 255, out: "", err: "No shell command implementation.\n" });
+    expect([phone.clipboard, phone.problems]).toEqual([null, []]);
   });
 
   test("a registered command overrides a built-in", async () => {

@@ -40,6 +40,13 @@ export interface FakePhoneOptions {
   files?: Record<string, string | Uint8Array>;
   /** Default true: an unknown command exits 127 and is added to `problems`. False: it exits 0 silently. */
   strict?: boolean;
+  /**
+   * Default true: `cmd clipboard set text <text>` sets the clipboard. False: the clipboard service
+   * has no shell command and `cmd clipboard …` prints `No shell command implementation.` and exits
+   * 255, as Binder's default onShellCommand does. That older Androids (12 and before, by our
+   * assumption, unverified on real phones) behave like `false` is an assumption of this fake.
+   */
+  clipboardShell?: boolean;
 }
 
 /** Where a command's text came from: the service's command line (visible in `ps` on the host), a script on stdin, or a script file. */
@@ -91,6 +98,9 @@ export class FakePhone implements AdbdDevice {
   readonly apps = new Map<string, AppInfo & { scenario: Scenario; runtime: ScenarioRuntime | null }>();
   foreground: string;
   strict: boolean;
+  clipboardShell: boolean;
+  /** The primary clip's text; KEYCODE_PASTE types it into the focused field. */
+  clipboard: string | null = null;
   readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null };
 
   readonly commandLog: CommandRecord[] = [];
@@ -108,6 +118,7 @@ export class FakePhone implements AdbdDevice {
     this.physical = { width: options.screen?.width ?? 1080, height: options.screen?.height ?? 2400, density: options.screen?.density ?? 420 };
     if (!this.props.has("ro.sf.lcd_density")) this.props.set("ro.sf.lcd_density", String(this.physical.density));
     this.strict = options.strict ?? true;
+    this.clipboardShell = options.clipboardShell ?? true;
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);

@@ -16,7 +16,7 @@ export const KEYCODES: Readonly<Record<string, number>> = {
   HOME: 3, BACK: 4, DPAD_UP: 19, DPAD_DOWN: 20, DPAD_LEFT: 21, DPAD_RIGHT: 22, DPAD_CENTER: 23,
   VOLUME_UP: 24, VOLUME_DOWN: 25, POWER: 26, COMMA: 55, PERIOD: 56, TAB: 61, SPACE: 62, ENTER: 66,
   DEL: 67, MINUS: 69, EQUALS: 70, SLASH: 76, AT: 77, MENU: 82, SEARCH: 84, ESCAPE: 111,
-  FORWARD_DEL: 112, MOVE_HOME: 122, MOVE_END: 123, APP_SWITCH: 187, SLEEP: 223, WAKEUP: 224,
+  FORWARD_DEL: 112, MOVE_HOME: 122, MOVE_END: 123, APP_SWITCH: 187, SLEEP: 223, WAKEUP: 224, PASTE: 279,
 };
 for (let i = 0; i < 10; i++) (KEYCODES as Record<string, number>)[String(i)] = 7 + i;
 for (let i = 0; i < 26; i++) (KEYCODES as Record<string, number>)[String.fromCharCode(65 + i)] = 29 + i;
@@ -122,6 +122,10 @@ export function inputCommand(phone: FakePhone, argv: readonly string[], io: Comm
   return 0;
 }
 
+/**
+ * One key, as Input.java sends it (down then up) for each code of `input keyevent a b c`: the
+ * focused EditText edits its text at the cursor, the system handles BACK and HOME.
+ */
 function pressKey(phone: FakePhone, keyCode: number, longpress: boolean): void {
   const rt = phone.runtime();
   let target: string | null = rt.focusedField;
@@ -129,6 +133,13 @@ function pressKey(phone: FakePhone, keyCode: number, longpress: boolean): void {
     if (phone.foreground !== LAUNCHER.package) rt.back();
   } else if (keyCode === 3) phone.foreground = LAUNCHER.package;
   else if (keyCode === 67) target = rt.deleteChar();
+  else if (keyCode === 112) target = rt.forwardDeleteChar();
+  else if (keyCode === 122) target = rt.moveCursor("home");
+  else if (keyCode === 123) target = rt.moveCursor("end");
+  else if (keyCode === 21) target = rt.moveCursor(-1);
+  else if (keyCode === 22) target = rt.moveCursor(1);
+  // KEYCODE_PASTE: TextView pastes the primary clip's text at the cursor; an empty clipboard does nothing.
+  else if (keyCode === 279) target = phone.clipboard === null ? rt.focusedField : rt.typeText(phone.clipboard);
   else if (keyCode === 66) rt.submit(phone.view);
   else {
     const ch = typed(keyCode);

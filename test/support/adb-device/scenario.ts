@@ -164,6 +164,12 @@ export class ScenarioRuntime<S extends object = any> {
   readonly backStack: string[] = [];
   /** The `field` of the focused EditText. */
   focusedField: string | null = null;
+  /**
+   * The cursor in the focused field, in code points; null means "at the end". A tap that focuses
+   * a field puts it at the end (Android puts it at the tapped character, which for a tap on a
+   * field's right part or an empty field is the end).
+   */
+  cursor: number | null = null;
 
   constructor(
     readonly scenario: Scenario<S>,
@@ -179,6 +185,7 @@ export class ScenarioRuntime<S extends object = any> {
     this.state = structuredClone(this.scenario.state);
     this.backStack.length = 0;
     this.focusedField = null;
+    this.cursor = null;
   }
 
   get activity(): string {
@@ -193,6 +200,7 @@ export class ScenarioRuntime<S extends object = any> {
         if (!options?.replace) this.backStack.push(this.screen);
         this.screen = screen;
         this.focusedField = null;
+        this.cursor = null;
       },
       back: () => void this.back(),
       log: (tag, message) => this.host.log(tag, message),
@@ -210,7 +218,10 @@ export class ScenarioRuntime<S extends object = any> {
   tap(x: number, y: number, view: View): SnapshotNode | null {
     const target = hitTest(this.snapshot(view), x, y, (n) => n.clickable && n.enabled);
     if (!target) return null;
-    if (target.source.field) this.focusedField = target.source.field;
+    if (target.source.field) {
+      this.focusedField = target.source.field;
+      this.cursor = null;
+    }
     target.source.onTap?.(this.context());
     return target;
   }
@@ -222,22 +233,53 @@ export class ScenarioRuntime<S extends object = any> {
     return target;
   }
 
-  /** Appends to the focused field; returns its name, or null when nothing is focused. */
-  typeText(text: string): string | null {
-    const field = this.focusedField;
-    if (!field) return null;
-    const s = this.state as Record<string, unknown>;
-    s[field] = `${(s[field] as string | undefined) ?? ""}${text}`;
-    return field;
+  /** The focused field's text as code points, its cursor clamped into it; null when nothing is focused. */
+  private field(): { name: string; chars: string[]; at: number } | null {
+    const name = this.focusedField;
+    if (!name) return null;
+    const chars = Array.from(((this.state as Record<string, unknown>)[name] as string | undefined) ?? "");
+    return { name, chars, at: this.cursor === null ? chars.length : Math.min(this.cursor, chars.length) };
   }
 
-  /** KEYCODE_DEL: removes the focused field's last character (by code point). */
+  private store(f: { name: string; chars: string[] }, at: number): string {
+    (this.state as Record<string, unknown>)[f.name] = f.chars.join("");
+    this.cursor = at >= f.chars.length ? null : at;
+    return f.name;
+  }
+
+  /** Inserts at the cursor of the focused field; returns its name, or null when nothing is focused. */
+  typeText(text: string): string | null {
+    const f = this.field();
+    if (!f) return null;
+    const typed = Array.from(text);
+    f.chars.splice(f.at, 0, ...typed);
+    return this.store(f, f.at + typed.length);
+  }
+
+  /** KEYCODE_DEL: removes the character (code point) before the cursor. */
   deleteChar(): string | null {
-    const field = this.focusedField;
-    if (!field) return null;
-    const s = this.state as Record<string, unknown>;
-    s[field] = Array.from((s[field] as string | undefined) ?? "").slice(0, -1).join("");
-    return field;
+    const f = this.field();
+    if (!f) return null;
+    if (f.at === 0) return f.name;
+    f.chars.splice(f.at - 1, 1);
+    return this.store(f, f.at - 1);
+  }
+
+  /** KEYCODE_FORWARD_DEL: removes the character after the cursor. */
+  forwardDeleteChar(): string | null {
+    const f = this.field();
+    if (!f) return null;
+    f.chars.splice(f.at, 1);
+    return this.store(f, f.at);
+  }
+
+  /** MOVE_HOME / MOVE_END / DPAD_LEFT / DPAD_RIGHT inside the focused field. */
+  moveCursor(to: "home" | "end" | -1 | 1): string | null {
+    const f = this.field();
+    if (!f) return null;
+    const at = to === "home" ? 0 : to === "end" ? f.chars.length : Math.max(0, Math.min(f.chars.length, f.at + to));
+    this.cursor = at >= f.chars.length ? null : at;
+    return f.name;
   }
 
   submit(view: View): void {
@@ -250,6 +292,7 @@ export class ScenarioRuntime<S extends object = any> {
   back(): void {
     const previous = this.backStack.pop();
     this.focusedField = null;
+    this.cursor = null;
     if (previous !== undefined) this.screen = previous;
     else {
       this.screen = this.scenario.initial;
