@@ -1,5 +1,4 @@
 import { homedir } from "node:os";
-import { AndroidDriver } from "../../drivers/android/index.ts";
 import { MockDriver } from "../../drivers/mock/index.ts";
 import type { Core } from "../core/core.ts";
 import { DeviceService } from "../core/devices/device-service.ts";
@@ -56,6 +55,8 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   const ctx = { signal: never, deadline: null, log };
   if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), ctx, { fallback: config.mock === "auto" });
   if (config.android !== "off") {
+    // Loaded only when used: adbkit and its dependencies are most of the start-up cost otherwise.
+    const { AndroidDriver } = await import("../../drivers/android/index.ts");
     const android = new AndroidDriver({ adbPath: config.adbPath, serverPort: config.adbServerPort, log });
     try {
       await devices.attach(android, ctx);

@@ -40,6 +40,8 @@ describe("daemon lifecycle on stdio", () => {
   test("SIGTERM exits within the flush grace when the client is attached but never reads", async () => {
     const f = daemonOnUnreadFifo(describeLines(50_000));
     try {
+      await f.serving();
+      // Enough time to fill the pipe nobody reads and park on its backpressure.
       await Bun.sleep(300);
       const t0 = performance.now();
       f.proc.kill("SIGTERM");

@@ -33,6 +33,17 @@ export function daemonOnUnreadFifo(lines: string, env: Record<string, string> = 
   const buf = Buffer.alloc(1 << 16);
   return {
     proc,
+    /** Resolves once the daemon logged that it serves (its signal handlers are installed by then). */
+    async serving(): Promise<void> {
+      const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("devicerail serving")) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the daemon exited before serving: ${seen}`);
+        seen += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+    },
     /** Closes the read end: the daemon's next write fails with EPIPE. */
     closeReader() {
       closeSync(readFd);
