@@ -88,7 +88,7 @@ describe("daemon lifecycle on stdio", () => {
 
   test("--version prints the version and --help the usage on stdout with exit 0", async () => {
     for (const [args, pattern] of [
-      [["--version"], /^\d+\.\d+\.\d+\n$/],
+      [["--version"], /^\d+\.\d+\.\d+(\+[0-9a-z]+)?\n$/],
       [["--help"], /Usage:\n\s+devicerail serve/],
       [["serve", "--help"], /^Usage: devicerail serve/],
     ] as const) {

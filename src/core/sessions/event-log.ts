@@ -61,7 +61,14 @@ export const RECOVERY_REASON = "recovered after an unclean daemon exit";
  * that arrives in one event-loop turn goes into one transaction (group commit). A promise resolves
  * only after its transaction committed with synchronous=FULL, so acknowledged means on disk.
  */
+/** Told of every committed batch, in sequence order, in the same tick as the commit. */
+export interface EventWatcher {
+  committed(events: readonly TestEvent[]): void;
+  deleted(sessionId: string, lastSequence: number): void;
+}
+
 export class EventLog {
+  private readonly watchers = new Set<EventWatcher>();
   private readonly sessions = new Map<string, SessionState>();
   private readonly deleted = new Set<string>();
   private queue: Pending[] = [];
@@ -293,8 +300,19 @@ export class EventLog {
       p.state.committedSequence = Math.max(p.state.committedSequence, p.event.sequence);
       if (p.event.payload.type === "sessionEnded") p.state.committedEnded = true;
     }
+    // Before anything else runs: a reader that registers after read() can neither miss nor repeat one.
+    if (this.watchers.size > 0) {
+      const committed = batch.map((p) => p.event);
+      for (const w of this.watchers) w.committed(committed);
+    }
     for (const p of batch) p.resolve(p.event);
     this.settleIdle();
+  }
+
+  /** Registers a watcher of committed events and deletions; returns the unregister. */
+  watch(w: EventWatcher): () => void {
+    this.watchers.add(w);
+    return () => this.watchers.delete(w);
   }
 
   private settleIdle(): void {
@@ -387,6 +405,7 @@ export class EventLog {
     });
     this.sessions.delete(sessionId);
     this.deleted.add(sessionId);
+    for (const w of this.watchers) w.deleted(sessionId, s.lastSequence);
     return orphans.sort();
   }
 
