@@ -43,12 +43,13 @@ const ALL_FEATURES = [
   "device.semanticActions.v1",
   "verdict.record.v1",
 ];
-/** What our daemon enables for a 1.5 stdio hello offering all ten: everything but events.stream.v1 (no listener yet). */
+/** What our daemon enables for a 1.5 stdio hello offering all ten. */
 const ENABLED_15 = [
   "action.protected.v1",
   "device.routing.v1",
   "device.semanticActions.v1",
   "events.snapshot.v1",
+  "events.stream.v1",
   "media.stream.v1",
   "observation.uiSnapshot.v1",
   "request.control.v1",
@@ -166,7 +167,7 @@ interface Pair {
 const camel = (m: string) => m.replace(/\.([a-z])/g, (_, c: string) => c.toUpperCase());
 const kebabMethod = (m: string) => m.replaceAll(".", "-");
 
-const NEEDS_WS = "needs the WebSocket event plane (events.stream.v1 is not available yet: the daemon binds no loopback listener)";
+const NEEDS_WS = "WebSocket plane: replayed over the daemon's real event WebSocket by test/e2e/event-stream.test.ts";
 const NEEDS_OMIT = "needs a daemon started with screenshot policy omit (DEVICERAIL_SCREENSHOT_POLICY=omit), which never offers media.stream.v1 (03 §4)";
 
 const pairs: Pair[] = [];
@@ -551,21 +552,11 @@ add({
 // events.stream.* / events.subscribe --------------------------------------------------------
 add({
   dir: "events.stream.open",
-  name: "default",
-  method: "events.stream.open",
-  requestId: "stream.events-open.request.v1",
-  responseId: "stream.events-open.response.v1",
-  request: request(9, "events.stream.open", { sessionId: S1, originPolicy: { kind: "absent" } }),
-  response: success(9, { endpoint: `ws://127.0.0.1:49321/v/${TOKEN}`, streamEpoch: EPOCH, expiresAtMs: T0 + 300 + 30000 }),
-  replay: NEEDS_WS,
-});
-add({
-  dir: "events.stream.open",
   name: "invalid-origin",
   method: "events.stream.open",
   request: request(33, "events.stream.open", { sessionId: S1, originPolicy: { kind: "exact", origin: "http://localhost:8080" } }),
   response: failure(33, -32602, "invalid_stream_origin", "event stream Origin policy is invalid", false, null),
-  replay: NEEDS_WS,
+  replay: replayAll(),
 });
 add({
   dir: "events.stream.open",
@@ -827,6 +818,16 @@ const TRANSCRIPT: Step[] = [
     }),
     state: true,
     fixture: { dir: "device.execute", name: "element-stale", note: "a node reference into an Observation this daemon never made" },
+  },
+  {
+    req: request(46, "events.stream.open", { sessionId: "$session", originPolicy: { kind: "absent" } }),
+    fixture: {
+      dir: "events.stream.open",
+      name: "default",
+      requestId: "stream.events-open.request.v1",
+      responseId: "stream.events-open.response.v1",
+      note: "the endpoint carries a random port and token; the replay compares it by shape",
+    },
   },
   { req: request(14, "ui.snapshot.get", { observationId: "$observation" }), fixture: { dir: "ui.snapshot.get", name: "default", requestId: "rpc.ui-snapshot-get.request.v1", responseId: "rpc.ui-snapshot-get.response.v1" } },
   { req: request(15, "ui.snapshot.get", { observationId: O_UNKNOWN }), fixture: { dir: "ui.snapshot.get", name: "not-found" } },

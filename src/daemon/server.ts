@@ -8,6 +8,8 @@ import { createHandlers } from "../core/handlers/index.ts";
 import { closeConnectionSession } from "../core/handlers/sessions.ts";
 import { openDatabase } from "../core/sessions/db.ts";
 import { EventLog } from "../core/sessions/event-log.ts";
+import { EventStreams } from "../core/streams/event-stream.ts";
+import { listenEventPlane } from "../transports/event-websocket.ts";
 import { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
@@ -75,8 +77,17 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
     log,
     onClose: (conn, reason) => closeConnectionSession(core, conn, reason, log),
   });
+  // The event plane: one loopback WebSocket listener per daemon; without it events.stream.v1 is off.
+  const streams = new EventStreams(eventLog);
+  let plane: ReturnType<typeof listenEventPlane> | null = null;
+  try {
+    plane = listenEventPlane(streams, { log, serverVersion: VERSION });
+    core.eventPlane = { streams, endpoint: plane.endpoint };
+  } catch (err) {
+    log.warn({ err: errorText(err) }, "event stream plane unavailable; events.stream.v1 is off");
+  }
   const services: ServerServices = {
-    eventStreamListener: false,
+    eventStreamListener: plane !== null,
     mediaStreams: true,
     screenshotPolicy: config.screenshotPolicy,
     evidenceStore: true,
@@ -87,6 +98,8 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
     services,
     paths,
     shutdown: async () => {
+      streams.shutdown();
+      await plane?.stop();
       await devices.stop();
       await eventLog.close();
       eventLog.dispose();

@@ -164,6 +164,13 @@ export const ERRORS = {
   stream_cursor_too_old: e(-32013, "stream_cursor_too_old", true, "event replay suffix exceeds the bounded replay limit"),
   stream_subscription_limit: e(-32013, "stream_subscription_limit", true, "Session reached its event subscriber limit"),
   stream_internal_error: e(-32013, "stream_internal_error", false, "event stream Core failed"),
+  // events.stream.terminal errors (07 §6): ErrorInfo only, never an RPC error, so the number is unused.
+  stream_terminal_slow_queue: e(-32013, "stream_slow_consumer", true, "subscriber exceeded its bounded queue"),
+  stream_terminal_slow_tail: e(-32013, "stream_slow_consumer", true, "subscriber fell behind the bounded Core tail"),
+  stream_terminal_session_deleted: e(-32013, "stream_session_deleted", false, "the streamed Session was deleted"),
+  stream_terminal_event_too_large: e(-32013, "stream_event_too_large", false, "one event exceeds the WebSocket message limit"),
+  stream_event_protocol_incompatible: e(-32013, "stream_event_protocol_incompatible", false, "an event requires a newer negotiated protocol version"),
+  stream_terminal_internal: e(-32013, "stream_internal_error", false, "event stream feeder stopped unexpectedly"),
   // Device pool / lease (−32014)
   device_lease_active: e(-32014, "device_lease_active", false, "end the active session before selecting another device"),
   device_health_unknown: e(-32014, "device_health_unknown", true, (id) => `device health is unknown: ${id}`),

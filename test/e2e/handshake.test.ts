@@ -3,7 +3,7 @@ import { ALL_FEATURES, helloParams, spawnDaemon } from "../support/daemon.ts";
 
 const SERVER_OFFER = { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] };
 // events.stream.v1 needs the WebSocket listener, not built yet.
-const AVAILABLE = ALL_FEATURES.filter((f) => f !== "events.stream.v1").sort();
+const AVAILABLE = [...ALL_FEATURES].sort();
 
 const err = (code: number, dataCode: string, message: string, retryable: boolean, details: unknown) => ({
   code,
@@ -148,12 +148,12 @@ describe("feature negotiation", () => {
 
   test("unknown optional names are ignored and required ones fail when unsupported", async () => {
     await using d = spawnDaemon();
-    const r = await d.call("system.hello", { ...helloParams(), features: { required: ["events.stream.v1", "zzz.v9"], optional: ["nope"] } });
+    const r = await d.call("system.hello", { ...helloParams(), features: { required: ["zzz.v9", "events.stream.v1", "aaa.v2"], optional: ["nope"] } });
     expect(r.error).toEqual(
       err(-32004, "required_feature_unsupported", "one or more required protocol features are unsupported", true, {
         // session.export.page.v1 is available only when events.snapshot.v1 is offered too.
         available: AVAILABLE.filter((f) => f !== "session.export.page.v1"),
-        unsupportedRequired: ["events.stream.v1", "zzz.v9"],
+        unsupportedRequired: ["aaa.v2", "zzz.v9"],
       }),
     );
     const ok = await d.call("system.hello", { ...helloParams(), features: { required: ["request.control.v1"], optional: ["nope"] } });
@@ -177,8 +177,8 @@ describe("feature negotiation", () => {
     [0, ["events.snapshot.v1"]],
     [1, ["events.snapshot.v1", "request.control.v1"]],
     [2, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"]],
-    [3, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"]],
-    [4, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "media.stream.v1", "request.control.v1", "session.export.page.v1"]],
+    [3, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "events.stream.v1", "request.control.v1"]],
+    [4, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "events.stream.v1", "media.stream.v1", "request.control.v1", "session.export.page.v1"]],
     [5, AVAILABLE],
   ];
   for (const [minor, enabled] of byMinor)

@@ -2,12 +2,15 @@ import { methodUnavailable } from "../../rpc/rpc-error.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 
-export function controlHandlers(_core: Core): Pick<Handlers, "request.cancel" | "events.stream.open"> {
+export function controlHandlers(core: Core): Pick<Handlers, "request.cancel" | "events.stream.open"> {
   return {
     "request.cancel": ({ requestId }, ctx) => ({ requestId, status: ctx.cancel(requestId) }),
-    // Reached only if the feature was negotiated while the listener later went away (03 §4.2).
-    "events.stream.open": () => {
-      throw methodUnavailable("events.stream.open", "events.stream.v1");
+    "events.stream.open": ({ sessionId, originPolicy }) => {
+      // Reached without a plane only if the feature was negotiated while the listener went away (03 §4.2).
+      const plane = core.eventPlane;
+      if (!plane) throw methodUnavailable("events.stream.open", "events.stream.v1");
+      const { token, expiresAtMs } = plane.streams.open(sessionId, originPolicy);
+      return { endpoint: plane.endpoint(token), streamEpoch: plane.streams.epoch, expiresAtMs };
     },
   };
 }
