@@ -1,1 +1,2 @@
 export { AndroidDriver, type AndroidOptions } from "./android-driver.ts";
+export { stateProblem } from "./parse/devices.ts";

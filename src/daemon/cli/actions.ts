@@ -1,0 +1,70 @@
+/**
+ * One-shot actions (`tap`, `swipe`, `type`, `key`, `launch`, `open-url`): each runs as one
+ * device.execute inside its own Session, so it is recorded like any client's action.
+ */
+import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
+import { type CoreClient, capabilities, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
+import { CliError, out, printJson } from "./output.ts";
+
+/** What the user asked for: the device actions that do it, in order of preference. */
+export interface ActionRequest {
+  calls: { name: string; arguments: Record<string, unknown> }[];
+  /** How the request reads in messages: `tap 540,935`. */
+  label: string;
+}
+
+const one = (name: string, args: Record<string, unknown>, label: string): ActionRequest => ({ calls: [{ name, arguments: args }], label });
+
+export const tapRequest = (x: number, y: number) => one("tap", { x, y }, `tap ${x},${y}`);
+
+export const swipeRequest = (x1: number, y1: number, x2: number, y2: number, durationMs: number) =>
+  one("swipe", { startX: x1, startY: y1, endX: x2, endY: y2, durationMs }, `swipe ${x1},${y1} → ${x2},${y2} in ${durationMs} ms`);
+
+export const typeRequest = (text: string) => one("inputText", { text }, `type ${JSON.stringify(text)}`);
+
+// Navigation "keys" are argument-less actions of their own on Android and the Mock; others are keyPress.
+const NAVIGATION = new Set(["back", "home", "recentApps"]);
+export const keyRequest = (key: string): ActionRequest => ({
+  calls: [...(NAVIGATION.has(key) ? [{ name: key, arguments: {} }] : []), { name: "keyPress", arguments: { key } }],
+  label: `key ${key}`,
+});
+
+export const launchRequest = (packageName: string) => one("launch", { packageName }, `launch ${packageName}`);
+
+export const openUrlRequest = (url: string) => one("openUrl", { url }, `open-url ${url}`);
+
+/** The first call the device offers, or a clear error listing what it can do instead. */
+export function pickAction(req: ActionRequest, offered: ActionDefinition[], deviceId: string): { name: string; arguments: unknown } {
+  const names = offered.map((d) => d.name);
+  const call = req.calls.find((c) => names.includes(c.name));
+  if (call) return call;
+  const wanted = req.calls.map((c) => c.name).join(" or ");
+  throw new CliError(`device ${deviceId} has no ${wanted} action (needed for ${req.label}); its actions are: ${names.join(", ")}`);
+}
+
+async function runAction(c: CoreClient, req: ActionRequest): Promise<{ deviceId: string; sessionId: string; name: string; result: ActionResult }> {
+  const offered = await capabilities(c);
+  const deviceId = await selectedDevice(c);
+  const call = pickAction(req, offered, deviceId);
+  return inSession(c, async (session) => ({ deviceId, sessionId: session.id, name: call.name, result: await execute(c, call.name, call.arguments) }));
+}
+
+export async function actionCommand(req: ActionRequest, opts: { device?: string; json?: boolean }): Promise<number> {
+  const done = await withClient(async (c) => {
+    await route(c, opts.device);
+    return runAction(c, req);
+  });
+  if (opts.json) {
+    printJson(done.result);
+    return 0;
+  }
+  const st = out();
+  const r = done.result;
+  const lines = [
+    `${st.green("ok")} ${req.label} on ${done.deviceId} (${done.name}, ${r.finishedAtMs - r.startedAtMs} ms, session ${done.sessionId})`,
+    `output: ${JSON.stringify(r.output)}`,
+  ];
+  if (r.after) lines.push(`after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}

@@ -1,0 +1,160 @@
+/**
+ * The checks of `devicerail doctor`. Each reports what it saw and, when something is off, the
+ * fix. None starts a server or changes state beyond what the daemon itself does at start-up.
+ */
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { DatabaseLockedError, openDatabase } from "../../core/sessions/db.ts";
+import { ListenAddressError, checkListenAddress, isLoopbackAddress } from "../../transports/tcp.ts";
+import type { Config } from "../config.ts";
+import { DataDirError, ensurePrivateDir, resolveDataPaths } from "../data-dir.ts";
+import { formatAddress } from "./serve.ts";
+import { hostRequest, listeningAddresses, parseDevices } from "./adb-host.ts";
+import { stateProblem } from "../../../drivers/android/index.ts";
+
+export type CheckStatus = "ok" | "warn" | "fail" | "skip";
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  fix: string | null;
+}
+
+type Env = Record<string, string | undefined>;
+const check = (name: string, status: CheckStatus, detail: string, fix: string | null = null): Check => ({ name, status, detail, fix });
+
+/** The adb binary as the daemon would run it: a path, or a name looked up on PATH. */
+function findAdb(adbPath: string, env: Env): string | null {
+  if (adbPath.includes("/") || adbPath.includes("\\")) return existsSync(adbPath) ? adbPath : null;
+  return Bun.which(adbPath, { PATH: env.PATH ?? "" });
+}
+
+const INSTALL_ADB = "install Android platform-tools (Debian/Ubuntu: apt-get install adb; macOS: brew install android-platform-tools) or point DEVICERAIL_ADB_PATH at adb";
+
+/** The fix for each adb device state that keeps a phone from being used: the driver's own hint. */
+export function stateFix(state: string): string | null {
+  return stateProblem(state)?.hint ?? null;
+}
+
+/** adb (found, version), its server (reachable, bound to loopback only) and each device's state. */
+export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
+  if (config.android === "off") return [check("adb", "skip", "DEVICERAIL_ANDROID=off: Android devices are not used")];
+  const missing = config.android === "required" ? "fail" : "warn";
+  const bin = findAdb(config.adbPath, env);
+  if (!bin) return [check("adb", missing, `${config.adbPath} not found (DEVICERAIL_ADB_PATH or PATH)`, INSTALL_ADB)];
+  const r = Bun.spawnSync([bin, "version"], { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout: 5_000 });
+  const firstLines = r.stdout.toString().trim().split("\n").slice(0, 2).join(", ");
+  if (r.exitCode !== 0) return [check("adb", "fail", `${bin} version failed: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`, INSTALL_ADB)];
+  const checks = [check("adb", "ok", `${bin}: ${firstLines}`)];
+
+  const port = config.adbServerPort;
+  let protocol: string;
+  try {
+    protocol = String(Number.parseInt(await hostRequest(port, "host:version"), 16));
+  } catch (e) {
+    checks.push(
+      check("adb server", "warn", `no adb server answers on 127.0.0.1:${port} (${(e as Error).message})`, "devicerail starts one when it needs it; or run `adb start-server`"),
+    );
+    return checks;
+  }
+  checks.push(check("adb server", "ok", `answers on 127.0.0.1:${port} (adb protocol ${protocol})`));
+  checks.push(exposureCheck(port));
+
+  const devices = parseDevices(await hostRequest(port, "host:devices").catch(() => ""));
+  if (devices.length === 0)
+    checks.push(check("devices", "warn", "no Android device attached", "connect a phone by USB with USB debugging on (Settings › Developer options), or start an emulator"));
+  for (const d of devices) {
+    const fix = stateFix(d.state);
+    checks.push(check(`device ${d.serial}`, fix ? "fail" : "ok", fix ? d.state : "device (ready)", fix));
+  }
+  return checks;
+}
+
+/** An adb server on 0.0.0.0 lets anyone on the network drive the phones; adb binds loopback unless started with -a. */
+function exposureCheck(port: number): Check {
+  const addresses = listeningAddresses(port);
+  if (addresses === null) return check("adb server exposure", "skip", "cannot list listening sockets on this system");
+  const wide = addresses.filter((a) => !isLoopbackAddress(a));
+  if (wide.length === 0) return check("adb server exposure", "ok", `listens on loopback only (${[...new Set(addresses)].join(", ") || "127.0.0.1"})`);
+  return check(
+    "adb server exposure",
+    "warn",
+    `listens on ${wide.join(", ")} port ${port}: anyone who can reach this machine can drive its phones`,
+    "restart it bound to loopback: `adb kill-server && adb start-server` (without -a)",
+  );
+}
+
+/** xcrun, simctl and AXe drive iOS simulators; they exist only on macOS. */
+export function macChecks(env: Env): Check[] {
+  if (process.platform !== "darwin") return [check("iOS simulator tools", "skip", "not macOS")];
+  const run = (argv: string[]) => {
+    try {
+      const r = Bun.spawnSync(argv, { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout: 10_000 });
+      return r.exitCode === 0 ? r.stdout.toString().trim().split("\n")[0] || "ok" : null;
+    } catch {
+      return null;
+    }
+  };
+  const xcrun = run(["xcrun", "--version"]);
+  const simctl = xcrun ? run(["xcrun", "simctl", "help"]) : null;
+  const axe = run(["axe", "--version"]);
+  return [
+    xcrun ? check("xcrun", "ok", xcrun) : check("xcrun", "warn", "xcrun not found", "install the Xcode command line tools: xcode-select --install"),
+    simctl ? check("simctl", "ok", "xcrun simctl answers") : check("simctl", "warn", "xcrun simctl is unavailable", "install Xcode from the App Store and run it once"),
+    axe ? check("AXe", "ok", axe) : check("AXe", "warn", "axe not found on PATH", "install AXe: brew install cameroncooke/axe/axe"),
+  ];
+}
+
+/** Opens the data directory as the daemon does: private folder, writable, database lock free. */
+export function dataDirCheck(env: Env): Check {
+  const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
+  const name = "data directory";
+  const other = "or set DEVICERAIL_DATA_DIR to another folder";
+  try {
+    ensurePrivateDir(paths.dataDir);
+    const probe = join(paths.dataDir, `.doctor-${process.pid}`);
+    writeFileSync(probe, "");
+    rmSync(probe);
+  } catch (e) {
+    const why = e instanceof DataDirError ? e.message : `${paths.dataDir} is not writable: ${(e as Error).message}`;
+    return check(name, "fail", why, `fix the folder's owner or permissions, ${other}`);
+  }
+  try {
+    openDatabase(paths.databasePath).raw.close();
+  } catch (e) {
+    if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message))
+      return check(name, "warn", `${paths.dataDir}: in use by a running devicerail daemon`, `one-shot commands need it free: stop that daemon, ${other}`);
+    if (e instanceof DatabaseLockedError) return check(name, "fail", e.message, `move the database away, ${other}`);
+    throw e;
+  }
+  return check(name, "ok", `${paths.dataDir}: writable, lock free`);
+}
+
+/** DEVICERAIL_RPC_LISTEN must be a loopback address that can be bound now. */
+export async function listenCheck(config: Config): Promise<Check> {
+  const name = "listen address";
+  if (!config.listen) return check(name, "skip", "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)");
+  const text = formatAddress(config.listen);
+  try {
+    checkListenAddress(config.listen.host, config.listen.port);
+  } catch (e) {
+    if (e instanceof ListenAddressError) return check(name, "fail", `${text}: ${e.message}`, "use a loopback address such as 127.0.0.1:7777");
+    throw e;
+  }
+  const { host, port } = config.listen;
+  const error = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+    const s = createServer();
+    s.once("error", (e) => resolve(e));
+    s.listen({ host, port, exclusive: true }, () => s.close(() => resolve(null)));
+  });
+  if (!error) return check(name, "ok", `${text} can be bound`);
+  const inUse = error.code === "EADDRINUSE";
+  return check(
+    name,
+    "fail",
+    `${text} cannot be bound: ${error.code ?? error.message}${inUse ? " (already in use, perhaps by a running daemon)" : ""}`,
+    inUse ? "stop what listens there, or choose another port in DEVICERAIL_RPC_LISTEN" : "choose another address in DEVICERAIL_RPC_LISTEN",
+  );
+}

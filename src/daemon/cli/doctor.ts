@@ -1,0 +1,123 @@
+/** `devicerail doctor [--smoke]`: what is wrong and how to fix it, and the latency figures of one device. */
+import { type Config, ConfigError, loadConfig } from "../config.ts";
+import { type CoreClient, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
+import { type Check, adbChecks, dataDirCheck, listenCheck, macChecks } from "./doctor-checks.ts";
+import { CliError, RpcCallError, out, printJson, withSpinner } from "./output.ts";
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * The configuration, with each invalid setting reported as a failed check and left at its
+ * default, so one typo does not hide every other finding.
+ */
+function configChecks(env: Env): { config: Config; checks: Check[] } {
+  const checks: Check[] = [];
+  const rest = { ...env };
+  for (;;) {
+    try {
+      return { config: loadConfig(rest), checks };
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      const key = /^invalid ([A-Za-z0-9_]+)=/.exec(e.message)?.[1];
+      checks.push({ name: "configuration", status: "fail", detail: e.message, fix: `correct ${key ?? "the setting"} or unset it` });
+      if (!key || !(key in rest)) return { config: loadConfig({}), checks };
+      delete rest[key];
+    }
+  }
+}
+
+export interface OperationStats {
+  p50Ms: number;
+  p95Ms: number;
+}
+export interface SmokeResult {
+  deviceId: string;
+  cycles: number;
+  observe: OperationStats;
+  tap: OperationStats;
+}
+
+/** Nearest-rank percentile of ascending samples, to 0.1 ms. */
+export function percentile(sorted: number[], p: number): number {
+  const v = sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+  return Math.round(v * 10) / 10;
+}
+
+const stats = (samples: number[]): OperationStats => {
+  const s = [...samples].sort((a, b) => a - b);
+  return { p50Ms: percentile(s, 50), p95Ms: percentile(s, 95) };
+};
+
+/** N observe + tap cycles in one Session, tapping the screen's centre. */
+async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number): Promise<SmokeResult> {
+  await route(c, deviceId);
+  const times = { observe: [] as number[], tap: [] as number[] };
+  await inSession(c, async () => {
+    for (let i = 0; i < cycles; i++) {
+      let t = performance.now();
+      const o = await observe(c);
+      times.observe.push(performance.now() - t);
+      t = performance.now();
+      await execute(c, "tap", { x: Math.floor(o.viewport.width / 2), y: Math.floor(o.viewport.height / 2) });
+      times.tap.push(performance.now() - t);
+    }
+  });
+  return { deviceId: await selectedDevice(c), cycles, observe: stats(times.observe), tap: stats(times.tap) };
+}
+
+const SYMBOL = { ok: "ok  ", warn: "warn", fail: "fail", skip: "skip" } as const;
+
+function printChecks(checks: Check[]): void {
+  const st = out();
+  const paint = { ok: st.green, warn: st.yellow, fail: st.red, skip: st.dim };
+  const width = Math.max(...checks.map((c) => c.name.length));
+  const lines: string[] = [];
+  for (const c of checks) {
+    lines.push(`${paint[c.status](SYMBOL[c.status])}  ${c.name.padEnd(width)}  ${c.detail}`);
+    if (c.fix) lines.push(`${" ".repeat(width + 8)}${st.dim("fix:")} ${c.fix}`);
+  }
+  const count = (s: Check["status"]) => checks.filter((c) => c.status === s).length;
+  lines.push("", `${count("fail")} failed, ${count("warn")} warning(s), ${count("ok")} ok`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+function printSmoke(r: SmokeResult): void {
+  const ms = (n: number) => `${n.toFixed(1)} ms`;
+  process.stdout.write(
+    [
+      "",
+      `smoke: ${r.cycles} observe + tap cycles on ${r.deviceId}`,
+      `  observe  p50 ${ms(r.observe.p50Ms)}  p95 ${ms(r.observe.p95Ms)}`,
+      `  tap      p50 ${ms(r.tap.p50Ms)}  p95 ${ms(r.tap.p95Ms)}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number }, env: Env = process.env): Promise<number> {
+  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined)) throw new CliError("-d and -n belong to --smoke", 2);
+  const { config, checks } = configChecks(env);
+  checks.push(...(await withSpinner("asking adb…", () => adbChecks(config, env))));
+  checks.push(...macChecks(env));
+  checks.push(dataDirCheck(env));
+  checks.push(await listenCheck(config));
+  let result: SmokeResult | undefined;
+  if (opts.smoke) {
+    const cycles = opts.cycles ?? 10;
+    try {
+      result = await withSpinner(`running ${cycles} observe + tap cycles…`, () => withClient((c) => smoke(c, opts.device, cycles), env));
+      const r = result;
+      checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, tap p50 ${r.tap.p50Ms} ms`, fix: null });
+    } catch (e) {
+      if (!(e instanceof RpcCallError || e instanceof CliError)) throw e;
+      if (e instanceof CliError && e.exitCode === 2) throw e;
+      checks.push({ name: "smoke", status: "fail", detail: e.message, fix: "fix the failures above, or choose a device with -d ID (see devicerail devices)" });
+    }
+  }
+  if (opts.json) printJson(result ? { checks, smoke: result } : { checks });
+  else {
+    printChecks(checks);
+    if (result) printSmoke(result);
+  }
+  return checks.some((c) => c.status === "fail") ? 1 : 0;
+}

@@ -1,0 +1,138 @@
+/** Terminal output for people and machines: colour, tables, JSON, a spinner, and the CLI's errors. */
+
+/** A failure the user can act on; `exitCode` 1 = runtime failure, 2 = usage or configuration error. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+export interface RpcErrorData {
+  code: string;
+  message: string;
+  retryable: boolean;
+  details: unknown;
+}
+
+/** A JSON-RPC error answered by the in-process daemon (the same one any client would get). */
+export class RpcCallError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    readonly data: RpcErrorData,
+    readonly rpcMessage: string,
+  ) {
+    super(`${method} failed: JSON-RPC error ${code} ${data.code}: ${rpcMessage}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Colour only for a person at a terminal: NO_COLOR (non-empty) always wins, FORCE_COLOR turns it on
+ * without a TTY. picocolors is not used because it also colours whenever CI is set, which would put
+ * escape codes into piped output.
+ */
+export function colourEnabled(stream: { isTTY?: boolean }, env: Env = process.env): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR && env.FORCE_COLOR !== "0") return true;
+  return stream.isTTY === true && env.TERM !== "dumb";
+}
+
+export interface Style {
+  bold(s: string): string;
+  dim(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  red(s: string): string;
+  cyan(s: string): string;
+}
+
+const sgr = (on: boolean, open: number, close: number) => (s: string) => (on ? `\x1b[${open}m${s}\x1b[${close}m` : s);
+
+export function style(on: boolean): Style {
+  return { bold: sgr(on, 1, 22), dim: sgr(on, 2, 22), green: sgr(on, 32, 39), yellow: sgr(on, 33, 39), red: sgr(on, 31, 39), cyan: sgr(on, 36, 39) };
+}
+
+export const out = (): Style => style(colourEnabled(process.stdout));
+export const err = (): Style => style(colourEnabled(process.stderr));
+
+// SGR sequences take no columns; code points approximate the width of everything else.
+const width = (s: string) => [...s.replace(/\x1b\[[0-9;]*m/g, "")].length;
+
+/** Left-aligned columns two spaces apart, the header styled; trailing spaces trimmed. */
+export function table(headers: string[], rows: string[][], st: Style = out()): string {
+  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c)))).join("  ").trimEnd();
+  return `${[st.bold(line(headers)), ...rows.map(line)].join("\n")}\n`;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A hint for the error codes a person can fix from the command line. */
+function hint(e: RpcCallError): string {
+  const details = (e.data.details ?? {}) as Record<string, unknown>;
+  if (e.data.code === "device_selection_required" && Array.isArray(details.availableDeviceIds))
+    return `\nseveral devices are present (${details.availableDeviceIds.join(", ")}): choose one with -d ID`;
+  if (e.data.code === "device_not_found") return "\nlist the devices with `devicerail devices`";
+  return "";
+}
+
+/** Prints the failure (stderr for people; with --json also `{"error":…}` on stdout) and returns the exit code. */
+export function reportFailure(e: unknown, json: boolean): number {
+  const st = err();
+  if (e instanceof RpcCallError) {
+    process.stderr.write(`${st.red("devicerail:")} ${e.message}${hint(e)}\n`);
+    if (json) printJson({ error: { code: e.code, message: e.rpcMessage, data: e.data } });
+    return 1;
+  }
+  if (e instanceof CliError) {
+    process.stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
+    if (json) printJson({ error: { message: e.message } });
+    return e.exitCode;
+  }
+  throw e;
+}
+
+let spinning = false;
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/**
+ * Runs `work`, showing a spinner on stderr once it has taken longer than a second, and only when
+ * stderr is a terminal: stdout stays clean for pipes and --json.
+ */
+export async function withSpinner<T>(
+  label: string,
+  work: () => Promise<T>,
+  opts: { stream?: { isTTY?: boolean; write(s: string): unknown }; delayMs?: number } = {},
+): Promise<T> {
+  const stream = opts.stream ?? process.stderr;
+  // One spinner at a time: an inner wait (starting the daemon inside a smoke run) keeps the outer label.
+  if (!stream.isTTY || spinning) return work();
+  spinning = true;
+  let frame = 0;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  const draw = () => stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label}`);
+  const delay = setTimeout(() => {
+    draw();
+    ticker = setInterval(draw, 80);
+  }, opts.delayMs ?? 1_000);
+  try {
+    return await work();
+  } finally {
+    spinning = false;
+    clearTimeout(delay);
+    if (ticker) {
+      clearInterval(ticker);
+      stream.write("\r\x1b[K");
+    }
+  }
+}
+
+/** UTC, to the second: `2025-01-02T03:04:05Z`. */
+export const isoSeconds = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;

@@ -1,0 +1,297 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnDaemon, tempDataDir } from "../../support/daemon.ts";
+import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
+import { cli, cliJson, sha256, tempCwd } from "./run.ts";
+
+const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "sessions", "export", "doctor"];
+const MOCK_ACTIONS = "tap, inputText, scroll, back";
+
+const mockDevice = {
+  id: "mock-1",
+  name: "DeviceRail Mock Device",
+  platform: { kind: "mock" },
+  osVersion: "0.1",
+  connected: false,
+  state: "available",
+  leasedBy: null,
+};
+const assetRef = (sha: string, mediaType: string) => ({ id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
+
+describe("devicerail --help and usage errors", () => {
+  test("every command's --help exits 0 with its usage on stdout", async () => {
+    for (const name of COMMANDS) {
+      const r = await cli([name, "--help"]);
+      expect([name, r.code, r.stderr]).toEqual([name, 0, ""]);
+      expect(r.stdout).toStartWith(`Usage: devicerail ${name}`);
+      if (name !== "serve") expect(r.stdout).toContain("--json");
+    }
+    const root = await cli(["--help"]);
+    expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
+      0,
+      ["serve", "serve", "devices", "screenshot", "ui", "tap", "launch", "sessions", "export", "doctor", "--version", "--help"],
+    ]);
+  });
+
+  test("an unknown command, a missing argument or a bad number exits 2 with a message and nothing on stdout", async () => {
+    const cases: [string[], string][] = [
+      [["frobnicate"], "devicerail: unknown command 'frobnicate'"],
+      [["tap", "10"], "devicerail: missing required argument 'y'"],
+      [["tap", "10", "-3"], "devicerail: command-argument value '-3' is invalid for argument 'y'. expected an integer from 0 to 4294967295"],
+      [["tap", "10", "abc"], "devicerail: command-argument value 'abc' is invalid for argument 'y'. expected an integer from 0 to 4294967295"],
+      [["swipe", "1", "2", "3", "4", "--duration", "0"], "devicerail: option '--duration <ms>' argument '0' is invalid. expected an integer from 1 to 60000"],
+      [["doctor", "--smoke", "-n", "x"], "devicerail: option '-n, --cycles <n>' argument 'x' is invalid. expected an integer from 1 to 10000"],
+      [["doctor", "-n", "3"], "devicerail: -d and -n belong to --smoke"],
+      [["export"], "devicerail: missing required argument 'session'"],
+      [["devices", "extra"], "devicerail: too many arguments for 'devices'. Expected 0 arguments but got 1: extra."],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, 2, "", message]);
+    }
+    const none = await cli([]);
+    expect([none.code, none.stdout]).toEqual([2, ""]);
+    expect(none.stderr).toStartWith("devicerail ");
+  });
+
+  test("an invalid environment setting is a usage error (exit 2) for the device commands", async () => {
+    const r = await cli(["devices"], { DEVICERAIL_SCREENSHOT_POLICY: "sometimes" });
+    expect([r.code, r.stdout, r.stderr]).toEqual([2, "", 'devicerail: invalid DEVICERAIL_SCREENSHOT_POLICY="sometimes": Invalid type: Expected ("capture" | "omit") but received "sometimes"\n']);
+  });
+});
+
+describe("devicerail devices, screenshot and ui on the Mock", () => {
+  test("devices lists the Mock as JSON and as a table", async () => {
+    expect(await cliJson(["devices"])).toEqual({ devices: [mockDevice] });
+    const r = await cli(["devices"]);
+    expect([r.code, r.stdout]).toEqual([
+      0,
+      "ID      PLATFORM  NAME                    OS   STATE      LEASED BY\nmock-1  mock      DeviceRail Mock Device  0.1  available  -\n",
+    ]);
+  });
+
+  test("screenshot writes the PNG whose digest is the observation's screenshot sha256", async () => {
+    const cwd = tempCwd();
+    const { file, observation } = await cliJson(["screenshot", "-o", "shot.png"], {}, cwd);
+    const bytes = readFileSync(join(cwd, "shot.png"));
+    expect(file).toBe("shot.png");
+    expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect(observation).toEqual(
+      expect.objectContaining({ deviceId: "mock-1", viewport: { width: 1280, height: 720, scaleFactor: 1 }, screenshot: assetRef(sha256(bytes), "image/png") }),
+    );
+  });
+
+  test("screenshot without -o writes ./screenshot-<time>.png and says so", async () => {
+    const cwd = tempCwd();
+    const r = await cli(["screenshot"], {}, cwd);
+    const files = readdirSync(cwd);
+    expect(files).toEqual([expect.stringMatching(/^screenshot-\d{8}-\d{6}\.png$/)]);
+    const digest = sha256(readFileSync(join(cwd, files[0] as string)));
+    expect([r.code, r.stdout]).toEqual([0, `${files[0]}: 1280×720 screenshot of mock-1 (sha256 ${digest})\n`]);
+  });
+
+  test("ui prints the tree indented by depth with text, identifiers and bounds; --json the UiSnapshot", async () => {
+    const r = await cli(["ui"]);
+    expect([r.code, r.stdout]).toEqual([
+      0,
+      [
+        "Window [0,0,1280,720]",
+        '  Text "Sign in" #title [400,40,480,64]',
+        '  TextField "User name" #username [400,120,480,56]',
+        '  SecureTextField "Password" #password [400,192,480,56]',
+        '  Button "Sign in" #sign_in [400,264,480,56]',
+        "",
+      ].join("\n"),
+    ]);
+    const snapshot = await cliJson(["ui", "-d", "mock-1"]);
+    expect(snapshot).toEqual({
+      formatVersion: 1,
+      observationId: expect.any(String),
+      context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" },
+      rootStableNodeIds: ["login"],
+      nodes: expect.any(Array),
+    });
+    expect(snapshot.nodes.map((n: { stableNodeId: string; parentStableNodeId: string | null }) => [n.stableNodeId, n.parentStableNodeId])).toEqual([
+      ["login", null],
+      ["login/title", "login"],
+      ["login/username", "login"],
+      ["login/password", "login"],
+      ["login/sign_in", "login"],
+    ]);
+  });
+
+  test("colour only with FORCE_COLOR, and never with NO_COLOR", async () => {
+    expect((await cli(["devices"], { FORCE_COLOR: "1" })).stdout).toStartWith("\x1b[1mID ");
+    expect((await cli(["devices"], { FORCE_COLOR: "1", NO_COLOR: "1" })).stdout).not.toContain("\x1b[");
+  });
+});
+
+describe("one-shot actions on the Mock", () => {
+  test("tap returns an ActionResult, is recorded as a Session, and export writes it with its evidence", async () => {
+    const dataDir = tempDataDir();
+    const env = { DEVICERAIL_DATA_DIR: dataDir };
+    const result = await cliJson(["tap", "640", "300"], env);
+    expect(result).toEqual(
+      expect.objectContaining({ callId: expect.any(String), output: { accepted: true, x: 640, y: 300 }, after: expect.objectContaining({ deviceId: "mock-1" }) }),
+    );
+    const sessions = await cliJson(["sessions"], env);
+    expect(sessions).toEqual([{ id: expect.any(String), state: "ended", startedAtMs: expect.any(Number), endedAtMs: expect.any(Number), eventCount: 4, lastSequence: 4 }]);
+    const id = sessions[0].id;
+    const table = await cli(["sessions"], env);
+    const started = `${new Date(sessions[0].startedAtMs).toISOString().slice(0, 19)}Z`;
+    expect(table.stdout).toBe(`ID${" ".repeat(36)}STATE  STARTED               EVENTS\n${id}  ended  ${started}  4\n`);
+
+    const out = join(tempCwd(), "export");
+    const manifest = await cliJson(["export", id, "-o", out], env);
+    const events = readFileSync(join(out, "events.ndjson"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(events.map((e) => [e.sequence, e.payload.type])).toEqual([
+      [1, "sessionStarted"],
+      [2, "actionStarted"],
+      [3, "actionCompleted"],
+      [4, "sessionEnded"],
+    ]);
+    expect(events[2].payload.outcome.result.callId).toBe(result.callId);
+    const files = readdirSync(join(out, "evidence")).sort();
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const f of files) expect(`${sha256(readFileSync(join(out, "evidence", f)))}.${f.split(".")[1]}`).toBe(f);
+    // The after observation's screenshot and UI tree are among them, named by their digest.
+    expect(files).toContain(`${result.after.screenshot.sha256}.png`);
+    expect(files).toContain(`${result.after.uiSnapshot.evidence.sha256}.json`);
+    expect(manifest).toEqual({
+      dir: out,
+      format: "devicerail-session-export",
+      formatVersion: 1,
+      session: sessions[0],
+      events: "events.ndjson",
+      evidence: expect.any(Array),
+    });
+    expect(manifest.evidence.map((e: { file: string }) => e.file).sort()).toEqual(files.map((f) => `evidence/${f}`));
+    expect(readdirSync(out).sort()).toEqual(["README.txt", "events.ndjson", "evidence", "manifest.json"]);
+
+    const again = await cli(["export", id, "-o", out], env);
+    expect([again.code, again.stderr]).toEqual([1, `devicerail: ${out} already exists and is not empty; choose another folder with -o DIR\n`]);
+    const unknown = await cli(["export", "00000000-0000-4000-8000-000000000000", "-o", join(tempCwd(), "x")], env);
+    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session.export failed: JSON-RPC error -32006 session_not_found"]);
+  });
+
+  test("type and key back run the Mock's actions; each prints what it did", async () => {
+    const typed = await cliJson(["type", "hello"]);
+    expect(typed.output).toEqual({ accepted: true, characters: 5 });
+    const r = await cli(["key", "back"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ok key back on mock-1 \(back, \d+ ms, session [0-9a-f-]{36}\)\noutput: \{"accepted":true\}\nafter: observation [0-9a-f-]{36} \(screenshot sha256 [0-9a-f]{64}\)\n$/);
+  });
+
+  test("an action the Mock lacks fails with exit 1 listing its actions, and records no Session", async () => {
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    const cases: [string[], string][] = [
+      [["swipe", "1", "2", "3", "4"], "swipe action (needed for swipe 1,2 → 3,4 in 300 ms)"],
+      [["key", "enter"], "keyPress action (needed for key enter)"],
+      [["launch", "com.example.app"], "launch action (needed for launch com.example.app)"],
+      [["open-url", "https://example.com"], "openUrl action (needed for open-url https://example.com)"],
+    ];
+    for (const [args, what] of cases) {
+      const r = await cli(args, env);
+      expect([r.code, r.stdout, r.stderr]).toEqual([1, "", `devicerail: device mock-1 has no ${what}; its actions are: ${MOCK_ACTIONS}\n`]);
+    }
+    expect(await cliJson(["sessions"], env)).toEqual([]);
+  });
+
+  test("a JSON-RPC error exits 1 with its code and message; --json also prints it on stdout", async () => {
+    const r = await cli(["tap", "1", "1", "-d", "mock-9", "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toStartWith("devicerail: device.select failed: JSON-RPC error -32011 device_not_found: ");
+    expect(r.stderr).toEndWith("\nlist the devices with `devicerail devices`\n");
+    expect(JSON.parse(r.stdout)).toEqual({ error: { code: -32011, message: expect.any(String), data: expect.objectContaining({ code: "device_not_found" }) } });
+  });
+
+  test("two Mock devices need -d, and the error names them", async () => {
+    const r = await cli(["tap", "1", "1"], { DEVICERAIL_MOCK_DEVICES: "2" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("-32011 device_selection_required");
+    expect(r.stderr).toEndWith("several devices are present (mock-1, mock-2): choose one with -d ID\n");
+    expect((await cliJson(["tap", "1", "1", "-d", "mock-2"], { DEVICERAIL_MOCK_DEVICES: "2" })).after.deviceId).toBe("mock-2");
+  });
+
+  test("a data directory held by a running daemon fails the commands with exit 1 and says so", async () => {
+    const dataDir = tempDataDir();
+    await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+    await d.hello();
+    const message = `devicerail: a devicerail daemon is running on the data directory ${dataDir}; stop it, or run this command on another data directory with DEVICERAIL_DATA_DIR\n`;
+    for (const args of [["tap", "1", "1"], ["devices"], ["sessions"]]) {
+      const r = await cli(args, { DEVICERAIL_DATA_DIR: dataDir });
+      expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 1, "", message]);
+    }
+    const doctor = await cliJson(["doctor"], { DEVICERAIL_DATA_DIR: dataDir });
+    expect(doctor.checks.find((c: { name: string }) => c.name === "data directory")).toEqual({
+      name: "data directory",
+      status: "warn",
+      detail: `${dataDir}: in use by a running devicerail daemon`,
+      fix: "one-shot commands need it free: stop that daemon, or set DEVICERAIL_DATA_DIR to another folder",
+    });
+  });
+});
+
+describe("devicerail doctor on the Mock", () => {
+  test("--json reports each check; nothing failed, so it exits 0", async () => {
+    const dataDir = tempDataDir();
+    const r = await cli(["doctor", "--json"], { DEVICERAIL_DATA_DIR: dataDir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      checks: [
+        { name: "adb", status: "skip", detail: "DEVICERAIL_ANDROID=off: Android devices are not used", fix: null },
+        { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
+        { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
+        { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },
+      ],
+    });
+  });
+
+  test("a bad setting and a listen port in use are failures with fixes, and the exit code is 1", async () => {
+    const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const env = { DEVICERAIL_RPC_LISTEN: `127.0.0.1:${server.port}`, DEVICERAIL_MOCK_HANG: "sometimes" };
+      const r = await cli(["doctor", "--json"], env);
+      const checks: Check[] = JSON.parse(r.stdout).checks;
+      expect(r.code).toBe(1);
+      expect(checks.filter((c) => c.name === "configuration" || c.name === "listen address")).toEqual([
+        { name: "configuration", status: "fail", detail: expect.stringMatching(/^invalid DEVICERAIL_MOCK_HANG="sometimes"/), fix: "correct DEVICERAIL_MOCK_HANG or unset it" },
+        {
+          name: "listen address",
+          status: "fail",
+          detail: `127.0.0.1:${server.port} cannot be bound: EADDRINUSE (already in use, perhaps by a running daemon)`,
+          fix: "stop what listens there, or choose another port in DEVICERAIL_RPC_LISTEN",
+        },
+      ]);
+      const text = await cli(["doctor"], env);
+      expect(text.stdout).toContain(`fail  listen address       127.0.0.1:${server.port} cannot be bound: EADDRINUSE`);
+      expect(text.stdout).toEndWith("\n2 failed, 0 warning(s), 1 ok\n");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("--smoke runs N observe + tap cycles and reports p50/p95 per operation", async () => {
+    const stat = { p50Ms: expect.any(Number), p95Ms: expect.any(Number) };
+    const r = await cliJson(["doctor", "--smoke", "-d", "mock-1", "-n", "4"]);
+    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: stat });
+    for (const op of [r.smoke.observe, r.smoke.tap]) expect(op.p95Ms).toBeGreaterThanOrEqual(op.p50Ms);
+    expect(r.checks.at(-1)).toEqual({ name: "smoke", status: "ok", detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 /), fix: null });
+    const text = await cli(["doctor", "--smoke", "-n", "3"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/\nsmoke: 3 observe \+ tap cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n$/);
+  });
+});
+
+test("export's folder is self-contained: its README names the files", async () => {
+  const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+  await cliJson(["screenshot", "-o", join(tempCwd(), "s.png")], env);
+  const [session] = await cliJson(["sessions"], env);
+  const out = join(tempCwd(), "e");
+  const r = await cli(["export", session.id, "-o", out], env);
+  expect([r.code, r.stdout]).toEqual([0, `${out}: 3 events, 2 evidence file(s)\n`]);
+  const readme = readFileSync(join(out, "README.txt"), "utf8");
+  expect(readme).toStartWith(`DeviceRail Session ${session.id}\n`);
+  expect(readme).toContain("events.ndjson   the Session's events");
+});
