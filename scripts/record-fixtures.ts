@@ -18,6 +18,7 @@ import { MockApp } from "../drivers/mock/mock-app.ts";
 import { renderScreen } from "../drivers/mock/mock-screen.ts";
 import { METHOD_NAMES } from "../src/protocol/methods.ts";
 import { spawnDaemon } from "../test/support/daemon.ts";
+import { ALL_FEATURES } from "../test/support/hello.ts";
 import { methodSchemaId, schemaId } from "./gen-protocol.ts";
 import { createHash } from "node:crypto";
 
@@ -31,18 +32,6 @@ const uuid = (s: string) => {
 };
 
 // ---------------------------------------------------------------- constants
-const ALL_FEATURES = [
-  "events.snapshot.v1",
-  "request.control.v1",
-  "device.routing.v1",
-  "action.protected.v1",
-  "events.stream.v1",
-  "media.stream.v1",
-  "session.export.page.v1",
-  "observation.uiSnapshot.v1",
-  "device.semanticActions.v1",
-  "verdict.record.v1",
-];
 /** What our daemon enables for a 1.5 stdio hello offering all ten. */
 const ENABLED_15 = [
   "action.protected.v1",

@@ -44,44 +44,69 @@ function mapAdbError(err: unknown, serial: string | null): DriverError {
 }
 
 /**
- * Opens a stream with `open`, consumes it with `consume`, and guarantees that the stream is
- * destroyed when the call is aborted or runs past its deadline (which closes the adb socket, so
- * the adb server closes the device-side stream too).
+ * Runs `start` under the context: rejects with driver_cancelled on abort and driver_timed_out at
+ * the earlier of the deadline and `ceilingMs`, calling `cleanup` either way (and after success).
  */
-function guarded<T>(ctx: CallContext, serial: string | null, open: () => PromiseLike<Duplex>, consume: (s: Duplex) => Promise<T>, ceilingMs = COMMAND_CEILING_MS): Promise<T> {
+function bounded<T>(ctx: CallContext, ceilingMs: number, start: () => Promise<T>, cleanup: () => void = () => {}): Promise<T> {
   if (ctx.signal.aborted) return Promise.reject(new DriverError("driver_cancelled"));
   return new Promise<T>((resolve, reject) => {
-    let stream: Duplex | null = null;
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
-      stream?.destroy();
+      cleanup();
       fn();
     };
     const onAbort = () => finish(() => reject(new DriverError("driver_cancelled")));
     const budget = Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
     const timer = setTimeout(() => finish(() => reject(new DriverError("driver_timed_out"))), budget);
     ctx.signal.addEventListener("abort", onAbort, { once: true });
-    Promise.resolve(open()).then(
-      (s) => {
-        if (settled) {
-          s.destroy();
-          return;
-        }
-        stream = s;
-        // A stream error after it was opened (socket reset) must not be an unhandled event.
-        s.on("error", () => {});
-        consume(s).then(
-          (value) => finish(() => resolve(value)),
-          (err) => finish(() => reject(mapAdbError(err, serial))),
-        );
-      },
-      (err) => finish(() => reject(mapAdbError(err, serial))),
+    start().then(
+      (v) => finish(() => resolve(v)),
+      (err) => finish(() => reject(err)),
     );
   });
+}
+
+/**
+ * Opens a stream with `open`, consumes it with `consume`, and guarantees that the stream is
+ * destroyed when the call is aborted or runs past its deadline (which closes the adb socket, so
+ * the adb server closes the device-side stream too).
+ */
+function guarded<T>(ctx: CallContext, serial: string | null, open: () => PromiseLike<Duplex>, consume: (s: Duplex) => Promise<T>, ceilingMs = COMMAND_CEILING_MS): Promise<T> {
+  let stream: Duplex | null = null;
+  let done = false;
+  return bounded(
+    ctx,
+    ceilingMs,
+    async () => {
+      let s: Duplex;
+      try {
+        s = await open();
+      } catch (err) {
+        throw mapAdbError(err, serial);
+      }
+      // Opened after the call ended: nobody will read it.
+      if (done) {
+        s.destroy();
+        return undefined as T;
+      }
+      stream = s;
+      // A stream error after it was opened (socket reset) must not be an unhandled event.
+      s.on("error", () => {});
+      try {
+        return await consume(s);
+      } catch (err) {
+        throw mapAdbError(err, serial);
+      }
+    },
+    () => {
+      done = true;
+      stream?.destroy();
+    },
+  );
 }
 
 /** Reads a stream to its end, refusing more than `max` bytes. */
@@ -215,25 +240,13 @@ export class AdbkitPort {
   }
 }
 
-/** A non-stream adbkit call under the context's deadline (the socket closes with the process). */
+/** A non-stream adbkit call under the context's deadline (its socket closes with the process). */
 function withDeadline<T>(ctx: CallContext, run: () => PromiseLike<T>, ceilingMs: number): Promise<T> {
-  if (ctx.signal.aborted) return Promise.reject(new DriverError("driver_cancelled"));
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
-      fn();
-    };
-    const onAbort = () => finish(() => reject(new DriverError("driver_cancelled")));
-    const budget = Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
-    const timer = setTimeout(() => finish(() => reject(new DriverError("driver_timed_out"))), budget);
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    Promise.resolve(run()).then(
-      (v) => finish(() => resolve(v)),
-      (err) => finish(() => reject(mapAdbError(err, null))),
-    );
+  return bounded(ctx, ceilingMs, async () => {
+    try {
+      return await run();
+    } catch (err) {
+      throw mapAdbError(err, null);
+    }
   });
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { filesUnder, processArgvs } from "../support/canary.ts";
 import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../support/adb-device/index.ts";
 import { spawnDaemon } from "../support/daemon.ts";
 
@@ -19,19 +19,6 @@ const target = (m: Record<string, unknown>) => ({ kind: "selector", selector: se
 // Printable ASCII with characters that JSON and the shell treat specially.
 const CANARY = `pw-"c4n4ry'$(id)\`;x`;
 const FORMS = [CANARY, JSON.stringify(CANARY).slice(1, -1), Buffer.from(CANARY).toString("base64")];
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
-}
-
-function processArgvs(): string {
-  let all = "";
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p)))
-    try {
-      all += `${readFileSync(`/proc/${pid}/cmdline`, "latin1")}\n`;
-    } catch {}
-  return all;
-}
 
 describeWithAdb("the daemon with an Android phone on the real adb server", () => {
   test("a phone is the sole device, so a client drives it by semantic actions without selecting it", async () => {

@@ -1,40 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { canaryForms, filesUnder, leaksIn, processArgvs } from "../support/canary.ts";
 import { ALL_FEATURES, helloParams, spawnDaemon } from "../support/daemon.ts";
 
 // Printable ASCII with characters JSON escapes, so the raw, escaped and encoded forms all differ.
 const CANARY = 'c4n4ry-"7f3a\\9e-secret';
-const FORMS = {
-  raw: CANARY,
-  jsonEscaped: JSON.stringify(CANARY).slice(1, -1),
-  base64: Buffer.from(CANARY).toString("base64"),
-  base64url: Buffer.from(CANARY).toString("base64url"),
-  hex: Buffer.from(CANARY).toString("hex"),
-};
+const FORMS = canaryForms(CANARY);
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
-}
-
-/** Every form of the canary found in `text`, named by where it was found. */
-function leaks(where: string, bytes: Buffer): string[] {
-  const text = bytes.toString("latin1");
-  return Object.entries(FORMS)
-    .filter(([, form]) => text.includes(form))
-    .map(([name]) => `${where}: ${name}`);
-}
-
-/** Command lines of every process on the machine, read while the secret is in use. */
-function processArgvs(): string {
-  let all = "";
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      all += `${readFileSync(`/proc/${pid}/cmdline`, "latin1")}\n`;
-    } catch {}
-  }
-  return all;
-}
+/** Every form of the canary found in `bytes`, named by where it was found. */
+const leaks = (where: string, bytes: Buffer) => leaksIn(FORMS, where, bytes.toString("latin1"));
 
 const secretCall = (id: string, secret: unknown) => ({ id, name: "inputSecret", arguments: { secret } });
 

@@ -4,9 +4,9 @@
  * process argv, adb service string, returned value, error or log line.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
 import { type AdbServer, DEMO_PACKAGE, describeWithAdb, startAdbServer } from "../../support/adb-device/index.ts";
 import { attach, clearLogs, ctx, driverError, invalidArguments, platformError, recordingLogger } from "../../support/adb-device/driver-harness.ts";
+import { canaryForms, leaksIn, processArgvs } from "../../support/canary.ts";
 
 let server: AdbServer;
 beforeAll(async () => {
@@ -18,30 +18,8 @@ afterAll(async () => {
 
 // Printable ASCII with blanks at both ends, quotes, a backslash at the end and shell syntax.
 const CANARY = ` c4n4ry-"7f3a\\9e' $(id) \`x\` secret\\`;
-const FORMS: Record<string, string> = {
-  raw: CANARY,
-  trimmed: CANARY.trim(),
-  jsonEscaped: JSON.stringify(CANARY).slice(1, -1),
-  inputTextEscaped: CANARY.replaceAll(" ", "%s"),
-  base64: Buffer.from(CANARY).toString("base64"),
-  base64url: Buffer.from(CANARY).toString("base64url"),
-  hex: Buffer.from(CANARY).toString("hex"),
-};
-const leaks = (where: string, text: string) =>
-  Object.entries(FORMS)
-    .filter(([, form]) => text.includes(form))
-    .map(([name]) => `${where}: ${name}`);
-
-/** Command lines of every process on this machine. */
-function processArgvs(): string {
-  let all = "";
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      all += `${readFileSync(`/proc/${pid}/cmdline`, "latin1")}\n`;
-    } catch {}
-  }
-  return all;
-}
+const FORMS = canaryForms(CANARY);
+const leaks = (where: string, text: string) => leaksIn(FORMS, where, text);
 
 const errorText = (e: { code: string; data: unknown }) => JSON.stringify(e);
 const FIXED_SCRIPT = /^IFS= read -r (\w+) && input text "\$\1"; echo "\n__\w+\$\?"$/;
