@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { tokenProblem } from "../transports/token.ts";
 
 export type ListenAddress = { host: string; port: number };
 
@@ -14,10 +15,31 @@ export const ListenAddressSchema = v.pipe(
   }),
 );
 
+/** An exact browser origin (`scheme://host[:port]`, as the Origin header spells it); `null` is never allowed. */
+function originProblem(origin: string): string | null {
+  if (!URL.canParse(origin)) return `${JSON.stringify(origin)} is not an origin`;
+  const url = new URL(origin);
+  if (!/^https?:$/.test(url.protocol) || url.origin !== origin) return `${JSON.stringify(origin)} is not an exact origin such as http://localhost:3000 (no path, no trailing slash)`;
+  return null;
+}
+
+const OriginsSchema = v.pipe(
+  v.string(),
+  v.transform((text) => text.split(",").map((o) => o.trim()).filter((o) => o !== "")),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const problem = dataset.value.map(originProblem).find((p) => p !== null);
+    if (problem) addIssue({ message: problem });
+  }),
+);
+
 const EnvSchema = v.object({
   DEVICERAIL_SCREENSHOT_POLICY: v.optional(v.picklist(["capture", "omit"]), "capture"),
   DEVICERAIL_LOG_LEVEL: v.optional(v.picklist(["trace", "debug", "info", "warn", "error", "fatal", "silent"]), "info"),
   DEVICERAIL_RPC_LISTEN: v.optional(ListenAddressSchema),
+  DEVICERAIL_RPC_SOCKET: v.optional(v.pipe(v.string(), v.minLength(1, "expected a socket path"))),
+  DEVICERAIL_TOKEN: v.optional(v.pipe(v.string(), v.check((t) => tokenProblem(t) === null, "invalid token"))),
+  DEVICERAIL_ALLOWED_ORIGINS: v.optional(OriginsSchema, ""),
   DEVICERAIL_MOCK_DEVICES: v.optional(
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,1}$/, "expected a count from 1 to 64"), v.transform(Number), v.maxValue(64, "expected a count from 1 to 64")),
     "1",
@@ -26,6 +48,9 @@ const EnvSchema = v.object({
   DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
   DEVICERAIL_ANDROID: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
   DEVICERAIL_ADB_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to adb")), "adb"),
+  DEVICERAIL_IOS: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
+  DEVICERAIL_AXE_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to axe"))),
+  DEVICERAIL_XCRUN_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to xcrun"))),
   ANDROID_ADB_SERVER_PORT: v.optional(
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,4}$/, "expected a TCP port"), v.transform(Number), v.maxValue(65_535, "expected a TCP port")),
     "5037",
@@ -37,6 +62,12 @@ export type Config = {
   logLevel: string;
   /** TCP control listener (DEVICERAIL_RPC_LISTEN); null = serve stdio. */
   listen?: ListenAddress | null;
+  /** Unix socket control listener (DEVICERAIL_RPC_SOCKET); null = none. */
+  socket?: string | null;
+  /** Shared secret every socket connection must present (DEVICERAIL_TOKEN); never logged. */
+  token?: string | null;
+  /** Exact Origins the HTTP API and JSON-RPC WebSocket accept (DEVICERAIL_ALLOWED_ORIGINS); empty = none. */
+  allowedOrigins?: readonly string[];
   /** How many mock devices (mock-1 … mock-N) to register: a device farm in a box for multi-client use. */
   mockDevices: number;
   /** Mock observations/actions hang until aborted: for cancellation and timeout tests. */
@@ -47,6 +78,10 @@ export type Config = {
   android: "auto" | "off" | "required";
   adbPath: string;
   adbServerPort: number;
+  /** auto: use iOS Simulators when xcrun works; off; required: start-up fails without simctl. */
+  ios: "auto" | "off" | "required";
+  axePath: string | null;
+  xcrunPath: string | null;
 };
 
 export class ConfigError extends Error {}
@@ -57,18 +92,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!r.success) {
     const issue = r.issues[0];
     const key = issue.path?.map((p) => String(p.key)).join(".") ?? "environment";
+    // The token's value must never reach stderr or a log, not even a mistyped one.
+    if (key === "DEVICERAIL_TOKEN") throw new ConfigError(`invalid DEVICERAIL_TOKEN: ${tokenProblem(String(env.DEVICERAIL_TOKEN))}`);
     throw new ConfigError(`invalid ${key}=${JSON.stringify(issue.input)}: ${issue.message}`);
   }
   return {
     screenshotPolicy: r.output.DEVICERAIL_SCREENSHOT_POLICY,
     logLevel: r.output.DEVICERAIL_LOG_LEVEL,
     listen: r.output.DEVICERAIL_RPC_LISTEN ?? null,
+    socket: r.output.DEVICERAIL_RPC_SOCKET ?? null,
+    token: r.output.DEVICERAIL_TOKEN ?? null,
+    allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS as string[],
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,
     mock: r.output.DEVICERAIL_MOCK,
     android: r.output.DEVICERAIL_ANDROID,
     adbPath: r.output.DEVICERAIL_ADB_PATH,
     adbServerPort: r.output.ANDROID_ADB_SERVER_PORT as number,
+    ios: r.output.DEVICERAIL_IOS,
+    axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
+    xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,
   };
 }
 

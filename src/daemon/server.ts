@@ -10,6 +10,7 @@ import { openDatabase } from "../core/sessions/db.ts";
 import { EventLog } from "../core/sessions/event-log.ts";
 import { EventStreams } from "../core/streams/event-stream.ts";
 import { listenEventPlane } from "../transports/event-websocket.ts";
+import type { EvidenceSource } from "../transports/http-api.ts";
 import { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
@@ -25,6 +26,8 @@ export interface Daemon {
   dispatcher: Dispatcher;
   services: ServerServices;
   paths: DataPaths;
+  /** Stored Evidence with its media type, for the HTTP API's GET /evidence/{sha256}. */
+  evidence: EvidenceSource;
   /** Stops drivers and closes the store after every connection has been closed. */
   shutdown(): Promise<void>;
 }
@@ -77,6 +80,17 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
     log,
     onClose: (conn, reason) => closeConnectionSession(core, conn, reason, log),
   });
+  if (config.ios !== "off" && (config.xcrunPath || Bun.which("xcrun"))) {
+    const { IosSimulatorDriver } = await import("../../drivers/ios-simulator/index.ts");
+    const ios = new IosSimulatorDriver({ xcrunPath: config.xcrunPath, axePath: config.axePath, log });
+    try {
+      await devices.attach(ios, ctx);
+    } catch (err) {
+      await ios.stop();
+      if (config.ios === "required") throw new StartupError(`DEVICERAIL_IOS=required: xcrun simctl failed (${errorText(err)}); install Xcode and its command-line tools`);
+      log.warn({ reason: errorText(err) }, "iOS Simulators are unavailable (DEVICERAIL_IOS=auto)");
+    }
+  } else if (config.ios === "required") throw new StartupError("DEVICERAIL_IOS=required: xcrun was not found; install Xcode and its command-line tools, or set DEVICERAIL_XCRUN_PATH");
   // The event plane: one loopback WebSocket listener per daemon; without it events.stream.v1 is off.
   const streams = new EventStreams(eventLog);
   let plane: ReturnType<typeof listenEventPlane> | null = null;
@@ -86,6 +100,16 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   } catch (err) {
     log.warn({ err: errorText(err) }, "event stream plane unavailable; events.stream.v1 is off");
   }
+  // The media type lives only in the evidence metadata row; EventLog has no reader for it.
+  const mediaTypeOf = raw.prepare<{ media_type: string }, [string]>("SELECT media_type FROM evidence WHERE sha256 = ?");
+  const evidence: EvidenceSource = {
+    read: async (sha256) => {
+      const row = mediaTypeOf.get(sha256);
+      if (!row) return null;
+      const bytes = await core.evidence.read(sha256);
+      return bytes ? { bytes, mediaType: row.media_type } : null;
+    },
+  };
   const services: ServerServices = {
     eventStreamListener: plane !== null,
     mediaStreams: true,
@@ -97,12 +121,14 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
     dispatcher,
     services,
     paths,
+    evidence,
     shutdown: async () => {
       streams.shutdown();
       await plane?.stop();
       await devices.stop();
       await eventLog.close();
       eventLog.dispose();
+      mediaTypeOf.finalize();
       raw.close();
     },
   };

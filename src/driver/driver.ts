@@ -72,6 +72,8 @@ export interface Driver {
   readonly uiTrees: boolean;
   /** Present when core may build the semantic actions on this driver (requires `uiTrees`). */
   readonly elements?: ElementInput;
+  /** Whether one device can back `elements` now (a per-device backend may lack input); default yes. */
+  supportsElements?(deviceId: string): boolean;
   /** Starts discovery and reports devices as they appear, change or go, until stop(). */
   start(onChange: (change: DeviceChange) => void, ctx: CallContext): Promise<void>;
   /** Stops discovery and releases every resource (processes, sockets); idempotent. */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Socket, Subprocess } from "bun";
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { ALL_FEATURES, ROOT, type RpcResponse, daemonCommand, daemonEnv, helloParams, spawnDaemon } from "../support/daemon.ts";
 import { LineClient } from "../support/line-client.ts";
 
@@ -42,7 +43,7 @@ class TcpDaemon {
   readonly proc: Subprocess<"pipe", "pipe", "pipe">;
   readonly exited: Promise<number>;
   /** Its own data directory (the store admits one daemon per directory), removed on dispose. */
-  private readonly dataDir: string;
+  readonly dataDir: string;
   stderr = "";
   /** Each returns true once satisfied (or when told stderr ended) and is then dropped. */
   private stderrWaiters: ((ended?: boolean) => boolean)[] = [];
@@ -431,4 +432,38 @@ describe("TCP transport", () => {
     for (let i = 0; i < n; i++) expect(await c.next()).toEqual({ jsonrpc: "2.0", id: i, result: first.result });
     expect(await c.call("sessions.list")).toEqual({ jsonrpc: "2.0", id: 2, result: [] });
   }, 30_000);
+
+  test("the chosen port is written to listen.json with mode 0600 and removed on shutdown when --listen asks for port 0", async () => {
+    const before = Date.now();
+    const { daemon, port } = await startDaemon();
+    await using _ = daemon;
+    const file = join(daemon.dataDir, "listen.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const written = JSON.parse(readFileSync(file, "utf8"));
+    expect(written).toEqual({ pid: daemon.proc.pid, host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
+    expect(written.startedAtMs).toBeGreaterThanOrEqual(before);
+    daemon.proc.kill("SIGTERM");
+    expect(await daemon.exited).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  test("no listen.json is written when --listen names the port", async () => {
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const free = probe.port;
+    probe.stop(true);
+    await using daemon = new TcpDaemon(["--listen", `127.0.0.1:${free}`]);
+    expect(await daemon.port()).toBe(free);
+    expect(existsSync(join(daemon.dataDir, "listen.json"))).toBe(false);
+  });
+
+  test("a connection is closed without an answer when its first byte is neither JSON nor an HTTP request line", async () => {
+    const { daemon, port } = await startDaemon();
+    await using _ = daemon;
+    const c = await Client.connect(port);
+    // The start of a TLS ClientHello.
+    c.writeRaw(new Uint8Array([0x16, 0x03, 0x01, 0x00, 0xa5]));
+    await within(c.closed, 5_000, () => "the connection was not closed");
+    expect(await c.nextLine()).toBeNull();
+    await daemon.stderrContains("the first byte is neither JSON nor an HTTP request line");
+  });
 });

@@ -30,15 +30,16 @@ export function tempDataDir(): string {
 }
 
 /**
- * Environment for a daemon under test: quiet logs, its own data directory, and no Android
- * driver unless given (a test daemon must never reach, or start, the machine's adb server on
- * 5037; Android tests pass DEVICERAIL_ANDROID and the port of their private server).
+ * Environment for a daemon under test: quiet logs, its own data directory, and no Android or
+ * iOS driver unless given (a test daemon must never reach, or start, the machine's adb server on
+ * 5037, nor drive the developer's Simulators; platform tests pass their own fakes' settings).
  */
 export function daemonEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     ...(process.env as Record<string, string>),
     DEVICERAIL_LOG_LEVEL: "warn",
     DEVICERAIL_ANDROID: "off",
+    DEVICERAIL_IOS: "off",
     DEVICERAIL_DATA_DIR: extra.DEVICERAIL_DATA_DIR ?? tempDataDir(),
     ...extra,
   };

@@ -82,7 +82,7 @@ export class DeviceService {
   /** Whether core runs the semantic actions on this device (a driver with trees and element input). */
   semantic(deviceId: string): boolean {
     const d = this.driver(deviceId);
-    return d.uiTrees && d.elements !== undefined;
+    return d.uiTrees && d.elements !== undefined && (d.supportsElements?.(deviceId) ?? true);
   }
 
   /** The device's whole action space: the driver's own actions, then the semantic ones core adds. */

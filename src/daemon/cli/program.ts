@@ -12,8 +12,9 @@ export const HELP = `devicerail ${VERSION} — drive phones over DeviceRail prot
 
 Usage:
   devicerail serve [--stdio]   serve one client on stdin/stdout (NDJSON, the default)
-  devicerail serve --listen HOST:PORT
-                               serve loopback TCP clients (NDJSON; IPv6 as [::1]:PORT, port 0 = any)
+  devicerail serve --listen HOST:PORT | --socket PATH
+                               serve loopback TCP or Unix socket clients: NDJSON, the HTTP API and
+                               JSON-RPC over WebSocket on one port (IPv6 as [::1]:PORT, port 0 = any)
   devicerail devices           list the devices (id, platform, name, OS, state, lease)
   devicerail screenshot [-d ID] [-o FILE]
                                save a PNG screenshot (default ./screenshot-<time>.png)
@@ -37,6 +38,9 @@ Environment:
   DEVICERAIL_SCREENSHOT_POLICY  capture (default) | omit
   DEVICERAIL_LOG_LEVEL          trace | debug | info (default; warn for device commands) | warn | error | silent
   DEVICERAIL_RPC_LISTEN         HOST:PORT of a loopback TCP listener instead of stdio (--listen wins)
+  DEVICERAIL_RPC_SOCKET         path of a Unix socket listener (--socket wins)
+  DEVICERAIL_TOKEN              token every socket connection must present (--token wins)
+  DEVICERAIL_ALLOWED_ORIGINS    comma-separated browser Origins the HTTP API accepts (default none)
   DEVICERAIL_DATA_DIR           where Sessions and evidence are kept
   DEVICERAIL_ANDROID            auto (default) | off | required;  DEVICERAIL_ADB_PATH  adb to run
   ANDROID_ADB_SERVER_PORT       the adb server's port (default 5037)
@@ -98,6 +102,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .description("serve JSON-RPC clients")
     .option("--stdio", "one client on stdin/stdout (the default)")
     .option("--listen <host:port>", "loopback TCP clients")
+    .option("--socket <path>", "Unix socket clients")
+    .option("--token <token>", "every connection must authenticate with this token (prefer DEVICERAIL_TOKEN)")
     .action(run(() => serve(serveCmd.opts())));
   serveCmd.helpInformation = () => SERVE_HELP;
 

@@ -1,53 +1,87 @@
-/** `devicerail serve`: the daemon for JSON-RPC clients on stdio or loopback TCP. */
+/** `devicerail serve`: the daemon for JSON-RPC clients on stdio, loopback TCP or a Unix socket. */
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { DatabaseLockedError } from "../../core/sessions/db.ts";
 import { serveStdio } from "../../transports/stdio.ts";
-import { ListenAddressError, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
-import { ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
+import { ListenAddressError, type TcpListener, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
+import { AccessToken, tokenProblem } from "../../transports/token.ts";
+import { SocketPathError, type UnixListener, listenUnix } from "../../transports/unix.ts";
+import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
 import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
-import { StartupError, createDaemon } from "../server.ts";
+import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 
-export const SERVE_HELP = `Usage: devicerail serve [--stdio | --listen HOST:PORT]
+export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN]
 
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
 (max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
 
---listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves up to 64 NDJSON connections on a loopback
-TCP address (127.0.0.0/8 or [::1]; port 0 lets the OS pick). stdin is not read. Once listening it
-prints one line to stdout, {"listening":{"host":"127.0.0.1","port":NNNN}}, and nothing else.
+--listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves up to 64 connections on a loopback TCP
+address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is also written to
+<data dir>/listen.json). The first byte of a connection picks its protocol: { NDJSON JSON-RPC; a
+letter HTTP/1.1 (the HTTP API, and JSON-RPC over WebSocket at GET /rpc). Other addresses need a
+token. stdin is not read. Once listening it prints one line to stdout,
+{"listening":{"host":"127.0.0.1","port":NNNN}}, and nothing else.
+
+--socket PATH (or DEVICERAIL_RPC_SOCKET): the same on a Unix socket, created 0600 in a directory
+only you can write (created 0700 when missing). A stale socket is replaced; a live one is refused.
+
+--token TOKEN (or DEVICERAIL_TOKEN, preferred: argv is visible to other users): every connection
+must authenticate first: NDJSON with the line "DEVICERAIL-TOKEN <token>", HTTP and WebSocket with
+"Authorization: Bearer <token>". 16 to 512 printable ASCII characters.
+
 Stops gracefully on SIGINT or SIGTERM (exit 0).
 `;
 
-export async function serve(opts: { stdio?: boolean; listen?: string }): Promise<number> {
-  if (opts.stdio && opts.listen !== undefined) {
-    process.stderr.write(`devicerail: --stdio and --listen exclude each other\n\n${SERVE_HELP}`);
+export interface ServeOptions {
+  stdio?: boolean;
+  listen?: string;
+  socket?: string;
+  token?: string;
+}
+
+type Log = Awaited<ReturnType<typeof createLogger>>;
+
+/** What `serve` was asked to do, or the exit code of a usage/configuration error (already reported). */
+function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | null; socket: string | null; token: AccessToken | null } | number {
+  const usage = (message: string) => {
+    process.stderr.write(`devicerail: ${message}\n`);
     return 2;
-  }
-  let config;
+  };
+  if (opts.stdio && (opts.listen !== undefined || opts.socket !== undefined)) return usage(`--stdio excludes --listen and --socket\n\n${SERVE_HELP}`);
+  let config: Config;
   let listen: ListenAddress | null;
   try {
     config = loadConfig();
-    // The flag wins over the environment; --stdio forces stdio even when DEVICERAIL_RPC_LISTEN is set.
-    listen = opts.listen !== undefined ? parseListenAddress(opts.listen) : opts.stdio ? null : (config.listen ?? null);
+    // Flags win over the environment; --stdio forces stdio even when DEVICERAIL_RPC_LISTEN is set.
+    listen = opts.listen !== undefined ? parseListenAddress(opts.listen) : opts.stdio || opts.socket !== undefined ? null : (config.listen ?? null);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`devicerail: ${err.message}\n`);
-      return 2;
-    }
+    if (err instanceof ConfigError) return usage(err.message);
     throw err;
   }
+  const socket = opts.socket ?? (opts.stdio || opts.listen !== undefined ? null : (config.socket ?? null));
+  if (opts.token !== undefined && tokenProblem(opts.token)) return usage(`invalid --token: ${tokenProblem(opts.token)}`);
+  const secret = opts.token ?? config.token ?? null;
+  // Children (an adb server the Android driver starts) must not inherit the secret.
+  delete process.env.DEVICERAIL_TOKEN;
   if (listen) {
     // Before the data directory is opened: a refused address is a configuration error.
     try {
-      checkListenAddress(listen.host, listen.port);
+      checkListenAddress(listen.host, listen.port, { token: secret !== null });
     } catch (err) {
-      process.stderr.write(`devicerail: cannot listen on ${formatAddress(listen)}: ${(err as Error).message}\n`);
-      return 2;
+      return usage(`cannot listen on ${formatAddress(listen)}: ${(err as Error).message}`);
     }
   }
+  return { config, listen, socket, token: secret === null ? null : new AccessToken(secret) };
+}
+
+export async function serve(opts: ServeOptions): Promise<number> {
+  const planned = plan(opts);
+  if (typeof planned === "number") return planned;
+  const { config, listen, socket, token } = planned;
   const log = await createLogger(config.logLevel);
-  let daemon;
+  let daemon: Daemon;
   try {
     daemon = await createDaemon(config, log);
   } catch (err) {
@@ -58,7 +92,7 @@ export async function serve(opts: { stdio?: boolean; listen?: string }): Promise
     }
     throw err;
   }
-  if (listen) return serveTcp(listen, daemon, log, config.screenshotPolicy);
+  if (listen || socket) return serveSockets({ listen, socket, token, allowedOrigins: config.allowedOrigins ?? [] }, daemon, log, config.screenshotPolicy);
   log.info({ version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir }, "devicerail serving");
   await serveStdio({ dispatcher: daemon.dispatcher, services: daemon.services, log });
   await daemon.shutdown();
@@ -66,36 +100,85 @@ export async function serve(opts: { stdio?: boolean; listen?: string }): Promise
   return 0;
 }
 
-/** Serves loopback TCP until SIGINT/SIGTERM; stdin is not a protocol connection here. */
-async function serveTcp(
-  listen: ListenAddress,
-  daemon: Awaited<ReturnType<typeof createDaemon>>,
-  log: Awaited<ReturnType<typeof createLogger>>,
-  screenshotPolicy: string,
-): Promise<number> {
-  let listener;
+type Sockets = { listen: ListenAddress | null; socket: string | null; token: AccessToken | null; allowedOrigins: readonly string[] };
+
+/** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
+async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string): Promise<number> {
+  const shared = {
+    dispatcher: daemon.dispatcher,
+    services: daemon.services,
+    log,
+    evidence: daemon.evidence,
+    serverVersion: VERSION,
+    token: want.token,
+    allowedOrigins: want.allowedOrigins,
+  };
+  let tcp: TcpListener | null = null;
+  let unix: UnixListener | null = null;
+  const stopAll = async () => {
+    await Promise.all([tcp?.stop(), unix?.stop()]);
+    await daemon.shutdown();
+  };
   try {
-    listener = await listenTcp({ ...listen, dispatcher: daemon.dispatcher, services: daemon.services, log });
+    if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    process.stderr.write(`devicerail: cannot listen on ${formatAddress(listen)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
-    await daemon.shutdown?.();
+    process.stderr.write(`devicerail: cannot listen on ${formatAddress(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
+    await stopAll();
     return err instanceof ListenAddressError ? 2 : 1;
   }
+  try {
+    if (want.socket) unix = await listenUnix({ ...shared, path: want.socket });
+  } catch (err) {
+    process.stderr.write(`devicerail: ${err instanceof SocketPathError ? "" : "cannot listen on the Unix socket: "}${(err as Error).message}\n`);
+    await stopAll();
+    return 1;
+  }
+  const portFile = tcp && want.listen?.port === 0 ? writePortFile(daemon.paths.dataDir, (want.listen as ListenAddress).host, tcp.port) : null;
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
     process.on("SIGTERM", () => resolve("SIGTERM"));
-    log.info({ version: VERSION, transport: "tcp", host: listen.host, port: listener.port, screenshotPolicy }, "devicerail serving");
+    const where = { ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) };
+    log.info({ version: VERSION, transport: tcp ? "tcp" : "unix", ...where, screenshotPolicy }, "devicerail serving");
     // The only stdout output in this mode, so scripts learn the port the OS picked for port 0.
-    process.stdout.write(`${JSON.stringify({ listening: { host: listen.host, port: listener.port } })}\n`);
+    process.stdout.write(`${JSON.stringify({ listening: where })}\n`);
   });
   log.info({ signal }, "shutting down");
-  await listener.stop();
   // Drivers and stores close only after every connection has been closed.
-  await daemon.shutdown?.();
+  await stopAll();
+  if (portFile) removePortFile(portFile);
   log.info({}, "devicerail stopped");
   return 0;
+}
+
+/**
+ * `<dataDir>/listen.json` = {pid, host, port, startedAtMs}, so local tools find a port the OS
+ * chose. Written 0600 to a temporary name and renamed: a reader sees no file or a whole one.
+ */
+function writePortFile(dataDir: string, host: string, port: number): string {
+  const path = join(dataDir, "listen.json");
+  const temp = join(dataDir, `.listen.json.${process.pid}.tmp`);
+  try {
+    unlinkSync(temp);
+  } catch {}
+  // "wx": a new file, so the 0600 mode is the one it is created with.
+  const fd = openSync(temp, "wx", 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify({ pid: process.pid, host, port, startedAtMs: Date.now() })}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, path);
+  return path;
+}
+
+/** Removed on a clean stop, unless another daemon has written its own meanwhile. */
+function removePortFile(path: string): void {
+  try {
+    if ((JSON.parse(readFileSync(path, "utf8")) as { pid?: number }).pid === process.pid) unlinkSync(path);
+  } catch {}
 }
 
 export const formatAddress = (a: ListenAddress) => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);

@@ -1,0 +1,1 @@
+export { IosSimulatorDriver, type IosOptions } from "./ios-simulator-driver.ts";

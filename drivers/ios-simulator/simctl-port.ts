@@ -1,0 +1,92 @@
+/**
+ * The only file that imports node-simctl. It runs discovery, screenshots and app lifecycle;
+ * what node-simctl lacks (input, stdin for the pasteboard) goes through runTool. Its exec()
+ * takes no abort signal, so each call is bounded by a timeout derived from the deadline.
+ */
+import { Simctl } from "node-simctl";
+import type { CallContext } from "../../src/driver/driver.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
+import { type SimDevice, parseDeviceList, simctlFailure } from "./parse/simctl.ts";
+import { platformError, runTool } from "./tool-process.ts";
+
+const CEILING_MS = 30_000;
+
+const budget = (ctx: CallContext, ceiling = CEILING_MS) => Math.max(1, Math.min(ceiling, ctx.deadline === null ? ceiling : ctx.deadline - Date.now()));
+
+function mapError(err: unknown, udid: string | null): DriverError {
+  if (err instanceof DriverError) return err;
+  const e = err as { stderr?: string; message?: string; code?: unknown };
+  const text = `${e.stderr ?? ""}\n${e.message ?? ""}`;
+  if (/has not been found in PATH|ENOENT/.test(text)) return platformError("ios_xcrun_not_found", false, text.trim(), "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)");
+  if (/timed out|ETIMEDOUT/i.test(text)) return new DriverError("driver_timed_out");
+  const f = simctlFailure(e.stderr ?? "");
+  if (f.kind === "notBooted") return platformError("ios_device_not_booted", true, f.message, `simulator ${udid} is not booted: boot it (xcrun simctl boot ${udid}) or open it in Simulator.app`);
+  if (f.kind === "invalidDevice") return platformError("ios_device_missing", true, f.message);
+  if (f.kind === "appNotRunning") return platformError("ios_app_not_running", false, f.message);
+  return platformError("ios_simctl_failed", true, f.message || text.trim().slice(0, 300));
+}
+
+export class SimctlPort {
+  private readonly simctl: Simctl;
+
+  constructor(readonly xcrunPath: string | null) {
+    this.simctl = new Simctl({ xcrun: { path: xcrunPath }, execTimeout: CEILING_MS, logErrors: false });
+  }
+
+  private async exec(subcommand: string, args: string[], ctx: CallContext, opts: { encoding?: string; udid?: string } = {}) {
+    if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+    try {
+      const run = this.simctl.exec(subcommand, { args, timeout: budget(ctx), logErrors: false, ...(opts.encoding ? { encoding: opts.encoding } : {}) });
+      // The call keeps running after an abort (no signal in node-simctl); its timeout ends it.
+      const aborted = new Promise<never>((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true }));
+      return (await Promise.race([run, aborted])) as { stdout: string; stderr: string };
+    } catch (err) {
+      throw mapError(err, opts.udid ?? null);
+    }
+  }
+
+  /** Every simulator, unavailable ones included, from the raw JSON (not getDevices, which drops them). */
+  async list(ctx: CallContext): Promise<SimDevice[]> {
+    const { stdout } = await this.exec("list", ["devices", "--json"], ctx);
+    try {
+      return parseDeviceList(stdout);
+    } catch (err) {
+      throw platformError("ios_simctl_malformed_output", false, (err as Error).message);
+    }
+  }
+
+  /** `io <udid> screenshot --type=png -`: PNG bytes on stdout, read as latin1 to keep them exact. */
+  async screenshot(udid: string, ctx: CallContext): Promise<Uint8Array> {
+    const { stdout } = await this.exec("io", [udid, "screenshot", "--type=png", "-"], ctx, { encoding: "latin1", udid });
+    return Uint8Array.from(Buffer.from(stdout, "latin1"));
+  }
+
+  async launch(udid: string, bundleId: string, ctx: CallContext): Promise<void> {
+    await this.exec("launch", [udid, bundleId], ctx, { udid });
+  }
+
+  async terminate(udid: string, bundleId: string, ctx: CallContext): Promise<void> {
+    try {
+      await this.exec("terminate", [udid, bundleId], ctx, { udid });
+    } catch (err) {
+      // Terminating an app that is not running leaves it not running: done.
+      if (!(err instanceof DriverError && (err.error.data.details as { platformCode?: string } | null)?.platformCode === "ios_app_not_running")) throw err;
+    }
+  }
+
+  async openUrl(udid: string, url: string, ctx: CallContext): Promise<void> {
+    await this.exec("openurl", [udid, url], ctx, { udid });
+  }
+
+  async setAppearance(udid: string, mode: "light" | "dark", ctx: CallContext): Promise<void> {
+    await this.exec("ui", [udid, "appearance", mode], ctx, { udid });
+  }
+
+  /** Puts text on the simulator's pasteboard through stdin (node-simctl's setPasteboard would too, but gives no abort). */
+  async pbcopy(udid: string, text: string, ctx: CallContext): Promise<void> {
+    const xcrun = this.xcrunPath ?? Bun.which("xcrun");
+    if (!xcrun) throw platformError("ios_xcrun_not_found", false, "xcrun is not on PATH");
+    const r = await runTool([xcrun, "simctl", "pbcopy", udid], ctx, { stdin: text, ceilingMs: 10_000 });
+    if (r.code !== 0) throw mapError({ stderr: r.stderr }, udid);
+  }
+}

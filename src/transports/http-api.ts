@@ -1,0 +1,224 @@
+import { errorObject } from "../protocol/errors.ts";
+import type { Dispatcher } from "../rpc/dispatcher.ts";
+import type { ServerServices } from "../rpc/handshake.ts";
+import { parseJson } from "../rpc/json.ts";
+import { type Logger, RpcError } from "../rpc/rpc-error.ts";
+import { NO_STORE, errorResponse } from "./http-guard.ts";
+import { LocalRpc, RpcFailure } from "./local-rpc.ts";
+
+/** Stored Evidence by digest, as the daemon wires it from core (structural: transports stay below core). */
+export interface EvidenceSource {
+  /** The verified bytes and their stored media type; null when the digest is unknown. */
+  read(sha256: string): Promise<{ bytes: Uint8Array; mediaType: string } | null>;
+}
+
+export interface HttpApiOptions {
+  dispatcher: Dispatcher;
+  services: ServerServices;
+  log: Logger;
+  evidence: EvidenceSource;
+  serverVersion: string;
+}
+
+/** The response header naming the Session a device request was recorded in. */
+export const SESSION_HEADER = "DeviceRail-Session";
+
+const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "action.protected.v1"];
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** The HTTP status that fits a JSON-RPC error, by its `data.code`; anything unlisted is a 500. */
+const STATUS: Record<string, number> = {};
+const status = (code: number, names: string[]) => names.forEach((n) => (STATUS[n] = code));
+status(400, ["parse_error", "invalid_request", "invalid_params", "invalid_arguments", "feature_not_negotiated", "request_timeout_not_supported", "device_selection_required"]);
+status(400, ["protected_action_not_negotiated", "semantic_action_not_negotiated", "invalid_page_limit", "event_cursor_ahead", "invalid_evidence_digest"]);
+status(401, ["authentication_required", "authentication_failed"]);
+status(403, ["permission_denied"]);
+status(404, ["method_not_found", "unknown_action", "device_not_found", "session_not_found", "evidence_not_found", "ui_snapshot_not_found"]);
+status(409, ["device_in_use", "device_lease_active", "session_busy", "session_active", "session_already_active", "session_ended", "duplicate_action_call"]);
+status(409, ["device_lease_expired", "device_lease_not_found", "device_lease_mismatch", "device_registration_changed"]);
+status(422, ["element_not_found", "element_ambiguous", "element_stale", "element_not_interactable", "ui_context_not_found", "ui_context_ambiguous", "ui_context_changed"]);
+status(429, ["too_many_requests"]);
+status(503, ["device_not_connected", "device_unhealthy", "device_health_unknown", "device_health_stale", "media_capture_unavailable", "ui_snapshot_unavailable"]);
+status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "request_cancelled", "evidence_store_unavailable", "stream_server_shutdown"]);
+status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
+
+export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
+
+const json = (body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
+
+const failure = (f: RpcFailure, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
+
+const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof errorObject>[1] = {}): never => {
+  const error = errorObject(name, opts);
+  throw new RpcFailure("http", JSON.stringify(error), error);
+};
+
+/** `?afterSequence=&limit=` as JSON members; a value that is not a decimal integer is invalid_params. */
+function pagingParams(url: URL, method: string): string {
+  let out = "";
+  for (const key of ["afterSequence", "limit"]) {
+    const value = url.searchParams.get(key);
+    if (value === null || value === "") continue;
+    if (!/^\d{1,16}$/.test(value)) fail("invalid_params", { arg: method, details: { method, parameter: key } });
+    out += `,"${key}":${value}`;
+  }
+  return out;
+}
+
+/** A path segment with %-escapes decoded; a malformed escape keeps the raw text (it then matches nothing). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * The curl-able API. Every request runs on its own in-process JSON-RPC connection over the
+ * dispatcher; device requests additionally lease the device in their own short Session (select,
+ * connect, session.start, the call, session.end), recorded like any client's and named in the
+ * DeviceRail-Session header.
+ */
+export class HttpApi {
+  private readonly open = new Set<LocalRpc>();
+  private stopping = false;
+
+  constructor(private readonly opts: HttpApiOptions) {}
+
+  get active(): number {
+    return this.open.size;
+  }
+
+  /** Routes one admitted request; null when no route matches the path. */
+  route(req: Request, url: URL, body: string): Promise<Response> | null {
+    const parts = url.pathname.split("/").slice(1).map(decodeSegment);
+    const [top, id, leaf, name] = parts;
+    const n = parts.length;
+    if (top === "devices" && n === 1) return this.handle(req, "GET", () => this.plain("devices.list"));
+    if (top === "devices" && n === 3 && leaf === "screenshot.png") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.screenshot(rpc)));
+    if (top === "devices" && n === 3 && leaf === "ui") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.ui(rpc)));
+    if (top === "devices" && n === 4 && leaf === "actions")
+      return this.handle(req, "POST", () => this.device(req, id as string, (rpc) => this.action(rpc, name as string, body)));
+    if (top === "sessions" && n === 1) return this.handle(req, "GET", () => this.plain("sessions.list"));
+    if (top === "sessions" && n === 3 && leaf === "events")
+      return this.handle(req, "GET", () => this.plain("events.list", `{"sessionId":${JSON.stringify(id)}${pagingParams(url, "events.list")}}`));
+    if (top === "sessions" && n === 3 && leaf === "export")
+      return this.handle(req, "GET", () => this.plain("session.export", `{"sessionId":${JSON.stringify(id)}${pagingParams(url, "session.export")}}`));
+    if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(id as string));
+    return null;
+  }
+
+  /** Daemon shutdown: every running request's connection is closed (its Session ends as shutdown). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.open].map((rpc) => rpc.close("daemon shutdown")));
+  }
+
+  private async handle(req: Request, method: "GET" | "POST", run: () => Promise<Response>): Promise<Response> {
+    if (req.method !== method)
+      return errorResponse(405, JSON.stringify(errorObject("method_not_found", { arg: `${req.method} ${new URL(req.url, "http://x").pathname}`, details: { allow: method } })), { Allow: method });
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof RpcFailure) return failure(err);
+      if (err instanceof RpcError) return errorResponse(httpStatusOf(err.code), JSON.stringify(err.error));
+      this.opts.log.error({ err }, "HTTP request failed unexpectedly");
+      return errorResponse(500, JSON.stringify(errorObject("internal_error")));
+    }
+  }
+
+  /** A fresh connection after its hello; closed by the caller. */
+  private async connect(): Promise<LocalRpc> {
+    if (this.stopping) fail("event_store_shutting_down");
+    const rpc = new LocalRpc(this.opts.dispatcher, this.opts.services, { kind: "http", framing: "jsonMessage" }, this.opts.log);
+    this.open.add(rpc);
+    const hello = {
+      client: { name: "devicerail-http", version: this.opts.serverVersion },
+      protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
+      features: { required: [], optional: FEATURES },
+    };
+    try {
+      await rpc.must("system.hello", JSON.stringify(hello));
+    } catch (err) {
+      await this.release(rpc);
+      throw err;
+    }
+    return rpc;
+  }
+
+  private async release(rpc: LocalRpc): Promise<void> {
+    await rpc.close();
+    this.open.delete(rpc);
+  }
+
+  private async plain(method: string, params?: string): Promise<Response> {
+    const rpc = await this.connect();
+    try {
+      return json(await rpc.must(method, params));
+    } finally {
+      await this.release(rpc);
+    }
+  }
+
+  private async device(req: Request, deviceId: string, work: (rpc: LocalRpc) => Promise<Response>): Promise<Response> {
+    const rpc = await this.connect();
+    // A client that hangs up mid-request closes the connection: its action is cancelled and its Session ended.
+    const onAbort = () => void rpc.close();
+    req.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      if (deviceId !== "_") await rpc.must("device.select", JSON.stringify({ deviceId }));
+      await rpc.must("device.connect");
+      const sessionId = (JSON.parse(await rpc.must("session.start")) as { id: string }).id;
+      const named = { [SESSION_HEADER]: sessionId };
+      let res: Response;
+      try {
+        res = await work(rpc);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        await rpc.call("session.end", JSON.stringify({ outcome: "failed", reason }));
+        if (err instanceof RpcFailure) return failure(err, named);
+        throw err;
+      }
+      await rpc.must("session.end", '{"outcome":"completed"}');
+      res.headers.set(SESSION_HEADER, sessionId);
+      return res;
+    } finally {
+      req.signal.removeEventListener("abort", onAbort);
+      await this.release(rpc);
+    }
+  }
+
+  private async screenshot(rpc: LocalRpc): Promise<Response> {
+    const o = JSON.parse(await rpc.must("device.observe")) as { deviceId: string; screenshot: { sha256: string | null } | null; screenshotOmission?: string };
+    const sha = o.screenshot?.sha256;
+    if (!sha) return fail("media_capture_unavailable", { details: { deviceId: o.deviceId, screenshotOmission: o.screenshotOmission ?? null } });
+    const stored = await this.opts.evidence.read(sha);
+    if (!stored) return fail("evidence_not_found", { details: { digest: sha } });
+    return new Response(stored.bytes, { headers: { "Content-Type": stored.mediaType, ...NO_STORE } });
+  }
+
+  private async ui(rpc: LocalRpc): Promise<Response> {
+    const o = JSON.parse(await rpc.must("device.observe")) as { id: string };
+    return json(await rpc.must("ui.snapshot.get", JSON.stringify({ observationId: o.id })));
+  }
+
+  private async action(rpc: LocalRpc, name: string, body: string): Promise<Response> {
+    const text = body.trim() === "" ? "{}" : body;
+    const parsed = parseJson(text);
+    if (!parsed.ok) return fail("parse_error", { message: "request body is not valid JSON", details: { column: parsed.column, line: parsed.line } });
+    if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
+      return fail("invalid_params", { arg: "device.execute", details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" } });
+    // The body is spliced verbatim so integer and float tokens keep their lexical class (01 §5.4).
+    const params = `{"id":${JSON.stringify(crypto.randomUUID())},"name":${JSON.stringify(name)},"arguments":${text}}`;
+    return json(await rpc.must("device.execute", params));
+  }
+
+  private async evidence(sha256: string): Promise<Response> {
+    if (!SHA256.test(sha256)) return fail("invalid_evidence_digest", { details: { digest: sha256 } });
+    const stored = await this.opts.evidence.read(sha256);
+    if (!stored) return fail("evidence_not_found", { details: { digest: sha256 } });
+    return new Response(stored.bytes, { headers: { "Content-Type": stored.mediaType, ...NO_STORE } });
+  }
+}

@@ -1,0 +1,99 @@
+import { type ErrorName, errorObject } from "../protocol/errors.ts";
+import type { AccessToken } from "./token.ts";
+
+/** Request bodies larger than this are refused with 413 (the same limit as one NDJSON line). */
+export const MAX_BODY_BYTES = 1_048_576;
+
+/** Who may talk to the HTTP side, decided before any route runs. */
+export interface HttpPolicy {
+  /** Exact Host header values accepted; null = any (a Unix socket, or a token-guarded public bind). */
+  hosts: ReadonlySet<string> | null;
+  /** Exact Origin values accepted; a request without Origin is a non-browser client. */
+  origins: ReadonlySet<string>;
+  token: AccessToken | null;
+}
+
+/** The Host values a loopback listener on `port` accepts: the three spellings of loopback a browser sends. */
+export const loopbackHosts = (port: number): ReadonlySet<string> => new Set([`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+
+export const NO_STORE = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+
+/** `{"error":{code,message,data}}` with `status`; `errorJson` is an already encoded error object. */
+export function errorResponse(status: number, errorJson: string, headers: Record<string, string> = {}): Response {
+  return new Response(`{"error":${errorJson}}`, { status, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
+}
+
+export const refusal = (status: number, name: ErrorName, message: string, details: Record<string, unknown>, headers?: Record<string, string>) =>
+  errorResponse(status, JSON.stringify(errorObject(name, { message, details })), headers);
+
+/**
+ * Browser protection (SEC-2, SEC-3): the exact Host (DNS rebinding: a page on evil.test that
+ * resolves to 127.0.0.1 still sends `Host: evil.test:PORT`), the Origin allow-list (Bun joins
+ * duplicate headers with ", ", which then matches nothing), Sec-Fetch-Site for requests that carry
+ * no Origin (an `<img>` or `<script>` GET from another site), then the token. Returns the refusal,
+ * or null when the request may be routed.
+ */
+export function admit(req: Request, policy: HttpPolicy): Response | null {
+  const h = req.headers;
+  const host = h.get("host");
+  if (policy.hosts && (host === null || !policy.hosts.has(host)))
+    return refusal(403, "permission_denied", "request refused: the Host header is not an allowed loopback name and port", { reason: "hostNotAllowed" });
+  const origin = h.get("origin");
+  if (origin !== null && !policy.origins.has(origin))
+    return refusal(403, "permission_denied", "request refused: the Origin is not on the allow-list (DEVICERAIL_ALLOWED_ORIGINS)", { reason: "originNotAllowed" });
+  const site = h.get("sec-fetch-site");
+  if (origin === null && site !== null && site !== "none" && site !== "same-origin")
+    return refusal(403, "permission_denied", "request refused: cross-site browser requests are not accepted", { reason: "crossSiteRequest" });
+  if (policy.token) {
+    const auth = policy.token.matchesAuthorization(h.get("authorization"));
+    if (auth === "missing")
+      return refusal(401, "authentication_required", "remote authentication failed", { reason: "missingBearerToken" }, { "WWW-Authenticate": "Bearer" });
+    if (auth === "wrong") return refusal(401, "authentication_failed", "remote authentication failed", { reason: "wrongBearerToken" }, { "WWW-Authenticate": "Bearer" });
+  }
+  return null;
+}
+
+/** POST bodies must be declared JSON: a browser form or a no-cors fetch cannot send that type without a preflight. */
+export function checkJsonContentType(req: Request): Response | null {
+  const type = req.headers.get("content-type");
+  const essence = type?.split(";", 1)[0]?.trim().toLowerCase();
+  if (essence === "application/json") return null;
+  return refusal(415, "invalid_request", "request refused: the body must be sent with Content-Type: application/json", {
+    reason: "unsupportedMediaType",
+    contentType: type,
+  });
+}
+
+// The unread rest of the body cannot be skipped cheaply, so the connection ends with the answer.
+const tooLarge = () =>
+  refusal(413, "invalid_request", "request refused: the body exceeds 1048576 bytes", { reason: "bodyTooLarge", limitBytes: MAX_BODY_BYTES }, { Connection: "close" });
+
+/** Reads the body as UTF-8 text, at most MAX_BODY_BYTES (chunked bodies too); a Response is the refusal. */
+export async function readBody(req: Request): Promise<string | Response> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) return tooLarge();
+  if (!req.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req.body) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return tooLarge();
+      chunks.push(chunk);
+    }
+  } catch {
+    // Bun aborts a chunked body past maxRequestBodySize while it is read.
+    return tooLarge();
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return refusal(400, "request_not_utf8", "request body is not valid UTF-8", { reason: "invalidUtf8" });
+  }
+}

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { errorObject } from "../protocol/errors.ts";
+import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
+import { HttpApi, type HttpApiOptions } from "./http-api.ts";
+import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, errorResponse, readBody } from "./http-guard.ts";
+
+export interface HttpFrontend {
+  /** The private Unix socket public connections that begin like HTTP are spliced onto. */
+  readonly path: string;
+  /** Mutable until the first connection: the public listener sets its Host policy once it knows its port. */
+  readonly policy: HttpPolicy;
+  stop(): Promise<void>;
+}
+
+/**
+ * The HTTP side of a public listener: Bun.serve on a Unix socket in a fresh 0700 temporary
+ * directory, so only this process (and root) can reach it except through the public port's
+ * checks. Every request passes the browser protection of http-guard before any route runs.
+ */
+export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy }): HttpFrontend {
+  const { log, policy } = opts;
+  const dir = mkdtempSync(join(tmpdir(), "devicerail-http-"));
+  const path = join(dir, "http.sock");
+  const api = new HttpApi(opts);
+  const sockets = controlWebSocket(opts);
+  let stopping = false;
+
+  const fetch = async (req: Request, server: Server<ControlSocket>): Promise<Response | undefined> => {
+    if (stopping) return errorResponse(503, JSON.stringify(errorObject("event_store_shutting_down")), { Connection: "close" });
+    const refused = admit(req, policy);
+    if (refused) return refused;
+    // HTTP/1.0 without Host gives a relative URL (only reachable when the Host policy is off).
+    const url = new URL(req.url, "http://localhost");
+    if (url.pathname === "/rpc") {
+      const upgrade = req.headers.get("upgrade")?.toLowerCase() === "websocket";
+      if (req.method !== "GET" || !upgrade)
+        return errorResponse(426, JSON.stringify(errorObject("invalid_request", { message: "GET /rpc is JSON-RPC over WebSocket: send Upgrade: websocket", details: { reason: "upgradeRequired" } })), { Upgrade: "websocket" });
+      if (server.upgrade(req, { data: newControlSocket() })) return undefined;
+      return errorResponse(400, JSON.stringify(errorObject("invalid_request", { message: "WebSocket upgrade failed", details: { reason: "badUpgrade" } })));
+    }
+    let body = "";
+    if (req.method === "POST") {
+      const wrongType = checkJsonContentType(req);
+      if (wrongType) return wrongType;
+      const read = await readBody(req);
+      if (read instanceof Response) return read;
+      body = read;
+    }
+    // Device requests last as long as the device takes; Bun's idle timeout (10 s) is for idle and trickling connections only.
+    server.timeout(req, 0);
+    const routed = api.route(req, url, body);
+    if (routed) return routed;
+    return errorResponse(404, JSON.stringify(errorObject("method_not_found", { arg: `${req.method} ${url.pathname}`, details: { path: url.pathname } })));
+  };
+
+  // Created 0600 even before its directory's mode would matter.
+  const umask = process.umask(0o177);
+  let server: Server<ControlSocket>;
+  try {
+    server = Bun.serve<ControlSocket>({
+      unix: path,
+      development: false,
+      // readBody answers 413 with a JSON error past MAX_BODY_BYTES; Bun itself answers (bodyless) only far beyond.
+      maxRequestBodySize: 4 * MAX_BODY_BYTES,
+      fetch,
+      websocket: sockets.handler,
+      error(err) {
+        log.error({ err }, "HTTP handler failed unexpectedly");
+        return errorResponse(500, JSON.stringify(errorObject("internal_error")));
+      },
+    });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  } finally {
+    process.umask(umask);
+  }
+  return {
+    path,
+    policy,
+    async stop() {
+      stopping = true;
+      await Promise.all([api.stop(), sockets.stop()]);
+      await server.stop(true);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { UnixSocketListener } from "bun";
+import type { HttpApiOptions } from "./http-api.ts";
+import { startHttpFrontend } from "./http.ts";
+import { type AcceptOptions, Accepted } from "./sniff.ts";
+import type { AccessToken } from "./token.ts";
+
+/** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
+export class SocketPathError extends Error {}
+
+export interface UnixOptions extends HttpApiOptions {
+  path: string;
+  token?: AccessToken | null;
+  allowedOrigins?: readonly string[];
+}
+
+export interface UnixListener {
+  path: string;
+  stop(): Promise<void>;
+}
+
+/** Simultaneous connections, as on TCP. */
+export const MAX_UNIX_CONNECTIONS = 64;
+const LIVE_PROBE_MS = 1_000;
+
+const describe = (e: unknown) => (e instanceof Error ? e.message : String(e));
+const codeOf = (e: unknown) => (typeof e === "object" && e !== null && "code" in e ? String(e.code) : undefined);
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (e) {
+    if (codeOf(e) === "ENOENT") return null;
+    throw new SocketPathError(`cannot inspect ${path}: ${describe(e)}`);
+  }
+}
+
+/**
+ * The socket's directory must be ours alone to change: created 0700 when missing; refused when it
+ * is a symlink, not a directory, owned by another uid, or writable by group or others (anyone who
+ * can write there can swap the socket for their own).
+ */
+export function checkSocketDirectory(dir: string, uid: number | undefined = process.getuid?.()): void {
+  let st = lstatOrNull(dir);
+  if (st === null) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // mkdir's mode is filtered by the umask.
+      chmodSync(dir, 0o700);
+    } catch (e) {
+      throw new SocketPathError(`cannot create the socket directory ${dir}: ${describe(e)}`);
+    }
+    st = lstatOrNull(dir);
+    if (st === null) throw new SocketPathError(`${dir} disappeared right after it was created`);
+  }
+  if (st.isSymbolicLink()) throw new SocketPathError(`the socket directory ${dir} is a symbolic link; use a real directory that only you can write`);
+  if (!st.isDirectory()) throw new SocketPathError(`the socket directory ${dir} exists but is not a directory`);
+  if (uid !== undefined && st.uid !== uid)
+    throw new SocketPathError(`the socket directory ${dir} is owned by uid ${st.uid}, not by the current user (uid ${uid}); use a directory you own`);
+  if ((st.mode & 0o022) !== 0)
+    throw new SocketPathError(`the socket directory ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); use a directory only you can write (chmod 700)`);
+}
+
+/** True when something accepts connections on the socket path. */
+async function answers(path: string): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const probe = Bun.connect({ unix: path, socket: { data() {} } }).then(
+    (s) => {
+      s.terminate();
+      return true;
+    },
+    (e: unknown) => {
+      if (codeOf(e) === "ECONNREFUSED" || codeOf(e) === "ENOENT") return false;
+      throw new SocketPathError(`cannot probe the existing socket ${path}: ${describe(e)}`);
+    },
+  );
+  // A listener whose backlog is full does not answer at once, but it is live.
+  const slow = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), LIVE_PROBE_MS)));
+  try {
+    return await Promise.race([probe, slow]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Makes `path` free for a new socket: a stale socket is removed, a live one or any other file refused. */
+async function claimPath(path: string): Promise<void> {
+  const st = lstatOrNull(path);
+  if (st === null) return;
+  if (!st.isSocket()) throw new SocketPathError(`${path} exists and is not a socket; remove it or choose another --socket path`);
+  if (await answers(path)) throw new SocketPathError(`another process (a running devicerail daemon?) is listening on ${path}; stop it or choose another --socket path`);
+  try {
+    unlinkSync(path);
+  } catch (e) {
+    if (codeOf(e) !== "ENOENT") throw new SocketPathError(`cannot remove the stale socket ${path}: ${describe(e)}`);
+  }
+}
+
+/**
+ * Serves NDJSON, HTTP and WebSocket on a Unix socket, exactly like the TCP port. The socket is
+ * 0600 in a directory only this uid can write. Bun has no peer-credential API (no SO_PEERCRED on
+ * its sockets), so the file modes are the protection: connect(2) needs write permission on the
+ * socket, and another uid gets EACCES.
+ */
+export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
+  const { log } = opts;
+  const path = resolve(opts.path);
+  const token = opts.token ?? null;
+  checkSocketDirectory(dirname(path));
+  await claimPath(path);
+  const services = { ...opts.services, eventStreamListener: false };
+  // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
+  const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
+  const open = new Set<Accepted>();
+  let stopping = false;
+  let nextSerial = 1;
+  const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
+
+  // bind(2) creates the file with the umask's mode; 0177 keeps it 0600 from the first instant.
+  const umask = process.umask(0o177);
+  let listener: UnixSocketListener<Accepted | undefined>;
+  try {
+    listener = Bun.listen<Accepted | undefined>({
+      unix: path,
+      allowHalfOpen: true,
+      data: undefined,
+      socket: {
+        open(socket) {
+          if (stopping) {
+            socket.terminate();
+            return;
+          }
+          if (open.size >= MAX_UNIX_CONNECTIONS) {
+            log.warn({ limit: MAX_UNIX_CONNECTIONS }, "Unix socket connection limit reached; closing the new connection");
+            socket.end();
+            return;
+          }
+          const accepted = new Accepted(socket, accept, log.child({ unixConnection: nextSerial++ }));
+          socket.data = accepted;
+          open.add(accepted);
+          accepted.finished.then(() => open.delete(accepted));
+          log.debug({ open: open.size }, "Unix socket connection opened");
+        },
+        data: (socket, chunk) => socket.data?.receive(chunk),
+        drain: (socket) => socket.data?.drain(),
+        end: (socket) => socket.data?.endOfInput(),
+        error: (socket, err) => socket.data?.gone(err),
+        close: (socket, err) => socket.data?.gone(err ?? null),
+      },
+    });
+    chmodSync(path, 0o600);
+  } catch (err) {
+    await http.stop();
+    throw new SocketPathError(`cannot listen on ${path}: ${describe(err)}`);
+  } finally {
+    process.umask(umask);
+  }
+  const ino = lstatSync(path).ino;
+  log.info({ socket: path, authentication: token ? "token" : "none" }, "Unix socket listener accepting (NDJSON, HTTP, WebSocket)");
+
+  let stopped: Promise<void> | null = null;
+  const stop = () => {
+    stopped ??= (async () => {
+      stopping = true;
+      listener.stop(false);
+      await Promise.all([http.stop(), ...[...open].map((a) => a.shutdown())]);
+      listener.stop(true);
+      // Bun unlinks the path on stop; this covers runtimes that do not, and never removes a successor's socket.
+      try {
+        if (lstatOrNull(path)?.ino === ino) unlinkSync(path);
+      } catch {}
+    })();
+    return stopped;
+  };
+  return { path, stop };
+}

@@ -1,0 +1,251 @@
+/**
+ * The simulated Simulator: devices, their apps, screens and pasteboards, fault switches and what
+ * a new state looks like. It lives in one JSON file (state-file.ts) in the directory named by
+ * DEVICERAIL_FAKE_IOS_STATE, shared by the fake `xcrun` and `axe` processes and the in-process
+ * fake WebDriverAgent.
+ */
+import type { Tool } from "./state-file.ts";
+import { DEFAULT_RUNTIME_IDS, HOME_ROOT, RUNTIMES, type RuntimeSpec, type ScreenSpec, deviceType } from "./device-catalog.ts";
+
+export * from "./state-file.ts";
+
+export type DeviceState = "Shutdown" | "Booted" | "Booting" | "Shutting Down" | "Creating";
+export type AppKind = "demo" | "safari" | "settings" | "plain";
+export type Appearance = "light" | "dark";
+
+export interface InstalledApp {
+  bundleId: string;
+  name: string;
+  kind: AppKind;
+  urlSchemes: string[];
+}
+
+/** One input the device received, in points, with what it hit (identifier, else label). */
+export interface InputEvent {
+  via: "axe" | "wda";
+  kind: "tap" | "double-tap" | "long-press" | "swipe" | "text" | "key" | "key-combo" | "button" | "touch";
+  x?: number;
+  y?: number;
+  toX?: number;
+  toY?: number;
+  durationS?: number | null;
+  text?: string;
+  keys?: number[];
+  button?: string;
+  target?: string | null;
+}
+
+export interface SimDevice {
+  udid: string;
+  name: string;
+  runtime: string;
+  deviceTypeIdentifier: string;
+  state: DeviceState;
+  isAvailable: boolean;
+  availabilityError?: string;
+  dataPathSize: number;
+  logPathSize?: number;
+  lastBootedAt?: string;
+  screen: ScreenSpec;
+  appearance: Appearance;
+  pasteboard: string;
+  installed: InstalledApp[];
+  /** bundle id → pid of the running process. */
+  running: Record<string, number>;
+  /** The frontmost app, or null for the home screen (SpringBoard). */
+  foreground: string | null;
+  /** Per-app UI state (see apps.ts), reset when the app is launched afresh. */
+  ui: Record<string, Record<string, unknown>>;
+  openedUrls: string[];
+  launches: { bundleId: string; args: string[]; env: Record<string, string>; pid: number }[];
+  locked: boolean;
+  /** describe-ui answers the empty `AXApplication` shape this many more times (reset at every boot from emptyTreeAfterBoot). */
+  emptyTreeReads: number;
+  emptyTreeAfterBoot: number;
+  /** `boot` leaves the device `Booting` this long; 0 = `Booted` at once. */
+  bootDelayMs: number;
+  bootCompletesAt: number | null;
+  input: InputEvent[];
+  statusBar: Record<string, string>;
+  privacy: { action: string; service: string; bundleId: string | null }[];
+}
+
+export type FaultMode = "hang" | "shutdown-mid-call" | "malformed-json" | "slow" | "fail";
+
+export interface Fault {
+  tool: "xcrun" | "axe" | "wda";
+  /** simctl subcommand (`io`, `list`, …), axe subcommand (`describe-ui`, …) or WDA `METHOD /path` without the session prefix. Absent: any. */
+  command?: string;
+  udid?: string;
+  mode: FaultMode;
+  /** slow: extra delay; shutdown-mid-call: time before the device goes down (default 20). */
+  ms?: number;
+  /** Uses left; absent = every matching call. */
+  times?: number;
+  exitCode?: number;
+  stderr?: string;
+  stdout?: string;
+}
+
+/** Which generation of `simctl list -j` to print (research §1.1 history). */
+export type ListVariant = "xcode26" | "xcode10.0" | "xcode10.1-beta";
+
+export interface SimState {
+  version: 1;
+  devices: SimDevice[];
+  runtimes: RuntimeSpec[];
+  faults: Fault[];
+  axeVersion: string;
+  listVariant: ListVariant;
+  nextPid: number;
+}
+
+export interface DeviceSpec {
+  udid?: string;
+  name?: string;
+  /** Runtime identifier; default iOS 26.5. */
+  runtime?: string;
+  /** Device type identifier or name; default iPhone 17 Pro. */
+  deviceType?: string;
+  state?: DeviceState;
+  isAvailable?: boolean;
+  availabilityError?: string;
+  screen?: Partial<ScreenSpec>;
+  appearance?: Appearance;
+  /** Extra apps; the demo app, Safari and Settings are always installed. */
+  apps?: InstalledApp[];
+  /** Launch the demo app (foreground) when the device starts out booted. Default true. */
+  demoRunning?: boolean;
+  emptyTreeAfterBoot?: number;
+  bootDelayMs?: number;
+  lastBootedAt?: string;
+}
+
+export const DEMO_BUNDLE = "com.acme.app";
+export const SAFARI_BUNDLE = "com.apple.mobilesafari";
+export const SETTINGS_BUNDLE = "com.apple.Preferences";
+
+export const SYSTEM_APPS: readonly InstalledApp[] = [
+  { bundleId: SAFARI_BUNDLE, name: "Safari", kind: "safari", urlSchemes: ["http", "https"] },
+  { bundleId: SETTINGS_BUNDLE, name: "Settings", kind: "settings", urlSchemes: ["prefs"] },
+];
+export const DEMO_APP: InstalledApp = { bundleId: DEMO_BUNDLE, name: "Acme", kind: "demo", urlSchemes: ["acme"] };
+
+/** The devices of research Sample A: a booted iPhone 17 Pro, a shut-down SE and an unavailable iPhone 15. */
+export const SAMPLE_A_DEVICES: readonly DeviceSpec[] = [
+  { udid: "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F", deviceType: "iPhone 17 Pro", state: "Booted", lastBootedAt: "2026-11-28T09:14:02Z" },
+  { udid: "C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D", deviceType: "iPhone SE (3rd generation)", state: "Shutdown" },
+  {
+    udid: "0F2D9A51-7C3E-4B8A-9D61-2E5A7B8C9D10",
+    deviceType: "iPhone 15",
+    runtime: "com.apple.CoreSimulator.SimRuntime.iOS-17-5",
+    state: "Shutdown",
+    isAvailable: false,
+    availabilityError: "runtime profile not found",
+  },
+];
+
+let udidCounter = 0;
+function makeUdid(): string {
+  const hex = (n: number, len: number) => n.toString(16).toUpperCase().padStart(len, "0").slice(-len);
+  const a = (Date.now() ^ (process.pid << 8)) >>> 0;
+  udidCounter++;
+  return `${hex(a, 8)}-${hex(udidCounter, 4)}-4${hex(process.pid, 3)}-8${hex(udidCounter * 7, 3)}-${hex(a * 31 + udidCounter, 12)}`;
+}
+
+export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevice {
+  const type = deviceType(spec.deviceType ?? "iPhone 17 Pro");
+  if (!type) throw new Error(`fake Simulator: unknown device type ${spec.deviceType}`);
+  const state = spec.state ?? "Shutdown";
+  const device: SimDevice = {
+    udid: spec.udid ?? makeUdid(),
+    name: spec.name ?? type.name,
+    runtime: spec.runtime ?? "com.apple.CoreSimulator.SimRuntime.iOS-26-5",
+    deviceTypeIdentifier: type.identifier,
+    state,
+    isAvailable: spec.isAvailable ?? true,
+    dataPathSize: spec.isAvailable === false ? 0 : state === "Booted" ? 3870212096 : 18337792,
+    screen: { ...type.screen, ...spec.screen },
+    appearance: spec.appearance ?? "light",
+    pasteboard: "",
+    installed: [DEMO_APP, ...SYSTEM_APPS, ...(spec.apps ?? [])],
+    running: {},
+    foreground: null,
+    ui: {},
+    openedUrls: [],
+    launches: [],
+    locked: false,
+    emptyTreeReads: 0,
+    emptyTreeAfterBoot: spec.emptyTreeAfterBoot ?? 0,
+    bootDelayMs: spec.bootDelayMs ?? 0,
+    bootCompletesAt: null,
+    input: [],
+    statusBar: {},
+    privacy: [],
+  };
+  if (spec.availabilityError !== undefined) device.availabilityError = spec.availabilityError;
+  if (spec.lastBootedAt !== undefined) device.lastBootedAt = spec.lastBootedAt;
+  if (state === "Booted") {
+    device.logPathSize = 462848;
+    if (spec.demoRunning ?? true) {
+      device.running[DEMO_BUNDLE] = pids.next++;
+      device.foreground = DEMO_BUNDLE;
+    }
+  }
+  return device;
+}
+
+export interface StateOptions {
+  devices?: readonly DeviceSpec[];
+  /** Installed runtime identifiers (from device-catalog RUNTIMES); default Sample A's watchOS 11.5 and iOS 26.5. */
+  runtimes?: readonly string[];
+  axeVersion?: string;
+  faults?: Fault[];
+  listVariant?: ListVariant;
+}
+
+export function createState(options: StateOptions = {}): SimState {
+  const pids = { next: 41872 };
+  const devices = (options.devices ?? SAMPLE_A_DEVICES).map((d) => createDevice(d, pids));
+  return {
+    version: 1,
+    devices,
+    runtimes: (options.runtimes ?? DEFAULT_RUNTIME_IDS).map((id) => {
+      const r = RUNTIMES.find((x) => x.identifier === id);
+      if (!r) throw new Error(`fake Simulator: unknown runtime ${id}`);
+      return { ...r };
+    }),
+    faults: options.faults ?? [],
+    axeVersion: options.axeVersion ?? "1.8.0",
+    listVariant: options.listVariant ?? "xcode26",
+    nextPid: pids.next,
+  };
+}
+
+export const dataPath = (d: SimDevice) => `${HOME_ROOT}/${d.udid}/data`;
+
+// ---- lookups and faults ----
+
+/** simctl's device argument: a UDID, a device name, or `booted` (the first booted device). */
+export function findDevice(state: SimState, ref: string): SimDevice | undefined {
+  if (ref === "booted") return state.devices.find((d) => d.state === "Booted");
+  return state.devices.find((d) => d.udid === ref) ?? state.devices.find((d) => d.name === ref && d.isAvailable);
+}
+
+/** The faults that apply to this call, with their use counts taken. */
+export function takeFaults(state: SimState, tool: Tool, command: string, udid: string | null): Fault[] {
+  const hits: Fault[] = [];
+  state.faults = state.faults.filter((f) => {
+    const matches = f.tool === tool && (f.command === undefined || f.command === command) && (f.udid === undefined || f.udid === udid);
+    if (!matches) return true;
+    hits.push({ ...f });
+    if (f.times === undefined) return true;
+    f.times--;
+    return f.times > 0;
+  });
+  return hits;
+}
+
+export function nextPid(state: SimState): number {
+  return state.nextPid++;
+}
