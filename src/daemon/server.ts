@@ -61,7 +61,7 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), ctx, { fallback: config.mock === "auto" });
   if (config.android !== "off") {
     // Loaded only when used: adbkit and its dependencies are most of the start-up cost otherwise.
-    const { AndroidDriver } = await import("../../drivers/android/index.ts");
+    const AndroidDriver = await (await import("../../drivers/android/index.ts")).loadAndroidDriver();
     const android = new AndroidDriver({ adbPath: config.adbPath, serverPort: config.adbServerPort, log });
     try {
       await devices.attach(android, ctx);

@@ -3,7 +3,7 @@
  * discovery and hot-plug, observation, uiautomator faults, and device faults mid-call.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { AndroidDriver } from "../../../drivers/android/index.ts";
+import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { DeviceChange, Driver } from "../../../src/driver/driver.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";

@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AndroidDriver } from "../../../drivers/android/index.ts";
+import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { DeviceChange } from "../../../src/driver/driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { ADB_PATH, type AdbServer, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";

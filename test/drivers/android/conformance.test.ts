@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "bun:test";
-import { AndroidDriver } from "../../../drivers/android/index.ts";
+import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { driverConformance } from "../../driver/conformance.ts";
 import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";

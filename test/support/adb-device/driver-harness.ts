@@ -3,7 +3,7 @@
  * private adb server. Kept out of index.ts: the simulated device itself knows nothing of the driver.
  */
 import { expect } from "bun:test";
-import { AndroidDriver } from "../../../drivers/android/index.ts";
+import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { CallContext, DeviceChange, Driver, ElementInput, Logger } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
