@@ -8,6 +8,7 @@ import { type AxeTree, parseAxeTree } from "./parse/axe-tree.ts";
 import type { SimDevice } from "./parse/simctl.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { platformError } from "./tool-process.ts";
+import { WDA_ENDPOINT, WdaPort } from "./wda-port.ts";
 
 export const ID_PREFIX = "ios-simulator:";
 const US_KEYBOARD = /^[\u0020-\u007e\n\t]+$/;
@@ -22,13 +23,26 @@ export interface IosOptions {
   xcrunPath: string | null;
   /** The AXe executable; null = `axe` on PATH. */
   axePath: string | null;
+  /** A running WebDriverAgent (DEVICERAIL_IOS_WDA_ENDPOINT, numeric loopback), used when AXe is absent. */
+  wdaEndpoint?: string | null;
   /** How often the simulator list is polled for boots and shutdowns. */
   pollMs?: number;
   log: Logger;
 }
 
+/** Input and tree of one backend, in points. */
+interface Hid {
+  tree(ctx: CallContext): Promise<string>;
+  tap(x: number, y: number, ctx: CallContext): Promise<void>;
+  doubleTap(x: number, y: number, ctx: CallContext): Promise<void>;
+  longPress(x: number, y: number, seconds: number, ctx: CallContext): Promise<void>;
+  swipe(from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void>;
+  home(ctx: CallContext): Promise<void>;
+}
+
 interface Attached {
-  backend: "axe" | "none";
+  backend: "axe" | "wda" | "none";
+  hid: Hid | null;
   generation: number;
   /** Screenshot pixels per point, from the newest screenshot and tree. */
   scale: number | null;
@@ -57,23 +71,29 @@ export class IosSimulatorDriver implements Driver {
   private timer: ReturnType<typeof setInterval> | null = null;
   private generations = 0;
   private polling = false;
+  private readonly wda: WdaPort | null;
 
   constructor(private readonly opts: IosOptions) {
     this.simctl = new SimctlPort(opts.xcrunPath);
     this.axe = new AxePort(opts.axePath ?? "axe");
+    if (opts.wdaEndpoint && !WDA_ENDPOINT.test(opts.wdaEndpoint)) throw platformError("ios_wda_endpoint_invalid", false, opts.wdaEndpoint, "the WebDriverAgent endpoint must be http://127.0.0.1:PORT or http://[::1]:PORT");
+    this.wda = opts.wdaEndpoint ? new WdaPort(opts.wdaEndpoint) : null;
     this.elements = {
-      tapPoint: (id, p: Point, ctx) => this.withAxe(id, ctx, (udid, a) => this.axe.tap(udid, ...this.toPoints(a, p.x, p.y), ctx)),
-      clearFocused: (id, ctx) => this.withAxe(id, ctx, async (udid) => {
-        await this.axe.keyCombo(udid, [CMD], KEY_A, ctx);
-        await this.axe.key(udid, KEYS.delete, ctx);
-      }),
-      typeText: (id, text, _o, ctx) => this.withAxe(id, ctx, async (udid) => void (await this.type(udid, text, ctx))),
+      tapPoint: (id, p: Point, ctx) => this.withInput(id, ctx, (_udid, a, hid) => hid.tap(...this.toPoints(a, p.x, p.y), ctx)),
+      clearFocused: (id, ctx, hint) =>
+        this.withInput(id, ctx, async (udid, a) => {
+          if (a.backend === "wda") return this.wda?.keys("\b".repeat(Math.max(1, hint?.length ?? 64)), ctx);
+          await this.axe.keyCombo(udid, [CMD], KEY_A, ctx);
+          await this.axe.key(udid, KEYS.delete, ctx);
+        }),
+      typeText: (id, text, _o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx))),
     };
   }
 
-  /** Semantic actions need AXe's tree and input: not offered on a screenshot-only device. */
+  /** Semantic actions need a tree and input: not offered on a screenshot-only device. */
   supportsElements(deviceId: string): boolean {
-    return this.attached.get(this.udidOf(deviceId))?.backend === "axe";
+    const b = this.attached.get(this.udidOf(deviceId))?.backend;
+    return b === "axe" || b === "wda";
   }
 
   async start(onChange: (c: DeviceChange) => void, ctx: CallContext): Promise<void> {
@@ -127,10 +147,17 @@ export class IosSimulatorDriver implements Driver {
     return { udid, a };
   }
 
-  private async withAxe(deviceId: string, ctx: CallContext, run: (udid: string, a: Attached) => Promise<void>): Promise<void> {
+  private async withInput(deviceId: string, ctx: CallContext, run: (udid: string, a: Attached, hid: Hid) => Promise<void>): Promise<void> {
     const { udid, a } = this.session(deviceId, ctx);
-    if (a.backend !== "axe") throw platformError("ios_input_unavailable", false, "no AXe", "this simulator has no input backend: install AXe (brew install cameroncooke/axe/axe)");
-    await run(udid, a);
+    if (!a.hid) throw platformError("ios_input_unavailable", false, "no input backend", "this simulator has no input backend: install AXe (brew install cameroncooke/axe/axe)");
+    await run(udid, a, a.hid);
+  }
+
+  /** The backend's action space: AXe all of it, WebDriverAgent all but keyPress, none only simctl's. */
+  private defs(a: Attached | undefined): ActionDefinition[] {
+    if (a?.backend === "axe") return AXE_ACTIONS;
+    if (a?.backend === "wda") return AXE_ACTIONS.filter((d) => d.name !== "keyPress");
+    return SIMCTL_ACTIONS;
   }
 
   async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
@@ -138,12 +165,44 @@ export class IosSimulatorDriver implements Driver {
     const k = this.known.get(udid);
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
-      const backend = (await this.axe.usable(ctx)) ? "axe" : "none";
-      this.attached.set(udid, { backend, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
+      const { backend, hid } = await this.pickBackend(udid, k.sim.name, ctx);
+      this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
       this.opts.log.info({ udid, backend }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
     return { ...k.info };
+  }
+
+  /** AXe when it is new enough; else a WebDriverAgent that is ready and drives this simulator; else none. */
+  private async pickBackend(udid: string, name: string, ctx: CallContext): Promise<{ backend: Attached["backend"]; hid: Hid | null }> {
+    if (await this.axe.usable(ctx)) {
+      const axe = this.axe;
+      return {
+        backend: "axe",
+        hid: {
+          tree: (c) => axe.describeUi(udid, c),
+          tap: (x, y, c) => axe.tap(udid, x, y, c),
+          doubleTap: (x, y, c) => axe.doubleTap(udid, x, y, c),
+          longPress: (x, y, s, c) => axe.longPress(udid, x, y, s, c),
+          swipe: (f, t, s, c) => axe.swipe(udid, f, t, s, c),
+          home: (c) => axe.button(udid, "home", c),
+        },
+      };
+    }
+    const wda = this.wda;
+    if (wda && (await wda.matches(name, ctx)))
+      return {
+        backend: "wda",
+        hid: {
+          tree: (c) => wda.sourceAsAxe(c),
+          tap: (x, y, c) => wda.tap(x, y, c),
+          doubleTap: (x, y, c) => wda.doubleTap(x, y, c),
+          longPress: (x, y, s, c) => wda.touchAndHold(x, y, s, c),
+          swipe: (f, t, s, c) => wda.drag(f, t, s, c),
+          home: (c) => wda.home(c),
+        },
+      };
+    return { backend: "none", hid: null };
   }
 
   async disconnect(deviceId: string): Promise<void> {
@@ -160,12 +219,12 @@ export class IosSimulatorDriver implements Driver {
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
     const a = this.attached.get(this.udidOf(deviceId));
-    return (a?.backend === "axe" ? AXE_ACTIONS : SIMCTL_ACTIONS).map((d) => ({ ...d }));
+    return this.defs(a).map((d) => ({ ...d }));
   }
 
   classify(deviceId: string, name: string): Protection | undefined {
     const a = this.attached.get(this.udidOf(deviceId));
-    const d = (a?.backend === "axe" ? AXE_ACTIONS : SIMCTL_ACTIONS).find((x) => x.name === name);
+    const d = this.defs(a).find((x) => x.name === name);
     return d ? (d.protection ?? "standard") : undefined;
   }
 
@@ -179,7 +238,7 @@ export class IosSimulatorDriver implements Driver {
     const { udid, a } = this.session(deviceId, ctx);
     // A viewport is needed even when no screenshot is kept: measure one if none is known yet.
     const shoot = opts.screenshot || a.viewport === null;
-    const [png, json] = await Promise.all([shoot ? this.simctl.screenshot(udid, ctx) : null, opts.uiTree && a.backend === "axe" ? this.treeJson(udid, ctx) : null]);
+    const [png, json] = await Promise.all([shoot ? this.simctl.screenshot(udid, ctx) : null, opts.uiTree && a.hid ? this.treeJson(a.hid, ctx) : null]);
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");
@@ -201,16 +260,20 @@ export class IosSimulatorDriver implements Driver {
   }
 
   /** describe-ui, polled briefly while it is still the bare root of a just-booted simulator. */
-  private async treeJson(udid: string, ctx: CallContext): Promise<string> {
+  private async treeJson(hid: Hid, ctx: CallContext): Promise<string> {
     const until = Math.min(Date.now() + EMPTY_TREE_WAIT_MS, ctx.deadline ?? Number.POSITIVE_INFINITY);
     for (;;) {
-      const json = await this.axe.describeUi(udid, ctx);
+      const json = await hid.tree(ctx);
       if (!parseTree(json, () => 1).empty || Date.now() >= until) return json;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
 
-  private async type(udid: string, text: string, ctx: CallContext): Promise<"axe" | "paste"> {
+  private async type(udid: string, a: Attached, text: string, ctx: CallContext): Promise<"axe" | "paste" | "wda"> {
+    if (a.backend === "wda" && this.wda) {
+      await this.wda.keys(text, ctx);
+      return "wda";
+    }
     if (US_KEYBOARD.test(text)) {
       await this.axe.type(udid, text, ctx);
       return "axe";
@@ -223,7 +286,8 @@ export class IosSimulatorDriver implements Driver {
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
-    const defs = a.backend === "axe" ? AXE_ACTIONS : SIMCTL_ACTIONS;
+    const defs = this.defs(a);
+    const hid = a.hid as Hid;
     if (!defs.some((d) => d.name === call.name)) throw new DriverError("unknown_action", { action: call.name });
     const args = call.arguments;
     const bad = () => new DriverError("invalid_arguments", { action: call.name });
@@ -250,9 +314,9 @@ export class IosSimulatorDriver implements Driver {
         if (!only(args, ["x", "y"], call.name === "longPress" ? ["durationMs"] : []) || !int(args.x) || !int(args.y) || !inside(args.x, args.y)) throw bad();
         if (args.durationMs !== undefined && !int(args.durationMs, 1, 60000)) throw bad();
         const [x, y] = this.toPoints(a, args.x, args.y);
-        if (call.name === "tap") await this.axe.tap(udid, x, y, ctx);
-        else if (call.name === "doubleTap") await this.axe.doubleTap(udid, x, y, ctx);
-        else await this.axe.longPress(udid, x, y, ((args.durationMs as number | undefined) ?? 800) / 1000, ctx);
+        if (call.name === "tap") await hid.tap(x, y, ctx);
+        else if (call.name === "doubleTap") await hid.doubleTap(x, y, ctx);
+        else await hid.longPress(x, y, ((args.durationMs as number | undefined) ?? 800) / 1000, ctx);
         return { output: { accepted: true, x: args.x, y: args.y } };
       }
       case "swipe": {
@@ -260,7 +324,7 @@ export class IosSimulatorDriver implements Driver {
         if (!inside(args.startX as number, args.startY as number) || !inside(args.endX as number, args.endY as number)) throw bad();
         const [sx, sy] = this.toPoints(a, args.startX as number, args.startY as number);
         const [ex, ey] = this.toPoints(a, args.endX as number, args.endY as number);
-        await this.axe.swipe(udid, { x: sx, y: sy }, { x: ex, y: ey }, args.durationMs / 1000, ctx);
+        await hid.swipe({ x: sx, y: sy }, { x: ex, y: ey }, args.durationMs / 1000, ctx);
         return { output: { accepted: true, startX: args.startX, startY: args.startY, endX: args.endX, endY: args.endY, durationMs: args.durationMs } };
       }
       case "scroll": {
@@ -272,15 +336,15 @@ export class IosSimulatorDriver implements Driver {
         const to = { x: clamp(cx - args.deltaX / 2, screen.width * 0.25, screen.width * 0.75), y: clamp(cy - args.deltaY / 2, screen.height * 0.25, screen.height * 0.75) };
         const [fx, fy] = this.toPoints(a, from.x, from.y);
         const [tx, ty] = this.toPoints(a, to.x, to.y);
-        await this.axe.swipe(udid, { x: fx, y: fy }, { x: tx, y: ty }, 0.3, ctx);
+        await hid.swipe({ x: fx, y: fy }, { x: tx, y: ty }, 0.3, ctx);
         return { output: { accepted: true, deltaX: args.deltaX, deltaY: args.deltaY } };
       }
       case "inputText":
         if (!only(args, ["text"]) || typeof args.text !== "string" || args.text.length === 0 || [...args.text].length > 4096) throw bad();
-        return { output: { accepted: true, characters: [...args.text].length, via: await this.type(udid, args.text, ctx) } };
+        return { output: { accepted: true, characters: [...args.text].length, via: await this.type(udid, a, args.text, ctx) } };
       case "inputSecret":
         if (!only(args, ["secret"]) || typeof args.secret !== "string" || args.secret.length === 0 || args.secret.length > 1024) throw bad();
-        await this.type(udid, args.secret, ctx);
+        await this.type(udid, a, args.secret, ctx);
         return { output: { accepted: true } };
       case "keyPress":
         if (!only(args, ["key"]) || typeof args.key !== "string" || !(args.key in KEYS)) throw bad();
@@ -288,7 +352,7 @@ export class IosSimulatorDriver implements Driver {
         return { output: { accepted: true, key: args.key } };
       case "home":
         if (!only(args, [])) throw bad();
-        await this.axe.button(udid, "home", ctx);
+        await hid.home(ctx);
         return { output: { accepted: true } };
     }
     throw new DriverError("unknown_action", { action: call.name });

@@ -51,6 +51,7 @@ const EnvSchema = v.object({
   DEVICERAIL_IOS: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
   DEVICERAIL_AXE_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to axe"))),
   DEVICERAIL_XCRUN_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to xcrun"))),
+  DEVICERAIL_IOS_WDA_ENDPOINT: v.optional(v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/, "expected http://127.0.0.1:PORT or http://[::1]:PORT"))),
   ANDROID_ADB_SERVER_PORT: v.optional(
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,4}$/, "expected a TCP port"), v.transform(Number), v.maxValue(65_535, "expected a TCP port")),
     "5037",
@@ -82,6 +83,8 @@ export type Config = {
   ios: "auto" | "off" | "required";
   axePath: string | null;
   xcrunPath: string | null;
+  /** A running WebDriverAgent for simulators without AXe (numeric loopback only). */
+  wdaEndpoint: string | null;
 };
 
 export class ConfigError extends Error {}
@@ -112,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ios: r.output.DEVICERAIL_IOS,
     axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
     xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,
+    wdaEndpoint: r.output.DEVICERAIL_IOS_WDA_ENDPOINT ?? null,
   };
 }
 

@@ -82,7 +82,7 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   });
   if (config.ios !== "off" && (config.xcrunPath || Bun.which("xcrun"))) {
     const { IosSimulatorDriver } = await import("../../drivers/ios-simulator/index.ts");
-    const ios = new IosSimulatorDriver({ xcrunPath: config.xcrunPath, axePath: config.axePath, log });
+    const ios = new IosSimulatorDriver({ xcrunPath: config.xcrunPath, axePath: config.axePath, wdaEndpoint: config.wdaEndpoint, log });
     try {
       await devices.attach(ios, ctx);
     } catch (err) {

@@ -78,12 +78,17 @@ describe("IosSimulatorDriver over the fake xcrun and AXe", () => {
     await a.driver.execute(a.id, { name: "swipe", arguments: { startX: 600, startY: 1800, endX: 600, endY: 600, durationMs: 500 } }, ctx());
     await a.driver.execute(a.id, { name: "longPress", arguments: { x: 30, y: 60, durationMs: 1200 } }, ctx());
     await a.driver.execute(a.id, { name: "keyPress", arguments: { key: "enter" } }, ctx());
+    await a.driver.execute(a.id, { name: "doubleTap", arguments: { x: 300, y: 600 } }, ctx());
+    await a.driver.execute(a.id, { name: "scroll", arguments: { deltaX: 0, deltaY: 600 } }, ctx());
     await a.driver.execute(a.id, { name: "home", arguments: {} }, ctx());
     expect(calls(sims, "axe", from)).toEqual([
       ["tap", "-x", "100", "-y", "200", "--udid", a.udid],
       ["swipe", "--start-x", "200", "--start-y", "600", "--end-x", "200", "--end-y", "200", "--duration", "0.5", "--udid", a.udid],
       ["touch", "-x", "10", "-y", "20", "--down", "--up", "--delay", "1.2", "--udid", a.udid],
       ["key", "40", "--udid", a.udid],
+      ["batch", "--udid", a.udid, "--step", "tap -x 100 -y 200", "--step", "tap -x 100 -y 200"],
+      // A 300 ms swipe through the centre (603, 1311 px), the finger moving up by the delta.
+      ["swipe", "--start-x", "201", "--start-y", "537", "--end-x", "201", "--end-y", "337", "--duration", "0.3", "--udid", a.udid],
       ["button", "home", "--udid", a.udid],
     ]);
     expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 1206, y: 10 } }, ctx()))).toBe("invalid_arguments");
@@ -154,5 +159,47 @@ describe("IosSimulatorDriver over the fake xcrun and AXe", () => {
     expect(await code(a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx()))).toBe("ios_malformed_tree");
     sims.setFault({ tool: "xcrun", command: "io", mode: "shutdown-mid-call", times: 1 });
     expect(await code(a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx()))).toBe("ios_device_not_booted");
+  });
+});
+
+describe("IosSimulatorDriver with a WebDriverAgent and no AXe", () => {
+  async function withWda(sims: FakeSimulators, endpoint = sims.wda?.url as string) {
+    const driver = new IosSimulatorDriver({ xcrunPath: join(sims.binDir, "xcrun"), axePath: "/nonexistent/axe", wdaEndpoint: endpoint, pollMs: 100, log: silentLogger });
+    await driver.start(() => {}, ctx());
+    const udid = sims.device().udid;
+    const id = `ios-simulator:${udid}`;
+    await driver.connect(id, ctx());
+    return { driver, udid, id, [Symbol.asyncDispose]: () => driver.stop() };
+  }
+
+  test("uses the runner for the tree and input when it is ready and drives this simulator", async () => {
+    await using sims = await startFakeSimulators({ wda: true });
+    await using a = await withWda(sims);
+    expect(a.driver.supportsElements(a.id)).toBe(true);
+    expect((await a.driver.actions(a.id)).map((d) => d.name)).not.toContain("keyPress");
+    const o = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect([o.uiTree?.nodes[0]?.bounds, o.uiTree?.nodes.some((n) => n.identifier === "login.email")]).toEqual([{ x: 0, y: 0, width: 1206, height: 2622 }, true]);
+    const from = sims.readLog("wda").length;
+    // The e-mail field's centre: (24 + 354 / 2, 221 + 44 / 2) points, times 3.
+    await a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx());
+    expect((await a.driver.execute(a.id, { name: "inputText", arguments: { text: "Grüße" } }, ctx())).output).toEqual({ accepted: true, characters: 5, via: "wda" });
+    const wda = sims.readLog("wda").slice(from);
+    expect(wda.map((r) => r.argv[1]?.replace(/\/session\/[^/]+/, "/session/S"))).toEqual(expect.arrayContaining(["/session/S/wda/tap", "/session/S/wda/keys"]));
+    expect(JSON.parse(wda.find((r) => r.argv[1]?.endsWith("/wda/tap"))?.stdin ?? "{}")).toEqual({ x: 201, y: 243 });
+  });
+
+  test("falls back to screenshot-only when the runner drives another device, and refuses a non-loopback endpoint", async () => {
+    // A runner for the iPhone SE, while the booted device is the iPhone 17 Pro.
+    const other = "C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D";
+    await using sims = await startFakeSimulators({ wda: { udid: other } });
+    expect(sims.device().udid).not.toBe(other);
+    const url = sims.wda?.url as string;
+    const driver = new IosSimulatorDriver({ xcrunPath: join(sims.binDir, "xcrun"), axePath: "/nonexistent/axe", wdaEndpoint: url, pollMs: 100, log: silentLogger });
+    await driver.start(() => {}, ctx());
+    const id = `ios-simulator:${sims.device().udid}`;
+    await driver.connect(id, ctx());
+    expect(driver.supportsElements(id)).toBe(false);
+    await driver.stop();
+    expect(() => new IosSimulatorDriver({ xcrunPath: null, axePath: null, wdaEndpoint: "http://localhost:8100", log: silentLogger })).toThrow();
   });
 });

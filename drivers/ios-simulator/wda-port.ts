@@ -1,0 +1,97 @@
+import type { CallContext } from "../../src/driver/driver.ts";
+import { DriverError } from "../../src/driver/driver-error.ts";
+import { platformError } from "./tool-process.ts";
+
+/** Only a numeric loopback endpoint: a name could resolve elsewhere, a wildcard bind could be another user's runner. */
+export const WDA_ENDPOINT = /^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/;
+
+type Json = Record<string, unknown>;
+
+/**
+ * A WebDriverAgent runner the user already started (devicerail never builds or launches one).
+ * Creating a session ends any other session on that runner, so an existing one is reused.
+ */
+export class WdaPort {
+  private session: string | null = null;
+
+  constructor(readonly endpoint: string) {}
+
+  private async call(method: "GET" | "POST" | "DELETE", path: string, ctx: CallContext, body?: unknown): Promise<Json> {
+    if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+    const ms = Math.max(1, Math.min(20_000, ctx.deadline === null ? 20_000 : ctx.deadline - Date.now()));
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(ms)]);
+    let res: Response;
+    try {
+      res = await fetch(`${this.endpoint}${path}`, { method, signal, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+    } catch (err) {
+      if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
+      if ((err as Error).name === "TimeoutError") throw new DriverError("driver_timed_out");
+      throw platformError("ios_wda_unreachable", true, String(err));
+    }
+    const json = (await res.json().catch(() => null)) as Json | null;
+    if (!json) throw platformError("ios_wda_malformed", true, `${method} ${path}: not JSON`);
+    if (typeof json.sessionId === "string") this.session = json.sessionId;
+    const value = json.value as Json | null;
+    if (!res.ok) throw platformError("ios_wda_failed", true, `${method} ${path}: ${String((value as Json | null)?.message ?? res.status)}`);
+    return json;
+  }
+
+  /** Ready, and the runner's device has this simulator's name (a name is not unique: caller warns). */
+  async matches(name: string, ctx: CallContext): Promise<boolean> {
+    try {
+      const status = (await this.call("GET", "/status", ctx)).value as Json;
+      if (status?.ready !== true) return false;
+      const info = (await this.call("GET", "/wda/device/info", ctx)).value as Json;
+      return info?.name === name;
+    } catch {
+      return false;
+    }
+  }
+
+  private async sessionPath(ctx: CallContext): Promise<string> {
+    if (!this.session) await this.call("POST", "/session", ctx, { capabilities: { alwaysMatch: {} } });
+    if (!this.session) throw platformError("ios_wda_failed", true, "no session id");
+    return `/session/${this.session}`;
+  }
+
+  /** The tree in AXe's field names, so one parser serves both backends. */
+  async sourceAsAxe(ctx: CallContext): Promise<string> {
+    const value = (await this.call("GET", "/source?format=json", ctx)).value as Json;
+    const convert = (n: Json): Json => ({
+      type: n.type,
+      AXLabel: n.label ?? null,
+      AXValue: n.value ?? null,
+      AXUniqueId: n.rawIdentifier ?? null,
+      frame: n.rect,
+      AXFrame: n.frame,
+      enabled: n.isEnabled === "1" ? true : n.isEnabled === "0" ? false : null,
+      children: Array.isArray(n.children) ? (n.children as Json[]).map(convert) : [],
+    });
+    return JSON.stringify([convert(value)]);
+  }
+
+  async tap(x: number, y: number, ctx: CallContext): Promise<void> {
+    await this.call("POST", `${await this.sessionPath(ctx)}/wda/tap`, ctx, { x, y });
+  }
+
+  async doubleTap(x: number, y: number, ctx: CallContext): Promise<void> {
+    await this.call("POST", `${await this.sessionPath(ctx)}/wda/doubleTap`, ctx, { x, y });
+  }
+
+  async touchAndHold(x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
+    await this.call("POST", `${await this.sessionPath(ctx)}/wda/touchAndHold`, ctx, { x, y, duration: seconds });
+  }
+
+  async drag(from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
+    await this.call("POST", `${await this.sessionPath(ctx)}/wda/dragfromtoforduration`, ctx, { fromX: from.x, fromY: from.y, toX: to.x, toY: to.y, duration: seconds });
+  }
+
+  /** Any Unicode text, in the request body (never an argv). */
+  async keys(text: string, ctx: CallContext): Promise<void> {
+    await this.call("POST", `${await this.sessionPath(ctx)}/wda/keys`, ctx, { value: [...text] });
+  }
+
+  async home(ctx: CallContext): Promise<void> {
+    await this.call("POST", "/wda/homescreen", ctx);
+  }
+}
