@@ -203,3 +203,19 @@ describe("IosSimulatorDriver with a WebDriverAgent and no AXe", () => {
     expect(() => new IosSimulatorDriver({ xcrunPath: null, axePath: null, wdaEndpoint: "http://localhost:8100", log: silentLogger })).toThrow();
   });
 });
+
+describe("IosSimulatorDriver just after a boot", () => {
+  test("waits through the empty accessibility tree of a fresh boot, within a bound", async () => {
+    await using sims = await startFakeSimulators();
+    await using a = await attached(sims);
+    // The next three describe-ui calls answer the bare application root, as right after boot.
+    sims.update((s) => {
+      const d = s.devices.find((x) => x.udid === a.udid);
+      if (d) d.emptyTreeReads = 3;
+    });
+    const from = sims.readLog("axe").length;
+    const o = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect(o.uiTree?.nodes.some((n) => n.identifier === "login.email")).toBe(true);
+    expect(calls(sims, "axe", from).filter((argv) => argv[0] === "describe-ui").length).toBe(4);
+  });
+});
