@@ -7,7 +7,7 @@
  */
 import { Adb } from "@devicefarmer/adbkit";
 import type { Duplex } from "node:stream";
-import type { CallContext } from "../../src/driver/driver.ts";
+import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 
 /** The reference's ceiling for one adb command, long enough for a 60 s swipe. */
@@ -60,7 +60,7 @@ function bounded<T>(ctx: CallContext, ceilingMs: number, start: () => Promise<T>
       fn();
     };
     const onAbort = () => finish(() => reject(new DriverError("driver_cancelled")));
-    const budget = Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
+    const budget = budgetMs(ctx, ceilingMs);
     const timer = setTimeout(() => finish(() => reject(new DriverError("driver_timed_out"))), budget);
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     start().then(

@@ -1,5 +1,6 @@
 import type { CallContext, DeviceChange, Driver, ElementInput, Logger, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
 import { AXE_ACTIONS, KEYS, SIMCTL_ACTIONS, URL_PATTERN } from "./actions.ts";
@@ -365,15 +366,6 @@ function parseTree(json: string, scaleOf: (screen: { width: number; height: numb
   } catch (err) {
     throw platformError("ios_malformed_tree", false, (err as Error).message);
   }
-}
-
-function pngSize(b: Uint8Array): { width: number; height: number } | null {
-  const sig = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-  if (b.length < 33 || !sig.every((x, i) => b[i] === x)) return null;
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const width = v.getUint32(16);
-  const height = v.getUint32(20);
-  return width > 0 && height > 0 ? { width, height } : null;
 }
 
 /** The screen's structure (roles and ids, not texts): a new epoch when the app navigates. */

@@ -4,14 +4,15 @@
  * takes no abort signal, so each call is bounded by a timeout derived from the deadline.
  */
 import { Simctl } from "node-simctl";
-import type { CallContext } from "../../src/driver/driver.ts";
+import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { type SimDevice, parseDeviceList, simctlFailure } from "./parse/simctl.ts";
 import { platformError, runTool } from "./tool-process.ts";
 
 const CEILING_MS = 30_000;
 
-const budget = (ctx: CallContext, ceiling = CEILING_MS) => Math.max(1, Math.min(ceiling, ctx.deadline === null ? ceiling : ctx.deadline - Date.now()));
+/** At least 1 ms: node-simctl reads a timeout of 0 as "none". */
+const budget = (ctx: CallContext, ceiling = CEILING_MS) => Math.max(1, budgetMs(ctx, ceiling));
 
 function mapError(err: unknown, udid: string | null): DriverError {
   if (err instanceof DriverError) return err;

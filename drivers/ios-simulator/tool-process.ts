@@ -1,4 +1,4 @@
-import type { CallContext } from "../../src/driver/driver.ts";
+import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 
 export interface ToolResult {
@@ -35,7 +35,7 @@ export async function runTool(argv: string[], ctx: CallContext, opts: { stdin?: 
   };
   const onAbort = () => kill("cancelled");
   ctx.signal.addEventListener("abort", onAbort, { once: true });
-  const budget = Math.max(0, Math.min(opts.ceilingMs, ctx.deadline === null ? opts.ceilingMs : ctx.deadline - Date.now()));
+  const budget = budgetMs(ctx, opts.ceilingMs);
   const timer = setTimeout(() => kill("timeout"), budget);
   try {
     const [stdout, stderr, code] = await Promise.all([

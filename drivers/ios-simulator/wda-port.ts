@@ -1,4 +1,4 @@
-import type { CallContext } from "../../src/driver/driver.ts";
+import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { platformError } from "./tool-process.ts";
 
@@ -18,7 +18,8 @@ export class WdaPort {
 
   private async call(method: "GET" | "POST" | "DELETE", path: string, ctx: CallContext, body?: unknown): Promise<Json> {
     if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
-    const ms = Math.max(1, Math.min(20_000, ctx.deadline === null ? 20_000 : ctx.deadline - Date.now()));
+    // At least 1 ms: a zero timeout would never fire before the request.
+    const ms = Math.max(1, budgetMs(ctx, 20_000));
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(ms)]);
     let res: Response;
     try {

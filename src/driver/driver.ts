@@ -13,6 +13,11 @@ export interface CallContext {
   readonly log: Logger;
 }
 
+/** Milliseconds a call may still take: the earlier of its deadline and `ceilingMs`, never negative. */
+export function budgetMs(ctx: CallContext, ceilingMs: number): number {
+  return Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
+}
+
 export type Protection = "standard" | "protected";
 
 /** What a driver captured; core turns it into a protocol Observation and stores the bytes as Evidence. */

@@ -2,7 +2,8 @@ import type { TCPSocketListener } from "bun";
 import type { HttpApiOptions } from "./http-api.ts";
 import { loopbackHosts } from "./http-guard.ts";
 import { startHttpFrontend } from "./http.ts";
-import { type AcceptOptions, Accepted } from "./sniff.ts";
+import { AcceptTable } from "./accept-table.ts";
+import type { AcceptOptions, Accepted } from "./sniff.ts";
 import type { AccessToken } from "./token.ts";
 
 export { MAX_INPUT_QUEUE_BYTES } from "./socket-peer.ts";
@@ -86,10 +87,19 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const services = { ...opts.services, eventStreamListener: false };
   const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token };
   const http = startHttpFrontend({ ...opts, services, policy });
-  const open = new Set<Accepted>();
-  let stopping = false;
-  let nextSerial = 1;
   const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
+  const table = new AcceptTable(accept, {
+    limit: MAX_TCP_CONNECTIONS,
+    log,
+    logKey: "tcpConnection",
+    // Without a token only loopback is bound, so this is a second line of defence.
+    admit: (socket) => {
+      if (token || isLoopbackAddress(socket.remoteAddress)) return true;
+      log.warn({ remoteAddress: socket.remoteAddress }, "TCP connection from a non-loopback peer refused");
+      socket.terminate();
+      return false;
+    },
+  });
 
   let listener: TCPSocketListener<Accepted | undefined>;
   try {
@@ -99,35 +109,7 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
       // A client may half-close (shutdown its write side) and still read the answers, like EOF on stdio.
       allowHalfOpen: true,
       data: undefined,
-      socket: {
-        open(socket) {
-          if (stopping) {
-            socket.terminate();
-            return;
-          }
-          // Without a token only loopback is bound, so this is a second line of defence.
-          if (!token && !isLoopbackAddress(socket.remoteAddress)) {
-            log.warn({ remoteAddress: socket.remoteAddress }, "TCP connection from a non-loopback peer refused");
-            socket.terminate();
-            return;
-          }
-          if (open.size >= MAX_TCP_CONNECTIONS) {
-            log.warn({ limit: MAX_TCP_CONNECTIONS, remotePort: socket.remotePort }, "TCP connection limit reached; closing the new connection");
-            socket.end();
-            return;
-          }
-          const accepted = new Accepted(socket, accept, log.child({ tcpConnection: nextSerial++ }));
-          socket.data = accepted;
-          open.add(accepted);
-          accepted.finished.then(() => open.delete(accepted));
-          log.debug({ remotePort: socket.remotePort, open: open.size }, "TCP connection opened");
-        },
-        data: (socket, chunk) => socket.data?.receive(chunk),
-        drain: (socket) => socket.data?.drain(),
-        end: (socket) => socket.data?.endOfInput(),
-        error: (socket, err) => socket.data?.gone(err),
-        close: (socket, err) => socket.data?.gone(err ?? null),
-      },
+      socket: table.handlers,
     });
   } catch (err) {
     await http.stop();
@@ -141,12 +123,9 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   let stopped: Promise<void> | null = null;
   const stop = () => {
     stopped ??= (async () => {
-      stopping = true;
-      // Stop accepting; open connections are ended below, after their last answers.
+      // Stop accepting; open connections are ended after their last answers.
       listener.stop(false);
-      const all = [...open];
-      log.info({ connections: all.length }, "TCP listener stopping");
-      await Promise.all([http.stop(), ...all.map((a) => a.shutdown())]);
+      await table.shutdown(http.stop());
       listener.stop(true);
     })();
     return stopped;

@@ -3,7 +3,8 @@ import { dirname, resolve } from "node:path";
 import type { UnixSocketListener } from "bun";
 import type { HttpApiOptions } from "./http-api.ts";
 import { startHttpFrontend } from "./http.ts";
-import { type AcceptOptions, Accepted } from "./sniff.ts";
+import { AcceptTable } from "./accept-table.ts";
+import type { AcceptOptions, Accepted } from "./sniff.ts";
 import type { AccessToken } from "./token.ts";
 
 /** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
@@ -112,43 +113,14 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   const services = { ...opts.services, eventStreamListener: false };
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
   const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
-  const open = new Set<Accepted>();
-  let stopping = false;
-  let nextSerial = 1;
   const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
+  const table = new AcceptTable(accept, { limit: MAX_UNIX_CONNECTIONS, log, logKey: "unixConnection" });
 
   // bind(2) creates the file with the umask's mode; 0177 keeps it 0600 from the first instant.
   const umask = process.umask(0o177);
   let listener: UnixSocketListener<Accepted | undefined>;
   try {
-    listener = Bun.listen<Accepted | undefined>({
-      unix: path,
-      allowHalfOpen: true,
-      data: undefined,
-      socket: {
-        open(socket) {
-          if (stopping) {
-            socket.terminate();
-            return;
-          }
-          if (open.size >= MAX_UNIX_CONNECTIONS) {
-            log.warn({ limit: MAX_UNIX_CONNECTIONS }, "Unix socket connection limit reached; closing the new connection");
-            socket.end();
-            return;
-          }
-          const accepted = new Accepted(socket, accept, log.child({ unixConnection: nextSerial++ }));
-          socket.data = accepted;
-          open.add(accepted);
-          accepted.finished.then(() => open.delete(accepted));
-          log.debug({ open: open.size }, "Unix socket connection opened");
-        },
-        data: (socket, chunk) => socket.data?.receive(chunk),
-        drain: (socket) => socket.data?.drain(),
-        end: (socket) => socket.data?.endOfInput(),
-        error: (socket, err) => socket.data?.gone(err),
-        close: (socket, err) => socket.data?.gone(err ?? null),
-      },
-    });
+    listener = Bun.listen<Accepted | undefined>({ unix: path, allowHalfOpen: true, data: undefined, socket: table.handlers });
     chmodSync(path, 0o600);
   } catch (err) {
     await http.stop();
@@ -162,9 +134,8 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   let stopped: Promise<void> | null = null;
   const stop = () => {
     stopped ??= (async () => {
-      stopping = true;
       listener.stop(false);
-      await Promise.all([http.stop(), ...[...open].map((a) => a.shutdown())]);
+      await table.shutdown(http.stop());
       listener.stop(true);
       // Bun unlinks the path on stop; this covers runtimes that do not, and never removes a successor's socket.
       try {

@@ -53,24 +53,8 @@ export function parseWmDensity(stdout: string): { physical: number; override: nu
   return { physical: dpi(physical, "Physical density"), override: override === null ? null : dpi(override, "Override density") };
 }
 
-const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const IHDR = [0x49, 0x48, 0x44, 0x52];
-/** Signature, IHDR length and type, its 13 data bytes and CRC. */
-const HEADER_BYTES = 8 + 8 + 13 + 4;
-/** The PNG spec caps dimensions at 2^31 − 1. */
-const MAX_PNG_DIMENSION = 0x7fffffff;
-
-/** The pixel size from the IHDR chunk, which PNG requires first; null for anything else. */
-export function pngSize(bytes: Uint8Array): Size | null {
-  if (bytes.length < HEADER_BYTES) return null;
-  if (PNG_SIGNATURE.some((b, i) => bytes[i] !== b) || IHDR.some((b, i) => bytes[12 + i] !== b)) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getUint32(8) !== 13) return null;
-  const width = view.getUint32(16);
-  const height = view.getUint32(20);
-  if (width < 1 || height < 1 || width > MAX_PNG_DIMENSION || height > MAX_PNG_DIMENSION) return null;
-  return { width, height };
-}
+/** The pixel size from a PNG's IHDR chunk; shared by every driver's screenshots. */
+export { pngSize } from "../../../src/driver/png.ts";
 
 export function orientationOf(size: Size): "portrait" | "landscape" | "square" {
   return size.width > size.height ? "landscape" : size.width < size.height ? "portrait" : "square";

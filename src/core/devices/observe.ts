@@ -1,5 +1,6 @@
 import type { CallContext, RawObservation } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
+import { pngSize } from "../../driver/png.ts";
 import { MEDIA_TYPE_PNG, MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { UiContextRef, UiNode } from "../../protocol/types/ui.ts";
@@ -8,9 +9,7 @@ import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
 import { buildUiSnapshot, snapshotRef } from "../sessions/ui-snapshot.ts";
 
-const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-
-const isPng = (b: Uint8Array) => b.length >= 33 && PNG_SIGNATURE.every((x, i) => b[i] === x);
+const isPng = (b: Uint8Array) => pngSize(b) !== null;
 
 export interface UiTree {
   context: UiContextRef;
