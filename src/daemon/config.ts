@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "../core/evidence/evidence-store.ts";
 import { tokenProblem } from "../transports/token.ts";
 
 export type ListenAddress = { host: string; port: number };
@@ -44,6 +45,15 @@ const EnvSchema = v.object({
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,1}$/, "expected a count from 1 to 64"), v.transform(Number), v.maxValue(64, "expected a count from 1 to 64")),
     "1",
   ),
+  DEVICERAIL_EVIDENCE_INLINE_BYTES: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^(0|[1-9]\d{0,6})$/, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
+      v.transform(Number),
+      v.maxValue(MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
+    ),
+    String(DEFAULT_INLINE_BYTES),
+  ),
   DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
   DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
   DEVICERAIL_ANDROID: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
@@ -71,6 +81,8 @@ export type Config = {
   allowedOrigins?: readonly string[];
   /** How many mock devices (mock-1 … mock-N) to register: a device farm in a box for multi-client use. */
   mockDevices: number;
+  /** Largest Evidence object kept in the database instead of a file (DEVICERAIL_EVIDENCE_INLINE_BYTES); 0 = every object a file. */
+  evidenceInlineBytes?: number;
   /** Mock observations/actions hang until aborted: for cancellation and timeout tests. */
   mockHang: "none" | "observe" | "execute" | "all";
   /** auto: the Mock is listed only while no real device is present; on: always; off: never. */
@@ -107,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     token: r.output.DEVICERAIL_TOKEN ?? null,
     allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS as string[],
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
+    evidenceInlineBytes: r.output.DEVICERAIL_EVIDENCE_INLINE_BYTES as number,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,
     mock: r.output.DEVICERAIL_MOCK,
     android: r.output.DEVICERAIL_ANDROID,

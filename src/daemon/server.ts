@@ -55,7 +55,7 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
   if (swept.length) log.info({ removed: swept.length }, "removed unreferenced Evidence objects");
 
   const devices = new DeviceService(log);
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: eventLog, screenshotPolicy: config.screenshotPolicy };
+  const core: Core = { devices, evidence: new FileEvidenceStore(objects, eventLog, config.evidenceInlineBytes), log: eventLog, screenshotPolicy: config.screenshotPolicy };
   const never = new AbortController().signal;
   const ctx = { signal: never, deadline: null, log };
   if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), ctx, { fallback: config.mock === "auto" });

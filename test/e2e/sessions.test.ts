@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DaemonProcess, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
+import { storedEvidence } from "../support/stored-evidence.ts";
 import { LOGIN_CONTEXT, LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, MOCK_METADATA, UI_TREE_MEDIA_TYPE } from "../support/mock-screens.ts";
 
 const MOCK_SHA = LOGIN_SCREEN_SHA;
@@ -16,6 +17,7 @@ async function started(d: DaemonProcess) {
   return start.result.id as string;
 }
 
+const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 const objectPath = (dataDir: string, sha: string) => join(dataDir, "evidence/objects", sha.slice(0, 2), sha);
 
 describe("Sessions and the event log over stdio", () => {
@@ -39,15 +41,37 @@ describe("Sessions and the event log over stdio", () => {
         evidence: expect.objectContaining({ mediaType: UI_TREE_MEDIA_TYPE }),
       },
     });
-    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
     const tree = obs.result.uiSnapshot;
-    expect(statSync(objectPath(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
     const events = (await d.call("events.list", {})).result;
     expect(events.map((e: any) => [e.sequence, e.payload.type, e.requestId, e.deviceId])).toEqual([
       [1, "sessionStarted", 3, "mock-1"],
       [2, "observationCaptured", 5, "mock-1"],
     ]);
     expect(events[1].payload.observation).toEqual(obs.result);
+    expect(await d.close()).toBe(0);
+    // Both objects are small, so their bytes are rows of the database, committed with the event.
+    expect(storedEvidence(d.dataDir, MOCK_SHA)).toEqual({ row: true, inline: LOGIN_SCREEN_PNG, file: null });
+    const stored = storedEvidence(d.dataDir, tree.evidence.sha256);
+    expect({ length: stored.inline?.length, sha256: stored.inline && sha256(stored.inline), file: stored.file }).toEqual({ length: tree.byteLength, sha256: tree.evidence.sha256, file: null });
+  });
+
+  test("with DEVICERAIL_EVIDENCE_INLINE_BYTES=0 every evidence object is a file named by its digest", async () => {
+    await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } });
+    await started(d);
+    const tree = (await d.call("device.observe")).result.uiSnapshot;
+    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
+    expect(statSync(objectPath(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
+    expect(await d.close()).toBe(0);
+    expect(storedEvidence(d.dataDir, MOCK_SHA)).toEqual({ row: true, inline: null, file: LOGIN_SCREEN_PNG });
+    expect(storedEvidence(d.dataDir, tree.evidence.sha256)).toEqual({ row: true, inline: null, file: expect.any(Uint8Array) });
+  });
+
+  test("an invalid DEVICERAIL_EVIDENCE_INLINE_BYTES stops start-up with a message naming it", async () => {
+    for (const value of ["-1", "262145", "64k", ""]) {
+      await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_INLINE_BYTES: value } });
+      expect(await d.exited).not.toBe(0);
+      expect(d.stderr).toContain("DEVICERAIL_EVIDENCE_INLINE_BYTES");
+    }
   });
 
   test("an action writes actionStarted and one terminal actionCompleted with its after observation", async () => {
@@ -178,27 +202,48 @@ describe("Sessions and the event log over stdio", () => {
     expect((await d.call("session.export", { sessionId, afterSequence: 2 })).error?.data.message).toBe("session.export afterSequence requires limit");
   });
 
-  test("events.clear deletes an ended Session and its unreferenced evidence, and refuses active and unknown ids", async () => {
-    await using d = spawnDaemon();
-    const first = await started(d);
-    await d.call("device.observe");
-    expect((await d.call("events.clear", {})).error?.data.code).toBe("session_active");
-    await d.call("session.end");
-    const second = (await d.call("session.start")).result.id;
-    await d.call("device.observe");
-    await d.call("session.end");
-    expect((await d.call("events.clear", { sessionId: first })).result).toEqual({ deleted: true, sessionId: first });
-    expect(existsSync(objectPath(d.dataDir, MOCK_SHA))).toBe(true);
-    expect((await d.call("events.clear", { sessionId: second })).result).toEqual({ deleted: true, sessionId: second });
-    expect(existsSync(objectPath(d.dataDir, MOCK_SHA))).toBe(false);
-    expect((await d.call("events.clear", { sessionId: first })).error?.data).toEqual({
-      code: "session_not_found",
-      message: `session not found: ${first}`,
-      retryable: false,
-      details: { sessionId: first },
+  for (const tier of ["inline", "file"] as const) {
+    test(`events.clear deletes an ended Session and its unreferenced evidence, and refuses active and unknown ids (${tier} evidence)`, async () => {
+      const dataDir = tempDataDir();
+      const env = { DEVICERAIL_DATA_DIR: dataDir, ...(tier === "file" ? { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } : {}) };
+      const stored = (sha: string) => {
+        const s = storedEvidence(dataDir, sha);
+        return tier === "inline" ? s.row && s.inline !== null && s.file === null : s.row && s.inline === null && s.file !== null;
+      };
+      const trees: string[] = [];
+      let first = "";
+      let second = "";
+      {
+        await using d = spawnDaemon({ env });
+        first = await started(d);
+        trees.push((await d.call("device.observe")).result.uiSnapshot.evidence.sha256);
+        expect((await d.call("events.clear", {})).error?.data.code).toBe("session_active");
+        await d.call("session.end");
+        second = (await d.call("session.start")).result.id;
+        trees.push((await d.call("device.observe")).result.uiSnapshot.evidence.sha256);
+        await d.call("session.end");
+        expect((await d.call("events.clear", { sessionId: first })).result).toEqual({ deleted: true, sessionId: first });
+        expect(await d.close()).toBe(0);
+      }
+      // The screenshot is still referenced by the second Session; the first Session's tree is not.
+      expect([stored(MOCK_SHA), ...trees.map(stored)]).toEqual([true, false, true]);
+      expect(storedEvidence(dataDir, trees[0] as string)).toEqual({ row: false, inline: null, file: null });
+      {
+        await using d = spawnDaemon({ env });
+        await d.hello();
+        expect((await d.call("events.clear", { sessionId: second })).result).toEqual({ deleted: true, sessionId: second });
+        expect((await d.call("events.clear", { sessionId: first })).error?.data).toEqual({
+          code: "session_not_found",
+          message: `session not found: ${first}`,
+          retryable: false,
+          details: { sessionId: first },
+        });
+        expect((await d.call("sessions.list")).result).toEqual([]);
+        expect(await d.close()).toBe(0);
+      }
+      for (const sha of [MOCK_SHA, ...trees]) expect(storedEvidence(dataDir, sha)).toEqual({ row: false, inline: null, file: null });
     });
-    expect((await d.call("sessions.list")).result).toEqual([]);
-  });
+  }
 
   test("a client of protocol 1.4 reads a Session recorded without UI trees and is refused one with them", async () => {
     const dataDir = tempDataDir();
@@ -245,12 +290,18 @@ describe("the data directory", () => {
     expect(readdirSync(dataDir).sort()).toEqual(expect.arrayContaining(["devicerail.sqlite", "evidence"]));
   });
 
-  test("DEVICERAIL_EVIDENCE_DIR places the evidence folder elsewhere", async () => {
-    const evidenceDir = join(tempDataDir(), "ev");
-    await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir } });
-    await started(d);
-    await d.call("device.observe");
-    expect(statSync(join(evidenceDir, "objects", MOCK_SHA.slice(0, 2), MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
+  test("DEVICERAIL_EVIDENCE_DIR places the evidence files elsewhere, while small objects stay in the database", async () => {
+    for (const inline of ["0", "65536"]) {
+      const evidenceDir = join(tempDataDir(), "ev");
+      await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir, DEVICERAIL_EVIDENCE_INLINE_BYTES: inline } });
+      await started(d);
+      await d.call("device.observe");
+      expect(await d.close()).toBe(0);
+      expect(storedEvidence(d.dataDir, MOCK_SHA, evidenceDir)).toEqual(
+        inline === "0" ? { row: true, inline: null, file: LOGIN_SCREEN_PNG } : { row: true, inline: LOGIN_SCREEN_PNG, file: null },
+      );
+      expect(existsSync(join(d.dataDir, "evidence"))).toBe(false);
+    }
   });
 
   test("a second daemon on the same directory is refused at start-up with a clear message", async () => {
@@ -266,9 +317,10 @@ describe("the data directory", () => {
   test("an evidence object no event references (a crash between write and commit) is removed at start-up", async () => {
     const dataDir = tempDataDir();
     const bytes = new TextEncoder().encode("left behind by a crash");
-    const sha = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+    const sha = sha256(bytes);
     {
-      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
+      // Every object a file, so that the referenced screenshot is one the sweep must keep.
+      await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } });
       await started(d);
       await d.call("device.observe");
     }

@@ -21,20 +21,22 @@ import { FakeDriver } from "./fake-driver.ts";
  * `screenshotPolicy` is the core's runtime policy only: hello still negotiates as if screenshots
  * were captured, so the handlers' own runtime check can be reached.
  */
-export function coreHarness<D extends Driver>(opts: { screenshotPolicy?: "capture" | "omit"; driver: D }): ReturnType<typeof harnessWith<D>>;
+export function coreHarness<D extends Driver>(opts: { screenshotPolicy?: "capture" | "omit"; driver: D; evidenceInlineBytes?: number }): ReturnType<typeof harnessWith<D>>;
 // Last, so that ReturnType<typeof coreHarness> is the harness over the fake driver.
-export function coreHarness(opts?: { screenshotPolicy?: "capture" | "omit" }): ReturnType<typeof harnessWith<FakeDriver>>;
-export function coreHarness(opts: { screenshotPolicy?: "capture" | "omit"; driver?: Driver } = {}) {
-  return harnessWith(opts.driver ?? new FakeDriver(), opts.screenshotPolicy ?? "capture");
+export function coreHarness(opts?: { screenshotPolicy?: "capture" | "omit"; evidenceInlineBytes?: number }): ReturnType<typeof harnessWith<FakeDriver>>;
+/** `evidenceInlineBytes`: the largest object kept in the database (the daemon's default unless given; 0 = every object a file). */
+export function coreHarness(opts: { screenshotPolicy?: "capture" | "omit"; driver?: Driver; evidenceInlineBytes?: number } = {}) {
+  return harnessWith(opts.driver ?? new FakeDriver(), opts.screenshotPolicy ?? "capture", opts.evidenceInlineBytes);
 }
 
-async function harnessWith<D extends Driver>(driver: D, screenshotPolicy: "capture" | "omit") {
+async function harnessWith<D extends Driver>(driver: D, screenshotPolicy: "capture" | "omit", evidenceInlineBytes?: number) {
   const dir = mkdtempSync(join(tmpdir(), "devicerail-core-"));
   const opened = openDatabase(join(dir, "db.sqlite"));
   const objects = await ObjectStore.open(join(dir, "evidence"));
   const devices = new DeviceService(silentLogger);
   await devices.attach(driver, { signal: new AbortController().signal, deadline: null, log: silentLogger });
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects), log: new EventLog(opened), screenshotPolicy };
+  const log = new EventLog(opened);
+  const core: Core = { devices, evidence: new FileEvidenceStore(objects, log, evidenceInlineBytes), log, screenshotPolicy };
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
     devices: devices.registry,
@@ -65,5 +67,5 @@ async function harnessWith<D extends Driver>(driver: D, screenshotPolicy: "captu
     await ask("system.hello", { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor }] }, features: { optional: features } });
     return { conn: memory.connection, call, ask, close: (reason?: Parameters<MemoryConnection["close"]>[0]) => memory.close(reason) };
   };
-  return { dir, core, driver, objects, dispatcher, connect, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, core, driver, objects, raw: opened.raw, dispatcher, connect, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import { and, asc, eq, gt } from "drizzle-orm";
 import type { Db, OpenedDatabase } from "./db.ts";
 import { events, evidence, sessionEvidence, sessions } from "./tables.ts";
@@ -13,6 +13,11 @@ export interface EvidenceRow {
   sha256: string;
   mediaType: string;
   byteLength: number;
+  /**
+   * The bytes themselves, for a small object kept in the database: written with the event, so
+   * object and reference become durable in one commit. Absent for an object stored as a file.
+   */
+  inline?: Uint8Array;
 }
 
 export interface AppendInput {
@@ -80,6 +85,7 @@ export class EventLog {
   private readonly sealSession;
   private readonly insertEvidence;
   private readonly insertRef;
+  private readonly selectEvidence: Statement<{ inline_bytes: Uint8Array | null }, [string]>;
   private readonly raw: Database;
   private readonly db: Db;
 
@@ -97,7 +103,10 @@ export class EventLog {
     this.insertSession = raw.prepare("INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES (?, 'active', ?, NULL)");
     this.insertEvent = raw.prepare("INSERT INTO events (session_id, sequence, event_id, kind, at_ms, body) VALUES (?, ?, ?, ?, ?, ?)");
     this.sealSession = raw.prepare("UPDATE sessions SET state = 'ended', ended_at_ms = ? WHERE id = ?");
-    this.insertEvidence = raw.prepare("INSERT OR IGNORE INTO evidence (sha256, media_type, byte_length, created_at_ms) VALUES (?, ?, ?, ?)");
+    // An existing row already holds the object (inline or as a file); a row that a deletion removed
+    // after the put is written again, with the bytes when they are inline.
+    this.insertEvidence = raw.prepare("INSERT OR IGNORE INTO evidence (sha256, media_type, byte_length, created_at_ms, inline_bytes) VALUES (?, ?, ?, ?, ?)");
+    this.selectEvidence = raw.prepare("SELECT inline_bytes FROM evidence WHERE sha256 = ?");
     this.insertRef = raw.prepare("INSERT OR IGNORE INTO session_evidence (session_id, sha256) VALUES (?, ?)");
     this.load();
   }
@@ -284,7 +293,7 @@ export class EventLog {
           if (p.create) this.insertSession.run(e.sessionId, p.state.startedAtMs);
           this.insertEvent.run(e.sessionId, e.sequence, e.eventId, e.payload.type, e.atMs, JSON.stringify(e));
           for (const ev of p.evidence) {
-            this.insertEvidence.run(ev.sha256, ev.mediaType, ev.byteLength, at);
+            this.insertEvidence.run(ev.sha256, ev.mediaType, ev.byteLength, at, ev.inline ?? null);
             this.insertRef.run(e.sessionId, ev.sha256);
           }
           if (e.payload.type === "sessionEnded") this.sealSession.run(p.state.endedAtMs, e.sessionId);
@@ -372,9 +381,14 @@ export class EventLog {
     return new Set(rows.map((r) => r.sha256));
   }
 
-  /** True when the digest has a metadata row (its object file is expected to exist). */
+  /** True when the digest has a row (its bytes are inline, or its object file is expected to exist). */
   hasEvidence(sha256: string): boolean {
-    return this.db.select({ sha256: evidence.sha256 }).from(evidence).where(eq(evidence.sha256, sha256)).limit(1).all().length > 0;
+    return this.selectEvidence.get(sha256) !== null;
+  }
+
+  /** The bytes of an object kept in the database, as committed; null when unknown or stored as a file. */
+  inlineEvidence(sha256: string): Uint8Array | null {
+    return this.selectEvidence.get(sha256)?.inline_bytes ?? null;
   }
 
   /** True when some Session references the digest (objects without references may be removed). */
@@ -442,7 +456,7 @@ export class EventLog {
   /** Releases the prepared statements; without this bun:sqlite keeps the file (and its lock) open. */
   dispose(): void {
     this.closed = true;
-    for (const st of [this.insertSession, this.insertEvent, this.sealSession, this.insertEvidence, this.insertRef]) st.finalize();
+    for (const st of [this.insertSession, this.insertEvent, this.sealSession, this.insertEvidence, this.insertRef, this.selectEvidence]) st.finalize();
   }
 
   private assertOpen(): void {

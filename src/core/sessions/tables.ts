@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * A Session row outlives its deletion as a tombstone (state "deleted") so its id is never reused
@@ -32,12 +32,17 @@ export const events = sqliteTable(
   (t) => [primaryKey({ columns: [t.sessionId, t.sequence] })],
 );
 
-/** Metadata of stored Evidence objects; the bytes are files named by the digest. */
+/**
+ * Stored Evidence objects. The bytes of a small object (at most the inline limit, 64 KiB by
+ * default: UI trees, small screenshots) are `inline_bytes`, written in the transaction of the event
+ * that references them; a larger object's bytes are a file named by its digest (inline_bytes null).
+ */
 export const evidence = sqliteTable("evidence", {
   sha256: text("sha256").primaryKey(),
   mediaType: text("media_type").notNull(),
   byteLength: integer("byte_length").notNull(),
   createdAtMs: integer("created_at_ms").notNull(),
+  inlineBytes: blob("inline_bytes", { mode: "buffer" }),
 });
 
 /** Which Sessions reference which Evidence: an object is removed when its last reference goes. */

@@ -5,8 +5,8 @@ import { coreHarness } from "../../support/core-harness.ts";
 const FEATURES = ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "observation.uiSnapshot.v1", "verdict.record.v1", "session.export.page.v1"];
 
 /** The shared core harness, every connection offering FEATURES (up to 1.`maxMinor`). */
-async function setup() {
-  const h = await coreHarness();
+async function setup(evidenceInlineBytes?: number) {
+  const h = await coreHarness({ evidenceInlineBytes });
   return { ...h, connect: (maxMinor = 5) => h.connect(FEATURES, maxMinor) };
 }
 
@@ -60,39 +60,47 @@ describe("Session handlers over a fake driver", () => {
     }
   });
 
-  test("ui.snapshot.get returns the stored tree, refuses other Sessions' observations and detects corrupted bytes", async () => {
-    const s = await setup();
-    try {
-      const a = await s.connect();
-      await a.ask("device.connect");
-      await a.ask("session.start");
-      const obs = (await a.ask("device.observe")).result;
-      expect(obs.uiSnapshot).toEqual({
-        formatVersion: 1,
-        context: { contextKind: "native", contextId: "fake-app", documentEpoch: "1" },
-        nodeCount: 2,
-        byteLength: expect.any(Number),
-        evidence: expect.objectContaining({ mediaType: "application/vnd.devicerail.ui-tree+json;version=1" }),
-      });
-      const snap = (await a.ask("ui.snapshot.get", { observationId: obs.id })).result;
-      expect(snap).toEqual(expect.objectContaining({ formatVersion: 1, observationId: obs.id, rootStableNodeIds: ["root"] }));
-      expect(snap.nodes.map((n: any) => n.stableNodeId)).toEqual(["root", "ok"]);
-      await a.ask("session.end");
-      await a.ask("session.start");
-      expect((await a.ask("ui.snapshot.get", { observationId: obs.id })).error.data.code).toBe("ui_snapshot_not_found");
-      const again = (await a.ask("device.observe")).result;
-      // Same tree, other observation id: different bytes, its own file. Corrupt it on disk.
-      writeFileSync(s.objects.pathOf(again.uiSnapshot.evidence.sha256), "{}");
-      expect((await a.ask("ui.snapshot.get", { observationId: again.id })).error.data).toEqual({
-        code: "invalid_ui_snapshot",
-        message: "the stored UI snapshot is invalid",
-        retryable: false,
-        details: { observationId: again.id },
-      });
-    } finally {
-      s.cleanup();
-    }
-  });
+  for (const tier of ["inline", "file"] as const) {
+    test(`ui.snapshot.get returns the stored tree, refuses other Sessions' observations and detects corrupted bytes (${tier} evidence)`, async () => {
+      const s = await setup(tier === "file" ? 0 : undefined);
+      try {
+        const a = await s.connect();
+        await a.ask("device.connect");
+        await a.ask("session.start");
+        const obs = (await a.ask("device.observe")).result;
+        expect(obs.uiSnapshot).toEqual({
+          formatVersion: 1,
+          context: { contextKind: "native", contextId: "fake-app", documentEpoch: "1" },
+          nodeCount: 2,
+          byteLength: expect.any(Number),
+          evidence: expect.objectContaining({ mediaType: "application/vnd.devicerail.ui-tree+json;version=1" }),
+        });
+        const snap = (await a.ask("ui.snapshot.get", { observationId: obs.id })).result;
+        expect(snap).toEqual(expect.objectContaining({ formatVersion: 1, observationId: obs.id, rootStableNodeIds: ["root"] }));
+        expect(snap.nodes.map((n: any) => n.stableNodeId)).toEqual(["root", "ok"]);
+        await a.ask("session.end");
+        await a.ask("session.start");
+        expect((await a.ask("ui.snapshot.get", { observationId: obs.id })).error.data.code).toBe("ui_snapshot_not_found");
+        const again = (await a.ask("device.observe")).result;
+        // Same tree, other observation id: different bytes, its own object. Corrupt it where it is stored.
+        const sha = again.uiSnapshot.evidence.sha256;
+        if (tier === "file") writeFileSync(s.objects.pathOf(sha), "{}");
+        else {
+          expect(s.objects.has(sha)).toBe(false);
+          s.raw.run("UPDATE evidence SET inline_bytes = ? WHERE sha256 = ? AND inline_bytes IS NOT NULL", [new TextEncoder().encode("{}"), sha]);
+          expect(s.raw.query("SELECT changes() AS n").get()).toEqual({ n: 1 });
+        }
+        expect((await a.ask("ui.snapshot.get", { observationId: again.id })).error.data).toEqual({
+          code: "invalid_ui_snapshot",
+          message: "the stored UI snapshot is invalid",
+          retryable: false,
+          details: { observationId: again.id },
+        });
+      } finally {
+        s.cleanup();
+      }
+    });
+  }
 
   test("a 1.4 connection cannot read a Session holding a UI snapshot, and is told which event needs 1.5", async () => {
     const s = await setup();
