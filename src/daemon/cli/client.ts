@@ -6,6 +6,7 @@
 import { homedir } from "node:os";
 import { DatabaseLockedError } from "../../core/sessions/db.ts";
 import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
+import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import { MemoryConnection } from "../../transports/memory.ts";
@@ -100,8 +101,18 @@ export async function withClient<T>(work: (c: CoreClient) => Promise<T>, env: En
 }
 
 /** Selects `-d ID`, or leaves routing to the sole device (the daemon says when there are several). */
+/**
+ * Routes the connection to `-d`: a device id, or for people who know their phone by `adb
+ * devices`, the part after the driver's prefix (`emulator-5554` for `android-adb:emulator-5554`)
+ * when exactly one present device has it. Anything else is selected as given, so an unknown id
+ * fails with the daemon's own device_not_found.
+ */
 export async function route(c: CoreClient, deviceId: string | undefined): Promise<void> {
-  if (deviceId !== undefined) await c.call("device.select", { deviceId });
+  if (deviceId === undefined) return;
+  const { devices } = await c.call<DevicesListResult>("devices.list");
+  const bySuffix = devices.filter((d) => d.id.endsWith(`:${deviceId}`));
+  const id = devices.some((d) => d.id === deviceId) || bySuffix.length !== 1 ? deviceId : (bySuffix[0] as (typeof devices)[number]).id;
+  await c.call("device.select", { deviceId: id });
 }
 
 /**

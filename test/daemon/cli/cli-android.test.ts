@@ -62,6 +62,14 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     expect(snapshot.context.contextId).toBe("com.example.app");
   }, 30_000);
 
+  test("-d takes the serial adb prints, as well as the device id; an unknown one is device_not_found", async () => {
+    const { observation } = await cliJson(["screenshot", "-o", "by-serial.png", "-d", phone.serial], env(), tempCwd());
+    expect(observation.deviceId).toBe(id);
+    const r = await cli(["ui", "-d", "no-such-serial", "--json"], env());
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).error.data).toEqual(expect.objectContaining({ code: "device_not_found", details: { deviceId: "no-such-serial" } }));
+  }, 30_000);
+
   test("tap, swipe, type, key, launch and open-url reach the phone", async () => {
     const inputs = phone.phone.inputLog.length;
     const commands = phone.phone.commandLog.length;
