@@ -12,7 +12,8 @@ const CLIENTS = 4;
 interface Acked {
   sessions: Set<string>;
   verdicts: Map<string, { sessionId: string; event: unknown }>;
-  observations: Map<string, string>;
+  /** Observation id → its Session and the digests of the evidence it references. */
+  observations: Map<string, { sessionId: string; evidence: string[] }>;
   actions: Map<string, string>;
 }
 
@@ -45,7 +46,8 @@ async function load(port: number, index: number, round: number, acked: Acked): P
         if (r.result) acked.verdicts.set(r.result.event.eventId, { sessionId, event: r.result.event });
       } else if (op === 1) {
         const r = await c.call("device.observe");
-        if (r.result) acked.observations.set(r.result.id, sessionId);
+        if (r.result)
+          acked.observations.set(r.result.id, { sessionId, evidence: [r.result.screenshot?.sha256, r.result.uiSnapshot?.evidence.sha256].filter((d) => typeof d === "string") });
       } else {
         const id = crypto.randomUUID();
         const r = await c.call("device.execute", { id, name: "tap", arguments: { x: n, y: index } });
@@ -62,6 +64,7 @@ async function verify(port: number, acked: Acked, sessions: Iterable<string>): P
   const c = await TcpClient.connect(port);
   await c.call("system.hello", helloParams());
   let checked = 0;
+  const digests = new Set<string>();
   for (const sessionId of sessions) {
     const r = await c.call("events.list", { sessionId });
     expect(r.error).toBeUndefined();
@@ -76,11 +79,21 @@ async function verify(port: number, acked: Acked, sessions: Iterable<string>): P
     const byId = new Map(events.map((e) => [e.eventId, e]));
     const observed = new Set(events.filter((e) => e.payload.type === "observationCaptured").map((e) => e.payload.observation.id));
     for (const [eventId, v] of acked.verdicts) if (v.sessionId === sessionId) expect(byId.get(eventId)).toEqual(v.event);
-    for (const [obsId, s] of acked.observations) if (s === sessionId) expect(observed.has(obsId)).toBe(true);
+    for (const [obsId, o] of acked.observations)
+      if (o.sessionId === sessionId) {
+        expect(observed.has(obsId)).toBe(true);
+        for (const digest of o.evidence) digests.add(digest);
+      }
     for (const [callId, s] of acked.actions) if (s === sessionId) expect(started.includes(callId)).toBe(true);
     checked += events.length;
   }
   c.close();
+  // The bytes of every acknowledged observation's screenshot and UI tree, read back by digest.
+  for (const digest of digests) {
+    const res = await fetch(`http://127.0.0.1:${port}/evidence/${digest}`);
+    expect(res.status).toBe(200);
+    expect(new Bun.CryptoHasher("sha256").update(new Uint8Array(await res.arrayBuffer())).digest("hex")).toBe(digest);
+  }
   return checked;
 }
 
