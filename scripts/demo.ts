@@ -2,12 +2,13 @@
  * The main job of the README: starts the daemon on stdio and runs a short scripted client session,
  * printing each request and what the daemon answered. DEVICERAIL_TEST_BIN runs a compiled binary.
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
-const cmd = process.env.DEVICERAIL_TEST_BIN ? [process.env.DEVICERAIL_TEST_BIN, "serve"] : [process.execPath, join(ROOT, "src/daemon/main.ts"), "serve"];
+const cli = process.env.DEVICERAIL_TEST_BIN ? [process.env.DEVICERAIL_TEST_BIN] : [process.execPath, join(ROOT, "src/daemon/main.ts")];
+const cmd = [...cli, "serve"];
 const color = process.stdout.isTTY;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);
 const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s);
@@ -95,6 +96,21 @@ const exported = await call("session.export", { sessionId: start.result?.id });
 daemon.stdin.end();
 const code = await daemon.exited;
 
+// The Session as a folder a person can open, with the screenshots as PNG files named by digest
+// (`devicerail export`; it only reads the store, so no device drivers are started for it).
+const exportDir = join(dataDir, "export");
+const exportRun =
+  code === 0 && start.result?.id
+    ? Bun.spawnSync([...cli, "export", start.result.id, "-o", exportDir], {
+        cwd: ROOT,
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_LOG_LEVEL: "warn" },
+      })
+    : null;
+const shotFile = screenshot ? join(exportDir, "evidence", `${screenshot.sha256}.png`) : null;
+const exportedShot = exportRun?.exitCode === 0 && shotFile !== null && existsSync(shotFile);
+
 const selected = hello.result?.protocol?.selected;
 const kinds = (exported.result?.events ?? []).map((e: { payload: { type: string } }) => e.payload.type).join(", ");
 process.stdout.write(
@@ -103,10 +119,10 @@ process.stdout.write(
     `  negotiated protocol ${selected?.major}.${selected?.minor} with ${hello.result?.features?.enabled?.length ?? 0} features`,
     `  ${devices.result?.devices?.length ?? 0} device(s) registered: ${(devices.result?.devices ?? []).map((d: { id: string }) => d.id).join(", ")}; connected ${connected.result?.id}`,
     `  session ${start.result?.id}: observed ${tree.result?.nodes?.length ?? 0} UI nodes, signed in (now on ${signIn.result?.after?.metadata?.screen ?? "?"}), sync ${synced.result?.output?.matched ? "seen done" : "not seen"}, verdict ${verdict.result ? "recorded" : verdict.error?.data.code}`,
-    `  last screenshot: ${screenshot ? join(dataDir, "evidence/objects", screenshot.sha256.slice(0, 2), screenshot.sha256) : "none"} (a PNG)`,
+    `  last screenshot: ${exportedShot ? `${shotFile} (a PNG, from \`devicerail export\` into ${exportDir})` : `not exported: ${exportRun ? new TextDecoder().decode(exportRun.stderr).trim() || `exit ${exportRun.exitCode}` : "no Session"}`}`,
     `  session.end answered ${end.result ? `state ${end.result.state}, ${end.result.eventCount} events` : end.error?.data.code}: ${kinds}`,
     `  daemon exited with code ${code} after end of input`,
     "",
   ].join("\n"),
 );
-process.exit(code === 0 && hello.result && end.result && synced.result?.output?.matched ? 0 : 1);
+process.exit(code === 0 && hello.result && end.result && synced.result?.output?.matched && exportedShot ? 0 : 1);

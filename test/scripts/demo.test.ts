@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { ADB_PATH } from "../support/adb-device/index.ts";
@@ -18,9 +19,10 @@ describe("scripts/demo.ts", () => {
     // As a user runs it: Android on auto, so the daemon starts an adb server when adb is
     // installed; here on a private port, so the machine's own server (5037) is left alone.
     const adbPort = await freePort();
+    const dataDir = tempDataDir();
     const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/demo.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DEVICERAIL_DATA_DIR: tempDataDir(), NO_COLOR: "1", DEVICERAIL_ANDROID: "auto", ANDROID_ADB_SERVER_PORT: String(adbPort), DEVICERAIL_ADB_PATH: ADB_PATH },
+      env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, NO_COLOR: "1", DEVICERAIL_ANDROID: "auto", ANDROID_ADB_SERVER_PORT: String(adbPort), DEVICERAIL_ADB_PATH: ADB_PATH },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -31,5 +33,10 @@ describe("scripts/demo.ts", () => {
     expect(summary).toContain("negotiated protocol 1.5 with 8 features");
     expect(summary).toContain("signed in (now on home), sync seen done, verdict recorded");
     expect(summary).toContain("daemon exited with code 0 after end of input");
+    // The screenshot it names is the exported PNG of the last observation, named by its digest.
+    const shot = /last screenshot: (\S+\/export\/evidence\/([0-9a-f]{64})\.png) \(a PNG/.exec(summary);
+    expect(shot?.[1]?.startsWith(join(dataDir, "export"))).toBe(true);
+    const bytes = new Uint8Array(readFileSync(shot?.[1] as string));
+    expect([new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), Buffer.from(bytes.subarray(1, 4)).toString()]).toEqual([shot?.[2], "PNG"]);
   });
 });
