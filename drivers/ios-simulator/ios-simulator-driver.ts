@@ -1,4 +1,4 @@
-import type { CallContext, DeviceChange, Driver, ElementInput, Logger, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
+import { allEnded, type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
@@ -239,7 +239,7 @@ export class IosSimulatorDriver implements Driver {
     const { udid, a } = this.session(deviceId, ctx);
     // A viewport is needed even when no screenshot is kept: measure one if none is known yet.
     const shoot = opts.screenshot || a.viewport === null;
-    const [png, json] = await Promise.all([shoot ? this.simctl.screenshot(udid, ctx) : null, opts.uiTree && a.hid ? this.treeJson(a.hid, ctx) : null]);
+    const [png, json] = await allEnded(shoot ? this.simctl.screenshot(udid, ctx) : Promise.resolve(null), opts.uiTree && a.hid ? this.treeJson(a.hid, ctx) : Promise.resolve(null));
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");

@@ -18,6 +18,18 @@ export function budgetMs(ctx: CallContext, ceilingMs: number): number {
   return Math.max(0, Math.min(ceilingMs, ctx.deadline === null ? ceilingMs : ctx.deadline - Date.now()));
 }
 
+/**
+ * Like Promise.all for the parts of one observation, but settles only when every part has ended,
+ * so a screenshot still running when the tree failed (a child process, a device stream) never
+ * outlives the call that started it; rejects with the first failure in argument order.
+ */
+export async function allEnded<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === "rejected") throw ra.reason;
+  if (rb.status === "rejected") throw rb.reason;
+  return [ra.value, rb.value];
+}
+
 export type Protection = "standard" | "protected";
 
 /** What a driver captured; core turns it into a protocol Observation and stores the bytes as Evidence. */

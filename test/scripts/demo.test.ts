@@ -37,6 +37,6 @@ describe("scripts/demo.ts", () => {
     const shot = /last screenshot: (\S+\/export\/evidence\/([0-9a-f]{64})\.png) \(a PNG/.exec(summary);
     expect(shot?.[1]?.startsWith(join(dataDir, "export"))).toBe(true);
     const bytes = new Uint8Array(readFileSync(shot?.[1] as string));
-    expect([new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), Buffer.from(bytes.subarray(1, 4)).toString()]).toEqual([shot?.[2], "PNG"]);
+    expect([new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), Buffer.from(bytes.subarray(1, 4)).toString()]).toEqual([shot?.[2] as string, "PNG"]);
   });
 });
