@@ -7,7 +7,7 @@ import type { AdbdDevice, ServiceKind, ServiceRequest } from "./adbd-services.ts
 import { activityCommands } from "./commands-activity.ts";
 import { screenCommands } from "./commands-screen.ts";
 import { shellCommands } from "./commands-shell.ts";
-import { type CommandFn, type CommandIo, delay, hang, type StdinBuffer, text } from "./command-io.ts";
+import { type CommandFn, type CommandIo, delay, hang, StdinBuffer, text } from "./command-io.ts";
 import { PhoneFiles } from "./phone-files.ts";
 import { type Scenario, ScenarioRuntime, type SnapshotNode, type View } from "./scenario.ts";
 import { ScreenRenderer } from "./screen-png.ts";
@@ -199,6 +199,25 @@ export class FakePhone implements AdbdDevice {
     record.stdin = text(stdin.receivedBytes());
     record.exitCode = status;
     return status;
+  }
+
+  /**
+   * Runs `src` as `sh -c` would, with an empty stdin, for tests of what the driver's scripts do on
+   * the phone: stdout, stderr, and both in the order they were written (what `2>&1` would give).
+   */
+  async runForText(src: string): Promise<{ out: string; err: string; both: string; status: number }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const both: string[] = [];
+    const stdin = new StdinBuffer();
+    stdin.end();
+    const write = (to: string[]) => (d: string | Uint8Array) => {
+      const t = typeof d === "string" ? d : text(d);
+      to.push(t);
+      both.push(t);
+    };
+    const status = await this.runScriptText(src, { stdin, out: write(out), err: write(err), signal: new AbortController().signal, unplug: () => {} }, "command-line");
+    return { out: out.join(""), err: err.join(""), both: both.join(""), status };
   }
 
   /** Parses and runs `src` in a fresh shell (as `sh -c` would). */

@@ -1,16 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { DisplayParseError, orientationOf, parseWmDensity, parseWmSize, pngSize } from "../../../../drivers/android/parse/display.ts";
-import { StdinBuffer } from "../../../support/adb-device/command-io.ts";
 import { FakePhone } from "../../../support/adb-device/index.ts";
 
-async function shell(phone: FakePhone, src: string): Promise<string> {
-  const out: string[] = [];
-  const stdin = new StdinBuffer();
-  stdin.end();
-  const decode = (d: string | Uint8Array) => (typeof d === "string" ? d : new TextDecoder().decode(d));
-  await phone.runScriptText(src, { stdin, out: (d) => out.push(decode(d)), err: (d) => out.push(decode(d)), signal: new AbortController().signal, unplug: () => {} }, "command-line");
-  return out.join("");
-}
+/** stdout and stderr of a script on the simulated phone, as the driver reads them (2>&1). */
+const shell = async (phone: FakePhone, src: string) => (await phone.runForText(src)).both;
 
 function error(f: () => unknown): string {
   try {

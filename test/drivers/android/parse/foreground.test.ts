@@ -1,19 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { parseComponent, parseForeground } from "../../../../drivers/android/parse/foreground.ts";
-import { StdinBuffer } from "../../../support/adb-device/command-io.ts";
 import { demoScenario, FakePhone } from "../../../support/adb-device/index.ts";
 
 const sample = (name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/dumpsys-window/${name}.txt`, import.meta.url), "utf8");
 
-async function shell(phone: FakePhone, src: string): Promise<string> {
-  const out: string[] = [];
-  const stdin = new StdinBuffer();
-  stdin.end();
-  const decode = (d: string | Uint8Array) => (typeof d === "string" ? d : new TextDecoder().decode(d));
-  await phone.runScriptText(src, { stdin, out: (d) => out.push(decode(d)), err: (d) => out.push(decode(d)), signal: new AbortController().signal, unplug: () => {} }, "command-line");
-  return out.join("");
-}
+/** stdout and stderr of a script on the simulated phone, as the driver reads them (2>&1). */
+const shell = async (phone: FakePhone, src: string) => (await phone.runForText(src)).both;
 
 describe("parseForeground", () => {
   test("names the focused app when the samples come from Android 10 to 14", () => {

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { exitMarker, exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "../../../../drivers/android/parse/shell.ts";
-import { StdinBuffer } from "../../../support/adb-device/command-io.ts";
 import { demoScenario, FakePhone } from "../../../support/adb-device/index.ts";
 import { decodeInputText } from "../../../support/adb-device/input-command.ts";
 import { expandWord, parseScript } from "../../../support/adb-device/sh.ts";
@@ -10,15 +9,7 @@ function argvOf(line: string): string[] {
   return parseScript(line).flatMap(({ command }) => command.words.flatMap((w) => expandWord(w, () => undefined)));
 }
 
-async function shell(phone: FakePhone, src: string): Promise<{ out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdin = new StdinBuffer();
-  stdin.end();
-  const decode = (d: string | Uint8Array) => (typeof d === "string" ? d : new TextDecoder().decode(d));
-  await phone.runScriptText(src, { stdin, out: (d) => out.push(decode(d)), err: (d) => err.push(decode(d)), signal: new AbortController().signal, unplug: () => {} }, "command-line");
-  return { out: out.join(""), err: err.join("") };
-}
+const shell = (phone: FakePhone, src: string) => phone.runForText(src);
 
 const HOSTILE = ["", "plain", "a b", "it's", "''", "'", "a;b", "$(id)", "`id`", '"quoted"', "line\nbreak\n", "back\\slash\\", "$HOME ${X} $?", "*?[a]", "&& || | & > < #", "\t tab", "ünï ☃ \u{1F600}"];
 

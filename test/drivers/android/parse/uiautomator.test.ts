@@ -4,7 +4,6 @@ import { readFileSync } from "node:fs";
 import { type AndroidUiTree, dumpFailure, parseUiautomatorDump, UiDumpError } from "../../../../drivers/android/parse/uiautomator.ts";
 import { uiSnapshotProblem } from "../../../../src/core/sessions/ui-snapshot.ts";
 import type { UiNode } from "../../../../src/protocol/types/ui.ts";
-import { StdinBuffer } from "../../../support/adb-device/command-io.ts";
 import { DEFAULT_DUMP_FILE, demoScenario, FakePhone, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "../../../support/adb-device/index.ts";
 
 const sample = (name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/uiautomator/${name}`, import.meta.url), "utf8");
@@ -18,15 +17,8 @@ function n(id: string, parent: string | null, role: string, over: Partial<UiNode
 }
 const rect = (x1: number, y1: number, x2: number, y2: number) => ({ x: x1, y: y1, width: x2 - x1, height: y2 - y1 });
 
-/** Runs a script on the simulated phone and returns stdout (the driver merges stderr with 2>&1). */
-async function shell(phone: FakePhone, src: string): Promise<string> {
-  const out: string[] = [];
-  const stdin = new StdinBuffer();
-  stdin.end();
-  const decode = (d: string | Uint8Array) => (typeof d === "string" ? d : new TextDecoder().decode(d));
-  await phone.runScriptText(src, { stdin, out: (d) => out.push(decode(d)), err: (d) => out.push(decode(d)), signal: new AbortController().signal, unplug: () => {} }, "command-line");
-  return out.join("");
-}
+/** stdout and stderr of a script on the simulated phone, as the driver reads them (2>&1). */
+const shell = async (phone: FakePhone, src: string) => (await phone.runForText(src)).both;
 const DUMP = `uiautomator dump ${DEFAULT_DUMP_FILE} 2>&1; cat ${DEFAULT_DUMP_FILE}`;
 
 function thrown(f: () => unknown): { kind: string; message: string } {
