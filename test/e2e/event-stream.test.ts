@@ -247,19 +247,9 @@ async function rawSubscriber(endpoint: string, sessionId: string) {
   };
 }
 
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return all;
-}
-
 /** Text messages of the server's (unmasked) frames after the HTTP response head. */
 function framesOf(chunks: Uint8Array[]): any[] {
-  const all = concat(chunks);
+  const all = Bun.concatArrayBuffers(chunks, Infinity, true);
   let at = new TextDecoder().decode(all.subarray(0, 4096)).indexOf("\r\n\r\n") + 4;
   const out: any[] = [];
   while (at + 2 <= all.length) {

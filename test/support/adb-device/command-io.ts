@@ -28,15 +28,7 @@ const decoder = new TextDecoder();
 export const bytes = (data: string | Uint8Array): Uint8Array => (typeof data === "string" ? encoder.encode(data) : data);
 export const text = (data: Uint8Array): string => decoder.decode(data);
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+export const concat = (parts: readonly Uint8Array[]): Uint8Array => Bun.concatArrayBuffers([...parts], Infinity, true);
 
 /**
  * Stdin as it arrives from the host (shell_v2 stdin packets or raw WRTEs). Keeps a copy of every

@@ -38,16 +38,6 @@ export function hangForever(): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 export async function runCli(tool: Tool, main: (ctx: CliContext) => Promise<number>): Promise<never> {
   const dir = stateDirFromEnv();
   const argv = process.argv.slice(2);
@@ -119,7 +109,7 @@ export async function runCli(tool: Tool, main: (ctx: CliContext) => Promise<numb
       code = 70;
     }
   }
-  let bytes = concat(stdout);
+  let bytes = Bun.concatArrayBuffers(stdout, Infinity, true);
   if (ctx.malformed) bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
   if (bytes.length > 0) await Bun.write(Bun.stdout, bytes);
   if (stderr) await Bun.write(Bun.stderr, stderr);
