@@ -28,17 +28,11 @@ const node = (id: string, parent: string | null, text: string | null, y: number)
 });
 
 /**
- * A scriptable driver for core tests: a device `fake-1` with a two-node UI tree, and switches to
- * make the next observation or action hang until aborted, or fail.
+ * The lifecycle of a test driver with one device, `info`: listed when started, `connected`
+ * switched by connect and disconnect, always healthy.
  */
-export class FakeDriver implements Driver {
-  readonly name = "fake";
-  readonly uiTrees = true;
-  hangObserve = false;
-  hangExecute = false;
-  info: DeviceInfo = { id: "fake-1", name: "Fake Device", platform: { kind: "other", value: "fake" }, osVersion: "1", connected: false };
-  observeCalls: ObserveOptions[] = [];
-  private readonly gate = Promise.withResolvers<void>();
+export abstract class OneDeviceDriver {
+  abstract info: DeviceInfo;
 
   async start(onChange: (c: DeviceChange) => void): Promise<void> {
     onChange({ type: "present", device: { ...this.info } });
@@ -52,6 +46,19 @@ export class FakeDriver implements Driver {
     this.info.connected = false;
   }
   async health(): Promise<void> {}
+}
+
+/**
+ * A scriptable driver for core tests: a device `fake-1` with a two-node UI tree, and switches to
+ * make the next observation or action hang until aborted, or fail.
+ */
+export class FakeDriver extends OneDeviceDriver implements Driver {
+  readonly name = "fake";
+  readonly uiTrees = true;
+  hangObserve = false;
+  hangExecute = false;
+  info: DeviceInfo = { id: "fake-1", name: "Fake Device", platform: { kind: "other", value: "fake" }, osVersion: "1", connected: false };
+  observeCalls: ObserveOptions[] = [];
   async actions(): Promise<ActionDefinition[]> {
     return [{ name: "tap", description: "tap", inputSchema: { type: "object" }, protection: "standard" }];
   }

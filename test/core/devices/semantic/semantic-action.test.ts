@@ -2,13 +2,14 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { MOCK_PNG } from "../../../../drivers/mock/index.ts";
 import { captureObservation } from "../../../../src/core/devices/observe.ts";
 import { type SemanticEnv, WAIT_POLL_MS, runSemantic } from "../../../../src/core/devices/semantic/semantic-action.ts";
-import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../../../src/driver/driver.ts";
+import type { CallContext, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../../../src/driver/driver.ts";
 import { DriverError } from "../../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../../src/protocol/types/device.ts";
 import type { UiContextRef, UiNode } from "../../../../src/protocol/types/ui.ts";
 import { silentLogger } from "../../../../src/rpc/rpc-error.ts";
 import { coreHarness } from "../../../support/core-harness.ts";
+import { OneDeviceDriver } from "../../../support/fake-driver.ts";
 
 /*
  * Through the real dispatcher and device.execute handler (core harness) over a second, attached
@@ -63,7 +64,7 @@ interface Tree {
  * A device `el-1` whose n-th observation (0-based, counting every driver observe) shows
  * `script(n)`, and whose element input records every call. `native` adds tapNode/setNodeValue.
  */
-class ElementDriver implements Driver {
+class ElementDriver extends OneDeviceDriver implements Driver {
   readonly name = "element-fake";
   readonly uiTrees = true;
   readonly elements: ElementInput;
@@ -75,6 +76,7 @@ class ElementDriver implements Driver {
   calls: unknown[][] = [];
 
   constructor(native: boolean) {
+    super();
     const input: ElementInput = {
       tapPoint: async (d: string, p: Point) => void this.calls.push(["tapPoint", d, p]),
       clearFocused: async (d: string) => void this.calls.push(["clearFocused", d]),
@@ -87,18 +89,6 @@ class ElementDriver implements Driver {
     this.elements = input;
   }
 
-  async start(onChange: (c: DeviceChange) => void): Promise<void> {
-    onChange({ type: "present", device: { ...this.info } });
-  }
-  async stop(): Promise<void> {}
-  async connect(): Promise<DeviceInfo> {
-    this.info.connected = true;
-    return { ...this.info };
-  }
-  async disconnect(): Promise<void> {
-    this.info.connected = false;
-  }
-  async health(): Promise<void> {}
   async actions(): Promise<ActionDefinition[]> {
     return [];
   }
