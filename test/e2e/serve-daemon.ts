@@ -3,29 +3,37 @@ import { rmSync } from "node:fs";
 import type { Socket, Subprocess } from "bun";
 import { ROOT, type RpcResponse, daemonCommand, daemonEnv, helloParams } from "../support/daemon.ts";
 
-/** Resolves with `value`, or rejects naming `what` after `ms`, so a hang fails with a message instead of the test timeout. */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/**
+ * Resolves with `value`, or rejects naming `what` after `ms`, so a hang fails with a message
+ * instead of the test timeout. `what` may be a function, for a message read when it fires.
+ */
+export function within<T>(promise: Promise<T>, ms: number, what: string | (() => string)): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new Error(`${typeof what === "string" ? what : what()} within ${ms} ms`)), ms);
     }),
   ]);
 }
 
 export type Listening = { host?: string; port?: number; socket?: string };
 
-/** `devicerail serve ARGS` with its own data directory; the listening line, stderr and exit. */
+/**
+ * `devicerail serve ARGS` with its own data directory (stdin at end of input from the start, which
+ * must not stop a socket daemon); the listening line, the rest of stdout, stderr and exit.
+ */
 export class ServeDaemon {
   readonly proc: Subprocess<"ignore", "pipe", "pipe">;
   readonly exited: Promise<number>;
   readonly dataDir: string;
   stderr = "";
-  /** The `{"listening":…}` line's value (after `start`). */
+  /** The `{"listening":…}` line's value (after `start` or `listened`). */
   listening: Listening = {};
-  private readonly first: Promise<string | null>;
-  private stderrWaiters: (() => boolean)[] = [];
+  private readonly first = Promise.withResolvers<string | null>();
+  private readonly rest: Promise<string>;
+  /** Each returns true once satisfied (or when told stderr ended) and is then dropped. */
+  private stderrWaiters: ((ended?: boolean) => boolean)[] = [];
 
   constructor(args: string[], env: Record<string, string> = {}) {
     const full = daemonEnv(env);
@@ -34,43 +42,69 @@ export class ServeDaemon {
     this.proc = proc;
     this.exited = proc.exited;
     void (async () => {
+      const decoder = new TextDecoder();
       for await (const chunk of proc.stderr) {
-        this.stderr += new TextDecoder().decode(chunk);
+        this.stderr += decoder.decode(chunk, { stream: true });
         this.stderrWaiters = this.stderrWaiters.filter((w) => !w());
       }
+      for (const w of this.stderrWaiters.splice(0)) w(true);
     })();
-    this.first = (async () => {
+    this.rest = (async () => {
+      const decoder = new TextDecoder();
       let text = "";
+      let gotFirst = false;
       for await (const chunk of proc.stdout) {
-        text += new TextDecoder().decode(chunk);
-        if (text.includes("\n")) return text.slice(0, text.indexOf("\n"));
+        text += decoder.decode(chunk, { stream: true });
+        const nl = text.indexOf("\n");
+        if (!gotFirst && nl >= 0) {
+          gotFirst = true;
+          this.first.resolve(text.slice(0, nl));
+          text = text.slice(nl + 1);
+        }
       }
-      return null;
+      if (!gotFirst) this.first.resolve(text === "" ? null : text);
+      return gotFirst ? text : "";
     })();
   }
 
   static async start(args: string[], env: Record<string, string> = {}): Promise<ServeDaemon> {
     const d = new ServeDaemon(args, env);
-    const line = await within(d.first, 15_000, "no listening line");
-    if (line === null) {
-      await d.exited;
-      throw new Error(`daemon exited (${d.proc.exitCode}) without listening; stderr:\n${d.stderr}`);
-    }
-    d.listening = (JSON.parse(line) as { listening: Listening }).listening;
+    await d.listened(15_000);
     return d;
+  }
+
+  /** Waits for the listening line and returns (and keeps) its value; throws when the daemon exits without one. */
+  async listened(ms = 10_000): Promise<Listening> {
+    const line = await within(this.first.promise, ms, () => `no listening line; stderr:\n${this.stderr}`);
+    if (line === null) {
+      await this.exited;
+      throw new Error(`daemon exited (${this.proc.exitCode}) without listening; stderr:\n${this.stderr}`);
+    }
+    this.listening = (JSON.parse(line) as { listening: Listening }).listening;
+    return this.listening;
   }
 
   get port(): number {
     return this.listening.port as number;
   }
 
-  /** Resolves once the daemon's stderr contains `text`. */
+  /** Everything the daemon wrote to stdout after the listening line (read to EOF). */
+  stdoutAfterListening(): Promise<string> {
+    return this.rest;
+  }
+
+  /** Resolves once the daemon's stderr contains `text`; rejects when stderr ends without it. */
   stderrContains(text: string, ms = 10_000): Promise<void> {
-    const seen = new Promise<void>((resolve) => {
-      const check = () => (this.stderr.includes(text) ? (resolve(), true) : false);
+    const seen = new Promise<void>((resolve, reject) => {
+      const check = (ended?: boolean) => {
+        if (this.stderr.includes(text)) resolve();
+        else if (ended) reject(new Error(`stderr ended without ${JSON.stringify(text)}:\n${this.stderr}`));
+        else return false;
+        return true;
+      };
       if (!check()) this.stderrWaiters.push(check);
     });
-    return within(seen, ms, `stderr did not contain ${JSON.stringify(text)}:\n${this.stderr.slice(-2_000)}`);
+    return within(seen, ms, () => `stderr did not contain ${JSON.stringify(text)}:\n${this.stderr.slice(-2_000)}`);
   }
 
   /** SIGTERM and the exit code. */

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import type { Socket, Subprocess } from "bun";
-import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import type { Socket } from "bun";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ALL_FEATURES, ROOT, type RpcResponse, daemonCommand, daemonEnv, helloParams, spawnDaemon } from "../support/daemon.ts";
+import { ALL_FEATURES, type RpcResponse, helloParams, spawnDaemon } from "../support/daemon.ts";
 import { LineClient } from "../support/line-client.ts";
+import { ServeDaemon, within } from "./serve-daemon.ts";
 
 const MiB = 1_048_576;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -27,113 +28,15 @@ const describeResult = (hello: RpcResponse, client: { name: string; version: str
   activeSessionId: null,
 });
 
-/** Resolves with `value`, or rejects naming `what` after `ms`, so a hang fails with a message instead of the test timeout. */
-function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what()} within ${ms} ms`)), ms);
-    }),
-  ]);
+/** The listening line's port, after checking the line names loopback. */
+async function portOf(daemon: ServeDaemon): Promise<number> {
+  expect(await daemon.listened()).toEqual({ host: "127.0.0.1", port: expect.any(Number) });
+  return daemon.port;
 }
 
-/** A daemon serving TCP: its port (from the one stdout line), stderr, and exit. */
-class TcpDaemon {
-  readonly proc: Subprocess<"pipe", "pipe", "pipe">;
-  readonly exited: Promise<number>;
-  /** Its own data directory (the store admits one daemon per directory), removed on dispose. */
-  readonly dataDir: string;
-  stderr = "";
-  /** Each returns true once satisfied (or when told stderr ended) and is then dropped. */
-  private stderrWaiters: ((ended?: boolean) => boolean)[] = [];
-  private stdoutRest: Promise<string>;
-  private firstLine: Promise<string | null>;
-
-  constructor(args: string[], env: Record<string, string> = {}) {
-    const fullEnv = daemonEnv(env);
-    this.dataDir = fullEnv.DEVICERAIL_DATA_DIR as string;
-    const proc = Bun.spawn(daemonCommand(["serve", ...args]), { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: fullEnv });
-    this.proc = proc;
-    // stdin is not a protocol connection on TCP: closing it at once must not stop the daemon.
-    proc.stdin.end();
-    this.exited = proc.exited;
-    void (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of proc.stderr) {
-        this.stderr += decoder.decode(chunk, { stream: true });
-        this.stderrWaiters = this.stderrWaiters.filter((w) => !w());
-      }
-      for (const w of this.stderrWaiters.splice(0)) w(true);
-    })();
-    const out = this.readStdout();
-    this.firstLine = out.first;
-    this.stdoutRest = out.rest;
-  }
-
-  private readStdout(): { first: Promise<string | null>; rest: Promise<string> } {
-    const first = Promise.withResolvers<string | null>();
-    const rest = (async () => {
-      const decoder = new TextDecoder();
-      let text = "";
-      let gotFirst = false;
-      for await (const chunk of this.proc.stdout) {
-        text += decoder.decode(chunk, { stream: true });
-        const nl = text.indexOf("\n");
-        if (!gotFirst && nl >= 0) {
-          gotFirst = true;
-          first.resolve(text.slice(0, nl));
-          text = text.slice(nl + 1);
-        }
-      }
-      if (!gotFirst) first.resolve(text === "" ? null : text);
-      return gotFirst ? text : "";
-    })();
-    return { first: first.promise, rest };
-  }
-
-  /** The listening line's port. */
-  async port(): Promise<number> {
-    const line = await within(this.firstLine, 10_000, () => `no listening line; stderr:\n${this.stderr}`);
-    if (line === null) throw new Error(`daemon exited without listening; stderr:\n${this.stderr}`);
-    const parsed = JSON.parse(line);
-    expect(parsed).toEqual({ listening: { host: "127.0.0.1", port: expect.any(Number) } });
-    return parsed.listening.port;
-  }
-
-  /** Everything the daemon wrote to stdout after the listening line (read to EOF). */
-  stdoutAfterListening(): Promise<string> {
-    return this.stdoutRest;
-  }
-
-  /** Resolves once stderr contains `text`; checked whenever a log chunk arrives. */
-  stderrContains(text: string, ms = 10_000): Promise<void> {
-    const seen = new Promise<void>((resolve, reject) => {
-      const check = (ended?: boolean) => {
-        if (this.stderr.includes(text)) resolve();
-        else if (ended) reject(new Error(`stderr ended without ${JSON.stringify(text)}:\n${this.stderr}`));
-        else return false;
-        return true;
-      };
-      if (!check()) this.stderrWaiters.push(check);
-    });
-    return within(seen, ms, () => `stderr did not contain ${JSON.stringify(text)}:\n${this.stderr}`);
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (this.proc.exitCode === null && !this.proc.killed) {
-      this.proc.kill("SIGTERM");
-      const t = setTimeout(() => this.proc.kill("SIGKILL"), 5_000);
-      await this.exited;
-      clearTimeout(t);
-    }
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-async function startDaemon(env: Record<string, string> = {}): Promise<{ daemon: TcpDaemon; port: number }> {
-  const daemon = new TcpDaemon(["--listen", "127.0.0.1:0"], env);
-  return { daemon, port: await daemon.port() };
+async function startDaemon(env: Record<string, string> = {}): Promise<{ daemon: ServeDaemon; port: number }> {
+  const daemon = new ServeDaemon(["--listen", "127.0.0.1:0"], env);
+  return { daemon, port: await portOf(daemon) };
 }
 
 /** A minimal NDJSON client on a Bun TCP socket: queued writes with drain, response lines in order. */
@@ -347,7 +250,7 @@ describe("TCP transport", () => {
 
   for (const address of ["0.0.0.0:0", "192.0.2.1:0", "[::]:0", "localhost:0"])
     test(`start-up fails with exit 2 naming the address when --listen is the non-loopback ${address}`, async () => {
-      await using daemon = new TcpDaemon(["--listen", address]);
+      await using daemon = new ServeDaemon(["--listen", address]);
       expect(await daemon.exited).toBe(2);
       const host = address.slice(0, address.lastIndexOf(":")).replace(/^\[(.*)\]$/, "$1");
       expect(daemon.stderr).toContain(`cannot listen on ${address}: refusing to listen on ${JSON.stringify(host)}`);
@@ -355,14 +258,14 @@ describe("TCP transport", () => {
     });
 
   test("start-up fails with exit 2 when DEVICERAIL_RPC_LISTEN is not HOST:PORT", async () => {
-    await using daemon = new TcpDaemon([], { DEVICERAIL_RPC_LISTEN: "127.0.0.1" });
+    await using daemon = new ServeDaemon([], { DEVICERAIL_RPC_LISTEN: "127.0.0.1" });
     expect(await daemon.exited).toBe(2);
     expect(daemon.stderr).toContain('invalid DEVICERAIL_RPC_LISTEN="127.0.0.1"');
   });
 
   test("DEVICERAIL_RPC_LISTEN serves TCP when no flag is given", async () => {
-    await using daemon = new TcpDaemon([], { DEVICERAIL_RPC_LISTEN: "127.0.0.1:0" });
-    const c = await Client.connect(await daemon.port());
+    await using daemon = new ServeDaemon([], { DEVICERAIL_RPC_LISTEN: "127.0.0.1:0" });
+    const c = await Client.connect(await portOf(daemon));
     expect((await c.hello()).result.transport).toEqual({ kind: "tcp", framing: "ndjson" });
   });
 
@@ -451,8 +354,8 @@ describe("TCP transport", () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const free = probe.port;
     probe.stop(true);
-    await using daemon = new TcpDaemon(["--listen", `127.0.0.1:${free}`]);
-    expect(await daemon.port()).toBe(free);
+    await using daemon = new ServeDaemon(["--listen", `127.0.0.1:${free}`]);
+    expect(await portOf(daemon)).toBe(free);
     expect(existsSync(join(daemon.dataDir, "listen.json"))).toBe(false);
   });
 
