@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { HELLO_LINE } from "./hello-line.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 // A private data directory, so the run neither collides with a daemon in use nor leaves Sessions behind.
@@ -13,16 +14,6 @@ const DATA_DIR = mkdtempSync(join(tmpdir(), "devicerail-bench-"));
 process.on("exit", () => rmSync(DATA_DIR, { recursive: true, force: true }));
 const PIPELINED = Number(process.env.BENCH_RPC_CALLS ?? 100_000);
 const SEQUENTIAL = Number(process.env.BENCH_RPC_SEQUENTIAL ?? 2_000);
-const HELLO = JSON.stringify({
-  jsonrpc: "2.0",
-  id: "hello",
-  method: "system.hello",
-  params: {
-    client: { name: "bench", version: "1" },
-    protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
-    features: { optional: ["events.snapshot.v1"] },
-  },
-});
 const describeLine = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"system.describe"}\n`;
 // sessions.list builds a fresh result every call: validated and encoded each time (no memo).
 const listLine = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"sessions.list"}\n`;
@@ -86,7 +77,7 @@ function percentile(sorted: number[], p: number): number {
 async function measure(name: string, cmd: string[], handshake: boolean, line = describeLine) {
   const peer = new Peer(cmd);
   if (handshake) {
-    peer.write(`${HELLO}\n`);
+    peer.write(HELLO_LINE);
     await peer.readLines(1);
   }
   // Warm-up so the JIT has seen the hot path in both processes.

@@ -8,20 +8,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { HELLO_LINE } from "./hello-line.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const BIN = process.env.BENCH_STARTUP_BIN ?? join(ROOT, "dist/devicerail-linux-x64");
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 30);
-const HELLO = `${JSON.stringify({
-  jsonrpc: "2.0",
-  id: "hello",
-  method: "system.hello",
-  params: {
-    client: { name: "bench", version: "1" },
-    protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
-    features: { optional: ["events.snapshot.v1"] },
-  },
-})}\n`;
 
 if (!existsSync(BIN)) {
   if (process.env.BENCH_STARTUP_BIN) throw new Error(`startup: ${BIN} does not exist`);
@@ -44,7 +35,7 @@ async function once(): Promise<{ ms: number; rssKiB: number }> {
     const started = performance.now();
     const proc = Bun.spawn([BIN, "serve"], { cwd, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     // Written at once: the pipe holds it until the daemon reads, so the time includes reading it.
-    proc.stdin.write(HELLO);
+    proc.stdin.write(HELLO_LINE);
     proc.stdin.flush();
     const reader = proc.stdout.getReader();
     const decoder = new TextDecoder();
