@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type DaemonProcess, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
-import { storedEvidence } from "../support/stored-evidence.ts";
+import { objectPath, storedEvidence } from "../support/stored-evidence.ts";
 import { LOGIN_CONTEXT, LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, MOCK_METADATA, UI_TREE_MEDIA_TYPE } from "../support/mock-screens.ts";
 
 const MOCK_SHA = LOGIN_SCREEN_SHA;
@@ -18,7 +18,7 @@ async function started(d: DaemonProcess) {
 }
 
 const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-const objectPath = (dataDir: string, sha: string) => join(dataDir, "evidence/objects", sha.slice(0, 2), sha);
+const objectFile = (dataDir: string, sha: string) => objectPath(join(dataDir, "evidence"), sha);
 
 describe("Sessions and the event log over stdio", () => {
   test("a Session records observations with their evidence stored on disk", async () => {
@@ -59,8 +59,8 @@ describe("Sessions and the event log over stdio", () => {
     await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } });
     await started(d);
     const tree = (await d.call("device.observe")).result.uiSnapshot;
-    expect(statSync(objectPath(d.dataDir, MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
-    expect(statSync(objectPath(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
+    expect(statSync(objectFile(d.dataDir, MOCK_SHA)).size).toBe(LOGIN_SCREEN_PNG.length);
+    expect(statSync(objectFile(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
     expect(await d.close()).toBe(0);
     expect(storedEvidence(d.dataDir, MOCK_SHA)).toEqual({ row: true, inline: null, file: LOGIN_SCREEN_PNG });
     expect(storedEvidence(d.dataDir, tree.evidence.sha256)).toEqual({ row: true, inline: null, file: expect.any(Uint8Array) });
@@ -324,12 +324,12 @@ describe("the data directory", () => {
       await started(d);
       await d.call("device.observe");
     }
-    mkdirSync(join(dataDir, "evidence/objects", sha.slice(0, 2)), { recursive: true });
-    writeFileSync(objectPath(dataDir, sha), bytes);
+    mkdirSync(dirname(objectFile(dataDir, sha)), { recursive: true });
+    writeFileSync(objectFile(dataDir, sha), bytes);
     await using again = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
     await again.hello();
-    expect(existsSync(objectPath(dataDir, sha))).toBe(false);
-    expect(existsSync(objectPath(dataDir, MOCK_SHA))).toBe(true);
+    expect(existsSync(objectFile(dataDir, sha))).toBe(false);
+    expect(existsSync(objectFile(dataDir, MOCK_SHA))).toBe(true);
   });
 
   test("end of input ends the active Session with outcome shutdown and reason daemon shutdown", async () => {

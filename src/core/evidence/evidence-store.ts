@@ -22,8 +22,6 @@ export interface EvidenceStore {
   remove(sha256s: readonly string[]): Promise<void>;
 }
 
-const DIGEST = /^[0-9a-f]{64}$/;
-
 export function canonicalRef(sha256: string, mediaType: string): AssetRef {
   return { id: `sha256:${sha256}`, mediaType, uri: `devicerail://assets/sha256/${sha256}`, sha256 };
 }
@@ -81,9 +79,12 @@ export class FileEvidenceStore implements EvidenceStore {
     return { ref: canonicalRef(sha256, mediaType), row: { sha256, mediaType, byteLength: bytes.length } };
   }
 
-  /** The bytes, verified against their digest, from the database or else from the object files. */
+  /**
+   * The bytes, verified against their digest, from the database or else from the object files
+   * (which also refuse a malformed digest: no row can have one).
+   */
   async read(sha256: string): Promise<Uint8Array | null> {
-    const inline = DIGEST.test(sha256) ? (this.inline?.inlineEvidence(sha256) ?? null) : null;
+    const inline = this.inline?.inlineEvidence(sha256) ?? null;
     if (inline === null) return this.objects.read(sha256);
     const actual = sha256Hex(inline);
     if (actual !== sha256) throw new RpcError("evidence_corrupt", { details: { actual, expected: sha256 } });
