@@ -9,6 +9,7 @@ import { createServer, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { type AdbDeviceEntry, parseDevices } from "../../../src/daemon/cli/adb-host.ts";
 
 /** The adb the tests run: DEVICERAIL_TEST_ADB, else the one on PATH, else Debian's. */
 export const ADB_PATH = process.env.DEVICERAIL_TEST_ADB ?? Bun.which("adb") ?? "/usr/bin/adb";
@@ -23,21 +24,8 @@ export interface AdbResult {
   bytes: Uint8Array;
 }
 
-export interface DeviceEntry {
-  serial: string;
-  state: string;
-}
-
-/** Parses the body of host:devices and host:track-devices: `serial\tstate\n` lines. */
-export function parseDeviceList(body: string): DeviceEntry[] {
-  return body
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => {
-      const [serial = "", state = ""] = l.split("\t");
-      return { serial, state };
-    });
-}
+/** A line of host:devices and host:track-devices, parsed as the daemon's doctor parses it. */
+export type DeviceEntry = AdbDeviceEntry;
 
 /** A port the OS just handed out; closed again so the adb server can bind it. */
 export function freePort(): Promise<number> {
@@ -217,7 +205,7 @@ export class AdbServer implements AsyncDisposable {
 
   async devices(): Promise<DeviceEntry[]> {
     let list: DeviceEntry[] = [];
-    await this.messages("host:devices", (b) => ((list = parseDeviceList(b)), true), DEFAULT_TIMEOUT_MS);
+    await this.messages("host:devices", (b) => ((list = parseDevices(b)), true), DEFAULT_TIMEOUT_MS);
     return list;
   }
 
@@ -239,7 +227,7 @@ export class AdbServer implements AsyncDisposable {
       }
     }
     try {
-      await this.messages("host:track-devices", (b) => until((last = parseDeviceList(b))), timeoutMs);
+      await this.messages("host:track-devices", (b) => until((last = parseDevices(b))), timeoutMs);
     } catch (e) {
       throw new Error(`${e instanceof Error ? e.message : e}; last device list: ${JSON.stringify(last)}`);
     }

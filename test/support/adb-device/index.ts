@@ -6,7 +6,7 @@
  *   await server.adb(["-s", dev.serial, "shell", "input", "tap", "540", "935"]);   // or adbkit on server.port
  *   expect(dev.phone.inputLog).toEqual([{ kind: "tap", x: 540, y: 935, target: "com.example.app:id/sign_in" }]);
  */
-export { ADB_PATH, AdbServer, type AdbResult, type DeviceEntry, parseDeviceList, startAdbServer } from "./adb-server.ts";
+export { ADB_PATH, AdbServer, type AdbResult, type DeviceEntry, startAdbServer } from "./adb-server.ts";
 export type { CommandFn, CommandIo, StdinReader } from "./command-io.ts";
 export { DEMO_ITEMS, DEMO_PACKAGE, type DemoState, demoScenario } from "./demo-scenario.ts";
 export { type AuthMode, DEFAULT_FEATURES, FakeAdbd, type FakeAdbdOptions, type SystemType, type TraceEntry } from "./fake-adbd.ts";
