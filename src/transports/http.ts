@@ -6,6 +6,15 @@ import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
 import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, errorResponse, readBody } from "./http-guard.ts";
+import type { AccessToken } from "./token.ts";
+
+/** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
+export interface PublicListenerOptions extends HttpApiOptions {
+  /** When set, every connection authenticates first (and on TCP, non-loopback addresses may be bound). */
+  token?: AccessToken | null;
+  /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
+  allowedOrigins?: readonly string[];
+}
 
 export interface HttpFrontend {
   /** The private Unix socket public connections that begin like HTTP are spliced onto. */

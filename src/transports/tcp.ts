@@ -1,20 +1,14 @@
 import type { TCPSocketListener } from "bun";
-import type { HttpApiOptions } from "./http-api.ts";
 import { loopbackHosts } from "./http-guard.ts";
-import { startHttpFrontend } from "./http.ts";
+import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
-import type { AccessToken } from "./token.ts";
 
 export { MAX_INPUT_QUEUE_BYTES } from "./socket-peer.ts";
 
-export interface TcpOptions extends HttpApiOptions {
+export interface TcpOptions extends PublicListenerOptions {
   host: string;
   port: number;
-  /** When set, every connection authenticates first, and non-loopback addresses may be bound. */
-  token?: AccessToken | null;
-  /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
-  allowedOrigins?: readonly string[];
 }
 
 export interface TcpListener {

@@ -1,19 +1,15 @@
 import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { UnixSocketListener } from "bun";
-import type { HttpApiOptions } from "./http-api.ts";
-import { startHttpFrontend } from "./http.ts";
+import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
-import type { AccessToken } from "./token.ts";
 
 /** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
 export class SocketPathError extends Error {}
 
-export interface UnixOptions extends HttpApiOptions {
+export interface UnixOptions extends PublicListenerOptions {
   path: string;
-  token?: AccessToken | null;
-  allowedOrigins?: readonly string[];
 }
 
 export interface UnixListener {
