@@ -256,6 +256,7 @@ add({
   request: request("hello-1", "system.hello", hello([])),
   response: failure("hello-1", -32602, "invalid_params", "client protocol offer must contain at least one range", true, { reason: "emptyProtocolOffer" }),
   replay: { hello: null, before: [] },
+  requestSchemaValid: false,
 });
 add({
   dir: "system.hello",
@@ -823,7 +824,7 @@ const TRANSCRIPT: Step[] = [
   { req: request(16, "verdict.record", { verdict: VERDICT }), state: true, fixture: { dir: "verdict.record", name: "default", requestId: "rpc.verdict-record.request.v1", responseId: "rpc.verdict-record.response.v1" } },
   {
     req: request(17, "verdict.record", { verdict: { status: "fail", summary: " \t ", evidence: [] } }),
-    fixture: { dir: "verdict.record", name: "blank-summary", requestSchemaValid: false },
+    fixture: { dir: "verdict.record", name: "blank-summary" },
   },
   { req: request(18, "events.list", { afterSequence: 1, limit: 3 }), fixture: { dir: "events.list", name: "default", requestId: "rpc.events-list.request.v1", responseId: "rpc.events-list.response.v1" } },
   { req: request(31, "events.list", { afterSequence: 4, limit: 2 }), fixture: { dir: "events.list", name: "unknown-action-redacted" } },

@@ -1,8 +1,9 @@
 /**
- * Golden protocol fixtures (fixtures/protocol): every file is in the manifest and validates against
- * the generated JSON Schemas; every method has a success pair and an rpcFailure; the values are
- * internally consistent (canonical AssetRefs, UI-tree preorder and digest, one Session log); and each
- * replayable request reproduces its response on a fresh daemon.
+ * Golden protocol fixtures (fixtures/protocol): every file is in the manifest, and the generated JSON
+ * Schemas accept it unless the manifest marks it `schemaValid: false`, and then reject it; every
+ * method has a success pair and an rpcFailure; the values are internally consistent (canonical
+ * AssetRefs, UI-tree preorder and digest, one Session log); and each replayable request reproduces
+ * its response on a fresh daemon.
  *
  * Replay design. A replayable request names `replay.hello` (params of a hello sent first, or null),
  * `replay.before` (requests sent one by one, each answer awaited, to build up state: device.connect,
@@ -31,16 +32,15 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020";
-import { OUT_DIR, methodSchemaId, schemaId } from "../../scripts/gen-protocol.ts";
+import { methodSchemaId, schemaId } from "../../scripts/gen-protocol.ts";
 import { MockApp } from "../../drivers/mock/mock-app.ts";
 import { renderScreen } from "../../drivers/mock/mock-screen.ts";
 import { METHOD_NAMES } from "../../src/protocol/methods.ts";
 import { ROOT, normalizeVolatile, spawnDaemon } from "../support/daemon.ts";
+import { generatedSchemas } from "./generated-schemas.ts";
 
 const FIXTURES = join(ROOT, "fixtures");
 const PROTOCOL_DIR = join(FIXTURES, "protocol");
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Every lowercase v4 UUID inside a string (whole value or part of a message). */
@@ -116,15 +116,6 @@ function* values(node: Json): Generator<Json> {
   else if (node && typeof node === "object") for (const x of Object.values(node)) yield* values(x);
 }
 const isObj = (x: Json): x is Obj => !!x && typeof x === "object" && !Array.isArray(x);
-
-function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  ajv.addFormat("uuid", UUID);
-  for (const dir of ["schema", "methods"])
-    for (const file of readdirSync(join(OUT_DIR, dir)).filter((f) => f.endsWith(".json")).sort())
-      ajv.addSchema(JSON.parse(readFileSync(join(OUT_DIR, dir, file), "utf8")));
-  return ajv;
-}
 
 describe("fixture manifest", () => {
   test("declares manifest version 1 for protocol 1.5 when read", () => {
@@ -245,7 +236,7 @@ describe("fixture manifest", () => {
 });
 
 describe("fixture schemas", () => {
-  const ajv = newAjv();
+  const ajv = generatedSchemas();
 
   test("exempts only raw request lines when an entry has no schema", () => {
     expect(entries.filter((e) => e.schema === null).map((e) => e.kind).filter((k) => k !== "rawLine")).toEqual([]);
@@ -260,6 +251,21 @@ describe("fixture schemas", () => {
     });
     expect(marked.length).toBeGreaterThan(0);
     expect(wrong.map((e) => e.id)).toEqual([]);
+  });
+
+  test("marks schema validity only as false when an entry carries the flag", () => {
+    // Any other value would read as "valid" below and silently drop the expected rejection.
+    expect(entries.filter((e) => "schemaValid" in e && e.schemaValid !== false).map((e) => e.id)).toEqual([]);
+  });
+
+  test("accepts every replay hello when validated as the system.hello request the replay sends", () => {
+    const validate = ajv.getSchema(methodSchemaId("system.hello", "request"));
+    const wrong = requests.flatMap((e) => {
+      const params = e.replay?.hello ?? null;
+      if (params === null) return [];
+      return validate?.({ jsonrpc: "2.0", id: "replay-hello", method: "system.hello", params }) ? [] : [`${e.id}: ${JSON.stringify(validate?.errors ?? "no schema")}`];
+    });
+    expect(wrong).toEqual([]);
   });
 
   test("accepts every before-step when validated against its method's request schema", () => {

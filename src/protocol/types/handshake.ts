@@ -7,8 +7,11 @@ export type PeerInfo = v.InferOutput<typeof PeerInfoSchema>;
 export const ProtocolRangeSchema = v.strictObject({ major: U16Schema, minMinor: U16Schema, maxMinor: U16Schema });
 export type ProtocolRange = v.InferOutput<typeof ProtocolRangeSchema>;
 
-/** An empty list decodes (the negotiation rejects it with emptyProtocolOffer), as in the reference. */
-export const ProtocolOfferSchema = v.strictObject({ ranges: v.array(ProtocolRangeSchema) });
+/**
+ * The JSON Schema requires a range, as the reference's does, but an empty list still decodes: the
+ * reference's server answers it with the typed emptyProtocolOffer rather than a decode failure (12 B4).
+ */
+export const ProtocolOfferSchema = v.strictObject({ ranges: v.pipe(v.array(ProtocolRangeSchema), v.metadata({ minItems: 1 })) });
 export type ProtocolOffer = v.InferOutput<typeof ProtocolOfferSchema>;
 
 const uniqueNames = v.pipe(
