@@ -2,6 +2,7 @@ import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { type AdbkitPort, platformError } from "./adbkit-port.ts";
 import { KEYCODES } from "./parse/keys.ts";
+import { parseAmStartWait, parseResolveActivity } from "./parse/launch.ts";
 import { exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "./parse/shell.ts";
 import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
 
@@ -22,6 +23,8 @@ const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unk
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 const remoteError = (what: string, out: string) => platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
+const launchInvalid = (what: string, r: { out: string; code: number }) =>
+  platformError("android_app_launch_invalid_result", true, `${what} exited ${r.code}: ${r.out.slice(0, 500)}`);
 
 /**
  * Shell commands on one device with the checks every caller needs: arguments quoted, an exit
@@ -212,10 +215,25 @@ export class AndroidShell {
     await this.inputAll(serial, [["keyevent", String(KEYCODES.moveEnd)], ["keyevent", ...dels]], ctx);
   }
 
+  /**
+   * Starts the package's MAIN/LAUNCHER activity for the current user and returns only once
+   * `am start -W` reports the launch complete, so an observation taken next shows the app. The
+   * component comes from the device, so it is checked against the name patterns before it goes
+   * back into a command line (quoted, like every argument).
+   */
   async launch(serial: string, packageName: string, ctx: CallContext): Promise<void> {
-    const { out, code } = await this.exec(serial, ["monkey", "-p", packageName, "-c", "android.intent.category.LAUNCHER", "1"].map(quote).join(" "), ctx);
-    if (/No activities found|monkey aborted/i.test(out)) throw platformError("android_app_launch_error", false, `no launcher activity in ${packageName}`);
-    if (code !== 0) throw platformError("android_app_launch_invalid_result", true, out.slice(0, 500));
+    const resolveArgv = ["cmd", "package", "resolve-activity", "--brief", "--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", packageName];
+    const resolved = await this.exec(serial, resolveArgv.map(quote).join(" "), ctx);
+    const found = parseResolveActivity(resolved.out);
+    if (!found) throw launchInvalid("resolve-activity", resolved);
+    if (found.kind === "none") throw platformError("android_app_launch_error", false, `${packageName} is not installed for the current user or has no launcher activity`);
+    // Another package's activity is the platform's chooser, not this app.
+    if (found.packageName !== packageName) throw platformError("android_app_launch_error", false, `${packageName} resolves to ${found.packageName}/${found.activity}`);
+    const started = await this.exec(serial, ["am", "start", "-W", "--user", "current", "-n", `${found.packageName}/${found.activity}`].map(quote).join(" "), ctx);
+    const report = parseAmStartWait(started.out);
+    if (!report) throw launchInvalid("am start -W", started);
+    if (report.kind === "error") throw platformError("android_app_launch_error", false, `am start: ${report.message.slice(0, 500)}`);
+    if (report.kind === "timeout") throw platformError("android_app_launch_timeout", true, `${packageName} did not finish launching after ${report.waitTimeMs} ms`);
   }
 
   async openUrl(serial: string, url: string, ctx: CallContext): Promise<void> {

@@ -90,7 +90,10 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     const launched = await cli(["launch", "com.example.app"], e);
     expect(launched.stdout).toStartWith(`ok launch com.example.app on ${id} (launch, `);
     await cliJson(["open-url", "https://example.com/a?b=1"], e);
-    expect(commandsSince(commands, "monkey")).toEqual([["monkey", "-p", "com.example.app", "-c", "android.intent.category.LAUNCHER", "1"]]);
+    expect([...commandsSince(commands, "cmd"), ...commandsSince(commands, "am").filter((a) => a.includes("-n"))]).toEqual([
+      ["cmd", "package", "resolve-activity", "--brief", "--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", "com.example.app"],
+      ["am", "start", "-W", "--user", "current", "-n", "com.example.app/com.example.app.LoginActivity"],
+    ]);
     expect(commandsSince(commands, "am").filter((a) => a.includes("android.intent.action.VIEW"))).toEqual([
       ["am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", "https://example.com/a?b=1"],
     ]);

@@ -4,7 +4,7 @@
  * validation before anything runs.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AdbServer, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, startAdbServer } from "../../support/adb-device/index.ts";
+import { type AdbServer, type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, startAdbServer } from "../../support/adb-device/index.ts";
 import { type Attached, attach, clearLogs, ctx, driverError, invalidArguments, platformError, ran, TRAILER } from "../../support/adb-device/driver-harness.ts";
 
 let server: AdbServer;
@@ -144,20 +144,84 @@ describeWithAdb("AndroidDriver.execute keys and navigation", () => {
   });
 });
 
-describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
-  test("launch starts the launcher activity through monkey, and fails with android_app_launch_error when the package has none", async () => {
+const RESOLVE = ["cmd", "package", "resolve-activity", "--brief", "--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER"];
+const quoted = (argv: string[]) => `${argv.map((a) => `'${a}'`).join(" ")}; echo "\n__devicerail_exit_$?"`;
+/** Makes the phone answer every `cmd` (or `am`) with `out`, as a different Android build might. */
+const answer = (phone: FakePhone, command: "cmd" | "am", out: string) => phone.commands.set(command, (_argv, io) => (io.out(out), 0));
+
+describeWithAdb("AndroidDriver.execute launch", () => {
+  test("launch resolves the launcher activity for the current user and starts it with am start -W when the package is installed", async () => {
     await using a = await attach(server);
     expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
-    expect(a.phone.foreground).toBe("com.android.settings");
-    expect(await driverError(exec(a, "launch", { packageName: "com.example.missing" }))).toEqual(platformError("android_app_launch_error", false));
-    expect(ran(a.phone)).toEqual([
-      ["monkey", "-p", "com.android.settings", "-c", "android.intent.category.LAUNCHER", "1"],
-      TRAILER,
-      ["monkey", "-p", "com.example.missing", "-c", "android.intent.category.LAUNCHER", "1"],
-      TRAILER,
+    const start = ["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Settings"];
+    // Every argument reaches the shell single-quoted, the resolved component included.
+    expect(a.phone.serviceLog.map((s) => s.command)).toEqual([quoted([...RESOLVE, "com.android.settings"]), quoted(start)]);
+    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([[[...RESOLVE, "com.android.settings"], TRAILER, start, TRAILER], "com.android.settings", []]);
+  });
+
+  test("launch settles only after am start -W has reported when the launch is slow, so the next observation shows the app", async () => {
+    await using a = await attach(server);
+    const am = a.phone.commands.get("am") as CommandFn;
+    const gate = Promise.withResolvers<void>();
+    a.phone.commands.set("am", async (argv, io) => {
+      await gate.promise;
+      return am(argv, io);
+    });
+    let settled = false;
+    const launched = exec(a, "launch", { packageName: "com.android.settings" }).finally(() => (settled = true));
+    await a.phone.waitForCommand("am");
+    expect([settled, a.phone.foreground]).toEqual([false, DEMO_PACKAGE]);
+    gate.resolve();
+    expect(await launched).toEqual({ output: { accepted: true } });
+    const after = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect([after.uiTree?.context.contextId, (after.metadata.foreground as { packageName: string }).packageName, after.screenshot]).toEqual([
+      "com.android.settings",
+      "com.android.settings",
+      a.phone.screenshot(),
     ]);
   });
 
+  test("launch fails with android_app_launch_error and starts nothing when the package is unknown or has no launcher activity", async () => {
+    await using a = await attach(server);
+    const errors = [];
+    for (const packageName of ["com.example.missing", "com.android.launcher3"]) errors.push(await driverError(exec(a, "launch", { packageName })));
+    expect(errors).toEqual([platformError("android_app_launch_error", false), platformError("android_app_launch_error", false)]);
+    expect([ran(a.phone), a.phone.foreground]).toEqual([[[...RESOLVE, "com.example.missing"], TRAILER, [...RESOLVE, "com.android.launcher3"], TRAILER], DEMO_PACKAGE]);
+  });
+
+  test("launch fails with android_app_launch_error when am start prints an Error line or the package resolves to another package's activity", async () => {
+    await using a = await attach(server);
+    answer(a.phone, "cmd", "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Gone\n");
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_error", false));
+    answer(a.phone, "cmd", "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n");
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_error", false));
+    expect([ran(a.phone).filter((c) => c[0] === "am"), a.phone.foreground]).toEqual([[["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Gone"]], DEMO_PACKAGE]);
+  });
+
+  test("launch fails with a retryable android_app_launch_timeout when am start -W reports Status: timeout, and succeeds when retried", async () => {
+    await using a = await attach(server);
+    a.phone.faults.launchTimeouts = 1;
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_timeout", true));
+    expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
+    expect(ran(a.phone).filter((c) => c[0] === "am").length).toBe(2);
+  });
+
+  test("launch fails with a retryable android_app_launch_invalid_result when resolve-activity or am start prints something else", async () => {
+    await using a = await attach(server);
+    const errors = [];
+    answer(a.phone, "am", "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nLaunchState: COLD\n");
+    errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
+    answer(a.phone, "cmd", "Segmentation fault\n");
+    errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
+    a.phone.commands.delete("cmd");
+    errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
+    expect(errors).toEqual(Array(3).fill(platformError("android_app_launch_invalid_result", true)));
+    // The last one: an Android without `cmd`, whose shell says so.
+    expect(a.phone.problems).toEqual([`unknown command: ${[...RESOLVE, "com.android.settings"].join(" ")}`]);
+  });
+});
+
+describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
   test("terminate force-stops the package and shows the launcher when the app was in front", async () => {
     await using a = await attach(server);
     demo(a.phone).username = "kept?";
@@ -306,6 +370,17 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
       url,
       [],
     ]);
+  });
+
+  test("launch runs nothing more when the phone answers resolve-activity with shell syntax", async () => {
+    await using a = await attach(server);
+    const errors = [];
+    for (const component of ["com.android.settings/.Settings; reboot", "com.android.settings/.Settings$(reboot)", "com.android.settings/.Settings'", "-n com.evil/.Main"]) {
+      answer(a.phone, "cmd", `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${component}\n`);
+      errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
+    }
+    expect(errors).toEqual(Array(4).fill(platformError("android_app_launch_invalid_result", true)));
+    expect([ran(a.phone).filter((c) => c !== TRAILER && c[0] !== "cmd"), a.phone.problems]).toEqual([[], []]);
   });
 
   test("launch, terminate and openUrl run nothing when their values break the patterns", async () => {

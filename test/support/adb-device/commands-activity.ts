@@ -1,8 +1,10 @@
-/** Activity commands of the simulated phone: am (start, force-stop, broadcast), monkey and dumpsys. */
+/** Activity and package commands of the simulated phone: am (start, force-stop, broadcast), pm, monkey and dumpsys. */
 import type { CommandFn, CommandIo } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { BROWSER } from "./system-apps.ts";
+
+const LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER";
 
 interface Intent {
   action?: string;
@@ -58,6 +60,7 @@ function parseIntent(phone: FakePhone, argv: readonly string[], args: string[], 
     else if (a.startsWith("--activity-") || a === "-D" || a === "-N") continue;
     else if (!a.startsWith("-") && a.includes("/")) intent.component = a;
     else if (!a.startsWith("-") && a.includes(":")) intent.data = a;
+    else if (!a.startsWith("-")) intent.package = a;
     else return (unsupported(phone, argv, io), null);
   }
   return intent;
@@ -83,9 +86,9 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
         return { pkg: browser.package, activity: browser.activity };
       }
     }
-    if (i.package && i.categories.includes("android.intent.category.LAUNCHER")) {
+    if (i.package && i.categories.includes(LAUNCHER_CATEGORY)) {
       const app = phone.apps.get(i.package);
-      return app ? { pkg: app.package, activity: app.activity } : null;
+      return app && app.launcher !== false ? { pkg: app.package, activity: app.activity } : null;
     }
     return null;
   };
@@ -94,20 +97,67 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     const intent = parseIntent(phone, argv, args, io);
     if (!intent) return 1;
     io.out(`Starting: ${shortString(intent)}\n`);
+    // With -W, am writes its warnings and errors to stdout, as part of the report.
+    const report = intent.wait ? io.out : io.err;
     const target = resolve(intent);
     if (!target) {
       if (intent.component) {
         const [pkg, activity] = splitComponent(intent.component);
-        io.err(`Error type 3\nError: Activity class {${pkg}/${activity}} does not exist.\n`);
-      } else io.err(`Error: Activity not started, unable to resolve ${shortString(intent)}\n`);
+        report(`Error type 3\nError: Activity class {${pkg}/${activity}} does not exist.\n`);
+      } else report(`Error: Activity not started, unable to resolve ${shortString(intent)}\n`);
       return 1;
     }
     if (intent.stop) phone.forceStop(target.pkg);
-    const coldStart = phone.apps.get(target.pkg)?.runtime === null;
+    const running = phone.apps.get(target.pkg)?.runtime !== null;
+    const inFront = running && phone.foreground === target.pkg;
+    // A running app's task is reused (intent data aside, which the app handles itself).
+    if (running && !intent.data) report("Warning: Activity not started, its current task has been brought to the front\n");
     phone.launch(target.pkg);
-    if (intent.wait) {
-      io.out(`Status: ok\nLaunchState: ${coldStart ? "COLD" : "WARM"}\nActivity: ${shortComponent(target.pkg, target.activity)}\nTotalTime: 0\nWaitTime: 0\nComplete\n`);
+    if (intent.wait) io.out(waitReport(shortComponent(target.pkg, target.activity), running ? (inFront ? null : "HOT") : "COLD"));
+    return 0;
+  };
+
+  /**
+   * The -W report: Android 10 added LaunchState and dropped ThisTime; TotalTime is left out when
+   * nothing new was drawn (`state` null: the app was already in front).
+   */
+  const waitReport = (activity: string, state: "COLD" | "HOT" | null): string => {
+    const timedOut = phone.faults.launchTimeouts > 0;
+    if (timedOut) phone.faults.launchTimeouts--;
+    const modern = Number(phone.props.get("ro.build.version.sdk") ?? 29) >= 29;
+    const lines = [`Status: ${timedOut ? "timeout" : "ok"}`];
+    if (modern) lines.push(`LaunchState: ${timedOut || !state ? "UNKNOWN (0)" : state}`);
+    lines.push(`Activity: ${activity}`);
+    if (!timedOut && state) lines.push(...(modern ? [] : ["ThisTime: 0"]), "TotalTime: 0");
+    lines.push(`WaitTime: ${timedOut ? 10_000 : 0}`, "Complete");
+    return `${lines.join("\n")}\n`;
+  };
+
+  /** `pm` (and `cmd package`): listing packages, their paths, and resolving an activity. */
+  const pm: CommandFn = (argv, io) => {
+    const [, verb, what, ...rest] = argv;
+    if (verb === "list" && what === "packages") {
+      const filter = rest.find((a) => !a.startsWith("-")) ?? "";
+      io.out([...phone.apps.keys()].filter((p) => p.includes(filter)).sort().map((p) => `package:${p}\n`).join(""));
+      return 0;
     }
+    if (verb === "list" && what === "features") return 0;
+    if (verb === "path" && what) return phone.apps.has(what) ? (io.out(`package:/data/app/${what}/base.apk\n`), 0) : 1;
+    if (verb === "resolve-activity") return resolveActivity(argv, argv.slice(2), io);
+    return unsupported(phone, argv, io);
+  };
+
+  /**
+   * `resolve-activity --brief` for a component or a package's LAUNCHER activity: a ResolveInfo
+   * summary line and the short component, or "No activity found"; exit 0 either way.
+   */
+  const resolveActivity = (argv: readonly string[], args: string[], io: CommandIo): number => {
+    const intent = parseIntent(phone, argv, args.filter((a) => a !== "--brief"), io);
+    if (!intent) return 1;
+    if (!args.includes("--brief") || intent.data || intent.wait || intent.stop || !(intent.component || intent.categories.includes(LAUNCHER_CATEGORY)))
+      return unsupported(phone, argv, io);
+    const target = resolve(intent);
+    io.out(target ? `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${shortComponent(target.pkg, target.activity)}\n` : "No activity found\n");
     return 0;
   };
 
@@ -134,7 +184,8 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (!args.includes("-p") || !pkg || count !== "1") return unsupported(phone, argv, io);
     const data = args.flatMap((a, i) => (args[i - 1] === "-p" || args[i - 1] === "-c" ? [`data="${a}"\n`] : []));
     io.out(`${args.map((a) => `  bash arg: ${a}\n`).join("")}args: [${args.join(", ")}]\n${args.map((a) => ` arg: "${a}"\n`).join("")}${data.join("")}`);
-    if (!phone.apps.has(pkg)) {
+    const app = phone.apps.get(pkg);
+    if (!app || app.launcher === false) {
       io.err("** No activities found to run, monkey aborted.\n");
       return 1;
     }
@@ -171,6 +222,7 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
 
   return [
     ["am", am],
+    ["pm", pm],
     ["monkey", monkey],
     ["dumpsys", dumpsys],
   ];

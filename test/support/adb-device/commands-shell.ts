@@ -1,4 +1,4 @@
-/** Plain shell commands of the simulated phone: echo, true, false, sh, cat, rm, ls, getprop, setprop, settings, sleep, pm, cmd. */
+/** Plain shell commands of the simulated phone: echo, true, false, sh, cat, rm, ls, getprop, setprop, settings, sleep, cmd. */
 import { type CommandFn, type CommandIo, delay, text } from "./command-io.ts";
 import type { FakePhone } from "./fake-phone.ts";
 
@@ -109,24 +109,16 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     return 0;
   };
 
-  const pm: CommandFn = (argv, io) => {
-    const [, verb, what, ...rest] = argv;
-    if (verb === "list" && what === "packages") {
-      const filter = rest.find((a) => !a.startsWith("-")) ?? "";
-      io.out([...phone.apps.keys()].filter((p) => p.includes(filter)).sort().map((p) => `package:${p}\n`).join(""));
-      return 0;
-    }
-    if (verb === "list" && what === "features") return 0;
-    if (verb === "path" && what) return phone.apps.has(what) ? (io.out(`package:/data/app/${what}/base.apk\n`), 0) : 1;
-    return unsupported(phone, argv, io);
-  };
-
   /**
-   * `cmd <service> …`, only for the clipboard: `cmd clipboard set text <text>` takes exactly one
-   * text argument (so an unquoted space shows up as a problem) and prints nothing.
+   * `cmd <service> …` for the clipboard and the package manager. `cmd clipboard set text <text>`
+   * takes exactly one text argument (so an unquoted space shows up as a problem) and prints
+   * nothing. `cmd package …` is what `pm` runs on Android 7 and later, so both share one
+   * implementation (the registered `pm`, which names itself in its problems).
    */
   const cmd: CommandFn = (argv, io) => {
     const [, service, ...args] = argv;
+    const pm = phone.commands.get("pm");
+    if (service === "package" && pm) return pm(["pm", ...args], io);
     if (service !== "clipboard") return unsupported(phone, argv, io);
     if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 255);
     if (args.length !== 3 || args[0] !== "set" || args[1] !== "text") return unsupported(phone, argv, io);
@@ -146,7 +138,6 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     ["setprop", setprop],
     ["settings", settings],
     ["sleep", sleep],
-    ["pm", pm],
     ["cmd", cmd],
   ];
 }

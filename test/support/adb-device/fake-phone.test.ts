@@ -214,6 +214,79 @@ describe("FakePhone commands", () => {
     expect([r.status, r.out.split("\n").at(-3), phone.foreground, phone.runtime().screen]).toEqual([0, "Events injected: 1", "com.example.app", "login"]);
   });
 
+  test("cmd package resolve-activity --brief names a package's launcher activity when it has one, else says No activity found", async () => {
+    const hidden: Scenario = { ...demoScenario, package: "com.example.hidden", activity: "com.example.hidden.Main", launcher: false };
+    const phone = demo();
+    phone.install(hidden);
+    const resolve = (pkg: string) => sh(phone, `cmd package resolve-activity --brief --user current -a android.intent.action.MAIN -c android.intent.category.LAUNCHER ${pkg}`);
+    const found = { status: 0, out: "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Settings\n", err: "" };
+    const none = { status: 0, out: "No activity found\n", err: "" };
+    expect([
+      await resolve("com.android.settings"),
+      await resolve("com.example.missing"),
+      await resolve("com.example.hidden"),
+      await resolve("com.android.launcher3"),
+      await sh(phone, "pm resolve-activity --brief -c android.intent.category.LAUNCHER com.android.settings"),
+      phone.foreground,
+      phone.problems,
+    ]).toEqual([found, none, none, none, found, "com.example.app", []]);
+  });
+
+  test("cmd package resolve-activity is a problem when asked without --brief or for an intent the fake cannot resolve", async () => {
+    const phone = new FakePhone();
+    const r = [await sh(phone, "cmd package resolve-activity -c android.intent.category.LAUNCHER com.android.settings"), await sh(phone, "cmd package resolve-activity --brief -a android.intent.action.VIEW -d https://x.test")];
+    expect([r.map((x) => x.status), phone.problems]).toEqual([
+      [1, 1],
+      [
+        "unsupported arguments: pm resolve-activity -c android.intent.category.LAUNCHER com.android.settings",
+        "unsupported arguments: pm resolve-activity --brief -a android.intent.action.VIEW -d https://x.test",
+      ],
+    ]);
+  });
+
+  test("am start -W -n reports a cold start, a task brought to the front, or an app already in front", async () => {
+    const phone = new FakePhone({ scenario: demoScenario, foreground: "com.android.launcher3" });
+    const start = (component: string) => sh(phone, `am start -W --user current -n ${component}`);
+    const cold = await start("com.android.settings/com.android.settings.Settings");
+    const again = await start("com.android.settings/.Settings");
+    phone.launch("com.android.launcher3");
+    const toFront = await start("com.android.settings/.Settings");
+    const warning = "Warning: Activity not started, its current task has been brought to the front\n";
+    expect([cold, again, toFront, phone.foreground]).toEqual([
+      { status: 0, out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nLaunchState: COLD\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n", err: "" },
+      { status: 0, out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: UNKNOWN (0)\nActivity: com.android.settings/.Settings\nWaitTime: 0\nComplete\n`, err: "" },
+      { status: 0, out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: HOT\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n`, err: "" },
+      "com.android.settings",
+    ]);
+  });
+
+  test("am start -W prints an unknown component's error on stdout, and Android 9's report has ThisTime and no LaunchState", async () => {
+    const phone = new FakePhone({ scenario: demoScenario, props: { "ro.build.version.sdk": "28" } });
+    expect([await sh(phone, "am start -W -n com.example.app/.Nope"), await sh(phone, "am start -W -n com.android.settings/.Settings")]).toEqual([
+      { status: 1, out: "Starting: Intent { cmp=com.example.app/.Nope }\nError type 3\nError: Activity class {com.example.app/com.example.app.Nope} does not exist.\n", err: "" },
+      { status: 0, out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nActivity: com.android.settings/.Settings\nThisTime: 0\nTotalTime: 0\nWaitTime: 0\nComplete\n", err: "" },
+    ]);
+  });
+
+  test("am start -W reports Status: timeout and still starts the activity while faults.launchTimeouts lasts", async () => {
+    const phone = demo();
+    phone.faults.launchTimeouts = 1;
+    const late = await sh(phone, "am start -W -n com.android.settings/.Settings");
+    expect([late.out, phone.foreground, phone.faults.launchTimeouts]).toEqual([
+      "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: timeout\nLaunchState: UNKNOWN (0)\nActivity: com.android.settings/.Settings\nWaitTime: 10000\nComplete\n",
+      "com.android.settings",
+      0,
+    ]);
+    expect((await sh(phone, "am start -W -n com.android.chrome/com.google.android.apps.chrome.Main")).out).toContain("Status: ok\nLaunchState: COLD\n");
+  });
+
+  test("the launcher shows no icon and monkey finds no activity when an app declares no launcher activity", async () => {
+    const phone = new FakePhone({ scenario: { ...demoScenario, launcher: false } });
+    const r = await sh(phone, "monkey -p com.example.app -c android.intent.category.LAUNCHER 1");
+    const icons = phone.runtime("com.android.launcher3").snapshot(phone.view).children.map((n) => n.text);
+    expect([r.status, r.err, icons]).toEqual([1, "** No activities found to run, monkey aborted.\n", ["Settings", "Chrome"]]);
+  });
+
   test("settings put and get round-trip and a missing key reads null", async () => {
     const phone = new FakePhone();
     expect((await sh(phone, "settings put global stay_on 3 && settings get global stay_on; settings get secure nope")).out).toBe("3\nnull\n");

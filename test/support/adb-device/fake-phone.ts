@@ -85,6 +85,8 @@ export interface Faults {
   slow: Map<string, number>;
   /** Command name that, when it starts, drops the transport abruptly (the phone is unplugged). */
   unplugOn: string | null;
+  /** The next N `am start -W` report `Status: timeout`; the activity still comes up, too late. */
+  launchTimeouts: number;
 }
 
 export class FakePhone implements AdbdDevice {
@@ -101,7 +103,7 @@ export class FakePhone implements AdbdDevice {
   clipboardShell: boolean;
   /** The primary clip's text; KEYCODE_PASTE types it into the focused field. */
   clipboard: string | null = null;
-  readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null };
+  readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null, launchTimeouts: 0 };
 
   readonly commandLog: CommandRecord[] = [];
   readonly serviceLog: ServiceRecord[] = [];
@@ -129,7 +131,7 @@ export class FakePhone implements AdbdDevice {
 
   /** Adds (or replaces) an app; its screens come from `scenario`. `info` is kept and may be mutated (its url). */
   install(scenario: Scenario, info?: AppInfo): void {
-    const app = info ?? { package: scenario.package, activity: scenario.activity, label: scenario.label ?? scenario.package };
+    const app = info ?? { package: scenario.package, activity: scenario.activity, label: scenario.label ?? scenario.package, launcher: scenario.launcher ?? true };
     this.apps.set(scenario.package, Object.assign(app, { scenario, runtime: null }));
   }
 

@@ -67,6 +67,8 @@ export interface Scenario<S extends object = any> {
   /** Launcher activity, fully qualified (e.g. `com.example.app.MainActivity`). */
   activity: string;
   label?: string;
+  /** Default true. False: `activity` is not declared MAIN/LAUNCHER, so nothing starts the app by package. */
+  launcher?: boolean;
   initial: string;
   /** Initial state; cloned on start and after `am force-stop`. */
   state: S;

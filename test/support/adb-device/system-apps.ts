@@ -6,15 +6,18 @@ export interface AppInfo {
   /** Fully qualified launcher activity. */
   activity: string;
   label: string;
+  /** False when the app declares no MAIN/LAUNCHER activity (default true). */
+  launcher?: boolean;
   /** The data URI of the last VIEW intent it was started with (a browser shows it). */
   url?: string;
 }
 
-export const LAUNCHER: AppInfo = { package: "com.android.launcher3", activity: "com.android.launcher3.Launcher", label: "Launcher" };
+/** The home app's activity is declared HOME, not LAUNCHER: it has no icon of its own and cannot be launched by package. */
+export const LAUNCHER: AppInfo = { package: "com.android.launcher3", activity: "com.android.launcher3.Launcher", label: "Launcher", launcher: false };
 export const SETTINGS: AppInfo = { package: "com.android.settings", activity: "com.android.settings.Settings", label: "Settings" };
 export const BROWSER: AppInfo = { package: "com.android.chrome", activity: "com.google.android.apps.chrome.Main", label: "Chrome" };
 
-/** One clickable icon per app (other than the launcher) that opens it. */
+/** One clickable icon per app with a launcher activity, which opens it. */
 export function launcherScenario(apps: () => readonly AppInfo[]): Scenario<Record<string, never>> {
   return {
     ...LAUNCHER,
@@ -25,7 +28,7 @@ export function launcherScenario(apps: () => readonly AppInfo[]): Scenario<Recor
         screenRoot(
           view,
           apps()
-            .filter((a) => a.package !== LAUNCHER.package)
+            .filter((a) => a.launcher !== false)
             .map(
               (a): UiNode => ({
                 className: "android.widget.TextView",
