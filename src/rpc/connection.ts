@@ -34,6 +34,13 @@ export class Connection {
   readonly inFlight = new Map<RpcId, InFlight>();
   /** Set once shutdown or close began: no new requests are admitted. */
   closing = false;
+  /**
+   * Aborted when the connection closes. Inline requests, which request.cancel cannot reach, run
+   * under this signal, so a session.start still probing its device stops when its client goes.
+   */
+  readonly closeController = new AbortController();
+  /** Inline requests whose handler has not settled; close waits for them (see Dispatcher.close). */
+  readonly inline = new Set<Promise<unknown>>();
 
   constructor(
     readonly transport: TransportInfo,

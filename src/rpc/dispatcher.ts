@@ -143,12 +143,28 @@ export class Dispatcher {
     } catch (err) {
       return conn.send(checkedFailureFrame(req.id, this.toRpcError(err, flight).error));
     }
-    if (out instanceof Promise)
+    if (out instanceof Promise) {
+      if (!flight) this.trackInline(conn, out);
       return out.then(
         (result) => conn.send(this.encodeSuccess(req.id, result)),
         (err) => conn.send(checkedFailureFrame(req.id, this.toRpcError(err, flight).error)),
       );
+    }
     return conn.send(this.encodeSuccess(req.id, out));
+  }
+
+  /**
+   * An inline handler may still change connection state after its client is gone (session.start
+   * takes the lease, then waits for its durable commit): close must wait for it, or the Session
+   * it starts is never ended and the device stays leased.
+   */
+  private trackInline(conn: Connection, run: Promise<unknown>): void {
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    conn.inline.add(settled);
+    void settled.then(() => conn.inline.delete(settled));
   }
 
   private encodeSuccess(id: RpcId, result: unknown): string {
@@ -192,7 +208,7 @@ export class Dispatcher {
     const ctx: HandlerContext = {
       conn,
       requestId: req.id,
-      signal: flight?.controller.signal ?? NEVER_ABORTED,
+      signal: flight?.controller.signal ?? conn.closeController.signal,
       deadline: flight?.deadline ?? null,
       log: this.opts.log,
       route: () => {
@@ -275,14 +291,16 @@ export class Dispatcher {
   }
 
   /**
-   * Ends a connection: no new admissions, in-flight requests cancelled with reason `shutdown` and
-   * awaited (bounded), then core cleanup. Their responses are still sent.
+   * Ends a connection: no new admissions, in-flight requests cancelled with reason `shutdown`, and
+   * they and any inline request still running awaited (bounded), then core cleanup. Their
+   * responses are still sent.
    */
   async close(conn: Connection, reason: "daemon shutdown" | "RPC connection closed"): Promise<void> {
     conn.closing = true;
     const running = [...conn.inFlight.values()];
     for (const entry of running) abort(entry, "shutdown");
-    await Promise.race([Promise.allSettled(running.map((e) => e.done)), delay(SHUTDOWN_GRACE_MS)]);
+    conn.closeController.abort("shutdown");
+    await Promise.race([Promise.allSettled([...running.map((e) => e.done), ...conn.inline]), delay(SHUTDOWN_GRACE_MS)]);
     if (this.opts.onClose) await this.opts.onClose(conn, reason);
   }
 
@@ -317,9 +335,6 @@ function abortError(flight: InFlight): RpcError {
       return new RpcError("request_cancelled", { arg: "Requested", details: { reason: "requested" } });
   }
 }
-
-/** Inline requests cannot be cancelled; one shared signal spares an AbortController per request. */
-const NEVER_ABORTED = new AbortController().signal;
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 

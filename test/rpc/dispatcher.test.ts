@@ -17,7 +17,7 @@ const HELLO = {
 };
 
 /** A dispatcher over the real handlers with some replaced, one registered device and captured output. */
-function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger } = {}) {
+function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger; onClose?: (conn: Connection) => Promise<void> } = {}) {
   const devices = new DeviceService(silentLogger);
   devices.registry.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
   const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:")), screenshotPolicy: "capture" as const };
@@ -26,6 +26,7 @@ function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger } = {}) {
     devices: devices.registry,
     server: { name: "devicerail-daemon", version: "test" },
     log: opts.log ?? silentLogger,
+    ...(opts.onClose ? { onClose: opts.onClose } : {}),
   });
   const out: any[] = [];
   const waiters: (() => void)[] = [];
@@ -196,5 +197,62 @@ describe("Dispatcher result checks", () => {
     await waitFor(3);
     expect(out[1]).toEqual({ jsonrpc: "2.0", id: 1, result: [] });
     expect(out[2].error.data.code).toBe("internal_error");
+  });
+});
+
+const SESSION = { id: "7d3c2b1a-0f9e-4d8c-b7a6-5e4f3d2c1b0a", state: "active", startedAtMs: 1, endedAtMs: null, eventCount: 1, lastSequence: 1 } as const;
+
+describe("Dispatcher.close", () => {
+  test("waits for an inline request that is still running, so its cleanup sees the Session that request started", async () => {
+    const gate = Promise.withResolvers<void>();
+    const seen: (string | null)[] = [];
+    const { dispatcher, conn, send } = setup(
+      {
+        "session.start": async (_p, { conn }) => {
+          await gate.promise;
+          conn.activeSessionId = SESSION.id;
+          return SESSION;
+        },
+      },
+      { onClose: async (c) => void seen.push(c.activeSessionId) },
+    );
+    await send(HELLO);
+    void send(req(1, "session.start"));
+    let closed = false;
+    const closing = dispatcher.close(conn, "RPC connection closed").then(() => (closed = true));
+    // The handler is parked on its gate: close must not have run the cleanup yet.
+    await new Promise<void>((r) => setImmediate(r));
+    expect([closed, seen]).toEqual([false, []]);
+    gate.resolve();
+    await closing;
+    expect(seen).toEqual([SESSION.id]);
+  });
+
+  test("aborts an inline request's signal, so a session.start still probing its device stops at once", async () => {
+    const seen: (string | null)[] = [];
+    const { dispatcher, conn, send, out, waitFor } = setup(
+      {
+        "session.start": (_p, ctx) =>
+          new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true })),
+      },
+      { onClose: async (c) => void seen.push(c.activeSessionId) },
+    );
+    await send(HELLO);
+    void send(req(1, "session.start"));
+    const t0 = performance.now();
+    await dispatcher.close(conn, "RPC connection closed");
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(seen).toEqual([null]);
+    await waitFor(2);
+    expect(out[1].error.data.code).toBe("driver_cancelled");
+  });
+
+  test("answers request_cancelled to a request that arrives after close began", async () => {
+    const { dispatcher, conn, send, out, waitFor } = setup();
+    await send(HELLO);
+    await dispatcher.close(conn, "RPC connection closed");
+    await send(req(1, "sessions.list"));
+    await waitFor(2);
+    expect(out[1].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } });
   });
 });
