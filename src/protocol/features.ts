@@ -1,7 +1,7 @@
 /** What a feature's availability depends on besides the selected minor (03 §4.2). */
 export type FeatureCondition =
   | "always"
-  | "eventStreamListener" // the loopback WebSocket listener is accepting and the connection is stdio
+  | "eventStreamListener" // the loopback WebSocket listener is accepting (offered on stdio, TCP and Unix socket connections)
   | "captureAndEvidenceStore" // screenshot policy `capture` and a managed Evidence Store
   | "snapshotOffered" // the client offered events.snapshot.v1 in the same hello
   | "evidenceStore";

@@ -16,6 +16,8 @@ const STEP_TIMEOUT_MS = 5_000;
 const QUEUE_EVENTS = 64;
 const QUEUE_BYTES = 4 * 1_048_576;
 const STALL_MS = 2_000;
+/** How long shutdown waits for sockets to take their terminal and Close frames (10 limits). */
+const SHUTDOWN_GRACE_MS = 3_000;
 /** Bytes handed to Bun before our own queue holds the rest (Bun's send buffer is unbounded). */
 const SEND_WINDOW_BYTES = 1_048_576;
 const OFFER = { ranges: [{ major: 1, minMinor: 3, maxMinor: 5 }] };
@@ -56,7 +58,7 @@ const TOKEN_PATH = /^\/v\/([0-9a-f]{64})$/;
  * grow memory or to block the event log.
  */
 export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverVersion: string }) {
-  let sockets = 0;
+  const open = new Set<ServerWebSocket<SocketState>>();
   let stopping = false;
   const { log } = opts;
 
@@ -196,7 +198,7 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
       const token = TOKEN_PATH.exec(url.pathname)?.[1];
       const host = req.headers.get("host");
       const proto = req.headers.get("sec-websocket-protocol");
-      if (stopping || sockets >= MAX_SOCKETS || !token || url.search !== "" || host !== `127.0.0.1:${srv.port}` || proto !== SUBPROTOCOL) return forbidden();
+      if (stopping || open.size >= MAX_SOCKETS || !token || url.search !== "" || host !== `127.0.0.1:${srv.port}` || proto !== SUBPROTOCOL) return forbidden();
       if (req.headers.get("upgrade")?.toLowerCase() !== "websocket" || !req.headers.get("sec-websocket-key")) return forbidden();
       const cap = plane.consume(token, req.headers.get("origin"));
       if (!cap) return forbidden();
@@ -210,7 +212,7 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
       sendPings: true,
       idleTimeout: 120,
       open(ws) {
-        sockets++;
+        open.add(ws);
         step(ws);
       },
       message(ws, message) {
@@ -230,7 +232,7 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
         pump(ws);
       },
       close(ws) {
-        sockets--;
+        open.delete(ws);
         ws.data.phase = "closed";
         clear(ws.data);
       },
@@ -240,9 +242,14 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
   return {
     port: server.port as number,
     endpoint: (token: string) => `ws://127.0.0.1:${server.port}/v/${token}`,
+    /** After the streams have ended (their subscribers got a terminal): sockets still in their handshake are closed too. */
     async stop(): Promise<void> {
       stopping = true;
-      await server.stop(false);
+      for (const ws of open) if (ws.data.phase !== "streaming") closeWith(ws, 1001, "daemon shutdown");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([server.stop(false), new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
+      clearTimeout(timer);
+      await server.stop(true);
     },
   };
 }

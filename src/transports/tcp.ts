@@ -77,8 +77,7 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const token = opts.token ?? null;
   checkListenAddress(opts.host, opts.port, { token: token !== null });
   const loopback = isLoopbackAddress(opts.host);
-  // events.stream.v1 belongs to stdio connections only (01 §2), whatever the daemon has running.
-  const services = { ...opts.services, eventStreamListener: false };
+  const { services } = opts;
   const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token };
   const http = startHttpFrontend({ ...opts, services, policy });
   const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };

@@ -106,7 +106,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   const token = opts.token ?? null;
   checkSocketDirectory(dirname(path));
   await claimPath(path);
-  const services = { ...opts.services, eventStreamListener: false };
+  const { services } = opts;
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
   const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
   const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };

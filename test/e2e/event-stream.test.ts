@@ -1,7 +1,9 @@
-import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DaemonProcess, ROOT, helloParams, spawnDaemon } from "../support/daemon.ts";
+import { ROOT, type RpcResponse, helloParams, spawnDaemon } from "../support/daemon.ts";
+import { RpcSocket, ServeDaemon, type Target } from "./serve-daemon.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
 const fixture = (path: string) => JSON.parse(readFileSync(join(ROOT, "fixtures/protocol", path), "utf8"));
@@ -46,19 +48,55 @@ class Socket {
   }
 }
 
-async function session(d: DaemonProcess): Promise<string> {
+/** The control connection that opens streams: what the tests need of it, on any transport. */
+type Control = { call(method: string, params?: unknown): Promise<RpcResponse>; [Symbol.asyncDispose](): Promise<void> };
+
+/** A `serve` daemon and one NDJSON client on its TCP port or Unix socket. */
+async function socketControl(args: string[], target: (d: ServeDaemon) => Target): Promise<Control> {
+  const d = await ServeDaemon.start(args);
+  const c = await RpcSocket.connect(target(d));
+  return {
+    call: (method, params) => c.call(method, params),
+    async [Symbol.asyncDispose]() {
+      c.close();
+      await d[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** events.stream.v1 is served alike to stdio, TCP and Unix socket control connections. */
+const CONTROLS: [string, () => Promise<Control>][] = [
+  ["stdio", async () => spawnDaemon()],
+  ["TCP", () => socketControl(["--listen", "127.0.0.1:0"], (d) => ({ port: d.port }))],
+  [
+    "a Unix socket",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "devicerail-es-"));
+      roots.push(dir);
+      const path = join(dir, "run", "rpc.sock");
+      return socketControl(["--socket", path], () => ({ unix: path }));
+    },
+  ],
+];
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+});
+
+async function session(d: Control): Promise<string> {
   await d.call("system.hello", helloParams());
   await d.call("device.connect");
   return (await d.call("session.start")).result.id as string;
 }
 
-const open = async (d: DaemonProcess, sessionId: string, originPolicy: object = { kind: "absent" }) =>
+const open = async (d: Control, sessionId: string, originPolicy: object = { kind: "absent" }) =>
   (await d.call("events.stream.open", { sessionId, originPolicy })).result as { endpoint: string; streamEpoch: string; expiresAtMs: number };
 
 const wsHello = (minor = 5) => ({ jsonrpc: "2.0", id: "ws-hello-1", method: "system.hello", params: helloParams({ min: minor, max: minor, required: ["events.stream.v1"], optional: [] }) });
 
 /** Opens a stream, does the socket's hello and subscribe; returns the socket after the subscribe answer. */
-async function subscribed(d: DaemonProcess, sessionId: string, params: object = { sessionId }) {
+async function subscribed(d: Control, sessionId: string, params: object = { sessionId }) {
   const { endpoint, streamEpoch } = await open(d, sessionId);
   const ws = new Socket(endpoint);
   expect(await ws.opened()).toBe(true);
@@ -70,9 +108,10 @@ async function subscribed(d: DaemonProcess, sessionId: string, params: object = 
 
 const events = (ws: Socket) => ws.messages.filter((m) => m.method === "events.stream.event").map((m) => m.params);
 
-describe("the event WebSocket over the real daemon", () => {
+for (const [transport, start] of CONTROLS)
+describe(`the event WebSocket over the real daemon (control connection on ${transport})`, () => {
   test("answers the fixtures' hello and subscribe, then replays and tails live with no gap and no duplicate", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     await d.call("device.observe");
     const { endpoint, streamEpoch } = await open(d, sessionId);
@@ -113,7 +152,7 @@ describe("the event WebSocket over the real daemon", () => {
   });
 
   test("resumes after a cursor without repeating what the client confirmed", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     for (let i = 0; i < 3; i++) await d.call("device.observe");
     const first = await subscribed(d, sessionId);
@@ -127,7 +166,7 @@ describe("the event WebSocket over the real daemon", () => {
   });
 
   test("refuses a used capability, a wrong Origin without burning the capability, and a wrong subprotocol", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     const { endpoint } = await open(d, sessionId);
     expect(await new Socket(endpoint, { Origin: "http://evil.example" }).opened()).toBe(false);
@@ -143,7 +182,7 @@ describe("the event WebSocket over the real daemon", () => {
   });
 
   test("rejects a cursor of another Session, of another daemon lifetime and ahead of the log, with the socket closed 1008", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     const other = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
     const epochMismatch = fixture("events.subscribe/cursor-epoch-mismatch.request.json");
@@ -166,7 +205,7 @@ describe("the event WebSocket over the real daemon", () => {
   });
 
   test("stops before an event the socket's protocol minor cannot carry, never skipping it", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     // With UI snapshots negotiated, the observation needs protocol 1.5.
     await d.call("device.observe");
@@ -189,7 +228,7 @@ describe("the event WebSocket over the real daemon", () => {
   });
 
   test("closes 1002 when the first message is not a hello, and ends an ended Session's stream at once", async () => {
-    await using d = spawnDaemon();
+    await using d = await start();
     const sessionId = await session(d);
     const { endpoint } = await open(d, sessionId);
     const bad = new Socket(endpoint);

@@ -120,12 +120,12 @@ class Client extends LineClient {
 const connectAll = (port: number, n: number) => Promise.all(Array.from({ length: n }, () => Client.connect(port)));
 
 describe("TCP transport", () => {
-  test("hello answers the tcp transport and never enables events.stream.v1 when it is offered", async () => {
+  test("hello answers the tcp transport and enables what stdio enables, events.stream.v1 included, when it is offered", async () => {
     const { daemon, port } = await startDaemon();
     await using _ = daemon;
-    // What the same offer enables on stdio, minus events.stream.v1 (which only stdio may get).
     await using stdio = spawnDaemon();
     const onStdio: string[] = (await stdio.hello({ optional: ALL_FEATURES })).result.features.enabled;
+    expect(onStdio).toContain("events.stream.v1");
     const c = await Client.connect(port);
     const hello = await c.call("system.hello", helloParams({ optional: ALL_FEATURES }));
     expect(hello).toEqual({
@@ -136,21 +136,13 @@ describe("TCP transport", () => {
         protocol: { selected: { major: 1, minor: 5 } },
         server: { name: "devicerail-daemon", version: expect.any(String) },
         transport: { kind: "tcp", framing: "ndjson" },
-        features: { enabled: onStdio.filter((f) => f !== "events.stream.v1") },
+        features: { enabled: onStdio },
       },
     });
-    expect(hello.result.features.enabled).not.toContain("events.stream.v1");
+    // A client may require it, as on stdio.
     const d = await Client.connect(port);
     const required = await d.call("system.hello", helloParams({ required: ["events.stream.v1"], optional: [] }));
-    expect(required).toEqual({
-      jsonrpc: "2.0",
-      id: 1,
-      error: err(-32004, "required_feature_unsupported", "one or more required protocol features are unsupported", true, {
-        // session.export.page.v1 is available only when events.snapshot.v1 is offered too.
-        available: hello.result.features.enabled.filter((f: string) => f !== "session.export.page.v1"),
-        unsupportedRequired: ["events.stream.v1"],
-      }),
-    });
+    expect(required.result.features.enabled).toEqual(["events.stream.v1"]);
   });
 
   test("connections have independent handshakes and connection ids when two clients are open", async () => {
