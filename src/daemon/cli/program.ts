@@ -11,7 +11,8 @@ import { exportCommand, sessionsCommand } from "./sessions.ts";
 export const HELP = `devicerail ${VERSION} — drive phones over DeviceRail protocol 1.5 (JSON-RPC 2.0)
 
 Usage:
-  devicerail serve [--stdio]   serve one client on stdin/stdout (NDJSON, the default)
+  devicerail serve [--stdio]   serve one client on stdin/stdout (NDJSON, the default; also what
+                               devicerail with no arguments does when stdin is not a terminal)
   devicerail serve --listen HOST:PORT | --socket PATH
                                serve loopback TCP or Unix socket clients: NDJSON, the HTTP API and
                                JSON-RPC over WebSocket on one port (IPv6 as [::1]:PORT, port 0 = any)
@@ -66,6 +67,9 @@ const coord = integer(0);
 type DeviceOpts = { device?: string; json?: boolean };
 
 export async function runCli(argv: string[]): Promise<number> {
+  // A harness that spawns a DeviceRail daemon executable with no arguments speaks NDJSON on its
+  // stdin, as with the reference daemon; a person at a terminal gets the usage text instead.
+  if (argv.length === 0 && !process.stdin.isTTY) argv = ["serve"];
   let code = 0;
   let json = false;
   // Each action records its exit code; failures print once, in the command's own format.

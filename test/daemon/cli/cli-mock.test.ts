@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnDaemon, tempDataDir } from "../../support/daemon.ts";
+import { DaemonProcess, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } from "../../support/daemon.ts";
 import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
@@ -50,9 +50,23 @@ describe("devicerail --help and usage errors", () => {
       const r = await cli(args);
       expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, 2, "", message]);
     }
-    const none = await cli([]);
-    expect([none.code, none.stdout]).toEqual([2, ""]);
-    expect(none.stderr).toStartWith("devicerail ");
+  });
+
+  test("no arguments print the usage and exit 2 when stdin is a terminal", async () => {
+    // script(1) gives the command a pseudo-terminal; what it prints comes back on script's stdout.
+    const command = daemonCommand([]).map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+    const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], { env: daemonEnv(), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(2);
+    expect(out).toStartWith("devicerail ");
+    expect(out).toContain("Usage:");
+  });
+
+  test("no arguments serve one NDJSON client on stdin when stdin is not a terminal", async () => {
+    await using d = new DaemonProcess({ args: [] });
+    const hello = await d.hello();
+    expect(hello.result.transport).toEqual({ kind: "stdio", framing: "ndjson" });
+    expect((await d.call("devices.list")).result.devices.map((x: { id: string }) => x.id)).toEqual(["mock-1"]);
   });
 
   test("an invalid environment setting is a usage error (exit 2) for the device commands", async () => {
