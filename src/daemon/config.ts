@@ -54,6 +54,14 @@ const EnvSchema = v.object({
     ),
     String(DEFAULT_INLINE_BYTES),
   ),
+  DEVICERAIL_HANDSHAKE_TIMEOUT_MS: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{2,5}$/, "expected milliseconds from 100 to 600000"), v.transform(Number), v.minValue(100, "expected milliseconds from 100 to 600000"), v.maxValue(600_000, "expected milliseconds from 100 to 600000")),
+    "10000",
+  ),
+  DEVICERAIL_TCP_KEEPALIVE_MS: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{3,6}$/, "expected milliseconds from 1000 to 7200000"), v.transform(Number), v.maxValue(7_200_000, "expected milliseconds from 1000 to 7200000")),
+    "10000",
+  ),
   DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
   DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
   DEVICERAIL_ANDROID: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
@@ -79,6 +87,10 @@ export type Config = {
   token?: string | null;
   /** Exact Origins the HTTP API and JSON-RPC WebSocket accept (DEVICERAIL_ALLOWED_ORIGINS); empty = none. */
   allowedOrigins?: readonly string[];
+  /** How long a socket connection may take to say hello or send its first HTTP request head (DEVICERAIL_HANDSHAKE_TIMEOUT_MS). */
+  handshakeMs: number;
+  /** TCP keepalive idle time before probes start (DEVICERAIL_TCP_KEEPALIVE_MS): a vanished peer is closed about 10 s after it. */
+  keepAliveMs: number;
   /** How many mock devices (mock-1 … mock-N) to register: a device farm in a box for multi-client use. */
   mockDevices: number;
   /** Largest Evidence object kept in the database instead of a file (DEVICERAIL_EVIDENCE_INLINE_BYTES); 0 = every object a file. */
@@ -118,6 +130,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     socket: r.output.DEVICERAIL_RPC_SOCKET ?? null,
     token: r.output.DEVICERAIL_TOKEN ?? null,
     allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS as string[],
+    handshakeMs: r.output.DEVICERAIL_HANDSHAKE_TIMEOUT_MS as number,
+    keepAliveMs: r.output.DEVICERAIL_TCP_KEEPALIVE_MS as number,
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
     evidenceInlineBytes: r.output.DEVICERAIL_EVIDENCE_INLINE_BYTES as number,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
+import type { ConnectionLimits } from "./accept-table.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
 import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, errorResponse, readBody } from "./http-guard.ts";
 import type { AccessToken } from "./token.ts";
@@ -14,6 +15,8 @@ export interface PublicListenerOptions extends HttpApiOptions {
   token?: AccessToken | null;
   /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
+  /** Overrides of the listener's connection limits (handshake deadline, TCP keepalive). */
+  limits?: Partial<Pick<ConnectionLimits, "handshakeMs" | "keepAliveMs">>;
 }
 
 export interface HttpFrontend {

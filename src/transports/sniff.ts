@@ -8,6 +8,8 @@ import { type AccessToken, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./tok
 
 /** How long a connection may take to authenticate when a token is configured. */
 export const AUTH_TIMEOUT_MS = 5_000;
+/** Bytes of an HTTP request head (request line and headers) before the connection counts as working. */
+const MAX_HTTP_HEAD_BYTES = 16 * 1024;
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
 
@@ -51,16 +53,48 @@ const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
   return out;
 };
 
+/** What the listener asks of a connection's handshake (see AcceptTable). */
+export interface Handshake {
+  /** How long the connection may take to say hello (NDJSON) or send its first request head (HTTP). */
+  handshakeMs: number;
+  /** The handshake is done; false when the listener has no room for another working connection. */
+  ready(): boolean;
+  /** Told when the connection is closed for missing its handshake deadline. */
+  timedOut(): void;
+}
+
+/**
+ * Finds the blank line that ends an HTTP request head across chunks, so the connection counts as
+ * working only once a whole request has arrived (a peer trickling its headers stays pending).
+ */
+class HeadEnd {
+  private tail = "";
+  bytes = 0;
+
+  /** True once the head is complete. */
+  push(chunk: Uint8Array): boolean {
+    this.bytes += chunk.length;
+    const text = this.tail + String.fromCharCode(...chunk.subarray(0, Math.min(chunk.length, MAX_HTTP_HEAD_BYTES)));
+    if (text.includes("\r\n\r\n") || text.includes("\n\n")) return true;
+    this.tail = text.slice(-3);
+    return false;
+  }
+}
+
 /**
  * One accepted stream connection until it is routed: buffers the first bytes, decides the
  * protocol (and checks the token line when a token is configured), then hands every later event
- * to the NDJSON Peer or the HTTP pipe it became.
+ * to the NDJSON Peer or the HTTP pipe it became. Until its handshake is done it is pending: it
+ * has `handshake.handshakeMs` to finish, and the listener may shed it for a newer one.
  */
 export class Accepted {
   private head: Uint8Array = new Uint8Array(0);
   private route: Peer | HttpPipe | null = null;
   private refused = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private authTimer: ReturnType<typeof setTimeout> | null = null;
+  private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Set while an HTTP connection waits for the end of its first request head. */
+  private httpHead: HeadEnd | null = null;
   private readonly done = Promise.withResolvers<void>();
   /** Resolves once the connection is closed, whatever it became. */
   readonly finished = this.done.promise;
@@ -69,14 +103,22 @@ export class Accepted {
     private readonly socket: RawSocket,
     private readonly opts: AcceptOptions,
     private readonly log: Logger,
+    private readonly handshake: Handshake,
   ) {
-    // Only with a token: without one, an NDJSON client may stay idle before its hello as before.
-    if (opts.token) this.timer = setTimeout(() => this.refuse("no authentication within 5 s"), AUTH_TIMEOUT_MS);
+    if (opts.token) this.authTimer = setTimeout(() => this.refuse("no authentication within 5 s"), AUTH_TIMEOUT_MS);
+    this.handshakeTimer = setTimeout(() => {
+      this.handshakeTimer = null;
+      handshake.timedOut();
+      this.quietly(this.route instanceof HttpPipe || this.httpHead ? "HTTP request head not complete in time" : "no hello in time");
+    }, handshake.handshakeMs);
   }
 
   receive(chunk: Uint8Array): void {
     if (this.refused) return;
-    if (this.route) return this.route.receive(chunk);
+    if (this.route) {
+      if (this.httpHead) this.scanHead(chunk);
+      return this.route.receive(chunk);
+    }
     this.head = concat(this.head, chunk);
     switch (classify(this.head)) {
       case "undecided":
@@ -104,7 +146,7 @@ export class Accepted {
   }
 
   gone(err: Error | null): void {
-    this.clearTimer();
+    this.clearTimers();
     if (this.route) this.route.gone(err);
     else {
       this.refused = true;
@@ -114,7 +156,7 @@ export class Accepted {
 
   /** Daemon shutdown: NDJSON connections end gracefully; HTTP ones end when their server has stopped (bounded). */
   async shutdown(): Promise<void> {
-    this.clearTimer();
+    this.clearTimers();
     if (this.route instanceof Peer) await this.route.shutdown();
     else if (this.route) await this.route.shutdown(HTTP_SHUTDOWN_GRACE_MS);
     else this.refuse(null);
@@ -135,9 +177,14 @@ export class Accepted {
     this.becomeNdjson(this.head.subarray(nl + 1));
   }
 
+  /** The listener needs the room for a newer connection (this one is the oldest pending). */
+  shed(): void {
+    this.quietly("shed for a newer connection");
+  }
+
   private becomeNdjson(rest: Uint8Array): void {
-    this.clearTimer();
-    const peer = new Peer(this.socket, this.opts.transport, this.opts.services, this.opts.dispatcher, this.log, this.opts.label);
+    this.clearAuthTimer();
+    const peer = new Peer(this.socket, this.opts.transport, this.opts.services, this.opts.dispatcher, this.log, this.opts.label, () => this.handshakeDone());
     this.route = peer;
     this.head = new Uint8Array(0);
     peer.finished.then(() => this.done.resolve());
@@ -145,24 +192,63 @@ export class Accepted {
   }
 
   private becomeHttp(): void {
-    this.clearTimer();
-    const pipe = new HttpPipe(this.socket, this.opts.httpPath, this.head, this.log);
-    this.route = pipe;
+    this.clearAuthTimer();
+    const first = this.head;
     this.head = new Uint8Array(0);
+    const pipe = new HttpPipe(this.socket, this.opts.httpPath, first, this.log);
+    this.route = pipe;
     pipe.finished.then(() => this.done.resolve());
+    this.httpHead = new HeadEnd();
+    this.scanHead(first);
+  }
+
+  private scanHead(chunk: Uint8Array): void {
+    const head = this.httpHead as HeadEnd;
+    if (head.push(chunk)) {
+      this.httpHead = null;
+      this.handshakeDone();
+    } else if (head.bytes > MAX_HTTP_HEAD_BYTES) this.refuse("the HTTP request head is too large");
+  }
+
+  private handshakeDone(): void {
+    if (this.handshakeTimer === null) return;
+    clearTimeout(this.handshakeTimer);
+    this.handshakeTimer = null;
+    if (!this.handshake.ready()) this.quietly("working connection limit reached");
+  }
+
+  /** Closes without a log line of its own: the listener sums these up (a flood must not flood the log). */
+  private quietly(why: string): void {
+    if (this.refused) return;
+    this.log.debug({ reason: why }, `${this.opts.label} connection closed`);
+    if (this.route) {
+      this.clearTimers();
+      this.socket.terminate();
+      return;
+    }
+    this.refused = true;
+    this.clearTimers();
+    this.socket.terminate();
+    this.done.resolve();
   }
 
   private refuse(why: string | null): void {
     if (this.refused) return;
     this.refused = true;
-    this.clearTimer();
+    this.clearTimers();
     if (why) this.log.warn({ reason: why }, `${this.opts.label} connection refused`);
     this.socket.terminate();
     this.done.resolve();
   }
 
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  private clearAuthTimer(): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.authTimer = null;
+  }
+
+  private clearTimers(): void {
+    this.clearAuthTimer();
+    if (this.handshakeTimer) clearTimeout(this.handshakeTimer);
+    this.handshakeTimer = null;
   }
 }

@@ -62,6 +62,8 @@ export class Peer {
     private readonly log: Logger,
     /** How log lines name the transport: "TCP", "Unix socket". */
     private readonly label: string,
+    /** Called once, when the connection's hello has been answered with success. */
+    private onHandshake: (() => void) | null = null,
   ) {
     this.sink = new SocketSink(socket, (backedUp) =>
       this.log.debug({}, backedUp ? `${label} output backed up; input waits until the client reads` : `${label} output drained`),
@@ -205,6 +207,11 @@ export class Peer {
         continue;
       }
       const pending = this.dispatcher.handleText(this.conn, text);
+      if (this.onHandshake && this.conn.phase === "ready") {
+        const done = this.onHandshake;
+        this.onHandshake = null;
+        done();
+      }
       if (pending) await this.woken(pending);
     }
   }

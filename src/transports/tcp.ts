@@ -1,7 +1,7 @@
 import type { TCPSocketListener } from "bun";
 import { loopbackHosts } from "./http-guard.ts";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
-import { AcceptTable } from "./accept-table.ts";
+import { AcceptTable, DEFAULT_LIMITS, TCP_KEEPALIVE_MS } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
 export { MAX_INPUT_QUEUE_BYTES } from "./socket-peer.ts";
@@ -20,9 +20,6 @@ export interface TcpListener {
 
 /** The listen address is not one this transport may bind (a configuration error, exit 2). */
 export class ListenAddressError extends Error {}
-
-/** Simultaneous connections (10 limits); further ones are accepted and closed at once. */
-export const MAX_TCP_CONNECTIONS = 64;
 
 /** True for a loopback address literal: 127.0.0.0/8, ::1, or 127.0.0.0/8 mapped into IPv6. */
 export function isLoopbackAddress(address: string): boolean {
@@ -82,7 +79,7 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const http = startHttpFrontend({ ...opts, services, policy });
   const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
   const table = new AcceptTable(accept, {
-    limit: MAX_TCP_CONNECTIONS,
+    limits: { ...DEFAULT_LIMITS, keepAliveMs: TCP_KEEPALIVE_MS, ...opts.limits },
     log,
     logKey: "tcpConnection",
     // Without a token only loopback is bound, so this is a second line of defence.

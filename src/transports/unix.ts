@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import type { UnixSocketListener } from "bun";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
-import { AcceptTable } from "./accept-table.ts";
+import { AcceptTable, DEFAULT_LIMITS } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
 /** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
@@ -17,8 +17,6 @@ export interface UnixListener {
   stop(): Promise<void>;
 }
 
-/** Simultaneous connections, as on TCP. */
-export const MAX_UNIX_CONNECTIONS = 64;
 const LIVE_PROBE_MS = 1_000;
 
 const describe = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -110,7 +108,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
   const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
   const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
-  const table = new AcceptTable(accept, { limit: MAX_UNIX_CONNECTIONS, log, logKey: "unixConnection" });
+  const table = new AcceptTable(accept, { limits: { ...DEFAULT_LIMITS, ...opts.limits, keepAliveMs: null }, log, logKey: "unixConnection" });
 
   // bind(2) creates the file with the umask's mode; 0177 keeps it 0600 from the first instant.
   const umask = process.umask(0o177);

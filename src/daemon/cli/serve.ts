@@ -17,7 +17,7 @@ export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:POR
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
 (max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
 
---listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves up to 64 connections on a loopback TCP
+--listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves many connections on a loopback TCP
 address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is also written to
 <data dir>/listen.json). The first byte of a connection picks its protocol: { NDJSON JSON-RPC; a
 letter HTTP/1.1 (the HTTP API, and JSON-RPC over WebSocket at GET /rpc). Other addresses need a
@@ -92,7 +92,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     }
     throw err;
   }
-  if (listen || socket) return serveSockets({ listen, socket, token, allowedOrigins: config.allowedOrigins ?? [] }, daemon, log, config.screenshotPolicy);
+  if (listen || socket)
+    return serveSockets({ listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs } }, daemon, log, config.screenshotPolicy);
   log.info({ version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir }, "devicerail serving");
   await serveStdio({ dispatcher: daemon.dispatcher, services: daemon.services, log });
   await daemon.shutdown();
@@ -100,7 +101,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   return 0;
 }
 
-type Sockets = { listen: ListenAddress | null; socket: string | null; token: AccessToken | null; allowedOrigins: readonly string[] };
+type Sockets = { listen: ListenAddress | null; socket: string | null; token: AccessToken | null; allowedOrigins: readonly string[]; limits: { handshakeMs: number; keepAliveMs: number } };
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string): Promise<number> {
@@ -112,6 +113,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     serverVersion: VERSION,
     token: want.token,
     allowedOrigins: want.allowedOrigins,
+    limits: want.limits,
   };
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
