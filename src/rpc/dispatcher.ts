@@ -6,6 +6,7 @@ import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec, type Par
 import type { PeerInfo } from "../protocol/types/handshake.ts";
 import { type AbortReason, Connection, type InFlight } from "./connection.ts";
 import { checkedFailureFrame, successFrame, successFrameFromJson } from "./encode.ts";
+import { withinGrace } from "./grace.ts";
 import { negotiate } from "./handshake.ts";
 import { decodeEnvelope } from "./envelope.ts";
 import { parseJson } from "./json.ts";
@@ -300,7 +301,7 @@ export class Dispatcher {
     const running = [...conn.inFlight.values()];
     for (const entry of running) abort(entry, "shutdown");
     conn.closeController.abort("shutdown");
-    await Promise.race([Promise.allSettled([...running.map((e) => e.done), ...conn.inline]), delay(SHUTDOWN_GRACE_MS)]);
+    await withinGrace(Promise.allSettled([...running.map((e) => e.done), ...conn.inline]), SHUTDOWN_GRACE_MS);
     if (this.opts.onClose) await this.opts.onClose(conn, reason);
   }
 
@@ -336,7 +337,6 @@ function abortError(flight: InFlight): RpcError {
   }
 }
 
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {

@@ -1,38 +1,29 @@
-/** Where encoded frames go: a pipe, a socket. `write` returns false when the OS buffer is full. */
-export interface ByteSink {
-  write(data: string, done?: (err?: Error | null) => void): boolean;
-  once(event: "drain", listener: () => void): unknown;
-  on(event: "error", listener: (err: Error) => void): unknown;
-}
+import type { Outbox } from "./outbox.ts";
 
-/** Flush at once past this many queued bytes, so a busy input loop cannot starve the deferred flush. */
+/** Flush at once past this many batched bytes, so a busy input loop cannot starve the deferred flush. */
 const FLUSH_BYTES = 64 * 1024;
 
 /**
- * Batches frames into few writes (pipelined clients send many lines per read) and applies
- * backpressure: while the sink is full, `write` returns a promise, so the connection stops reading
- * input until the client drains its side. Queued output therefore stays bounded.
+ * NDJSON output: batches frames into few writes (pipelined clients send many lines per read) and
+ * passes backpressure on: while the outbox holds unwritten output, `write` returns a promise, so
+ * the connection stops reading input until the client drains its side.
  */
 export class FrameWriter {
   private pending: string[] = [];
   private pendingBytes = 0;
   private scheduled = false;
-  private full: Promise<void> | null = null;
-  private releaseFull: (() => void) | null = null;
-  /** Set once the sink failed (the reader went away, EPIPE): output is dropped from then on. */
+  /** Set once the outbox failed (the reader went away, EPIPE): output is dropped from then on. */
   broken: Error | null = null;
 
-  /** `onBroken` runs once when the sink fails, so the connection can shut down instead of writing into the void. */
+  /** `onBroken` runs once when the output fails, so the connection can shut down instead of writing into the void. */
   constructor(
-    private readonly sink: ByteSink,
+    private readonly out: Outbox<string | Uint8Array>,
     onBroken: (err: Error) => void = () => {},
   ) {
-    sink.on("error", (err) => {
-      if (this.broken) return;
+    out.onFailure((err) => {
       this.broken = err;
       this.pending = [];
       this.pendingBytes = 0;
-      this.releaseFull?.();
       onBroken(err);
     });
   }
@@ -45,13 +36,19 @@ export class FrameWriter {
     else if (!this.scheduled) {
       this.scheduled = true;
       // Input that is already buffered is delivered in microtasks, so an idle turn may be far off;
-      // the byte threshold above bounds the queue meanwhile.
+      // the byte threshold above bounds the batch meanwhile.
       setImmediate(() => {
         this.scheduled = false;
         this.flushNow();
       });
     }
-    return this.full ?? undefined;
+    return this.out.empty ? undefined : this.out.drained();
+  }
+
+  /** Writes everything batched and resolves once it has left the process (or the output failed). */
+  async drain(): Promise<void> {
+    this.flushNow();
+    await this.out.flushed();
   }
 
   private flushNow(): void {
@@ -59,29 +56,6 @@ export class FrameWriter {
     const data = this.pending.join("");
     this.pending = [];
     this.pendingBytes = 0;
-    if (!this.sink.write(data) && !this.full) {
-      this.full = new Promise((resolve) => {
-        this.releaseFull = () => {
-          this.full = null;
-          this.releaseFull = null;
-          resolve();
-        };
-        this.sink.once("drain", this.releaseFull);
-      });
-    }
-  }
-
-  /** Writes everything queued and resolves once the sink has accepted it. */
-  async drain(): Promise<void> {
-    const data = this.pending.join("");
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (this.full) await this.full;
-    if (data.length === 0 || this.broken) return;
-    await new Promise<void>((resolve) => {
-      this.sink.write(data, () => resolve());
-      // A sink that fails during the final write never calls back; do not wait for it.
-      this.sink.on("error", () => resolve());
-    });
+    this.out.push(data);
   }
 }

@@ -1,50 +1,20 @@
 import type { Socket } from "bun";
+import { withinGrace } from "../rpc/grace.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
-import { type RawSocket, setReading } from "./socket-peer.ts";
+import { setReading } from "./ndjson-connection.ts";
+import { BYTES, Outbox, type OutboxSink, socketSink } from "./outbox.ts";
+import type { RawSocket } from "./sniff.ts";
 
 /** Bytes queued toward one side before the other side stops being read. */
 const PAUSE_BYTES = 256 * 1024;
 
-/** Bytes not yet taken by a Bun socket, written in order on its `drain`. */
-class Outbox {
-  private queue: Uint8Array[] = [];
-  bytes = 0;
-
-  constructor(private readonly socket: () => RawSocket | null) {}
-
-  /** Writes what the socket takes now; keeps the rest. Returns false once the socket is closed. */
-  push(chunk: Uint8Array): boolean {
-    this.queue.push(chunk);
-    this.bytes += chunk.length;
-    return this.flush();
-  }
-
-  flush(): boolean {
-    const s = this.socket();
-    if (!s) return true;
-    while (this.queue.length > 0) {
-      const head = this.queue[0] as Uint8Array;
-      const n = s.write(head);
-      if (n < 0) return false;
-      this.bytes -= n;
-      if (n < head.length) {
-        this.queue[0] = head.subarray(n);
-        return true;
-      }
-      this.queue.shift();
-    }
-    return true;
-  }
-
-  clear(): void {
-    this.queue = [];
-    this.bytes = 0;
-  }
-
-  get empty(): boolean {
-    return this.queue.length === 0;
-  }
-}
+/** Output to a socket that may not be connected yet: until then everything waits in the outbox. */
+const laterSocketSink = (socket: () => RawSocket | null): OutboxSink<string | Uint8Array> => ({
+  offer: (data) => {
+    const s = socket();
+    return s ? socketSink(s).offer(data) : { taken: "partial", rest: data };
+  },
+});
 
 /**
  * A public connection that began like HTTP, spliced byte for byte onto the internal HTTP server's
@@ -54,8 +24,8 @@ class Outbox {
  */
 export class HttpPipe {
   private back: Socket<HttpPipe> | null = null;
-  private readonly toBack = new Outbox(() => this.back);
-  private readonly toFront: Outbox;
+  private readonly toBack = new Outbox(laterSocketSink(() => this.back), BYTES);
+  private readonly toFront: Outbox<string | Uint8Array>;
   private frontEnded = false;
   private backEnded = false;
   /** The server stopped taking bytes (it answered, e.g. 413, and closed its read side): the rest is dropped. */
@@ -71,7 +41,7 @@ export class HttpPipe {
     first: Uint8Array,
     private readonly log: Logger,
   ) {
-    this.toFront = new Outbox(() => front);
+    this.toFront = new Outbox(socketSink(front), BYTES);
     this.toBack.push(first);
     if (this.toBack.bytes >= PAUSE_BYTES) setReading(front, false);
     Bun.connect<HttpPipe>({
@@ -91,7 +61,7 @@ export class HttpPipe {
   /** Bytes from the public client. */
   receive(chunk: Uint8Array): void {
     if (this.closed || this.backRefused) return;
-    if (!this.toBack.push(chunk)) return this.refusedByBack();
+    if (this.toBack.push(chunk) === "closed") return this.refusedByBack();
     if (this.toBack.bytes >= PAUSE_BYTES) setReading(this.front, false);
   }
 
@@ -103,7 +73,8 @@ export class HttpPipe {
 
   /** The public socket can take more. */
   frontDrained(): void {
-    if (!this.toFront.flush()) return this.close();
+    this.toFront.writable();
+    if (this.toFront.failed) return this.close();
     if (this.toFront.empty) {
       if (this.back) setReading(this.back, true);
       if (this.backEnded) this.close();
@@ -117,9 +88,7 @@ export class HttpPipe {
 
   /** Daemon shutdown: the server's last bytes (a WebSocket Close frame) pass for up to `graceMs`, then both sides are cut. */
   async shutdown(graceMs: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-    clearTimeout(timer);
+    await withinGrace(this.finished, graceMs);
     this.close();
   }
 
@@ -134,13 +103,14 @@ export class HttpPipe {
 
   private fromBack(chunk: Uint8Array): void {
     if (this.closed) return;
-    if (!this.toFront.push(chunk)) return this.close();
+    if (this.toFront.push(chunk) === "closed") return this.close();
     if (this.toFront.bytes >= PAUSE_BYTES && this.back) setReading(this.back, false);
   }
 
   private backDrained(): void {
     if (this.backRefused) return;
-    if (!this.toBack.flush()) return this.refusedByBack();
+    this.toBack.writable();
+    if (this.toBack.failed) return this.refusedByBack();
     if (this.toBack.empty) {
       setReading(this.front, true);
       this.passEnd();

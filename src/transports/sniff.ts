@@ -3,7 +3,8 @@ import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { HttpPipe } from "./http-pipe.ts";
-import { Peer, type RawSocket } from "./socket-peer.ts";
+import { type ByteChannel, NdjsonConnection, setReading } from "./ndjson-connection.ts";
+import { socketSink } from "./outbox.ts";
 import { type AccessToken, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./token.ts";
 
 /** How long a connection may take to authenticate when a token is configured. */
@@ -12,6 +13,24 @@ export const AUTH_TIMEOUT_MS = 5_000;
 const MAX_HTTP_HEAD_BYTES = 16 * 1024;
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
+/** How long closing an NDJSON connection waits for its client to take the last answers. */
+const FLUSH_GRACE_MS = 2_000;
+
+/** What a listener's connection needs of a Bun stream socket (TCP or Unix). */
+export interface RawSocket {
+  /** Hands bytes to the kernel; returns how many it took (possibly fewer), -1 once closed. */
+  write(data: string | Uint8Array): number;
+  end(): void;
+  terminate(): void;
+}
+
+/** A Bun socket as the byte channel of an NDJSON connection. */
+export const socketChannel = (socket: RawSocket): ByteChannel => ({
+  output: socketSink(socket),
+  setReading: (reading) => setReading(socket, reading),
+  end: () => socket.end(),
+  terminate: () => socket.terminate(),
+});
 
 export interface AcceptOptions {
   /** How log lines name the transport: "TCP", "Unix socket". */
@@ -84,12 +103,12 @@ class HeadEnd {
 /**
  * One accepted stream connection until it is routed: buffers the first bytes, decides the
  * protocol (and checks the token line when a token is configured), then hands every later event
- * to the NDJSON Peer or the HTTP pipe it became. Until its handshake is done it is pending: it
+ * to the NDJSON connection or the HTTP pipe it became. Until its handshake is done it is pending: it
  * has `handshake.handshakeMs` to finish, and the listener may shed it for a newer one.
  */
 export class Accepted {
   private head: Uint8Array = new Uint8Array(0);
-  private route: Peer | HttpPipe | null = null;
+  private route: NdjsonConnection | HttpPipe | null = null;
   private refused = false;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
@@ -141,7 +160,7 @@ export class Accepted {
   }
 
   drain(): void {
-    if (this.route instanceof Peer) this.route.sink.onDrain();
+    if (this.route instanceof NdjsonConnection) this.route.writable();
     else this.route?.frontDrained();
   }
 
@@ -157,7 +176,7 @@ export class Accepted {
   /** Daemon shutdown: NDJSON connections end gracefully; HTTP ones end when their server has stopped (bounded). */
   async shutdown(): Promise<void> {
     this.clearTimers();
-    if (this.route instanceof Peer) await this.route.shutdown();
+    if (this.route instanceof NdjsonConnection) await this.route.shutdown();
     else if (this.route) await this.route.shutdown(HTTP_SHUTDOWN_GRACE_MS);
     else this.refuse(null);
   }
@@ -184,7 +203,16 @@ export class Accepted {
 
   private becomeNdjson(rest: Uint8Array): void {
     this.clearAuthTimer();
-    const peer = new Peer(this.socket, this.opts.transport, this.opts.services, this.opts.dispatcher, this.log, this.opts.label, () => this.handshakeDone());
+    const peer = new NdjsonConnection(socketChannel(this.socket), {
+      transport: this.opts.transport,
+      services: this.opts.services,
+      dispatcher: this.opts.dispatcher,
+      log: this.log,
+      label: this.opts.label,
+      closeReason: "RPC connection closed",
+      flushGraceMs: FLUSH_GRACE_MS,
+      onHandshake: () => this.handshakeDone(),
+    });
     this.route = peer;
     this.head = new Uint8Array(0);
     peer.finished.then(() => this.done.resolve());

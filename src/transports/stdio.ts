@@ -1,11 +1,8 @@
 import type { Dispatcher } from "../rpc/dispatcher.ts";
-import { Connection } from "../rpc/connection.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
-import { errorObject } from "../protocol/errors.ts";
-import { checkedFailureFrame } from "../rpc/encode.ts";
-import { LineSplitter, MAX_LINE_BYTES, decodeUtf8Line, type Frame } from "../rpc/ndjson.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
-import { FrameWriter } from "./frame-writer.ts";
+import { type ByteChannel, NdjsonConnection } from "./ndjson-connection.ts";
+import { streamSink } from "./outbox.ts";
 
 export interface StdioOptions {
   dispatcher: Dispatcher;
@@ -14,78 +11,81 @@ export interface StdioOptions {
   input?: ReadableStream<Uint8Array>;
 }
 
+/** How long shutdown waits for the client to take the last responses (the reference's 5 s). */
+const FLUSH_GRACE_MS = 5_000;
+
 /**
  * Serves one control connection on stdin/stdout (NDJSON). Resolves after a graceful shutdown
- * (EOF, SIGINT or SIGTERM): admission stopped, in-flight requests cancelled, output flushed.
+ * (EOF, SIGINT or SIGTERM): admission stopped, in-flight requests cancelled, output flushed
+ * (bounded: a client that is still attached but never reads must not keep the daemon alive).
  */
 export async function serveStdio(opts: StdioOptions): Promise<void> {
-  let stopping = false;
-  // Resolves on stop, so a loop parked on backpressure from a client that never reads wakes up.
-  const stopped = Promise.withResolvers<void>();
-  const stop = (why: string) => {
-    if (stopping) return;
-    stopping = true;
-    opts.log.info({ signal: why }, "shutting down");
-    stopped.resolve();
-    reader.cancel().catch(() => {});
-  };
-  const woken = (pending: Promise<void>) => Promise.race([pending, stopped.promise]);
-  // The client closed its end of stdout: nobody can read answers any more, so this is the end of
-  // the connection (like EOF), not something to retry.
-  const writer = new FrameWriter(process.stdout, (err) => {
-    opts.log.warn({ err: err.message }, "stdout closed by the client");
-    stop("stdout closed");
-  });
-  const conn = new Connection({ kind: "stdio", framing: "ndjson" }, opts.services, (frame) => writer.write(frame));
   const reader = (opts.input ?? Bun.stdin.stream()).getReader();
-  const splitter = new LineSplitter(MAX_LINE_BYTES);
+  // stdin is read by the loop below; pausing it means not asking for the next chunk.
+  let resume: (() => void) | null = null;
+  const channel: ByteChannel = {
+    output: streamSink(process.stdout),
+    setReading: (reading) => {
+      if (reading) {
+        resume?.();
+        resume = null;
+      } else resume ??= () => {};
+      return true;
+    },
+    end: () => {},
+    terminate: () => {},
+  };
+  const connection = new NdjsonConnection(channel, {
+    transport: { kind: "stdio", framing: "ndjson" },
+    services: opts.services,
+    dispatcher: opts.dispatcher,
+    log: opts.log,
+    label: "stdio",
+    closeReason: "daemon shutdown",
+    flushGraceMs: FLUSH_GRACE_MS,
+    // stdin is read only while the loop is not paused, however large one read is.
+    maxQueuedInputBytes: Number.POSITIVE_INFINITY,
+  });
+  // Once the connection is over (a signal, stdout gone, an overflow) nothing more is read.
+  let over = false;
+  void connection.finished.then(() => {
+    over = true;
+    resume?.();
+    reader.cancel().catch(() => {});
+  });
+  const stop = (why: string) => {
+    opts.log.info({ signal: why }, "shutting down");
+    void connection.shutdown();
+  };
   const onSigint = () => stop("SIGINT");
   const onSigterm = () => stop("SIGTERM");
+  const onDrain = () => connection.writable();
+  // The client closed its end of stdout: nobody can read answers any more, so this is the end of
+  // the connection (like EOF), not something to retry.
+  const onError = (err: Error) => {
+    opts.log.warn({ err: err.message }, "stdout closed by the client");
+    connection.gone(err);
+  };
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
-
-  const handle = async (frames: Frame[]) => {
-    for (const frame of frames) {
-      if (stopping) return;
-      if (frame.kind === "oversized") {
-        const pending = conn.send(
-          checkedFailureFrame(
-            null,
-            errorObject("request_line_too_large", { details: { actualBytesAtLeast: frame.bytesAtLeast, limitBytes: MAX_LINE_BYTES } }),
-          ),
-        );
-        if (pending) await woken(pending);
-        continue;
-      }
-      const text = decodeUtf8Line(frame.bytes);
-      if (text === null) {
-        const pending = conn.send(checkedFailureFrame(null, errorObject("request_not_utf8", { details: { reason: "invalidUtf8" } })));
-        if (pending) await woken(pending);
-        continue;
-      }
-      // Awaiting only a real promise keeps pipelined lines free of a microtask hop each.
-      const pending = opts.dispatcher.handleText(conn, text);
-      if (pending) await woken(pending);
-    }
-  };
-
+  process.stdout.on("drain", onDrain);
+  process.stdout.on("error", onError);
   try {
-    for (;;) {
+    while (!over) {
+      if (resume) await new Promise<void>((r) => (resume = r));
       const { done, value } = await reader.read();
-      if (done || stopping) break;
-      await handle(splitter.push(value));
+      if (done || over) break;
+      connection.receive(value);
     }
-    if (!stopping) await handle(splitter.end());
+    connection.endOfInput();
   } catch (err) {
-    if (!stopping) opts.log.error({ err }, "stdin failed");
+    if (!over) opts.log.error({ err }, "stdin failed");
+    connection.endOfInput();
   } finally {
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
   }
-  await opts.dispatcher.close(conn, "daemon shutdown");
-  // A client that is still attached but never reads must not keep the daemon alive.
-  await Promise.race([writer.drain(), new Promise((resolve) => setTimeout(resolve, FLUSH_GRACE_MS).unref?.())]);
+  await connection.finished;
+  process.stdout.off("drain", onDrain);
+  process.stdout.off("error", onError);
 }
-
-/** How long shutdown waits for the client to take the last responses (the reference's 5 s). */
-const FLUSH_GRACE_MS = 5_000;

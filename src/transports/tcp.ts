@@ -4,7 +4,7 @@ import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable, DEFAULT_LIMITS, TCP_KEEPALIVE_MS } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
-export { MAX_INPUT_QUEUE_BYTES } from "./socket-peer.ts";
+export { MAX_INPUT_QUEUE_BYTES } from "./ndjson-connection.ts";
 
 export interface TcpOptions extends PublicListenerOptions {
   host: string;

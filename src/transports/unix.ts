@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { UnixSocketListener } from "bun";
+import { withinGrace } from "../rpc/grace.ts";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable, DEFAULT_LIMITS } from "./accept-table.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
@@ -59,7 +60,6 @@ export function checkSocketDirectory(dir: string, uid: number | undefined = proc
 
 /** True when something accepts connections on the socket path. */
 async function answers(path: string): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const probe = Bun.connect({ unix: path, socket: { data() {} } }).then(
     (s) => {
       s.terminate();
@@ -71,12 +71,8 @@ async function answers(path: string): Promise<boolean> {
     },
   );
   // A listener whose backlog is full does not answer at once, but it is live.
-  const slow = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), LIVE_PROBE_MS)));
-  try {
-    return await Promise.race([probe, slow]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (!(await withinGrace(probe, LIVE_PROBE_MS))) return true;
+  return probe;
 }
 
 /** Makes `path` free for a new socket: a stale socket is removed, a live one or any other file refused. */

@@ -4,6 +4,7 @@ import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts"
 import type { Connection } from "../../rpc/connection.ts";
 import type { ParamsOf } from "../../protocol/methods.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
+import { withinGrace } from "../../rpc/grace.ts";
 import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { captureObservation } from "../devices/observe.ts";
@@ -48,13 +49,7 @@ async function closeStream(core: Core, conn: Connection, stream: MediaStream, re
 export async function closeSessionStreams(core: Core, conn: Connection, requestId: RpcId | undefined): Promise<void> {
   for (const stream of mediaTable(conn).openStreams()) {
     if (stream.busy) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<false>((r) => {
-        timer = setTimeout(() => r(false), MEDIA_LIMITS.closeWaitMs);
-      });
-      const finished = await Promise.race([stream.busy.then(() => true), timeout]);
-      clearTimeout(timer);
-      if (!finished) throw new RpcError("media_stream_close_timed_out", { details: { streamId: stream.info.id } });
+      if (!(await withinGrace(stream.busy, MEDIA_LIMITS.closeWaitMs))) throw new RpcError("media_stream_close_timed_out", { details: { streamId: stream.info.id } });
     }
     if (stream.state !== "ended") await closeStream(core, conn, stream, requestId);
   }
