@@ -4,8 +4,8 @@ import type { Core } from "../core/core.ts";
 import { DeviceService } from "../core/devices/device-service.ts";
 import { FileEvidenceStore } from "../core/evidence/evidence-store.ts";
 import { ObjectStore } from "../core/evidence/object-store.ts";
+import { connectionPolicy } from "../core/connection-policy.ts";
 import { createHandlers } from "../core/handlers/index.ts";
-import { closeConnectionSession } from "../core/handlers/sessions.ts";
 import { openDatabase } from "../core/sessions/db.ts";
 import { EventLog } from "../core/sessions/event-log.ts";
 import { EventStreams } from "../core/streams/event-stream.ts";
@@ -75,10 +75,9 @@ export async function createDaemon(config: Config, log: Logger, env: Record<stri
 
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
-    devices: devices.registry,
+    policy: connectionPolicy(core, log),
     server: { name: SERVER_NAME, version: VERSION },
     log,
-    onClose: (conn, reason) => closeConnectionSession(core, conn, reason, log),
   });
   if (config.ios !== "off" && (config.xcrunPath || Bun.which("xcrun"))) {
     const { IosSimulatorDriver } = await import("../../drivers/ios-simulator/index.ts");

@@ -51,6 +51,16 @@ export interface MethodSpec {
   readonly concurrent: boolean;
   /** needs: an active Session ("required"), none ("forbidden"), or does not care. */
   readonly session: "required" | "forbidden" | "any";
+  /**
+   * Where in the method's processing the dispatcher checks `session` (the reference's order,
+   * docs/protocol/envelope-and-errors.md): before decoding params, right after (the default), or
+   * at the step the handler reaches (`ctx.requireSession()`), after checks the protocol puts first.
+   */
+  readonly sessionCheck?: "beforeParams" | "afterParams" | "handler";
+  /** The error an active Session answers when `session` is "forbidden" (default session_already_active). */
+  readonly sessionConflict?: "device_lease_active" | "session_already_active";
+  /** A result that arrives after its request was cancelled is still answered (its work was recorded as done). */
+  readonly keepsResultWhenAborted?: boolean;
   /** Resolves a device route (selected device, or the sole registered one). */
   readonly device: boolean;
   readonly plane: "control" | "webSocket" | "both";
@@ -69,19 +79,19 @@ export const METHODS = {
   "system.hello": m({ params: HelloParamsSchema, paramsRequired: true, result: HelloResultSchema, session: "any", device: false, plane: "both", summary: "Negotiate protocol version and features" }),
   "system.describe": m({ params: null, result: SystemDescribeResultSchema, session: "any", device: false, summary: "Describe this connection" }),
   "devices.list": m({ params: null, result: DevicesListResultSchema, feature: "device.routing.v1", session: "any", device: false, summary: "List registered devices and this connection's selection" }),
-  "device.select": m({ params: DeviceSelectParamsSchema, paramsRequired: true, result: DeviceSelectResultSchema, feature: "device.routing.v1", session: "forbidden", device: false, summary: "Select the device for this connection" }),
+  "device.select": m({ params: DeviceSelectParamsSchema, paramsRequired: true, result: DeviceSelectResultSchema, feature: "device.routing.v1", session: "forbidden", sessionCheck: "beforeParams", sessionConflict: "device_lease_active", device: false, summary: "Select the device for this connection" }),
   "device.connect": m({ params: null, result: DeviceInfoSchema, concurrent: true, session: "any", device: true, summary: "Connect the routed device" }),
   "device.disconnect": m({ params: null, result: DeviceDisconnectResultSchema, concurrent: true, session: "any", device: true, summary: "Disconnect the routed device" }),
   "device.capabilities": m({ params: null, result: DeviceCapabilitiesResultSchema, concurrent: true, session: "any", device: true, summary: "List the routed device's actions" }),
-  "device.observe": m({ params: null, result: ObservationSchema, concurrent: true, session: "required", device: true, summary: "Capture an Observation of the leased device" }),
-  "device.execute": m({ params: DeviceExecuteParamsSchema, paramsRequired: true, result: ActionResultSchema, concurrent: true, session: "required", device: true, summary: "Execute one action on the leased device" }),
-  "media.stream.start": m({ params: MediaStreamStartParamsSchema, paramsRequired: true, result: MediaStreamStartResultSchema, feature: "media.stream.v1", session: "required", device: true, summary: "Start a media stream" }),
+  "device.observe": m({ params: null, result: ObservationSchema, concurrent: true, session: "required", sessionCheck: "handler", device: true, summary: "Capture an Observation of the leased device" }),
+  "device.execute": m({ params: DeviceExecuteParamsSchema, paramsRequired: true, result: ActionResultSchema, concurrent: true, session: "required", sessionCheck: "handler", keepsResultWhenAborted: true, device: true, summary: "Execute one action on the leased device" }),
+  "media.stream.start": m({ params: MediaStreamStartParamsSchema, paramsRequired: true, result: MediaStreamStartResultSchema, feature: "media.stream.v1", session: "required", sessionCheck: "handler", device: true, summary: "Start a media stream" }),
   "media.stream.capture": m({ params: MediaStreamCaptureParamsSchema, paramsRequired: true, result: MediaStreamCaptureResultSchema, feature: "media.stream.v1", concurrent: true, session: "required", device: true, summary: "Capture the next frame of a media stream" }),
   "media.stream.end": m({ params: MediaStreamEndParamsSchema, paramsRequired: true, result: MediaStreamEndResultSchema, feature: "media.stream.v1", session: "required", device: false, summary: "End a media stream" }),
   "request.cancel": m({ params: RequestCancelParamsSchema, paramsRequired: true, result: RequestCancelResultSchema, feature: "request.control.v1", session: "any", device: false, summary: "Cancel a running concurrent request" }),
-  "session.start": m({ params: null, result: SessionInfoSchema, session: "forbidden", device: true, summary: "Start a Session and lease the routed device" }),
+  "session.start": m({ params: null, result: SessionInfoSchema, session: "forbidden", sessionConflict: "session_already_active", device: true, summary: "Start a Session and lease the routed device" }),
   "session.current": m({ params: null, result: SessionCurrentResultSchema, session: "required", device: false, summary: "The active Session id" }),
-  "session.end": m({ params: SessionEndParamsSchema, result: SessionInfoSchema, session: "required", device: false, summary: "End the active Session" }),
+  "session.end": m({ params: SessionEndParamsSchema, result: SessionInfoSchema, session: "required", sessionCheck: "beforeParams", device: false, summary: "End the active Session" }),
   "sessions.list": m({ params: null, result: SessionsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List every Session" }),
   "session.export": m({ params: SessionExportParamsSchema, result: SessionExportResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "Export a Session log, whole or paged" }),
   "events.list": m({ params: EventsListParamsSchema, result: EventsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List a Session's events" }),

@@ -19,8 +19,9 @@ export interface InFlight {
 }
 
 /**
- * Per-transport-connection state (03 §1): handshake phase, negotiated context, selection, the active
- * Session and the in-flight table. Nothing here is shared between connections.
+ * Per-transport-connection protocol state: handshake phase, negotiated context and the in-flight
+ * table. What core keeps per connection (selection, Session, media streams) lives in core
+ * (src/core/connection-state.ts), keyed by this object. Nothing here is shared between connections.
  */
 export class Connection {
   phase: "awaitingHello" | "ready" = "awaitingHello";
@@ -28,8 +29,6 @@ export class Connection {
   client: PeerInfo | null = null;
   minor = 0;
   features: ReadonlySet<FeatureName> = new Set();
-  selectedDeviceId: string | null = null;
-  activeSessionId: string | null = null;
   /** Keyed by the raw id: a Map keeps `"7"` and `7` apart, as the protocol requires. */
   readonly inFlight = new Map<RpcId, InFlight>();
   /** Set once shutdown or close began: no new requests are admitted. */

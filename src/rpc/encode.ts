@@ -42,6 +42,18 @@ export function successFrameFromJson(id: RpcId, resultJson: string): string {
   return withinLimit(id, `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`);
 }
 
+/**
+ * For in-process callers, which get values rather than frames: null when the success frame of
+ * `resultJson` fits the output limit, else the response_frame_too_large error that would replace
+ * it, so they are answered exactly as a socket client would be.
+ */
+export function oversizedResult(id: RpcId, resultJson: string): RpcErrorObject | null {
+  const frame = `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
+  if (frame.length <= MAX_FRAME_BYTES / 3) return null;
+  const bytes = utf8Length(frame);
+  return bytes <= MAX_FRAME_BYTES ? null : errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } });
+}
+
 export function checkedFailureFrame(id: RpcId | null, error: RpcErrorObject): string {
   return withinLimit(id, failureFrame(id, error));
 }

@@ -50,18 +50,17 @@ const json = (body: string, headers: Record<string, string> = {}) =>
 const failure = (f: RpcFailure, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
 
 const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof errorObject>[1] = {}): never => {
-  const error = errorObject(name, opts);
-  throw new RpcFailure("http", JSON.stringify(error), error);
+  throw new RpcFailure("http", errorObject(name, opts));
 };
 
-/** `?afterSequence=&limit=` as JSON members; a value that is not a decimal integer is invalid_params. */
-function pagingParams(url: URL, method: string): string {
-  let out = "";
+/** `?afterSequence=&limit=` as params; a value that is not a plain decimal integer (no sign, no leading zero) is invalid_params. */
+function pagingParams(url: URL, method: string): Record<string, number> {
+  const out: Record<string, number> = {};
   for (const key of ["afterSequence", "limit"]) {
     const value = url.searchParams.get(key);
     if (value === null || value === "") continue;
-    if (!/^\d{1,16}$/.test(value)) fail("invalid_params", { arg: method, details: { method, parameter: key } });
-    out += `,"${key}":${value}`;
+    if (!/^(0|[1-9]\d{0,15})$/.test(value)) fail("invalid_params", { arg: method, details: { method, parameter: key } });
+    out[key] = Number(value);
   }
   return out;
 }
@@ -103,9 +102,9 @@ export class HttpApi {
       return this.handle(req, "POST", () => this.device(req, id as string, (rpc) => this.action(rpc, name as string, body)));
     if (top === "sessions" && n === 1) return this.handle(req, "GET", () => this.plain("sessions.list"));
     if (top === "sessions" && n === 3 && leaf === "events")
-      return this.handle(req, "GET", () => this.plain("events.list", `{"sessionId":${JSON.stringify(id)}${pagingParams(url, "events.list")}}`));
+      return this.handle(req, "GET", () => this.plain("events.list", { sessionId: id, ...pagingParams(url, "events.list") }));
     if (top === "sessions" && n === 3 && leaf === "export")
-      return this.handle(req, "GET", () => this.plain("session.export", `{"sessionId":${JSON.stringify(id)}${pagingParams(url, "session.export")}}`));
+      return this.handle(req, "GET", () => this.plain("session.export", { sessionId: id, ...pagingParams(url, "session.export") }));
     if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(id as string));
     return null;
   }
@@ -140,7 +139,7 @@ export class HttpApi {
       features: { required: [], optional: FEATURES },
     };
     try {
-      await rpc.must("system.hello", JSON.stringify(hello));
+      await rpc.must("system.hello", hello);
     } catch (err) {
       await this.release(rpc);
       throw err;
@@ -153,10 +152,10 @@ export class HttpApi {
     this.open.delete(rpc);
   }
 
-  private async plain(method: string, params?: string): Promise<Response> {
+  private async plain(method: string, params?: object): Promise<Response> {
     const rpc = await this.connect();
     try {
-      return json(await rpc.must(method, params));
+      return json((await rpc.must(method, params)).json);
     } finally {
       await this.release(rpc);
     }
@@ -168,20 +167,20 @@ export class HttpApi {
     const onAbort = () => void rpc.close();
     req.signal.addEventListener("abort", onAbort, { once: true });
     try {
-      if (deviceId !== "_") await rpc.must("device.select", JSON.stringify({ deviceId }));
+      if (deviceId !== "_") await rpc.must("device.select", { deviceId });
       await rpc.must("device.connect");
-      const sessionId = (JSON.parse(await rpc.must("session.start")) as { id: string }).id;
+      const sessionId = ((await rpc.must("session.start")).result as { id: string }).id;
       const named = { [SESSION_HEADER]: sessionId };
       let res: Response;
       try {
         res = await work(rpc);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        await rpc.call("session.end", JSON.stringify({ outcome: "failed", reason }));
+        await rpc.call("session.end", { outcome: "failed", reason });
         if (err instanceof RpcFailure) return failure(err, named);
         throw err;
       }
-      await rpc.must("session.end", '{"outcome":"completed"}');
+      await rpc.must("session.end", { outcome: "completed" });
       res.headers.set(SESSION_HEADER, sessionId);
       return res;
     } finally {
@@ -191,7 +190,7 @@ export class HttpApi {
   }
 
   private async screenshot(rpc: LocalRpc): Promise<Response> {
-    const o = JSON.parse(await rpc.must("device.observe")) as { deviceId: string; screenshot: { sha256: string | null } | null; screenshotOmission?: string };
+    const o = (await rpc.must("device.observe")).result as { deviceId: string; screenshot: { sha256: string | null } | null; screenshotOmission?: string };
     const sha = o.screenshot?.sha256;
     if (!sha) return fail("media_capture_unavailable", { details: { deviceId: o.deviceId, screenshotOmission: o.screenshotOmission ?? null } });
     const stored = await this.opts.evidence.read(sha);
@@ -200,8 +199,8 @@ export class HttpApi {
   }
 
   private async ui(rpc: LocalRpc): Promise<Response> {
-    const o = JSON.parse(await rpc.must("device.observe")) as { id: string };
-    return json(await rpc.must("ui.snapshot.get", JSON.stringify({ observationId: o.id })));
+    const o = (await rpc.must("device.observe")).result as { id: string };
+    return json((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
   }
 
   private async action(rpc: LocalRpc, name: string, body: string): Promise<Response> {
@@ -210,9 +209,9 @@ export class HttpApi {
     if (!parsed.ok) return fail("parse_error", { message: "request body is not valid JSON", details: { column: parsed.column, line: parsed.line } });
     if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
       return fail("invalid_params", { arg: "device.execute", details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" } });
-    // The body is spliced verbatim so integer and float tokens keep their lexical class (01 §5.4).
-    const params = `{"id":${JSON.stringify(crypto.randomUUID())},"name":${JSON.stringify(name)},"arguments":${text}}`;
-    return json(await rpc.must("device.execute", params));
+    // The parsed body keeps each number's lexical class (JsonFloat for `1.0`), as a JSON-RPC line would.
+    const params = { id: crypto.randomUUID(), name, arguments: parsed.value };
+    return json((await rpc.must("device.execute", params)).json);
   }
 
   private async evidence(sha256: string): Promise<Response> {

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { connectionPolicy } from "../../src/core/connection-policy.ts";
+import { stateOf } from "../../src/core/connection-state.ts";
 import { createHandlers } from "../../src/core/handlers/index.ts";
 import { DeviceService } from "../../src/core/devices/device-service.ts";
 import { MemoryEvidenceStore } from "../../src/core/evidence/evidence-store.ts";
@@ -21,12 +23,12 @@ function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger; onClose?
   const devices = new DeviceService(silentLogger);
   devices.registry.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
   const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:")), screenshotPolicy: "capture" as const };
+  const policy = connectionPolicy(core, silentLogger);
   const dispatcher = new Dispatcher({
     handlers: { ...createHandlers(core), ...overrides },
-    devices: devices.registry,
+    policy: opts.onClose ? { ...policy, close: opts.onClose } : policy,
     server: { name: "devicerail-daemon", version: "test" },
     log: opts.log ?? silentLogger,
-    ...(opts.onClose ? { onClose: opts.onClose } : {}),
   });
   const out: any[] = [];
   const waiters: (() => void)[] = [];
@@ -210,11 +212,11 @@ describe("Dispatcher.close", () => {
       {
         "session.start": async (_p, { conn }) => {
           await gate.promise;
-          conn.activeSessionId = SESSION.id;
+          stateOf(conn).activeSessionId = SESSION.id;
           return SESSION;
         },
       },
-      { onClose: async (c) => void seen.push(c.activeSessionId) },
+      { onClose: async (c) => void seen.push(stateOf(c).activeSessionId) },
     );
     await send(HELLO);
     void send(req(1, "session.start"));
@@ -235,7 +237,7 @@ describe("Dispatcher.close", () => {
         "session.start": (_p, ctx) =>
           new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true })),
       },
-      { onClose: async (c) => void seen.push(c.activeSessionId) },
+      { onClose: async (c) => void seen.push(stateOf(c).activeSessionId) },
     );
     await send(HELLO);
     void send(req(1, "session.start"));

@@ -5,8 +5,8 @@ import type { Core } from "../../src/core/core.ts";
 import { DeviceService } from "../../src/core/devices/device-service.ts";
 import { FileEvidenceStore } from "../../src/core/evidence/evidence-store.ts";
 import { ObjectStore } from "../../src/core/evidence/object-store.ts";
+import { connectionPolicy } from "../../src/core/connection-policy.ts";
 import { createHandlers } from "../../src/core/handlers/index.ts";
-import { closeConnectionSession } from "../../src/core/handlers/sessions.ts";
 import { openDatabase } from "../../src/core/sessions/db.ts";
 import { EventLog } from "../../src/core/sessions/event-log.ts";
 import type { Driver } from "../../src/driver/driver.ts";
@@ -39,10 +39,9 @@ async function harnessWith<D extends Driver>(driver: D, screenshotPolicy: "captu
   const core: Core = { devices, evidence: new FileEvidenceStore(objects, log, evidenceInlineBytes), log, screenshotPolicy };
   const dispatcher = new Dispatcher({
     handlers: createHandlers(core),
-    devices: devices.registry,
+    policy: connectionPolicy(core, silentLogger),
     server: { name: "t", version: "0" },
     log: silentLogger,
-    onClose: (conn, reason) => closeConnectionSession(core, conn, reason, silentLogger),
   });
   const services = { eventStreamListener: false, screenshotPolicy: "capture" as const, evidenceStore: true, mediaStreams: true };
   let nextId = 1;

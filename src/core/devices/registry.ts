@@ -1,8 +1,7 @@
 import type { DeviceInfo } from "../../protocol/types/device.ts";
-import type { DeviceDirectory } from "../../rpc/dispatcher.ts";
 
 /** Every driver's devices in one place, ordered by id (byte order, as the reference lists them). */
-export class DeviceRegistry implements DeviceDirectory {
+export class DeviceRegistry {
   private readonly devices = new Map<string, DeviceInfo>();
   private sorted: string[] = [];
 

@@ -2,12 +2,13 @@ import { DriverError } from "../../driver/driver-error.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
-import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { executeAction } from "../devices/execute.ts";
 import { captureObservation } from "../devices/observe.ts";
 import { isSemanticName as isSemantic } from "../devices/semantic/definitions.ts";
-import { mediaTable } from "../media/streams.ts";
+import { connectionIdOf, routedDeviceId, stateOf } from "../connection-state.ts";
+import { leasedSession, recordError } from "../session-access.ts";
 
 type DeviceMethods =
   | "devices.list"
@@ -20,21 +21,6 @@ type DeviceMethods =
   | "session.start";
 
 
-/** The connection's id once it is Ready (every device method runs after hello). */
-export const connectionIdOf = (conn: Connection): string => conn.connectionId as string;
-
-/** The active Session whose lease covers `deviceId`, or session_required (04 §0.3). */
-export function leasedSession(core: Core, conn: Connection, deviceId: string): string {
-  const sessionId = conn.activeSessionId;
-  const lease = core.devices.leaseOf(deviceId);
-  if (!sessionId || !lease || lease.connectionId !== connectionIdOf(conn) || lease.sessionId !== sessionId) throw sessionRequired();
-  return sessionId;
-}
-
-/** The device id on Session-level events: only for connections that negotiated routing (06 §3). */
-export const routedDeviceId = (conn: Connection, deviceId: string | null): { deviceId?: string } =>
-  conn.has("device.routing.v1") && deviceId ? { deviceId } : {};
-
 export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
   const devices = core.devices;
   /** What this connection may see; `protection` is written only when "protected" (05 §6). */
@@ -44,12 +30,12 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       .map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
 
   return {
-    "devices.list": (_p, { conn }) => ({ devices: devices.registry.list(), selectedDeviceId: conn.selectedDeviceId }),
+    "devices.list": (_p, { conn }) => ({ devices: devices.registry.list(), selectedDeviceId: stateOf(conn).selectedDeviceId }),
 
     "device.select": ({ deviceId }, { conn }) => {
       const device = devices.registry.get(deviceId);
       if (!device) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
-      conn.selectedDeviceId = deviceId;
+      stateOf(conn).selectedDeviceId = deviceId;
       return { device };
     },
 
@@ -78,7 +64,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
 
     "device.observe": async (_p, ctx) => {
       const deviceId = ctx.route();
-      const sessionId = leasedSession(core, ctx.conn, deviceId);
+      const sessionId = leasedSession(core, ctx, deviceId);
       // Counted before the first await: from admission on, session.end must see it (session_busy).
       const release = devices.begin(sessionId, "observations");
       try {
@@ -118,9 +104,9 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       if (protection === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
       // Protected and unknown actions never overlap media capture on one connection (08 §1).
-      const releaseSensitive = protection === "standard" ? () => {} : mediaTable(conn).beginSensitiveAction();
+      const releaseSensitive = protection === "standard" ? () => {} : stateOf(conn).media.beginSensitiveAction();
       try {
-        const sessionId = leasedSession(core, conn, deviceId);
+        const sessionId = leasedSession(core, ctx, deviceId);
         const release = devices.begin(sessionId, "actions");
         try {
           await devices.probe(deviceId, ctx);
@@ -139,7 +125,6 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
 
     "session.start": async (_p, ctx) => {
       const { conn } = ctx;
-      if (conn.activeSessionId) throw new RpcError("session_already_active", { details: { sessionId: conn.activeSessionId } });
       const deviceId = ctx.route();
       await devices.probe(deviceId, ctx);
       // Taken before the first await that follows, so two connections cannot both pass the check.
@@ -152,8 +137,9 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
         throw err;
       }
       devices.acquireLease(deviceId, connectionIdOf(conn), session.id);
-      conn.selectedDeviceId = deviceId;
-      conn.activeSessionId = session.id;
+      const state = stateOf(conn);
+      state.selectedDeviceId = deviceId;
+      state.activeSessionId = session.id;
       return session;
     },
   };
@@ -162,13 +148,4 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
 /** A failed health probe: like routing and lease failures it writes no event (04 §8). */
 class ProbeFailed {
   constructor(readonly cause: unknown) {}
-}
-
-/** A failed observation leaves an `error` event with the same ErrorInfo the client gets (04 §8). */
-export async function recordError(core: Core, sessionId: string, deviceId: string, ctx: HandlerContext, failure: RpcError): Promise<void> {
-  try {
-    await core.log.append(sessionId, { requestId: ctx.requestId, deviceId, payload: { type: "error", error: failure.error.data } });
-  } catch (err) {
-    ctx.log.warn({ err: String(err) }, "could not record the observation failure");
-  }
 }

@@ -5,6 +5,8 @@ import { deviceHandlers } from "./devices.ts";
 import { mediaHandlers } from "./media.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { systemHandlers } from "./system.ts";
+import { uiSnapshotHandlers } from "./ui-snapshot.ts";
+import { verdictHandlers } from "./verdict.ts";
 
 /** The complete handler map; its type is derived from METHODS, so a missing method fails typecheck. */
 export function createHandlers(core: Core): Handlers {
@@ -14,5 +16,7 @@ export function createHandlers(core: Core): Handlers {
     ...sessionHandlers(core),
     ...mediaHandlers(core),
     ...controlHandlers(core),
+    ...verdictHandlers(core),
+    ...uiSnapshotHandlers(core),
   };
 }

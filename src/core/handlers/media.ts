@@ -4,22 +4,22 @@ import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts"
 import type { Connection } from "../../rpc/connection.ts";
 import type { ParamsOf } from "../../protocol/methods.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
-import { withinGrace } from "../../rpc/grace.ts";
-import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
+import { type Logger, RpcError, methodUnavailable } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { captureObservation } from "../devices/observe.ts";
-import { MEDIA_LIMITS, type MediaStream, committedFrames, mediaTable } from "../media/streams.ts";
-import { leasedSession, recordError, routedDeviceId } from "./devices.ts";
+import { routedDeviceId, stateOf } from "../connection-state.ts";
+import { closeStream } from "../media/session-streams.ts";
+import { MEDIA_LIMITS, type MediaStream, committedFrames } from "../media/streams.ts";
+import { leasedSession, recordError } from "../session-access.ts";
 
 type MediaMethods = "media.stream.start" | "media.stream.capture" | "media.stream.end";
 
 const START_IN_PROGRESS = "media stream start is already in progress";
 
 /** The stream `streamId` of the connection's active Session, or the −32016 error that says why not. */
-function knownStream(conn: Connection, streamId: string): { stream: MediaStream; sessionId: string } {
-  const sessionId = conn.activeSessionId;
-  if (!sessionId) throw sessionRequired();
-  const stream = mediaTable(conn).streams.get(streamId);
+function knownStream(ctx: HandlerContext, streamId: string): { stream: MediaStream; sessionId: string } {
+  const sessionId = ctx.requireSession();
+  const stream = stateOf(ctx.conn).media.streams.get(streamId);
   if (!stream) throw new RpcError("media_stream_not_found", { details: { streamId } });
   if (stream.sessionId !== sessionId) throw new RpcError("media_stream_session_mismatch", { details: { streamId } });
   return { stream, sessionId };
@@ -32,43 +32,15 @@ function mediaAbortError(ctx: HandlerContext): RpcError | null {
   return new RpcError(e.code === "request_timed_out" ? "media_capture_timed_out" : "media_capture_cancelled");
 }
 
-/** Appends mediaStreamEnded (request id when an RPC caused it) and closes the stream. */
-async function closeStream(core: Core, conn: Connection, stream: MediaStream, requestId: RpcId | undefined): Promise<void> {
-  await core.log.append(stream.sessionId, {
-    requestId,
-    ...routedDeviceId(conn, stream.deviceId),
-    payload: { type: "mediaStreamEnded", streamId: stream.info.id, frameCount: committedFrames(stream) },
-  });
-  stream.state = "ended";
-}
-
-/**
- * Closes every open stream of the connection's Session before it ends (session.end with its request
- * id; connection close and shutdown without): a running capture is awaited at most 1 s (08 §1).
- */
-export async function closeSessionStreams(core: Core, conn: Connection, requestId: RpcId | undefined): Promise<void> {
-  for (const stream of mediaTable(conn).openStreams()) {
-    if (stream.busy) {
-      if (!(await withinGrace(stream.busy, MEDIA_LIMITS.closeWaitMs))) throw new RpcError("media_stream_close_timed_out", { details: { streamId: stream.info.id } });
-    }
-    if (stream.state !== "ended") await closeStream(core, conn, stream, requestId);
-  }
-}
-
-/** Forgets the streams of a Session that ended. */
-export function clearSessionStreams(conn: Connection): void {
-  mediaTable(conn).streams.clear();
-}
-
 export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
   return {
     "media.stream.start": async ({ streamId, kind }, ctx) => {
       const { conn } = ctx;
       if (core.screenshotPolicy !== "capture") throw methodUnavailable("media.stream.start", "media.stream.v1");
-      if (!conn.activeSessionId) throw sessionRequired();
+      ctx.requireSession();
       const deviceId = ctx.route();
-      const sessionId = leasedSession(core, conn, deviceId);
-      const table = mediaTable(conn);
+      const sessionId = leasedSession(core, ctx, deviceId);
+      const table = stateOf(conn).media;
       const known = table.streams.get(streamId);
       if (known) {
         const same = known.info.kind === kind && known.sessionId === sessionId && known.deviceId === deviceId;
@@ -96,7 +68,7 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
 
     "media.stream.capture": async (p, ctx) => {
       const { streamId, frameIndex, durationMs } = p;
-      const { stream } = knownStream(ctx.conn, streamId);
+      const { stream } = knownStream(ctx, streamId);
       if (stream.info.kind === "screenshot" && durationMs !== undefined)
         throw new RpcError("invalid_media_frame", { message: "screenshot stream frames cannot declare durationMs", details: { streamId } });
       if (stream.info.kind === "video" && !durationMs)
@@ -119,7 +91,7 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
         throw new RpcError("media_capture_rate_limited", { details: { retryAfterMs: Math.max(1, MEDIA_LIMITS.minIntervalMs - elapsed), streamId } });
       // Recorded at admission, before device work: a failing attempt still counts (12 note 10).
       stream.lastAttemptMs = now;
-      const release = mediaTable(ctx.conn).hold(stream);
+      const release = stateOf(ctx.conn).media.hold(stream);
       try {
         return { frame: await captureFrame(core, ctx, stream, p) };
       } finally {
@@ -128,7 +100,7 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
     },
 
     "media.stream.end": async ({ streamId }, ctx) => {
-      const { stream } = knownStream(ctx.conn, streamId);
+      const { stream } = knownStream(ctx, streamId);
       if (stream.busy) throw new RpcError("media_stream_busy", { message: "media stream capture is still in flight", details: { streamId } });
       if (stream.state !== "ended") await closeStream(core, ctx.conn, stream, ctx.requestId);
       return { streamId, frameCount: committedFrames(stream) };
@@ -142,7 +114,7 @@ async function captureFrame(core: Core, ctx: HandlerContext, stream: MediaStream
   const streamId = stream.info.id;
   const deviceId = ctx.route();
   if (deviceId !== stream.deviceId) throw new RpcError("media_stream_device_changed", { details: { streamId } });
-  const sessionId = leasedSession(core, conn, deviceId);
+  const sessionId = leasedSession(core, ctx, deviceId);
   const release = core.devices.begin(sessionId, "observations");
   try {
     // Like routing and lease failures, a failed probe writes no event (04 §8).

@@ -5,10 +5,9 @@ import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
 import { MAX_FRAME_BYTES, utf8Length } from "../../rpc/encode.ts";
 import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
-import { routedDeviceId } from "./devices.ts";
-import { clearSessionStreams, closeSessionStreams } from "./media.ts";
-import { uiSnapshotGet } from "./ui-snapshot.ts";
-import { verdictRecord } from "./verdict.ts";
+import { stateOf } from "../connection-state.ts";
+import { requiredMinor } from "../event-minor.ts";
+import { endSession } from "../session-access.ts";
 
 type SessionMethods =
   | "session.current"
@@ -16,22 +15,7 @@ type SessionMethods =
   | "sessions.list"
   | "session.export"
   | "events.list"
-  | "events.clear"
-  | "verdict.record"
-  | "ui.snapshot.get";
-
-/** Protocol minor an event needs before a connection may read it (03 §6). */
-export function requiredMinor(event: TestEvent): number {
-  const p = event.payload;
-  if (p.type === "mediaStreamStarted" || p.type === "mediaFrameCaptured" || p.type === "mediaStreamEnded") return 4;
-  const uiFields = (o: { uiSnapshot?: unknown; uiSnapshotOmission?: unknown } | null | undefined) => !!o && (o.uiSnapshot != null || o.uiSnapshotOmission != null);
-  if (p.type === "observationCaptured" && uiFields(p.observation)) return 5;
-  if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
-    const r = p.outcome.result;
-    if (r.execution != null || uiFields(r.before) || uiFields(r.after)) return 5;
-  }
-  return 0;
-}
+  | "events.clear";
 
 /** Refuses the whole read when one event needs a newer minor than the caller selected (no filtering). */
 function checkCompatible(events: TestEvent[], conn: Connection, method: string): void {
@@ -51,45 +35,11 @@ function checkCompatible(events: TestEvent[], conn: Connection, method: string):
   }
 }
 
-/** Ends the connection's Session (session.end, connection close, shutdown) and gives back its lease. */
-export async function endSession(
-  core: Core,
-  conn: Connection,
-  opts: { outcome: "completed" | "failed" | "cancelled" | "shutdown"; reason: string | null; requestId?: HandlerContext["requestId"] },
-): Promise<SessionInfo> {
-  const sessionId = conn.activeSessionId as string;
-  await closeSessionStreams(core, conn, opts.requestId);
-  core.devices.assertIdle(sessionId);
-  const deviceId = conn.selectedDeviceId;
-  const { session } = await core.log.endSession(sessionId, { ...opts, ...routedDeviceId(conn, deviceId) });
-  if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
-  conn.activeSessionId = null;
-  clearSessionStreams(conn);
-  return session;
-}
-
-/**
- * When a connection ends (client gone, daemon shutdown) its Session ends with outcome shutdown and
- * the lease is released even if ending failed (01 §4), so the device never stays stuck.
- */
-export async function closeConnectionSession(core: Core, conn: Connection, reason: "daemon shutdown" | "RPC connection closed", log: Logger): Promise<void> {
-  if (!conn.activeSessionId) return;
-  try {
-    await endSession(core, conn, { outcome: "shutdown", reason });
-  } catch (err) {
-    log.warn({ err: String(err), sessionId: conn.activeSessionId }, "could not end the Session of a closing connection");
-    const deviceId = conn.selectedDeviceId;
-    if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
-    conn.activeSessionId = null;
-    clearSessionStreams(conn);
-  }
-}
-
 export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
   const log = core.log;
   /** `sessionId` or the connection's active Session; deleted and unknown ids are session_not_found. */
   const target = (sessionId: string | undefined, conn: Connection): SessionInfo => {
-    const id = sessionId ?? conn.activeSessionId;
+    const id = sessionId ?? stateOf(conn).activeSessionId;
     if (!id) throw sessionRequired();
     const info = log.info(id);
     if (!info) throw new RpcError("session_not_found", { arg: id, details: { sessionId: id } });
@@ -97,10 +47,7 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
   };
 
   return {
-    "session.current": (_p, { conn }) => {
-      if (!conn.activeSessionId) throw sessionRequired();
-      return { sessionId: conn.activeSessionId };
-    },
+    "session.current": (_p, ctx) => ({ sessionId: ctx.requireSession() }),
 
     "session.end": (p, ctx) => endSession(core, ctx.conn, { outcome: p.outcome ?? "completed", reason: p.reason ?? null, requestId: ctx.requestId }),
 
@@ -148,10 +95,6 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
       }
       return { deleted: true, sessionId: info.id };
     },
-
-    "verdict.record": (p, ctx) => verdictRecord(core, p.verdict, ctx),
-
-    "ui.snapshot.get": (p, ctx) => uiSnapshotGet(core, p.observationId, ctx),
   };
 }
 

@@ -1,8 +1,8 @@
 import type { Observation } from "../../protocol/types/observation.ts";
 import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { UiSnapshot } from "../../protocol/types/ui.ts";
-import type { HandlerContext } from "../../rpc/dispatcher.ts";
-import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
+import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { uiSnapshotProblem } from "../sessions/ui-snapshot.ts";
 
@@ -22,9 +22,8 @@ function findObservation(core: Core, sessionId: string, observationId: string): 
  * ui.snapshot.get: only Observations reachable from the connection's active Session, and the stored
  * bytes are checked again on every read (08 §2.2) — a corrupted file is reported, never served.
  */
-export async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerContext): Promise<UiSnapshot> {
-  const sessionId = ctx.conn.activeSessionId;
-  if (!sessionId) throw sessionRequired();
+async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerContext): Promise<UiSnapshot> {
+  const sessionId = ctx.requireSession();
   const observation = findObservation(core, sessionId, observationId);
   if (!observation) throw new RpcError("ui_snapshot_not_found", { details: { observationId } });
   const ref = observation.uiSnapshot;
@@ -50,4 +49,8 @@ export async function uiSnapshotGet(core: Core, observationId: string, ctx: Hand
   const sameContext = JSON.stringify(snapshot.context) === JSON.stringify(ref.context);
   if (uiSnapshotProblem(snapshot) || snapshot.observationId !== observationId || !sameContext || snapshot.nodes.length !== ref.nodeCount) throw invalid();
   return snapshot;
+}
+
+export function uiSnapshotHandlers(core: Core): Pick<Handlers, "ui.snapshot.get"> {
+  return { "ui.snapshot.get": (p, ctx) => uiSnapshotGet(core, p.observationId, ctx) };
 }

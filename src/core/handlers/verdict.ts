@@ -1,10 +1,10 @@
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { Verdict } from "../../protocol/types/verdict.ts";
-import type { HandlerContext } from "../../rpc/dispatcher.ts";
-import { RpcError, sessionRequired } from "../../rpc/rpc-error.ts";
+import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
+import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { checkMediaType } from "../evidence/evidence-store.ts";
-import { routedDeviceId } from "./devices.ts";
+import { routedDeviceId, stateOf } from "../connection-state.ts";
 
 const MAX_SUMMARY = 16_384;
 const MAX_REFERENCES = 64;
@@ -24,9 +24,8 @@ function checkCanonical(ref: Verdict["evidence"][number]): string {
  * verdict.record (04 §24): the caller's Verdict, stored verbatim as a verdictRecorded event, after
  * checking that every piece of evidence it cites is already part of the active Session.
  */
-export async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext): Promise<{ event: TestEvent }> {
-  const sessionId = ctx.conn.activeSessionId;
-  if (!sessionId) throw sessionRequired();
+async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext): Promise<{ event: TestEvent }> {
+  const sessionId = ctx.requireSession();
   if (!/\S/u.test(verdict.summary) || [...verdict.summary].length > MAX_SUMMARY || verdict.evidence.length > MAX_REFERENCES)
     throw new RpcError("verdict_bounds", {
       details: { maximumEvidenceReferences: MAX_REFERENCES, maximumSummaryLength: MAX_SUMMARY, method: "verdict.record" },
@@ -41,8 +40,12 @@ export async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerCo
   for (const d of digests) if (!attached.has(d)) throw new RpcError("evidence_not_reachable", { details: { digest: d } });
   const event = await core.log.append(sessionId, {
     requestId: ctx.requestId,
-    ...routedDeviceId(ctx.conn, ctx.conn.selectedDeviceId),
+    ...routedDeviceId(ctx.conn, stateOf(ctx.conn).selectedDeviceId),
     payload: { type: "verdictRecorded", verdict },
   });
   return { event };
+}
+
+export function verdictHandlers(core: Core): Pick<Handlers, "verdict.record"> {
+  return { "verdict.record": (p, ctx) => verdictRecord(core, p.verdict, ctx) };
 }

@@ -1,5 +1,4 @@
 import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts";
-import type { Connection } from "../../rpc/connection.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 
 /** The media limits of 10-limits.md. */
@@ -60,16 +59,4 @@ export class MediaTable {
       resolve();
     };
   }
-}
-
-// Keyed by the connection object so the table dies with it; the rpc layer stays free of core state.
-const tables = new WeakMap<Connection, MediaTable>();
-
-export function mediaTable(conn: Connection): MediaTable {
-  let t = tables.get(conn);
-  if (!t) {
-    t = new MediaTable();
-    tables.set(conn, t);
-  }
-  return t;
 }

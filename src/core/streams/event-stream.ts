@@ -3,7 +3,7 @@ import { errorInfo } from "../../protocol/errors.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { EventLog } from "../sessions/event-log.ts";
-import { requiredMinor } from "../handlers/sessions.ts";
+import { requiredMinor } from "../event-minor.ts";
 
 export const CAPABILITY_TTL_MS = 30_000;
 export const MAX_CAPABILITIES = 256;

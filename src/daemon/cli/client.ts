@@ -9,7 +9,7 @@ import type { ActionDefinition, ActionResult } from "../../protocol/types/action
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
-import { MemoryConnection } from "../../transports/memory.ts";
+import { LocalRpc } from "../../transports/local-rpc.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { DataDirError, resolveDataPaths } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
@@ -23,7 +23,7 @@ const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.pag
 
 export interface CoreClient {
   readonly daemon: Daemon;
-  call<T = unknown>(method: string, params?: unknown): Promise<T>;
+  call<T = unknown>(method: string, params?: object): Promise<T>;
   /** Closes the connection (ending a Session left open, as a dropped client's would be) and stops the daemon. */
   close(): Promise<void>;
 }
@@ -52,28 +52,17 @@ export async function openClient(env: Env = process.env): Promise<CoreClient> {
     if (e instanceof DatabaseLockedError || e instanceof DataDirError || e instanceof StartupError) throw new CliError(e.message);
     throw e;
   }
-  const conn = new MemoryConnection(daemon.dispatcher, daemon.services);
-  const pending = new Map<number, { method: string; resolve(v: unknown): void; reject(e: Error): void }>();
-  conn.onFrame((frame) => {
-    const msg = JSON.parse(frame) as { id?: unknown; result?: unknown; error?: { code: number; message: string; data: RpcErrorData } };
-    const p = typeof msg.id === "number" ? pending.get(msg.id) : undefined;
-    if (!p) return;
-    pending.delete(msg.id as number);
-    if (msg.error) p.reject(new RpcCallError(p.method, msg.error.code, msg.error.data, msg.error.message));
-    else p.resolve(msg.result);
-  });
-  let next = 0;
-  const call = <T>(method: string, params?: unknown): Promise<T> => {
-    const id = ++next;
-    const answer = new Promise<T>((resolve, reject) => pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject }));
-    void conn.send(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }));
-    return answer;
+  const rpc = new LocalRpc(daemon.dispatcher, daemon.services, { kind: "memory", framing: "jsonMessage" }, log);
+  const call = async <T>(method: string, params?: object): Promise<T> => {
+    const out = await rpc.call(method, params);
+    if (!out.ok) throw new RpcCallError(method, out.error.code, out.error.data as RpcErrorData, out.error.message);
+    return out.result as T;
   };
   const client: CoreClient = {
     daemon,
     call,
     close: async () => {
-      await conn.close();
+      await rpc.close();
       await daemon.shutdown();
     },
   };

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mediaTable } from "../../../src/core/media/streams.ts";
+import { stateOf } from "../../../src/core/connection-state.ts";
 import { coreHarness } from "../../support/core-harness.ts";
+import { FakeDriver } from "../../support/fake-driver.ts";
 
 const ROUTED = ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "action.protected.v1", "media.stream.v1"];
 const UNROUTED = ROUTED.filter((f) => f !== "device.routing.v1");
@@ -11,13 +12,27 @@ const streamId = (n: number) => `d9c8b7a6-9584-4736-a251-40f9e8d7c${n.toString(1
 const err = (code: string, message: string, retryable: boolean, details: unknown) => ({ code, message, retryable, details });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Harness = Awaited<ReturnType<typeof coreHarness>>;
+/** The fake driver that also tells a test when an observation has reached it. */
+class EnteredFakeDriver extends FakeDriver {
+  private waiting: (() => void)[] = [];
+  /** Resolves once the next observation has reached the driver (where hangObserve holds it). */
+  nextObserve(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  override observe(...args: Parameters<FakeDriver["observe"]>): ReturnType<FakeDriver["observe"]> {
+    for (const resolve of this.waiting.splice(0)) resolve();
+    return super.observe(...args);
+  }
+}
+
+const harness = (policy?: "omit") => coreHarness({ driver: new EnteredFakeDriver(), screenshotPolicy: policy });
+type Harness = Awaited<ReturnType<typeof harness>>;
 /** The Session's events after `after`, without the random and volatile members. */
 const logOf = (s: Harness, sessionId: string, after = 0) =>
   s.core.log.read(sessionId, after).map(({ sequence, requestId, deviceId, payload }) => ({ sequence, requestId, deviceId, payload }));
 
 async function withSession(features: string[], run: (s: Harness, c: Awaited<ReturnType<Harness["connect"]>>, sessionId: string) => Promise<void>, policy?: "omit") {
-  const s = await coreHarness({ screenshotPolicy: policy });
+  const s = await harness(policy);
   try {
     const c = await s.connect(features);
     await c.ask("device.connect");
@@ -55,6 +70,7 @@ describe("media streams over a fake driver", () => {
       expect((await c.ask("media.stream.end", { streamId: M1 })).result).toEqual({ streamId: M1, frameCount: 1 });
       // Exact retry still works after the end; the next index does not.
       expect((await c.ask("media.stream.capture", { streamId: M1, frameIndex: 1 })).result).toEqual({ frame });
+      // Past the 50 ms rate window, so that the answer is about the ended stream alone.
       await sleep(60);
       expect((await c.ask("media.stream.capture", { streamId: M1, frameIndex: 2 })).error.data).toEqual(
         err("media_stream_ended", "media stream is already ended", false, { streamId: M1 }),
@@ -104,8 +120,8 @@ describe("media streams over a fake driver", () => {
     withSession(ROUTED, async (s, c, sessionId) => {
       await c.ask("media.stream.start", { streamId: M1, kind: "screenshot" });
       s.driver.hangObserve = true;
+      // Admission is synchronous: the capture is in flight once call() returns.
       const cap = c.call("media.stream.capture", { streamId: M1, frameIndex: 1 });
-      await sleep(0);
       expect((await c.ask("media.stream.capture", { streamId: M1, frameIndex: 1 })).error.data).toEqual(
         err("media_stream_busy", "another capture is already in flight for this stream", true, { streamId: M1 }),
       );
@@ -121,6 +137,7 @@ describe("media streams over a fake driver", () => {
       expect(limited).toEqual(err("media_capture_rate_limited", "media capture rate exceeds the per-stream limit", true, { retryAfterMs: expect.any(Number), streamId: M1 }));
       expect(limited.details.retryAfterMs).toBeGreaterThanOrEqual(1);
       expect(limited.details.retryAfterMs).toBeLessThanOrEqual(50);
+      // A client that honours retryAfterMs: waiting is what the rate limit asks of it.
       await sleep(limited.details.retryAfterMs + 5);
       expect((await c.ask("media.stream.capture", { streamId: M1, frameIndex: 1 })).result.frame.frameIndex).toBe(1);
       expect((await c.ask("media.stream.capture", { streamId: M1, frameIndex: 2 })).error.data.code).toBe("media_capture_rate_limited");
@@ -143,7 +160,7 @@ describe("media streams over a fake driver", () => {
         err("media_stream_active_limit", "too many media streams are active", true, { limit: 2 }),
       );
       // Frame limit: the table is primed as if a thousand frames had been committed.
-      const stream = mediaTable(c.conn).streams.get(streamId(1));
+      const stream = stateOf(c.conn).media.streams.get(streamId(1));
       if (stream) stream.last = { streamId: streamId(1), frameIndex: 1000, keyFrame: true, evidence: { id: "sha256:x", mediaType: "image/png", uri: "x", sha256: "x" } };
       expect((await c.ask("media.stream.capture", { streamId: streamId(1), frameIndex: 1001 })).error.data).toEqual(
         err("media_stream_frame_limit", "media stream frame limit was reached", false, { limit: 1000 }),
@@ -160,8 +177,9 @@ describe("media streams over a fake driver", () => {
   test("protected or unknown actions and media capture exclude each other on one connection", () =>
     withSession(ROUTED, async (s, c) => {
       s.driver.hangObserve = true;
+      const observing = s.driver.nextObserve();
       const swipe = c.call("device.execute", { id: "a0b1c2d3-e4f5-4a6b-9c7d-8e9fa0b1c2d5", name: "swipe", arguments: {} });
-      await sleep(0);
+      await observing;
       expect((await c.ask("media.stream.start", { streamId: M1, kind: "screenshot" })).error.data).toEqual(
         err("media_stream_sensitive_action_in_flight", "cannot start media capture while a protected or unknown action is in flight", true, null),
       );
@@ -186,7 +204,6 @@ describe("media streams over a fake driver", () => {
       await c.ask("media.stream.capture", { streamId: M2, frameIndex: 1 });
       s.driver.hangObserve = true;
       const cap = c.call("media.stream.capture", { streamId: M1, frameIndex: 1 });
-      await sleep(0);
       const before = s.core.log.info(sessionId)?.lastSequence ?? 0;
       const t0 = Date.now();
       expect((await c.ask("session.end")).error.data).toEqual(err("media_stream_close_timed_out", "timed out while closing media stream", true, { streamId: M1 }));
