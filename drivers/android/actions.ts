@@ -1,74 +1,10 @@
-import type { ActionDefinition } from "../../src/protocol/types/action.ts";
-import type { Protection } from "../../src/driver/driver.ts";
+import documents from "../../src/protocol/generated/drivers/android-actions.json" with { type: "json" };
+import { ActionSpace, type ParsedCall } from "../../src/driver/action-space.ts";
+import { ANDROID_CONTRACTS, type AndroidContract, ORIENTATIONS } from "./action-contracts.ts";
 import { KEYCODES } from "./parse/keys.ts";
 
-const S = "https://json-schema.org/draft/2020-12/schema";
-const U32 = { type: "integer", minimum: 0, maximum: 4294967295 } as const;
-const PACKAGE = { type: "string", minLength: 3, maxLength: 255, pattern: "^[A-Za-z][A-Za-z0-9_]*(?:\\.[A-Za-z][A-Za-z0-9_]*)+$" } as const;
-const none = { $schema: S, type: "object", additionalProperties: false, required: [], properties: {} };
-const obj = (properties: Record<string, unknown>, required = Object.keys(properties), extra: Record<string, unknown> = {}) => ({
-  $schema: S,
-  type: "object",
-  additionalProperties: false,
-  required,
-  properties,
-  ...extra,
-});
-
-export const REFERENCE_KEYS = ["enter", "tab", "escape", "delete", "space", "arrowUp", "arrowDown", "arrowLeft", "arrowRight"] as const;
-export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
-export const MAX_TEXT_CODE_POINTS = 4096;
-export const URL_PATTERN = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s\u0000-\u001f\u007f]{1,4096}$/;
-
-/**
- * The reference's eleven Android actions with their names, descriptions and argument shapes
- * (09 §2), then ours. inputText accepts any Unicode text (the reference: an ASCII allow-list).
- */
-export const ANDROID_ACTIONS: ActionDefinition[] = [
-  { name: "tap", description: "Tap one point in the current Android screenshot coordinate space", inputSchema: obj({ x: U32, y: U32 }) },
-  { name: "keyPress", description: "Press one key from DeviceRail's closed Android key set", inputSchema: obj({ key: { enum: [...REFERENCE_KEYS] } }) },
-  {
-    name: "swipe",
-    description: "Swipe between two points in the current Android screenshot coordinate space",
-    inputSchema: obj({ startX: U32, startY: U32, endX: U32, endY: U32, durationMs: { type: "integer", minimum: 1, maximum: 60000 } }),
-  },
-  {
-    name: "scroll",
-    description: "Scroll in the requested direction using a bounded, viewport-safe gesture",
-    inputSchema: obj({ deltaX: { type: "integer", minimum: -100000, maximum: 100000 }, deltaY: { type: "integer", minimum: -100000, maximum: 100000 } }, ["deltaX", "deltaY"], {
-      not: { required: ["deltaX", "deltaY"], properties: { deltaX: { const: 0 }, deltaY: { const: 0 } } },
-    }),
-  },
-  {
-    name: "inputText",
-    description: "Type text into the focused Android control: ASCII through input, other text through the clipboard",
-    inputSchema: obj({ text: { type: "string", minLength: 1, maxLength: MAX_TEXT_CODE_POINTS } }),
-  },
-  { name: "launch", description: "Launch the package's current-user MAIN/LAUNCHER activity and wait for completion", inputSchema: obj({ packageName: PACKAGE }) },
-  { name: "terminate", description: "Force-stop the package for Android's current user", inputSchema: obj({ packageName: PACKAGE }) },
-  { name: "back", description: "Invoke Android system Back navigation", inputSchema: none },
-  { name: "home", description: "Invoke Android system Home navigation", inputSchema: none },
-  { name: "recentApps", description: "Open Android's system application switcher", inputSchema: none },
-  {
-    name: "inputSecret",
-    description: "Type a protected printable-ASCII value through operation-scoped stdin",
-    inputSchema: obj({ secret: { type: "string", minLength: 1, maxLength: 1024, pattern: "^[\\u0020-\\u007e]+$", not: { pattern: "%s" } } }),
-    protection: "protected",
-  },
-  {
-    name: "longPress",
-    description: "Press and hold one point in the current Android screenshot coordinate space",
-    inputSchema: obj({ x: U32, y: U32, durationMs: { type: "integer", minimum: 1, maximum: 60000 } }, ["x", "y"]),
-  },
-  { name: "doubleTap", description: "Tap one point twice in quick succession", inputSchema: obj({ x: U32, y: U32 }) },
-  { name: "openUrl", description: "Open a URL or deep link with Android's VIEW intent", inputSchema: obj({ url: { type: "string", minLength: 3, maxLength: 4200, pattern: URL_PATTERN.source } }) },
-  { name: "rotate", description: "Lock the screen in one orientation", inputSchema: obj({ orientation: { enum: [...ORIENTATIONS] } }) },
-];
-
-export function classifyAndroid(name: string): Protection | undefined {
-  const a = ANDROID_ACTIONS.find((d) => d.name === name);
-  return a ? (a.protection ?? "standard") : undefined;
-}
+/** What the Android driver advertises and validates calls against. */
+export const ANDROID_ACTIONS = new ActionSpace(ANDROID_CONTRACTS, documents);
 
 export type Call =
   | { kind: "tap"; x: number; y: number }
@@ -83,66 +19,35 @@ export type Call =
   | { kind: "openUrl"; url: string }
   | { kind: "rotate"; orientation: (typeof ORIENTATIONS)[number] };
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const int = (x: unknown, min: number, max: number): x is number => typeof x === "number" && Number.isInteger(x) && x >= min && x <= max;
-const keysOk = (a: Record<string, unknown>, required: string[], optional: string[] = []) =>
-  required.every((k) => k in a) && Object.keys(a).every((k) => required.includes(k) || optional.includes(k));
-const PACKAGE_RE = new RegExp(PACKAGE.pattern);
-const pkg = (x: unknown): x is string => typeof x === "string" && x.length >= 3 && x.length <= 255 && PACKAGE_RE.test(x);
-
-/** The validated call, or null when the arguments break the action's schema (never says why to the client). */
-export function parseCall(name: string, args: unknown): Call | null {
-  if (!isObject(args)) return null;
-  const a = args;
-  const U = 4294967295;
-  switch (name) {
+/** The device operation of a call whose arguments passed their schema. */
+export function toCall(p: ParsedCall<AndroidContract>): Call {
+  switch (p.name) {
     case "tap":
     case "doubleTap":
-      return keysOk(a, ["x", "y"]) && int(a.x, 0, U) && int(a.y, 0, U) ? { kind: name, x: a.x, y: a.y } : null;
+      return { kind: p.name, x: p.args.x, y: p.args.y };
     case "longPress":
-      return keysOk(a, ["x", "y"], ["durationMs"]) && int(a.x, 0, U) && int(a.y, 0, U) && (a.durationMs === undefined || int(a.durationMs, 1, 60000))
-        ? { kind: "longPress", x: a.x, y: a.y, durationMs: (a.durationMs as number | undefined) ?? 800 }
-        : null;
+      return { kind: "longPress", x: p.args.x, y: p.args.y, durationMs: p.args.durationMs ?? 800 };
     case "swipe":
-      return keysOk(a, ["startX", "startY", "endX", "endY", "durationMs"]) &&
-        int(a.startX, 0, U) &&
-        int(a.startY, 0, U) &&
-        int(a.endX, 0, U) &&
-        int(a.endY, 0, U) &&
-        int(a.durationMs, 1, 60000)
-        ? { kind: "swipe", startX: a.startX, startY: a.startY, endX: a.endX, endY: a.endY, durationMs: a.durationMs }
-        : null;
+      return { kind: "swipe", ...p.args };
     case "scroll":
-      return keysOk(a, ["deltaX", "deltaY"]) && int(a.deltaX, -100000, 100000) && int(a.deltaY, -100000, 100000) && (a.deltaX !== 0 || a.deltaY !== 0)
-        ? { kind: "scroll", deltaX: a.deltaX, deltaY: a.deltaY }
-        : null;
+      return { kind: "scroll", ...p.args };
     case "keyPress":
-      return keysOk(a, ["key"]) && typeof a.key === "string" && (REFERENCE_KEYS as readonly string[]).includes(a.key)
-        ? { kind: "key", name: a.key, keycode: KEYCODES[a.key as keyof typeof KEYCODES] }
-        : null;
+      return { kind: "key", name: p.args.key, keycode: KEYCODES[p.args.key] };
     case "back":
     case "home":
     case "recentApps":
-      return keysOk(a, []) ? { kind: "key", name, keycode: KEYCODES[name === "recentApps" ? "appSwitch" : name] } : null;
-    case "inputText": {
-      const t = a.text;
-      return keysOk(a, ["text"]) && typeof t === "string" && t.length > 0 && [...t].length <= MAX_TEXT_CODE_POINTS && !t.includes("\u0000") ? { kind: "text", text: t } : null;
-    }
-    case "inputSecret": {
-      const s = a.secret;
-      return keysOk(a, ["secret"]) && typeof s === "string" && /^[\u0020-\u007e]{1,1024}$/.test(s) && !s.includes("%s") ? { kind: "secret", secret: s } : null;
-    }
+      return { kind: "key", name: p.name, keycode: KEYCODES[p.name === "recentApps" ? "appSwitch" : p.name] };
+    case "inputText":
+      return { kind: "text", text: p.args.text };
+    case "inputSecret":
+      return { kind: "secret", secret: p.args.secret };
     case "launch":
     case "terminate":
-      return keysOk(a, ["packageName"]) && pkg(a.packageName) ? { kind: name, packageName: a.packageName } : null;
+      return { kind: p.name, packageName: p.args.packageName };
     case "openUrl":
-      return keysOk(a, ["url"]) && typeof a.url === "string" && URL_PATTERN.test(a.url) ? { kind: "openUrl", url: a.url } : null;
+      return { kind: "openUrl", url: p.args.url };
     case "rotate":
-      return keysOk(a, ["orientation"]) && typeof a.orientation === "string" && (ORIENTATIONS as readonly string[]).includes(a.orientation)
-        ? { kind: "rotate", orientation: a.orientation as (typeof ORIENTATIONS)[number] }
-        : null;
-    default:
-      return null;
+      return { kind: "rotate", orientation: p.args.orientation };
   }
 }
 

@@ -1,9 +1,9 @@
-import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
+import { allEnded, type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
 import type { Logger } from "../../src/driver/driver.ts";
-import { ANDROID_ACTIONS, type Call, classifyAndroid, parseCall, pointsOf, scrollGesture } from "./actions.ts";
+import { ANDROID_ACTIONS, type Call, pointsOf, scrollGesture, toCall } from "./actions.ts";
 import { AdbkitPort, platformError } from "./adbkit-port.ts";
 import { AndroidShell } from "./android-shell.ts";
 import { Discovery, ID_PREFIX, idOf } from "./discovery.ts";
@@ -148,22 +148,23 @@ export class AndroidDriver implements Driver {
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
     this.serialOf(deviceId);
-    return ANDROID_ACTIONS.map((a) => ({ ...a }));
+    return ANDROID_ACTIONS.definitions.map((a) => ({ ...a }));
   }
 
   classify(_deviceId: string, name: string): Protection | undefined {
-    return classifyAndroid(name);
+    return ANDROID_ACTIONS.classify(name);
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
     const { serial, c } = this.session(deviceId, ctx);
-    const [png, tree, focused] = await Promise.all([
-      opts.screenshot ? this.shell.screenshot(serial, ctx) : Promise.resolve(null),
-      opts.uiTree ? this.shell.dumpUi(serial, ctx) : Promise.resolve(null),
+    const [png, tree, focused] = await allEnded(
+      ctx,
+      (inner) => (opts.screenshot ? this.shell.screenshot(serial, inner) : Promise.resolve(null)),
+      (inner) => (opts.uiTree ? this.shell.dumpUi(serial, inner) : Promise.resolve(null)),
       // With a tree, its package is the foreground app and the activity comes from the last
       // dumpsys (refreshed in the background); one adb round trip less per observation.
-      opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
-    ]);
+      (inner) => (opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, inner)),
+    );
     const focus = tree ? this.focusFromTree(serial, c, tree.packageName, tree.fingerprint) : focused;
     const size = png ? pngSize(png) : null;
     if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
@@ -195,6 +196,8 @@ export class AndroidDriver implements Driver {
   /** The foreground app from `dumpsys window`; best effort, so a slow or odd dumpsys never fails an observation. */
   private async readFocus(serial: string, c: Connected, ctx: CallContext, fingerprint: string | null = null): Promise<Connected["focus"]> {
     const out = await this.shell.run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 }).catch(() => null);
+    // Cut short (the observation failed elsewhere, or the driver stops): nothing was learnt.
+    if (out === null && ctx.signal.aborted) return c.focus;
     const focus = out === null ? null : parseForeground(out);
     c.focus = focus;
     c.focusAtMs = Date.now();
@@ -221,9 +224,7 @@ export class AndroidDriver implements Driver {
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { serial, c } = this.session(deviceId, ctx);
-    if (!classifyAndroid(call.name)) throw new DriverError("unknown_action", { action: call.name });
-    const parsed = parseCall(call.name, call.arguments);
-    if (!parsed) throw new DriverError("invalid_arguments", { action: call.name });
+    const parsed = toCall(ANDROID_ACTIONS.parse(call.name, call.arguments));
     const screen = c.viewport ?? effectiveSize(c.display, null, null);
     if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
     return { output: await this.perform(serial, c, parsed, ctx) };

@@ -1,4 +1,4 @@
-import type { CallContext } from "../../src/driver/driver.ts";
+import { type CallContext, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { type AdbkitPort, platformError } from "./adbkit-port.ts";
 import { KEYCODES } from "./parse/keys.ts";
@@ -105,11 +105,14 @@ export class AndroidShell {
    */
   dumpUi(serial: string, ctx: CallContext): Promise<AndroidUiTree> {
     const previous = this.dumps.get(serial) ?? Promise.resolve();
+    // The queue moves on only when a dump has really ended; a caller that aborts while it waits
+    // its turn is answered at once (its turn then opens no stream).
     const next = previous.catch(() => {}).then(() => this.dumpNow(serial, ctx));
     this.dumps.set(serial, next);
-    return next.finally(() => {
+    const done = next.finally(() => {
       if (this.dumps.get(serial) === next) this.dumps.delete(serial);
     });
+    return abortable(done, ctx);
   }
 
   private async dumpNow(serial: string, ctx: CallContext): Promise<AndroidUiTree> {

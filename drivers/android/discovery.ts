@@ -1,6 +1,7 @@
 import type { CallContext, DeviceChange } from "../../src/driver/driver.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
 import type { Logger } from "../../src/driver/driver.ts";
+import { pause } from "../../src/driver/pause.ts";
 import type { AdbEntry, AdbkitPort } from "./adbkit-port.ts";
 import { deviceName } from "./parse/devices.ts";
 
@@ -122,8 +123,11 @@ export class Discovery {
 
   private async recover(): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt++) {
-      await new Promise((r) => setTimeout(r, RECOVERY_MS[Math.min(attempt, RECOVERY_MS.length - 1)]));
-      if (this.stopped) return;
+      try {
+        await pause(RECOVERY_MS[Math.min(attempt, RECOVERY_MS.length - 1)] as number, this.stopping);
+      } catch {
+        return; // stop() ended the wait
+      }
       try {
         await this.ensureServer();
         await this.follow();

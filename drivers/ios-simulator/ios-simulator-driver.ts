@@ -3,12 +3,14 @@ import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
-import { AXE_ACTIONS, KEYS, SIMCTL_ACTIONS, URL_PATTERN } from "./actions.ts";
+import { KEYS } from "./action-contracts.ts";
+import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
-import { type AxeTree, parseAxeTree } from "./parse/axe-tree.ts";
+import { type Hid, pickBackend } from "./backends.ts";
 import type { SimDevice } from "./parse/simctl.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { platformError } from "./tool-process.ts";
+import { fingerprint, parseTree, settledTreeJson } from "./ui-tree.ts";
 import { WDA_ENDPOINT, WdaPort } from "./wda-port.ts";
 
 export const ID_PREFIX = "ios-simulator:";
@@ -17,8 +19,6 @@ const US_KEYBOARD = /^[\u0020-\u007e\n\t]+$/;
 const CMD = 227;
 const KEY_V = 25;
 const KEY_A = 4;
-/** How long an observation waits for the accessibility tree that is empty right after boot. */
-const EMPTY_TREE_WAIT_MS = 5_000;
 
 export interface IosOptions {
   xcrunPath: string | null;
@@ -31,18 +31,8 @@ export interface IosOptions {
   log: Logger;
 }
 
-/** Input and tree of one backend, in points. */
-interface Hid {
-  tree(ctx: CallContext): Promise<string>;
-  tap(x: number, y: number, ctx: CallContext): Promise<void>;
-  doubleTap(x: number, y: number, ctx: CallContext): Promise<void>;
-  longPress(x: number, y: number, seconds: number, ctx: CallContext): Promise<void>;
-  swipe(from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void>;
-  home(ctx: CallContext): Promise<void>;
-}
-
 interface Attached {
-  backend: "axe" | "wda" | "none";
+  backend: Backend;
   hid: Hid | null;
   generation: number;
   /** Screenshot pixels per point, from the newest screenshot and tree. */
@@ -50,10 +40,6 @@ interface Attached {
   pointWidth: number | null;
   viewport: Viewport | null;
 }
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const int = (x: unknown, min = 0, max = 4294967295): x is number => typeof x === "number" && Number.isInteger(x) && x >= min && x <= max;
-const only = (a: Record<string, unknown>, req: string[], opt: string[] = []) => req.every((k) => k in a) && Object.keys(a).every((k) => req.includes(k) || opt.includes(k));
 
 /**
  * Booted, available iOS Simulators through simctl (node-simctl) for discovery, screenshots and
@@ -154,56 +140,17 @@ export class IosSimulatorDriver implements Driver {
     await run(udid, a, a.hid);
   }
 
-  /** The backend's action space: AXe all of it, WebDriverAgent all but keyPress, none only simctl's. */
-  private defs(a: Attached | undefined): ActionDefinition[] {
-    if (a?.backend === "axe") return AXE_ACTIONS;
-    if (a?.backend === "wda") return AXE_ACTIONS.filter((d) => d.name !== "keyPress");
-    return SIMCTL_ACTIONS;
-  }
-
   async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
     const udid = this.udidOf(deviceId);
     const k = this.known.get(udid);
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
-      const { backend, hid } = await this.pickBackend(udid, k.sim.name, ctx);
+      const { backend, hid } = await pickBackend(udid, k.sim.name, { axe: this.axe, wda: this.wda }, ctx);
       this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
       this.opts.log.info({ udid, backend }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
     return { ...k.info };
-  }
-
-  /** AXe when it is new enough; else a WebDriverAgent that is ready and drives this simulator; else none. */
-  private async pickBackend(udid: string, name: string, ctx: CallContext): Promise<{ backend: Attached["backend"]; hid: Hid | null }> {
-    if (await this.axe.usable(ctx)) {
-      const axe = this.axe;
-      return {
-        backend: "axe",
-        hid: {
-          tree: (c) => axe.describeUi(udid, c),
-          tap: (x, y, c) => axe.tap(udid, x, y, c),
-          doubleTap: (x, y, c) => axe.doubleTap(udid, x, y, c),
-          longPress: (x, y, s, c) => axe.longPress(udid, x, y, s, c),
-          swipe: (f, t, s, c) => axe.swipe(udid, f, t, s, c),
-          home: (c) => axe.button(udid, "home", c),
-        },
-      };
-    }
-    const wda = this.wda;
-    if (wda && (await wda.matches(name, ctx)))
-      return {
-        backend: "wda",
-        hid: {
-          tree: (c) => wda.sourceAsAxe(c),
-          tap: (x, y, c) => wda.tap(x, y, c),
-          doubleTap: (x, y, c) => wda.doubleTap(x, y, c),
-          longPress: (x, y, s, c) => wda.touchAndHold(x, y, s, c),
-          swipe: (f, t, s, c) => wda.drag(f, t, s, c),
-          home: (c) => wda.home(c),
-        },
-      };
-    return { backend: "none", hid: null };
   }
 
   async disconnect(deviceId: string): Promise<void> {
@@ -219,14 +166,16 @@ export class IosSimulatorDriver implements Driver {
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
-    const a = this.attached.get(this.udidOf(deviceId));
-    return this.defs(a).map((d) => ({ ...d }));
+    return this.space(deviceId).definitions.map((d) => ({ ...d }));
   }
 
   classify(deviceId: string, name: string): Protection | undefined {
-    const a = this.attached.get(this.udidOf(deviceId));
-    const d = this.defs(a).find((x) => x.name === name);
-    return d ? (d.protection ?? "standard") : undefined;
+    return this.space(deviceId).classify(name);
+  }
+
+  /** The action space of the device's backend; a device not connected yet has simctl's only. */
+  private space(deviceId: string) {
+    return IOS_ACTIONS[this.attached.get(this.udidOf(deviceId))?.backend ?? "none"];
   }
 
   /** Pixels to points with the measured scale (research §3); unknown scale means no screenshot yet. */
@@ -239,7 +188,12 @@ export class IosSimulatorDriver implements Driver {
     const { udid, a } = this.session(deviceId, ctx);
     // A viewport is needed even when no screenshot is kept: measure one if none is known yet.
     const shoot = opts.screenshot || a.viewport === null;
-    const [png, json] = await allEnded(shoot ? this.simctl.screenshot(udid, ctx) : Promise.resolve(null), opts.uiTree && a.hid ? this.treeJson(a.hid, ctx) : Promise.resolve(null));
+    const hid = opts.uiTree ? a.hid : null;
+    const [png, json] = await allEnded(
+      ctx,
+      (c) => (shoot ? this.simctl.screenshot(udid, c) : Promise.resolve(null)),
+      (c) => (hid ? settledTreeJson(hid, c) : Promise.resolve(null)),
+    );
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");
@@ -260,16 +214,6 @@ export class IosSimulatorDriver implements Driver {
     };
   }
 
-  /** describe-ui, polled briefly while it is still the bare root of a just-booted simulator. */
-  private async treeJson(hid: Hid, ctx: CallContext): Promise<string> {
-    const until = Math.min(Date.now() + EMPTY_TREE_WAIT_MS, ctx.deadline ?? Number.POSITIVE_INFINITY);
-    for (;;) {
-      const json = await hid.tree(ctx);
-      if (!parseTree(json, () => 1).empty || Date.now() >= until) return json;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
   private async type(udid: string, a: Attached, text: string, ctx: CallContext): Promise<"axe" | "paste" | "wda"> {
     if (a.backend === "wda" && this.wda) {
       await this.wda.keys(text, ctx);
@@ -287,90 +231,62 @@ export class IosSimulatorDriver implements Driver {
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
-    const defs = this.defs(a);
+    const p = IOS_ACTIONS[a.backend].parse(call.name, call.arguments);
     const hid = a.hid as Hid;
-    if (!defs.some((d) => d.name === call.name)) throw new DriverError("unknown_action", { action: call.name });
-    const args = call.arguments;
-    const bad = () => new DriverError("invalid_arguments", { action: call.name });
-    if (!isObject(args)) throw bad();
     const screen = a.viewport;
-    const inside = (x: number, y: number) => !screen || (x < screen.width && y < screen.height);
-    switch (call.name) {
+    // Points must lie on the newest screenshot; before the first one there is nothing to check against.
+    const onScreen = (...points: [number, number][]) => {
+      if (screen && points.some(([x, y]) => x >= screen.width || y >= screen.height)) throw new DriverError("invalid_arguments", { action: p.name });
+    };
+    switch (p.name) {
       case "launch":
       case "terminate":
-        if (!only(args, ["bundleId"]) || typeof args.bundleId !== "string" || !/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(args.bundleId)) throw bad();
-        await (call.name === "launch" ? this.simctl.launch(udid, args.bundleId, ctx) : this.simctl.terminate(udid, args.bundleId, ctx));
+        await (p.name === "launch" ? this.simctl.launch(udid, p.args.bundleId, ctx) : this.simctl.terminate(udid, p.args.bundleId, ctx));
         return { output: { accepted: true } };
       case "openUrl":
-        if (!only(args, ["url"]) || typeof args.url !== "string" || !URL_PATTERN.test(args.url)) throw bad();
-        await this.simctl.openUrl(udid, args.url, ctx);
+        await this.simctl.openUrl(udid, p.args.url, ctx);
         return { output: { accepted: true } };
       case "setAppearance":
-        if (!only(args, ["appearance"]) || (args.appearance !== "light" && args.appearance !== "dark")) throw bad();
-        await this.simctl.setAppearance(udid, args.appearance, ctx);
-        return { output: { accepted: true, appearance: args.appearance } };
+        await this.simctl.setAppearance(udid, p.args.appearance, ctx);
+        return { output: { accepted: true, appearance: p.args.appearance } };
       case "tap":
       case "doubleTap":
       case "longPress": {
-        if (!only(args, ["x", "y"], call.name === "longPress" ? ["durationMs"] : []) || !int(args.x) || !int(args.y) || !inside(args.x, args.y)) throw bad();
-        if (args.durationMs !== undefined && !int(args.durationMs, 1, 60000)) throw bad();
-        const [x, y] = this.toPoints(a, args.x, args.y);
-        if (call.name === "tap") await hid.tap(x, y, ctx);
-        else if (call.name === "doubleTap") await hid.doubleTap(x, y, ctx);
-        else await hid.longPress(x, y, ((args.durationMs as number | undefined) ?? 800) / 1000, ctx);
-        return { output: { accepted: true, x: args.x, y: args.y } };
+        onScreen([p.args.x, p.args.y]);
+        const [x, y] = this.toPoints(a, p.args.x, p.args.y);
+        if (p.name === "tap") await hid.tap(x, y, ctx);
+        else if (p.name === "doubleTap") await hid.doubleTap(x, y, ctx);
+        else await hid.longPress(x, y, (p.args.durationMs ?? 800) / 1000, ctx);
+        return { output: { accepted: true, x: p.args.x, y: p.args.y } };
       }
       case "swipe": {
-        if (!only(args, ["startX", "startY", "endX", "endY", "durationMs"]) || ![args.startX, args.startY, args.endX, args.endY].every((v) => int(v)) || !int(args.durationMs, 1, 60000)) throw bad();
-        if (!inside(args.startX as number, args.startY as number) || !inside(args.endX as number, args.endY as number)) throw bad();
-        const [sx, sy] = this.toPoints(a, args.startX as number, args.startY as number);
-        const [ex, ey] = this.toPoints(a, args.endX as number, args.endY as number);
-        await hid.swipe({ x: sx, y: sy }, { x: ex, y: ey }, args.durationMs / 1000, ctx);
-        return { output: { accepted: true, startX: args.startX, startY: args.startY, endX: args.endX, endY: args.endY, durationMs: args.durationMs } };
+        const { startX, startY, endX, endY, durationMs } = p.args;
+        onScreen([startX, startY], [endX, endY]);
+        const [sx, sy] = this.toPoints(a, startX, startY);
+        const [ex, ey] = this.toPoints(a, endX, endY);
+        await hid.swipe({ x: sx, y: sy }, { x: ex, y: ey }, durationMs / 1000, ctx);
+        return { output: { accepted: true, startX, startY, endX, endY, durationMs } };
       }
       case "scroll": {
-        if (!only(args, ["deltaX", "deltaY"]) || !int(args.deltaX, -100000, 100000) || !int(args.deltaY, -100000, 100000) || (args.deltaX === 0 && args.deltaY === 0) || !screen) throw bad();
-        const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.round(v)));
-        const cx = screen.width / 2;
-        const cy = screen.height / 2;
-        const from = { x: clamp(cx + args.deltaX / 2, screen.width * 0.25, screen.width * 0.75), y: clamp(cy + args.deltaY / 2, screen.height * 0.25, screen.height * 0.75) };
-        const to = { x: clamp(cx - args.deltaX / 2, screen.width * 0.25, screen.width * 0.75), y: clamp(cy - args.deltaY / 2, screen.height * 0.25, screen.height * 0.75) };
+        // The gesture is placed on the screen, so it needs one.
+        if (!screen) throw new DriverError("invalid_arguments", { action: p.name });
+        const { from, to } = scrollGesture(p.args, screen);
         const [fx, fy] = this.toPoints(a, from.x, from.y);
         const [tx, ty] = this.toPoints(a, to.x, to.y);
         await hid.swipe({ x: fx, y: fy }, { x: tx, y: ty }, 0.3, ctx);
-        return { output: { accepted: true, deltaX: args.deltaX, deltaY: args.deltaY } };
+        return { output: { accepted: true, deltaX: p.args.deltaX, deltaY: p.args.deltaY } };
       }
       case "inputText":
-        if (!only(args, ["text"]) || typeof args.text !== "string" || args.text.length === 0 || [...args.text].length > 4096) throw bad();
-        return { output: { accepted: true, characters: [...args.text].length, via: await this.type(udid, a, args.text, ctx) } };
+        return { output: { accepted: true, characters: [...p.args.text].length, via: await this.type(udid, a, p.args.text, ctx) } };
       case "inputSecret":
-        if (!only(args, ["secret"]) || typeof args.secret !== "string" || args.secret.length === 0 || args.secret.length > 1024) throw bad();
-        await this.type(udid, a, args.secret, ctx);
+        await this.type(udid, a, p.args.secret, ctx);
         return { output: { accepted: true } };
       case "keyPress":
-        if (!only(args, ["key"]) || typeof args.key !== "string" || !(args.key in KEYS)) throw bad();
-        await this.axe.key(udid, KEYS[args.key as keyof typeof KEYS], ctx);
-        return { output: { accepted: true, key: args.key } };
+        await this.axe.key(udid, KEYS[p.args.key], ctx);
+        return { output: { accepted: true, key: p.args.key } };
       case "home":
-        if (!only(args, [])) throw bad();
         await hid.home(ctx);
         return { output: { accepted: true } };
     }
-    throw new DriverError("unknown_action", { action: call.name });
   }
-}
-
-function parseTree(json: string, scaleOf: (screen: { width: number; height: number }) => number): AxeTree {
-  try {
-    return parseAxeTree(json, scaleOf);
-  } catch (err) {
-    throw platformError("ios_malformed_tree", false, (err as Error).message);
-  }
-}
-
-/** The screen's structure (roles and ids, not texts): a new epoch when the app navigates. */
-function fingerprint(t: AxeTree): string {
-  const h = new Bun.CryptoHasher("sha256");
-  for (const n of t.nodes) h.update(`${n.stableNodeId}|${n.role}|${n.identifier ?? ""}\n`);
-  return h.digest("hex").slice(0, 16);
 }

@@ -1,10 +1,10 @@
 /**
- * The only file that imports node-simctl. It runs discovery, screenshots and app lifecycle;
- * what node-simctl lacks (input, stdin for the pasteboard) goes through runTool. Its exec()
+ * The only file that imports node-simctl. It runs discovery and app lifecycle; what node-simctl
+ * lacks (stdin for the pasteboard, a way to stop a screenshot) goes through runTool. Its exec()
  * takes no abort signal, so each call is bounded by a timeout derived from the deadline.
  */
 import { Simctl } from "node-simctl";
-import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
+import { type CallContext, abortable, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { type SimDevice, parseDeviceList, simctlFailure } from "./parse/simctl.ts";
 import { platformError, runTool } from "./tool-process.ts";
@@ -34,13 +34,12 @@ export class SimctlPort {
     this.simctl = new Simctl({ xcrun: { path: xcrunPath }, execTimeout: CEILING_MS, logErrors: false });
   }
 
-  private async exec(subcommand: string, args: string[], ctx: CallContext, opts: { encoding?: string; udid?: string } = {}) {
+  private async exec(subcommand: string, args: string[], ctx: CallContext, opts: { udid?: string } = {}) {
     if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
     try {
-      const run = this.simctl.exec(subcommand, { args, timeout: budget(ctx), logErrors: false, ...(opts.encoding ? { encoding: opts.encoding } : {}) });
+      const run = this.simctl.exec(subcommand, { args, timeout: budget(ctx), logErrors: false });
       // The call keeps running after an abort (no signal in node-simctl); its timeout ends it.
-      const aborted = new Promise<never>((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true }));
-      return (await Promise.race([run, aborted])) as { stdout: string; stderr: string };
+      return (await abortable(run, ctx)) as { stdout: string; stderr: string };
     } catch (err) {
       throw mapError(err, opts.udid ?? null);
     }
@@ -56,10 +55,15 @@ export class SimctlPort {
     }
   }
 
-  /** `io <udid> screenshot --type=png -`: PNG bytes on stdout, read as latin1 to keep them exact. */
+  /**
+   * `io <udid> screenshot --type=png -`: PNG bytes on stdout. Spawned by runTool, not node-simctl:
+   * the screenshot is killed when its observation fails elsewhere or is cancelled, rather than
+   * running on after the call.
+   */
   async screenshot(udid: string, ctx: CallContext): Promise<Uint8Array> {
-    const { stdout } = await this.exec("io", [udid, "screenshot", "--type=png", "-"], ctx, { encoding: "latin1", udid });
-    return Uint8Array.from(Buffer.from(stdout, "latin1"));
+    const r = await runTool([this.xcrun(), "simctl", "io", udid, "screenshot", "--type=png", "-"], ctx, { ceilingMs: CEILING_MS });
+    if (r.code !== 0) throw mapError({ stderr: r.stderr }, udid);
+    return r.stdout;
   }
 
   async launch(udid: string, bundleId: string, ctx: CallContext): Promise<void> {
@@ -85,9 +89,13 @@ export class SimctlPort {
 
   /** Puts text on the simulator's pasteboard through stdin (node-simctl's setPasteboard would too, but gives no abort). */
   async pbcopy(udid: string, text: string, ctx: CallContext): Promise<void> {
-    const xcrun = this.xcrunPath ?? Bun.which("xcrun");
-    if (!xcrun) throw platformError("ios_xcrun_not_found", false, "xcrun is not on PATH");
-    const r = await runTool([xcrun, "simctl", "pbcopy", udid], ctx, { stdin: text, ceilingMs: 10_000 });
+    const r = await runTool([this.xcrun(), "simctl", "pbcopy", udid], ctx, { stdin: text, ceilingMs: 10_000 });
     if (r.code !== 0) throw mapError({ stderr: r.stderr }, udid);
+  }
+
+  private xcrun(): string {
+    const xcrun = this.xcrunPath ?? Bun.which("xcrun");
+    if (!xcrun) throw platformError("ios_xcrun_not_found", false, "xcrun is not on PATH", "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)");
+    return xcrun;
   }
 }

@@ -35,6 +35,8 @@ export async function runTool(argv: string[], ctx: CallContext, opts: { stdin?: 
   };
   const onAbort = () => kill("cancelled");
   ctx.signal.addEventListener("abort", onAbort, { once: true });
+  // Aborted while stdin was being written: the listener came too late to hear it.
+  if (ctx.signal.aborted) onAbort();
   const budget = budgetMs(ctx, opts.ceilingMs);
   const timer = setTimeout(() => kill("timeout"), budget);
   try {

@@ -2,6 +2,7 @@ import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
 import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { MOCK_ACTIONS } from "./actions.ts";
 import { MOCK_APP_ID, MockApp, SCREEN } from "./mock-app.ts";
 import { renderScreen } from "./mock-screen.ts";
 
@@ -13,30 +14,6 @@ export const MOCK_PNG = Uint8Array.from(
   ),
 );
 
-const SCHEMAS = {
-  tap: { type: "object", additionalProperties: false, required: ["x", "y"], properties: { x: { type: "number", minimum: 0 }, y: { type: "number", minimum: 0 } } },
-  inputText: { type: "object", additionalProperties: false, required: ["text"], properties: { text: { type: "string" } } },
-  scroll: { type: "object", additionalProperties: false, required: ["deltaX", "deltaY"], properties: { deltaX: { type: "number" }, deltaY: { type: "number" } } },
-  back: { type: "object", additionalProperties: false, properties: {} },
-  inputSecret: {
-    type: "object",
-    additionalProperties: false,
-    required: ["secret"],
-    properties: { secret: { type: "string", minLength: 1, maxLength: 1024, pattern: "^[\\u0020-\\u007e]+$" } },
-  },
-} as const;
-
-// `protection` is left out for standard actions: on the wire it is written only when "protected"
-// (05 §6). inputSecret is not in the reference's Mock; it lets the protected-action path (hidden
-// unless negotiated, redacted records, no screenshots) be exercised without a phone.
-const ACTIONS: ActionDefinition[] = [
-  { name: "tap", description: "Tap a point in device coordinates", inputSchema: SCHEMAS.tap },
-  { name: "inputText", description: "Type text into the focused control", inputSchema: SCHEMAS.inputText },
-  { name: "scroll", description: "Scroll by a device-coordinate delta", inputSchema: SCHEMAS.scroll },
-  { name: "back", description: "Go back one screen", inputSchema: SCHEMAS.back },
-  { name: "inputSecret", description: "Type a protected printable-ASCII value into the focused control", inputSchema: SCHEMAS.inputSecret, protection: "protected" },
-];
-
 export interface MockOptions {
   /** How many mock devices to expose: mock-1 … mock-N (a farm in a box for multi-client tests). */
   count?: number;
@@ -44,36 +21,13 @@ export interface MockOptions {
   hang?: "none" | "observe" | "execute" | "all";
 }
 
-/** Waits until the call is aborted, then fails the way a driver stopped by its caller does. */
+/** Waits until the call is aborted, then fails the way a driver stopped by its caller does (its only ending, so the once-listener goes with it). */
 function hangUntilAborted(ctx: CallContext): Promise<never> {
   return new Promise((_, reject) => {
     const stop = () => reject(new DriverError("driver_cancelled"));
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener("abort", stop, { once: true });
   });
-}
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const isNumber = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
-
-/** Checks arguments against the action's closed object schema; the reason is never sent to clients. */
-function validArguments(name: string, args: unknown): boolean {
-  if (!isObject(args)) return false;
-  const keys = Object.keys(args).sort().join(",");
-  switch (name) {
-    case "tap":
-      return keys === "x,y" && isNumber(args.x) && isNumber(args.y) && args.x >= 0 && args.y >= 0;
-    case "inputText":
-      return keys === "text" && typeof args.text === "string";
-    case "scroll":
-      return keys === "deltaX,deltaY" && isNumber(args.deltaX) && isNumber(args.deltaY);
-    case "back":
-      return keys === "";
-    case "inputSecret":
-      return keys === "secret" && typeof args.secret === "string" && /^[\u0020-\u007e]{1,1024}$/.test(args.secret);
-    default:
-      return false;
-  }
 }
 
 interface MockDevice {
@@ -151,12 +105,11 @@ export class MockDriver implements Driver {
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
     this.device(deviceId);
-    return ACTIONS.map((a) => ({ ...a }));
+    return MOCK_ACTIONS.definitions.map((a) => ({ ...a }));
   }
 
   classify(_deviceId: string, name: string): Protection | undefined {
-    const a = ACTIONS.find((d) => d.name === name);
-    return a ? (a.protection ?? "standard") : undefined;
+    return MOCK_ACTIONS.classify(name);
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
@@ -174,27 +127,24 @@ export class MockDriver implements Driver {
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { app } = this.connected(deviceId, ctx);
-    const { name } = call;
-    if (!ACTIONS.some((a) => a.name === name)) throw new DriverError("unknown_action", { action: name });
-    if (!validArguments(name, call.arguments)) throw new DriverError("invalid_arguments", { action: name });
+    const p = MOCK_ACTIONS.parse(call.name, call.arguments);
     if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
-    const a = call.arguments as Record<string, number | string>;
-    switch (name) {
+    switch (p.name) {
       case "tap":
-        app.tap(Number(a.x), Number(a.y));
-        return { output: { accepted: true, x: a.x, y: a.y } };
+        app.tap(p.args.x, p.args.y);
+        return { output: { accepted: true, x: p.args.x, y: p.args.y } };
       case "scroll":
-        return { output: { accepted: true, deltaX: a.deltaX, deltaY: a.deltaY } };
+        return { output: { accepted: true, deltaX: p.args.deltaX, deltaY: p.args.deltaY } };
       case "back":
         app.goBack();
         return { output: { accepted: true } };
       case "inputSecret":
         // The value is consumed, never echoed or kept in the clear.
-        app.type(String(a.secret), true);
+        app.type(p.args.secret, true);
         return { output: { accepted: true } };
-      default:
-        app.type(String(a.text), false);
-        return { output: { accepted: true, characters: [...String(a.text)].length } };
+      case "inputText":
+        app.type(p.args.text, false);
+        return { output: { accepted: true, characters: [...p.args.text].length } };
     }
   }
 }

@@ -2,6 +2,7 @@ import type { ActionDefinition } from "../protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../protocol/types/device.ts";
 import type { UiContextRef, UiNode } from "../protocol/types/ui.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
+import { DriverError } from "./driver-error.ts";
 
 export type { Logger };
 
@@ -19,15 +20,52 @@ export function budgetMs(ctx: CallContext, ceilingMs: number): number {
 }
 
 /**
- * Like Promise.all for the parts of one observation, but settles only when every part has ended,
- * so a screenshot still running when the tree failed (a child process, a device stream) never
- * outlives the call that started it; rejects with the first failure in argument order.
+ * Runs the parts of one observation side by side, each under a signal of its own that follows the
+ * call's. The first part to fail aborts the others at once, so a screenshot never waits out its
+ * deadline after the tree failed; settles only once every part has ended, so no child process or
+ * device stream outlives the call; rejects with that first failure (in time, not argument order).
  */
-export async function allEnded<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [ra, rb] = await Promise.allSettled([a, b]);
-  if (ra.status === "rejected") throw ra.reason;
-  if (rb.status === "rejected") throw rb.reason;
-  return [ra.value, rb.value];
+export async function allEnded<T extends readonly unknown[]>(ctx: CallContext, ...parts: { [K in keyof T]: (ctx: CallContext) => Promise<T[K]> }): Promise<T> {
+  const linked = new AbortController();
+  const follow = () => linked.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) follow();
+  else ctx.signal.addEventListener("abort", follow, { once: true });
+  const inner: CallContext = { ...ctx, signal: linked.signal };
+  let first: { error: unknown } | null = null;
+  try {
+    const settled = await Promise.allSettled(
+      parts.map(async (part) => {
+        try {
+          return await part(inner);
+        } catch (error) {
+          first ??= { error };
+          linked.abort("sibling failed");
+          throw error;
+        }
+      }),
+    );
+    if (first) throw (first as { error: unknown }).error;
+    return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  } finally {
+    ctx.signal.removeEventListener("abort", follow);
+  }
+}
+
+/**
+ * `work`, or driver_cancelled as soon as `ctx.signal` aborts, for work that cannot take a signal
+ * itself (it keeps running; its own timeout must end it). The abort listener goes with the work.
+ */
+export function abortable<T>(work: Promise<T>, ctx: Pick<CallContext, "signal">): Promise<T> {
+  const { signal } = ctx;
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(new DriverError("driver_cancelled"));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new DriverError("driver_cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 export type Protection = "standard" | "protected";

@@ -8,7 +8,7 @@ import type { DeviceChange, Driver } from "../../../src/driver/driver.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { ADB_PATH, type AdbServer, describeWithAdb, FakePhone, type Scenario, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
+import { ADB_PATH, type AdbServer, type CommandFn, describeWithAdb, FakePhone, type Scenario, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
 import { attach, ctx, driverError, platformError, until } from "../../support/adb-device/driver-harness.ts";
 
 let server: AdbServer;
@@ -289,5 +289,39 @@ describeWithAdb("AndroidDriver faults", () => {
     expect((await ended).exitCode).toBe(130);
     const service = await until("the screencap service to end", () => a.phone.serviceLog.find((s) => s.command === "screencap -p" && s.exitCode !== null));
     expect([service.kind, service.exitCode]).toEqual(["exec", 130]);
+  });
+});
+
+describeWithAdb("AndroidDriver.observe when one half fails", () => {
+  test("fails with the dump's error and closes the hung screencap's stream when the UI dump fails first", async () => {
+    await using a = await attach(server);
+    a.phone.faults.screencapHang = true;
+    a.phone.faults.uiautomatorIdleErrors = 2;
+    const started = a.phone.waitForCommand("screencap");
+    const ended = a.phone.waitForCommand("screencap", "end");
+    // The dump fails only once the screencap is running on the phone.
+    const uiautomator = a.phone.commands.get("uiautomator") as CommandFn;
+    a.phone.commands.set("uiautomator", async (argv, io) => {
+      await started;
+      return uiautomator(argv, io);
+    });
+    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_ui_dump_failed", true));
+    // Ended by the driver, long before the 65 s command ceiling: no stream outlives the observation.
+    expect((await ended).exitCode).toBe(130);
+  });
+
+  test("fails with the screenshot's error and closes the hung dump's stream when the screencap fails first", async () => {
+    await using a = await attach(server);
+    a.phone.faults.uiautomatorHang = true;
+    const dumping = a.phone.waitForCommand("uiautomator");
+    const ended = a.phone.waitForCommand("uiautomator", "end");
+    a.phone.commands.set("screencap", async (_argv, io) => {
+      await dumping;
+      io.out("not a PNG");
+      return 0;
+    });
+    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_adb_malformed_png", true));
+    // Without the sibling abort the dump would run on until its 12 s attempt deadline.
+    expect([(await ended).exitCode, uiautomatorRuns(a.phone)]).toEqual([130, 1]);
   });
 });

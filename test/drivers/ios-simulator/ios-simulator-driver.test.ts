@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
 import type { CallContext, DeviceChange } from "../../../src/driver/driver.ts";
@@ -159,6 +160,32 @@ describe("IosSimulatorDriver over the fake xcrun and AXe", () => {
     expect(await code(a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx()))).toBe("ios_malformed_tree");
     sims.setFault({ tool: "xcrun", command: "io", mode: "shutdown-mid-call", times: 1 });
     expect(await code(a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx()))).toBe("ios_device_not_booted");
+  });
+});
+
+/** Command lines of this test process's children that are taking a screenshot (Linux /proc). */
+function screenshotChildren(): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+      if (parent === process.pid && argv.includes("screenshot")) found.push(argv.join(" "));
+    } catch {}
+  }
+  return found;
+}
+
+describe("IosSimulatorDriver.observe when one half fails", () => {
+  test("fails with the tree's error and kills the hung screenshot when the tree fails first", async () => {
+    await using sims = await startFakeSimulators();
+    await using a = await attached(sims);
+    // The screenshot never finishes by itself: only being killed ends it.
+    sims.setFault({ tool: "xcrun", command: "io", mode: "hang" });
+    sims.setFault({ tool: "axe", command: "describe-ui", mode: "malformed-json", times: 1 });
+    expect(await code(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toBe("ios_malformed_tree");
+    expect(screenshotChildren()).toEqual([]);
   });
 });
 

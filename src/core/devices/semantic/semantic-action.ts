@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { CallContext, ElementInput } from "../../../driver/driver.ts";
 import { DriverError } from "../../../driver/driver-error.ts";
+import { pause } from "../../../driver/pause.ts";
 import type { Viewport } from "../../../protocol/types/device.ts";
 import type { Observation } from "../../../protocol/types/observation.ts";
 import {
@@ -58,21 +59,6 @@ const sameContext = (a: UiContextRef, b: UiContextRef) => a.contextKind === b.co
 const stopIfAborted = (ctx: CallContext) => {
   if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
 };
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new DriverError("driver_cancelled"));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new DriverError("driver_cancelled"));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /**
  * Runs one semantic action (08 §3) over a driver's UI trees and primitive input. `before` is the
@@ -218,7 +204,7 @@ async function waitFor(
   for (;;) {
     const left = env.waitUntil === null ? WAIT_POLL_MS : env.waitUntil - Date.now();
     if (left <= 0) return { output: output({ matched: false }, before.observation, tree.context), execution, after: before.observation };
-    await pause(Math.min(WAIT_POLL_MS, left), env.ctx.signal);
+    await pause(Math.min(WAIT_POLL_MS, left), env.ctx);
     const poll = await observeRaw(env.core, env.deviceId, env.conn, env.ctx, opts, false);
     const polled = poll.raw.uiTree as UiTree;
     if (!check(selector, predicate, condition, polled, poll.raw.viewport).matched) continue;

@@ -1,0 +1,82 @@
+/**
+ * The Android action space, declared once: scripts/gen-protocol.ts writes each action's advertised
+ * JSON Schema from these valibot schemas (src/protocol/generated/drivers/android-actions.json),
+ * and execute validates calls with the same schemas. Whatever a schema checks beyond what JSON
+ * Schema can say carries v.metadata stating it for the document.
+ */
+import * as v from "valibot";
+import { cpString, int } from "../../src/protocol/ids.ts";
+import type { ActionContract } from "../../src/driver/action-space.ts";
+
+const REFERENCE_KEYS = ["enter", "tab", "escape", "delete", "space", "arrowUp", "arrowDown", "arrowLeft", "arrowRight"] as const;
+export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
+/** A scheme, then 1 to 4096 code points without whitespace or controls (JSON Schema patterns are unicode). */
+const URL_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s\\u0000-\\u001f\\u007f]{1,4096}$";
+const URL_RE = new RegExp(URL_PATTERN, "u");
+
+const U32 = int(0, 4_294_967_295);
+const DURATION_MS = int(1, 60_000);
+const DELTA = int(-100_000, 100_000);
+const PACKAGE = v.pipe(v.string(), v.minLength(3), v.maxLength(255), v.regex(/^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$/));
+const URL = v.pipe(cpString(3, 4200), v.metadata({ pattern: URL_PATTERN }), v.check((s) => URL_RE.test(s)));
+const NONE = v.strictObject({});
+
+/**
+ * The reference's eleven Android actions with their names, descriptions and argument shapes
+ * (09 §2), then ours. inputText accepts any Unicode text but NUL, which no shell argument can
+ * carry (the reference: an ASCII allow-list).
+ */
+export const ANDROID_CONTRACTS = [
+  { name: "tap", description: "Tap one point in the current Android screenshot coordinate space", arguments: v.strictObject({ x: U32, y: U32 }) },
+  { name: "keyPress", description: "Press one key from DeviceRail's closed Android key set", arguments: v.strictObject({ key: v.picklist(REFERENCE_KEYS) }) },
+  {
+    name: "swipe",
+    description: "Swipe between two points in the current Android screenshot coordinate space",
+    arguments: v.strictObject({ startX: U32, startY: U32, endX: U32, endY: U32, durationMs: DURATION_MS }),
+  },
+  {
+    name: "scroll",
+    description: "Scroll in the requested direction using a bounded, viewport-safe gesture",
+    arguments: v.pipe(
+      v.strictObject({ deltaX: DELTA, deltaY: DELTA }),
+      v.check((a) => a.deltaX !== 0 || a.deltaY !== 0),
+      v.metadata({ not: { required: ["deltaX", "deltaY"], properties: { deltaX: { const: 0 }, deltaY: { const: 0 } } } }),
+    ),
+  },
+  {
+    name: "inputText",
+    description: "Type text into the focused Android control: ASCII through input, other text through the clipboard",
+    arguments: v.strictObject({ text: v.pipe(cpString(1, 4096), v.regex(/^[^\u0000]*$/)) }),
+  },
+  { name: "launch", description: "Launch the package's current-user MAIN/LAUNCHER activity and wait for completion", arguments: v.strictObject({ packageName: PACKAGE }) },
+  { name: "terminate", description: "Force-stop the package for Android's current user", arguments: v.strictObject({ packageName: PACKAGE }) },
+  { name: "back", description: "Invoke Android system Back navigation", arguments: NONE },
+  { name: "home", description: "Invoke Android system Home navigation", arguments: NONE },
+  { name: "recentApps", description: "Open Android's system application switcher", arguments: NONE },
+  {
+    name: "inputSecret",
+    description: "Type a protected printable-ASCII value through operation-scoped stdin",
+    arguments: v.strictObject({
+      secret: v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.maxLength(1024),
+        v.regex(/^[\u0020-\u007e]+$/),
+        // `input text` reads %s as a space, so a secret holding it could not be typed as given.
+        v.check((s) => !s.includes("%s")),
+        v.metadata({ not: { pattern: "%s" } }),
+      ),
+    }),
+    protection: "protected",
+  },
+  {
+    name: "longPress",
+    description: "Press and hold one point in the current Android screenshot coordinate space",
+    arguments: v.strictObject({ x: U32, y: U32, durationMs: v.optional(DURATION_MS) }),
+  },
+  { name: "doubleTap", description: "Tap one point twice in quick succession", arguments: v.strictObject({ x: U32, y: U32 }) },
+  { name: "openUrl", description: "Open a URL or deep link with Android's VIEW intent", arguments: v.strictObject({ url: URL }) },
+  { name: "rotate", description: "Lock the screen in one orientation", arguments: v.strictObject({ orientation: v.picklist(ORIENTATIONS) }) },
+] as const satisfies readonly ActionContract[];
+
+export type AndroidContract = (typeof ANDROID_CONTRACTS)[number];
