@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { filesUnder, processArgvs } from "../support/canary.ts";
 import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../support/adb-device/index.ts";
 import { spawnDaemon } from "../support/daemon.ts";
+import { pollUntil } from "../support/wait.ts";
 
 let server: AdbServer;
 beforeAll(async () => {
@@ -68,10 +69,10 @@ describeWithAdb("the daemon with an Android phone on the real adb server", () =>
     expect(await ids()).toEqual(["mock-1"]);
     const phone = await startFakeDevice(server, { scenario: demoScenario });
     const id = `android-adb:${phone.serial}`;
-    for (let i = 0; i < 200 && !(await ids()).includes(id); i++) await Bun.sleep(25);
+    await pollUntil("the plugged-in phone was not listed", ids, (listed) => listed.includes(id), 5_000);
     expect(await ids()).toEqual([id]);
     await phone.unplug();
-    for (let i = 0; i < 200 && (await ids()).includes(id); i++) await Bun.sleep(25);
+    await pollUntil("the unplugged phone was still listed", ids, (listed) => !listed.includes(id), 5_000);
     expect(await ids()).toEqual(["mock-1"]);
   }, 30_000);
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { helloParams } from "../support/daemon.ts";
 import { ALL_FEATURES } from "../support/hello.ts";
+import { pollUntil } from "../support/wait.ts";
 import { RpcSocket, ServeDaemon, rawExchange, statusOf, within } from "./serve-daemon.ts";
 
 const LISTEN = ["--listen", "127.0.0.1:0"];
@@ -107,14 +108,12 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
     c.close();
     const watcher = await RpcSocket.connect({ port: d.port });
     await watcher.hello();
-    for (;;) {
-      const last = ((await watcher.call("events.list", { sessionId })).result as { payload: any }[]).at(-1)?.payload;
-      if (last?.type === "sessionEnded") {
-        expect([last.outcome, last.reason]).toEqual(["shutdown", "RPC connection closed"]);
-        break;
-      }
-      await Bun.sleep(10);
-    }
+    const last = await pollUntil(
+      "the Session did not end",
+      async () => ((await watcher.call("events.list", { sessionId })).result as { payload: any }[]).at(-1)?.payload,
+      (payload) => payload?.type === "sessionEnded",
+    );
+    expect([last.outcome, last.reason]).toEqual(["shutdown", "RPC connection closed"]);
     expect((await watcher.call("session.start")).result.state).toBe("active");
   });
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, type RpcResponse, helloParams, spawnDaemon } from "../support/daemon.ts";
-import { RpcSocket, ServeDaemon, type Target } from "./serve-daemon.ts";
+import { RpcSocket, ServeDaemon, type Target, within } from "./serve-daemon.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
 const fixture = (path: string) => JSON.parse(readFileSync(join(ROOT, "fixtures/protocol", path), "utf8"));
@@ -13,15 +13,27 @@ class Socket {
   readonly messages: any[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly ws: WebSocket;
+  private isClosed = false;
+  /** Woken by every message and by the close. */
   private waiters: (() => void)[] = [];
 
   constructor(url: string, headers?: Record<string, string>) {
     this.ws = new WebSocket(url, { protocols: [SUBPROTOCOL], headers } as never);
     this.ws.addEventListener("message", (e) => {
       this.messages.push(JSON.parse(String(e.data)));
-      for (const w of this.waiters.splice(0)) w();
+      this.wake();
     });
-    this.closed = new Promise((resolve) => this.ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })));
+    this.closed = new Promise((resolve) =>
+      this.ws.addEventListener("close", (e) => {
+        this.isClosed = true;
+        this.wake();
+        resolve({ code: e.code, reason: e.reason });
+      }),
+    );
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
   }
 
   opened(): Promise<boolean> {
@@ -37,9 +49,7 @@ class Socket {
 
   /** Waits until `count` messages have arrived (or the socket closed). */
   async atLeast(count: number): Promise<any[]> {
-    let closed = false;
-    void this.closed.then(() => (closed = true));
-    while (this.messages.length < count && !closed) await new Promise<void>((r) => this.waiters.push(r) && setTimeout(r, 50));
+    while (this.messages.length < count && !this.isClosed) await new Promise<void>((r) => this.waiters.push(r));
     return this.messages;
   }
 
@@ -247,14 +257,29 @@ async function rawSubscriber(endpoint: string, sessionId: string) {
   const url = new URL(endpoint);
   const chunks: Uint8Array[] = [];
   let reading = false;
+  let headRead = false;
+  const upgraded = Promise.withResolvers<void>();
+  /** Settles once the server's Close frame is in (or the connection ended without one). */
+  const ended = Promise.withResolvers<void>();
   const sock = await Bun.connect({
     hostname: url.hostname,
     port: Number(url.port),
     socket: {
       data(s, data) {
         chunks.push(new Uint8Array(data));
-        if (!reading) s.pause?.();
+        if (reading) {
+          if (closedFrame(chunks)) ended.resolve();
+          return;
+        }
+        // The response head is read whole; after it, nothing until drain().
+        if (!headRead && new TextDecoder().decode(Bun.concatArrayBuffers(chunks)).includes("\r\n\r\n")) {
+          headRead = true;
+          upgraded.resolve();
+        }
+        if (headRead) s.pause?.();
       },
+      close: () => ended.resolve(),
+      error: () => ended.resolve(),
     },
   });
   const mask = (payload: Uint8Array) => {
@@ -271,15 +296,16 @@ async function rawSubscriber(endpoint: string, sessionId: string) {
     `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${SUBPROTOCOL}\r\n\r\n`,
   );
   const text = (m: unknown) => mask(new TextEncoder().encode(JSON.stringify(m)));
-  await Bun.sleep(100);
+  await within(upgraded.promise, 10_000, "no upgrade response");
   sock.write(text(wsHello()));
   sock.write(text({ jsonrpc: "2.0", id: "sub", method: "events.subscribe", params: { sessionId } }));
   return {
     /** Starts reading and returns the text messages received once the server closed. */
     async drain(): Promise<any[]> {
       reading = true;
+      if (closedFrame(chunks)) ended.resolve();
       sock.resume?.();
-      for (let i = 0; i < 200 && !closedFrame(chunks); i++) await Bun.sleep(25);
+      await within(ended.promise, 5_000, "no Close frame");
       sock.end();
       return framesOf(chunks);
     },
@@ -318,6 +344,8 @@ describe("a subscriber that stops reading", () => {
     const started = Date.now();
     for (let i = 0; i < 200; i++) expect((await d.call("device.execute", { id: crypto.randomUUID(), name: "inputText", arguments: { text } })).error).toBeUndefined();
     const appendMs = Date.now() - started;
+    // The subscriber deliberately reads nothing past the daemon's 2 s stall limit: it gets no signal
+    // of the terminal until it reads, and reading earlier would drain the queue instead.
     await Bun.sleep(2_500);
     const frames = await slow.drain();
     const terminal = frames.find((m) => m.method === "events.stream.terminal");

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawnDaemon } from "../support/daemon.ts";
 import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
+import { within } from "./serve-daemon.ts";
 
 const MiB = 1_048_576;
 
@@ -22,6 +23,8 @@ describe("NDJSON framing on stdio", () => {
     const expected = { jsonrpc: "2.0" as const, id, result: [] };
     for (let cut = 1; cut < bytes.length; cut++) {
       d.writeRaw(bytes.subarray(0, cut));
+      // A deliberate pause between the parts, so that the daemon mostly reads them apart: no signal
+      // tells the client that the first part was read, as none is sent before the newline.
       await Bun.sleep(0);
       d.writeRaw(bytes.subarray(cut));
       expect(await d.next()).toEqual(expected);
@@ -85,7 +88,8 @@ describe("NDJSON framing on stdio", () => {
     for (let i = 0; i < chunks; i++) {
       d.writeRaw(chunk);
       if (i % 32 === 0) {
-        await Bun.sleep(1);
+        // Sampled once the daemon has taken all that was written so far.
+        await d.proc.stdin.flush();
         peak = Math.max(peak, await rssMiB(d.proc.pid));
       }
     }
@@ -153,16 +157,17 @@ describe("NDJSON framing on stdio", () => {
     for (let i = 1; i <= n; i++) lines += `{"jsonrpc":"2.0","id":${i},"method":"system.describe"}\n`;
     const f = daemonOnUnreadFifo(lines, { DEVICERAIL_LOG_LEVEL: "warn" });
     try {
+      // Deliberately unread for this long: memory must stay bounded over a span in which the daemon,
+      // without backpressure, would have produced ~90 MB of responses.
       await Bun.sleep(1500);
-      // Without backpressure the daemon would have produced ~90 MB of responses by now.
       expect(await rssMiB(f.proc.pid)).toBeLessThan(80);
-      const ids: number[] = [];
-      const deadline = Date.now() + 30_000;
-      while (ids.length < n + 1 && Date.now() < deadline) {
-        const got = f.readAvailable();
-        if (got.length === 0) await Bun.sleep(1);
-        for (const l of got) ids.push(JSON.parse(l).id);
-      }
+      // Then read to the end: the FIFO opened again through the daemon's stdout (Linux), as a stream
+      // that waits for output, where the helper only reads what is there.
+      const output = await within(new Response(Bun.file(`/proc/${f.proc.pid}/fd/1`)).text(), 30_000, "the daemon's output did not end");
+      const ids = output
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l).id as number);
       expect(ids).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
       expect(await f.proc.exited).toBe(0);
     } finally {

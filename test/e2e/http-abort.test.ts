@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { RpcSocket, ServeDaemon, within } from "./serve-daemon.ts";
+import { pollUntil } from "../support/wait.ts";
+import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 
 describe("an HTTP device request whose client goes away", () => {
   test("is cancelled: its action completes as cancelled, its Session ends and the device is free again", async () => {
@@ -13,19 +14,23 @@ describe("an HTTP device request whose client goes away", () => {
       body: '{"x":1,"y":1}',
       signal: abort.signal,
     }).catch((e: Error) => e.name);
-    const sessionFor = async (done: (types: string[]) => boolean) => {
-      for (;;) {
-        const sessions = (await rpc.call("sessions.list")).result as { id: string }[];
-        const id = sessions[0]?.id;
-        const types = id ? ((await rpc.call("events.list", { sessionId: id })).result as { payload: { type: string } }[]).map((e) => e.payload.type) : [];
-        if (id && done(types)) return id;
-        await Bun.sleep(10);
-      }
+    /** The first Session's id and event types, asked again until `done` accepts them. */
+    const sessionFor = async (what: string, done: (types: string[]) => boolean) => {
+      const { id } = await pollUntil(
+        what,
+        async () => {
+          const id = ((await rpc.call("sessions.list")).result as { id: string }[])[0]?.id;
+          const events = id ? ((await rpc.call("events.list", { sessionId: id })).result as { payload: { type: string } }[]) : [];
+          return { id, types: events.map((e) => e.payload.type) };
+        },
+        (s) => s.id !== undefined && done(s.types),
+      );
+      return id as string;
     };
-    const sessionId = await within(sessionFor((t) => t.includes("actionStarted")), 10_000, "the action did not start");
+    const sessionId = await sessionFor("the action did not start", (t) => t.includes("actionStarted"));
     abort.abort();
     expect(await pending).toBe("AbortError");
-    await within(sessionFor((t) => t.includes("sessionEnded")), 10_000, "the Session did not end");
+    await sessionFor("the Session did not end", (t) => t.includes("sessionEnded"));
     const events = (await rpc.call("events.list", { sessionId })).result as { payload: any }[];
     expect(events.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
     expect(events[2]?.payload.outcome.outcome).toBe("cancelled");

@@ -17,7 +17,7 @@ describe("media streams on the Mock over stdio", () => {
     expect((await d.call("media.stream.start", { streamId: M1, kind: "video" }, { id: "start" })).result).toEqual({ stream: info });
     const frames = [];
     for (const frameIndex of [1, 2, 3]) {
-      // One attempt per 50 ms per stream.
+      // Paced as a client must: the daemon admits one attempt per 50 ms per stream.
       if (frameIndex > 1) await sleep(60);
       const r = await d.call("media.stream.capture", { streamId: M1, frameIndex, durationMs: 100 }, { id: `cap-${frameIndex}` });
       expect(r.result).toEqual({ frame: { durationMs: 100, evidence: MOCK_REF, frameIndex, keyFrame: true, streamId: M1 } });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { RpcSocket, ServeDaemon, within } from "./serve-daemon.ts";
+import { pollUntil } from "../support/wait.ts";
+import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 
 const LISTEN = ["--listen", "127.0.0.1:0"];
 
@@ -38,15 +39,13 @@ async function concurrentSessions(n: number) {
   });
 }
 
-/** Polls `events.list` from another connection until `done` holds; the daemon writes asynchronously to this client. */
-async function eventsUntil(c: RpcSocket, sessionId: string, done: (types: string[]) => boolean) {
-  for (;;) {
-    const r = await c.call("events.list", { sessionId });
-    const events = r.result as { payload: { type: string; outcome?: unknown; reason?: unknown } }[];
-    if (done(events.map((e) => e.payload.type))) return events;
-    await Bun.sleep(10);
-  }
-}
+/** Asks `events.list` from another connection until `done` holds; the daemon writes asynchronously to this client. */
+const eventsUntil = (what: string, c: RpcSocket, sessionId: string, done: (types: string[]) => boolean) =>
+  pollUntil(
+    what,
+    async () => (await c.call("events.list", { sessionId })).result as { payload: { type: string; outcome?: unknown; reason?: unknown } }[],
+    (events) => done(events.map((e) => e.payload.type)),
+  );
 
 describe("many TCP clients on one daemon", () => {
   test("two clients run separate Sessions with separate leases when they select different devices", () => concurrentSessions(2));
@@ -79,9 +78,9 @@ describe("many TCP clients on one daemon", () => {
     void a.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 1, y: 1 } }).catch(() => {});
     const b = await RpcSocket.connect({ port: d.port });
     await b.hello();
-    await within(eventsUntil(b, sessionId, (t) => t.includes("actionStarted")), 10_000, "the action did not start");
+    await eventsUntil("the action did not start", b, sessionId, (t) => t.includes("actionStarted"));
     a.terminate();
-    const events = await within(eventsUntil(b, sessionId, (t) => t.includes("sessionEnded")), 10_000, "the dropped client's Session did not end");
+    const events = await eventsUntil("the dropped client's Session did not end", b, sessionId, (t) => t.includes("sessionEnded"));
     expect(events.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
     expect(events[2]?.payload.outcome).toEqual({
       outcome: "cancelled",

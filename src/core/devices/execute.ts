@@ -36,7 +36,10 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   // The action budget starts once actionStarted is recorded; whichever deadline fires first wins.
   const inner = new AbortController();
   const onOuter = () => inner.abort(ctx.signal.reason);
-  ctx.signal.addEventListener("abort", onOuter, { once: true });
+  // A request cancelled while the action space was read or actionStarted appended has already
+  // fired its signal; a listener added now would never run.
+  if (ctx.signal.aborted) onOuter();
+  else ctx.signal.addEventListener("abort", onOuter, { once: true });
   let actionTimedOut = false;
   const timer =
     params.actionTimeoutMs !== undefined && params.actionTimeoutMs < 2 ** 31

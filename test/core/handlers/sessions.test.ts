@@ -18,8 +18,8 @@ describe("Session handlers over a fake driver", () => {
       await c.ask("device.connect");
       const sessionId = (await c.ask("session.start")).result.id;
       s.driver.hangObserve = true;
+      // Admission is synchronous: the observation is in flight once call() returns.
       const observe = c.call("device.observe");
-      await Bun.sleep(0);
       expect((await c.ask("session.end")).error.data).toEqual({
         code: "session_busy",
         message: `session ${sessionId} still has 1 observation(s) in flight`,

@@ -1,8 +1,8 @@
 /**
  * A private real adb server for tests: its own free port (never 5037), its own temporary HOME (so
- * its RSA key and state never touch ~/.android) and TMPDIR (its log), run as our child with
- * `nodaemon server` so a test can also kill it hard. Talks to it through the adb CLI and directly
- * over its smart-socket protocol (host:version, host:devices, host:track-devices).
+ * its RSA key and state never touch ~/.android) and TMPDIR, run as our child (`fork-server server`,
+ * which does not fork) so a test can also kill it hard. Talks to it through the adb CLI and
+ * directly over its smart-socket protocol (host:version, host:devices, host:track-devices).
  */
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
 import { createServer, connect, type Socket } from "node:net";
@@ -97,26 +97,32 @@ export class AdbServer implements AsyncDisposable {
   }
 
   private async spawn(): Promise<void> {
-    const fd = openSync(join(this.home, "server.log"), "a");
+    const log = join(this.home, "server.log");
+    const fd = openSync(log, "a");
+    let proc: Subprocess<"ignore", number, number>;
     try {
-      this.proc = Bun.spawn([this.bin, "-P", String(this.port), "nodaemon", "server"], { env: this.env, stdin: "ignore", stdout: fd, stderr: fd });
+      // How the adb client starts a server, without its fork: `fork-server` logs to
+      // ANDROID_ADB_LOG_PATH and writes "OK" to the reply fd once it accepts connections.
+      proc = Bun.spawn([this.bin, "-P", String(this.port), "fork-server", "server", "--reply-fd", "3"], {
+        env: { ...this.env, ANDROID_ADB_LOG_PATH: log },
+        stdio: ["ignore", fd, fd, "pipe"],
+      });
     } finally {
       closeSync(fd);
     }
-    live.add(this.proc);
-    void this.proc.exited.then(() => this.proc && live.delete(this.proc));
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    // The server has no readiness signal in nodaemon mode; retry its port until it answers.
-    for (;;) {
-      try {
-        await this.hostVersion();
-        return;
-      } catch (e) {
-        if (!this.running) throw new Error(`adb server exited at start-up:\n${this.log()}`);
-        if (Date.now() > deadline) throw new Error(`adb server did not answer on port ${this.port}: ${e}\n${this.log()}`);
-        await Bun.sleep(10);
-      }
+    this.proc = proc;
+    live.add(proc);
+    void proc.exited.then(() => live.delete(proc));
+    // Reading stdio[3] makes its fd ours to close.
+    const replyFd = proc.stdio[3] as unknown as number;
+    let reply: string;
+    try {
+      reply = await withTimeout(new Response(Bun.file(replyFd).stream()).text(), START_TIMEOUT_MS, `adb server on port ${this.port}`, () => proc.kill("SIGKILL"));
+    } finally {
+      closeSync(replyFd);
     }
+    // The reply fd ends empty when the server exits first (a port in use, say).
+    if (reply !== "OK\n") throw new Error(`adb server did not start on port ${this.port}:\n${this.log()}`);
   }
 
   /** Starts the adb CLI against this server and returns the process (for tests that kill it mid-command). */
@@ -212,7 +218,8 @@ export class AdbServer implements AsyncDisposable {
   /**
    * Resolves with the device list once `until` accepts it, watching host:track-devices (no
    * polling). The tracker never reports a TCP device that just vanished (it stays listed for
-   * about 60 s), so `poll: true` asks host:devices every 10 ms instead for that case.
+   * about 60 s), so `poll: true` asks host:devices instead for that case, again as soon as each
+   * answer arrives.
    */
   async waitForDevices(until: (list: DeviceEntry[]) => boolean, options: { timeoutMs?: number; poll?: boolean } = {}): Promise<DeviceEntry[]> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -223,7 +230,6 @@ export class AdbServer implements AsyncDisposable {
         last = await this.devices();
         if (until(last)) return last;
         if (Date.now() > deadline) throw new Error(`adb devices never matched; last: ${JSON.stringify(last)}`);
-        await Bun.sleep(10);
       }
     }
     try {

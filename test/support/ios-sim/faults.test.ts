@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, watch } from "node:fs";
 import { join } from "node:path";
 import { startFakeSimulators } from "./fake-simulators.ts";
 
@@ -7,12 +7,29 @@ const FIXTURES = join(import.meta.dir, "../../../fixtures/platform/ios");
 const U = "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F";
 const SE = "C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D";
 
-/** Waits for a log condition the fake itself writes (no fixed sleeps). */
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached");
-    await Bun.sleep(10);
+/**
+ * Resolves once `check` holds, checking again whenever a file in `dir` changes: the fakes are other
+ * processes that report through files there (the command log, the files they write).
+ */
+async function whenFiles(dir: string, check: () => boolean, ms = 5000): Promise<void> {
+  const reached = Promise.withResolvers<void>();
+  // A change may be seen while a line is still being written; the next change checks again.
+  let failure: unknown = null;
+  const recheck = () => {
+    try {
+      if (check()) reached.resolve();
+    } catch (err) {
+      failure = err;
+    }
+  };
+  const watcher = watch(dir, recheck);
+  const timer = setTimeout(() => reached.reject(new Error(`condition not reached within ${ms} ms${failure ? `; last check failed: ${failure}` : ""}`)), ms);
+  try {
+    recheck();
+    await reached.promise;
+  } finally {
+    clearTimeout(timer);
+    watcher.close();
   }
 }
 
@@ -30,7 +47,7 @@ describe("fault: hang", () => {
     const sim = await startFakeSimulators({ tools: ["axe"] });
     sim.setFault({ tool: "axe", mode: "hang" });
     const proc = Bun.spawn(["axe", "describe-ui", "--udid", U], { env: sim.env, stdout: "ignore", stderr: "ignore" });
-    await until(() => sim.readLog("axe").length === 1);
+    await whenFiles(sim.stateDir, () => sim.readLog("axe").length === 1);
     await sim[Symbol.asyncDispose]();
     expect(await proc.exited).not.toBe(0);
     expect(proc.signalCode).toBe("SIGKILL");
@@ -90,7 +107,8 @@ describe("fault: simulator shut down mid-call", () => {
     const wda = sim.wda as NonNullable<typeof sim.wda>;
     sim.setFault({ tool: "wda", command: "GET /source", mode: "shutdown-mid-call" });
     await expect(fetch(`${wda.url}/source?format=json`)).rejects.toThrow();
-    await until(() => !wda.running);
+    // The fake marks itself stopped before it drops the connection that failed the fetch.
+    expect(wda.running).toBe(false);
     expect(sim.device(U).state).toBe("Shutdown");
     await expect(fetch(`${wda.url}/status`)).rejects.toThrow();
   });
@@ -129,15 +147,17 @@ describe("recordVideo", () => {
       const proc = Bun.spawn(["xcrun", "simctl", "io", U, "recordVideo", "--codec=h264", file], { env: sim.env, stdout: "pipe", stderr: "pipe" });
       return proc;
     };
+    // Recording: the recorder wrote its placeholder (not just created the file).
+    const recording = (file: string) => existsSync(file) && readFileSync(file, "utf8") === "fake-recordVideo incomplete\n";
     const good = join(sim.stateDir, "good.mp4");
     const a = start(good);
-    await until(() => sim.readLog("xcrun").length === 1 && existsSync(good));
+    await whenFiles(sim.stateDir, () => sim.readLog("xcrun").length === 1 && recording(good));
     a.kill("SIGINT");
     expect(await a.exited).toBe(0);
     expect(readFileSync(good, "utf8")).toStartWith("fake-recordVideo finalized codec=h264");
     const bad = join(sim.stateDir, "bad.mp4");
     const b = start(bad);
-    await until(() => sim.readLog("xcrun").length === 2 && existsSync(bad));
+    await whenFiles(sim.stateDir, () => sim.readLog("xcrun").length === 2 && recording(bad));
     b.kill("SIGKILL");
     await b.exited;
     expect(readFileSync(bad, "utf8")).toBe("fake-recordVideo incomplete\n");
