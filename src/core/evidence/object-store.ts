@@ -1,7 +1,8 @@
 import * as nodeFs from "node:fs";
 import { randomBytes } from "node:crypto";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { RpcError } from "../../rpc/rpc-error.ts";
+import { DurableFs, errno, ioError } from "./durable-fs.ts";
 import { sha256Hex } from "./evidence-store.ts";
 
 export const MAX_OBJECT_BYTES = 256 * 1024 * 1024;
@@ -53,14 +54,6 @@ class Semaphore {
   }
 }
 
-const errno = (e: unknown): string | undefined =>
-  typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined;
-
-function ioError(operation: string, e: unknown): RpcError {
-  if (e instanceof RpcError) return e;
-  return new RpcError("evidence_io_error", { details: { operation, errno: errno(e) ?? null } });
-}
-
 function assertDigest(sha256: string): void {
   if (!DIGEST.test(sha256)) throw new RpcError("invalid_evidence_digest", { details: { digest: sha256 } });
 }
@@ -70,6 +63,7 @@ export class ObjectStore {
   private readonly objectsDir: string;
   private readonly tmpDir: string;
   private readonly writes = new Semaphore(WRITE_CONCURRENCY);
+  private readonly disk: DurableFs;
   /** Puts of the same bytes share one write, so a caller never sees an object another put is still making durable. */
   private readonly inflight = new Map<string, Promise<string>>();
 
@@ -80,6 +74,7 @@ export class ObjectStore {
   ) {
     this.objectsDir = join(dir, "objects");
     this.tmpDir = join(dir, "tmp");
+    this.disk = new DurableFs(fs);
   }
 
   /** Creates <dir> (mode 0700), <dir>/objects and <dir>/tmp; removes leftover temp files of an earlier crash. Refuses (unsafe_evidence_path) when <dir> or a subfolder is a symlink or is not a directory. */
@@ -88,7 +83,7 @@ export class ObjectStore {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_OBJECT_BYTES)
       throw new RpcError("invalid_evidence_store_configuration", { details: { maxBytes } });
     const store = new ObjectStore(dir, maxBytes, options.fs ?? nodeFs);
-    for (const folder of [store.dir, store.objectsDir, store.tmpDir]) store.ensureFolder(folder);
+    for (const folder of [store.dir, store.objectsDir, store.tmpDir]) store.disk.ensureFolder(folder);
     store.clearTmp();
     return store;
   }
@@ -122,7 +117,7 @@ export class ObjectStore {
   }
 
   has(sha256: string): boolean {
-    return this.regularFileSize(this.pathOf(sha256)) !== null;
+    return this.disk.regularFileSize(this.pathOf(sha256)) !== null;
   }
 
   /** Removes one object (absent is fine). */
@@ -178,116 +173,21 @@ export class ObjectStore {
     try {
       const target = this.pathOf(sha256);
       // A file of the wrong size is a torn or tampered copy; writing again replaces it.
-      if (this.regularFileSize(target) === bytes.byteLength) return sha256;
+      if (this.disk.regularFileSize(target) === bytes.byteLength) return sha256;
       const fanDir = join(this.objectsDir, sha256.slice(0, 2));
-      this.ensureFolder(fanDir);
+      this.disk.ensureFolder(fanDir);
       const temp = join(this.tmpDir, `${randomBytes(16).toString("hex")}.part`);
-      await this.writeTemp(temp, bytes);
+      await this.disk.writeTemp(temp, bytes);
       try {
         this.fs.renameSync(temp, target);
       } catch (e) {
-        this.discard(temp);
+        this.disk.discard(temp);
         throw ioError("rename", e);
       }
-      await this.fsyncDir(fanDir, true);
+      await this.disk.fsyncDir(fanDir, true);
       return sha256;
     } finally {
       this.writes.release();
-    }
-  }
-
-  /** fsync on the thread pool: a put must not stall every other connection while the disk flushes. */
-  private fsyncAsync(fd: number): Promise<void> {
-    return new Promise((resolve, reject) => this.fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
-  }
-
-  private async writeTemp(temp: string, bytes: Uint8Array): Promise<void> {
-    let fd: number;
-    try {
-      fd = this.fs.openSync(temp, "wx", 0o600);
-    } catch (e) {
-      throw ioError("open", e);
-    }
-    let step = "write";
-    try {
-      for (let offset = 0; offset < bytes.byteLength; ) {
-        const written = this.fs.writeSync(fd, bytes, offset, bytes.byteLength - offset);
-        // A write that makes no progress would otherwise spin this loop forever.
-        if (written <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
-        offset += written;
-      }
-      step = "fsync";
-      await this.fsyncAsync(fd);
-    } catch (e) {
-      this.closeQuietly(fd);
-      this.discard(temp);
-      throw ioError(step, e);
-    }
-    try {
-      this.fs.closeSync(fd);
-    } catch (e) {
-      this.discard(temp);
-      throw ioError("close", e);
-    }
-  }
-
-  /** Syncs a folder's entries; on the thread pool when `async` (puts), inline while opening the store. */
-  private fsyncDir(dir: string, async: true): Promise<void>;
-  private fsyncDir(dir: string, async?: false): void;
-  private fsyncDir(dir: string, async = false): Promise<void> | void {
-    // Windows cannot open a directory for fsync; NTFS journals the rename itself.
-    if (process.platform === "win32") return async ? Promise.resolve() : undefined;
-    let fd: number;
-    try {
-      fd = this.fs.openSync(dir, "r");
-    } catch (e) {
-      throw ioError("fsync_dir", e);
-    }
-    const settle = (e: unknown) => {
-      if (e !== null) {
-        // Some file systems (certain network and FUSE mounts) do not implement fsync on directories.
-        const code = errno(e);
-        if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EBADF") {
-          this.closeQuietly(fd);
-          throw ioError("fsync_dir", e);
-        }
-      }
-      this.closeQuietly(fd);
-    };
-    if (async)
-      return this.fsyncAsync(fd).then(
-        () => settle(null),
-        (e: unknown) => settle(e),
-      );
-    try {
-      this.fs.fsyncSync(fd);
-    } catch (e) {
-      settle(e);
-      return;
-    }
-    settle(null);
-  }
-
-  private ensureFolder(folder: string): void {
-    const stat = this.lstat(folder);
-    if (stat) {
-      if (stat.isSymbolicLink() || !stat.isDirectory()) throw unsafePath(folder, stat.isSymbolicLink());
-      return;
-    }
-    let first: string | undefined;
-    try {
-      // Recursive, so a folder another writer made a moment ago is accepted rather than an error.
-      first = this.fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-      // The umask may have stripped bits from the requested mode; the store needs exactly 0700.
-      if (first !== undefined) this.fs.chmodSync(folder, 0o700);
-    } catch (e) {
-      throw ioError("mkdir", e);
-    }
-    if (first === undefined) return;
-    // A new folder is only durable once its entry in the parent is; otherwise a crash can drop it with every object inside.
-    for (let created = resolve(folder); ; created = dirname(created)) {
-      this.fsyncDir(dirname(created));
-      if (created === resolve(first) || dirname(created) === created) break;
     }
   }
 
@@ -301,38 +201,5 @@ export class ObjectStore {
       throw ioError("clear_tmp", e);
     }
   }
-
-  private lstat(path: string): nodeFs.Stats | null {
-    try {
-      return this.fs.lstatSync(path);
-    } catch (e) {
-      if (errno(e) === "ENOENT") return null;
-      throw ioError("stat", e);
-    }
-  }
-
-  private regularFileSize(path: string): number | null {
-    const stat = this.lstat(path);
-    return stat?.isFile() ? stat.size : null;
-  }
-
-  private discard(temp: string): void {
-    try {
-      this.fs.unlinkSync(temp);
-    } catch {
-      // The temp file is already gone or unreachable; the next open clears tmp anyway.
-    }
-  }
-
-  private closeQuietly(fd: number): void {
-    try {
-      this.fs.closeSync(fd);
-    } catch {
-      // The descriptor is released by the kernel even when close reports an error.
-    }
-  }
 }
 
-function unsafePath(path: string, symlink: boolean): RpcError {
-  return new RpcError("unsafe_evidence_path", { details: { path, reason: symlink ? "symlink" : "not_directory" } });
-}
