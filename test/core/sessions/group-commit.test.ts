@@ -1,0 +1,133 @@
+import { describe, expect, test } from "bun:test";
+import { type BatchStore, GroupCommit, type PendingAppend } from "../../../src/core/sessions/group-commit.ts";
+import { newSessionState } from "../../../src/core/sessions/session-state.ts";
+import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
+import { RpcError } from "../../../src/rpc/rpc-error.ts";
+
+const SESSION = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
+const note = (n: number): TestEventPayload => ({ type: "error", error: { code: "x", message: `e${n}`, retryable: false, details: null } });
+
+/** Records each batch as one transaction would commit it; refuses batches while `failing`. */
+class FakeStore implements BatchStore {
+  batches: { sequences: number[]; atMs: number }[] = [];
+  failing = false;
+  writeBatch(batch: readonly PendingAppend[], atMs: number): void {
+    if (this.failing) throw new Error("disk full");
+    this.batches.push({ sequences: batch.map((p) => p.event.sequence), atMs });
+  }
+}
+
+function setup() {
+  const store = new FakeStore();
+  const trace: string[] = [];
+  const writer = new GroupCommit(store, () => 1000, (batch) => trace.push(`committed ${batch.map((p) => p.event.sequence).join(",")}`));
+  const s = newSessionState(SESSION, 1);
+  return { store, trace, writer, s };
+}
+
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    return err instanceof RpcError ? { code: err.code, message: err.message } : `not an RpcError: ${err}`;
+  }
+}
+
+function thrown(fn: () => void): unknown {
+  try {
+    fn();
+    return "open";
+  } catch (err) {
+    return err instanceof RpcError ? { code: err.code, message: err.message } : `not an RpcError: ${err}`;
+  }
+}
+
+const SHUTTING_DOWN = { code: "event_store_shutting_down", message: "event store is shutting down" };
+
+describe("GroupCommit", () => {
+  test("writes every append of one turn in one batch when they arrive together", async () => {
+    const { store, writer, s } = setup();
+    const acks = await Promise.all([1, 2, 3, 4, 5].map((n) => writer.enqueue(s, { payload: note(n) }, n === 1, () => {})));
+    expect({ batches: store.batches, sequences: acks.map((e) => e.sequence) }).toEqual({ batches: [{ sequences: [1, 2, 3, 4, 5], atMs: 1000 }], sequences: [1, 2, 3, 4, 5] });
+  });
+
+  test("writes one batch per turn when each append waits for the previous acknowledgement", async () => {
+    const { store, writer, s } = setup();
+    for (const n of [1, 2, 3]) await writer.enqueue(s, { payload: note(n) }, false, () => {});
+    expect(store.batches.map((b) => b.sequences)).toEqual([[1], [2], [3]]);
+  });
+
+  test("stamps the event and carries the correlation only when it is given", async () => {
+    const { writer, s } = setup();
+    const [plain, correlated] = await Promise.all([
+      writer.enqueue(s, { payload: note(1) }, false, () => {}),
+      writer.enqueue(s, { requestId: "r-1", deviceId: "mock-1", payload: note(2) }, false, () => {}),
+    ]);
+    expect([plain, correlated]).toEqual([
+      { eventId: expect.any(String), sessionId: SESSION, sequence: 1, atMs: 1000, payload: note(1) },
+      { eventId: expect.any(String), sessionId: SESSION, sequence: 2, requestId: "r-1", deviceId: "mock-1", atMs: 1000, payload: note(2) },
+    ]);
+  });
+
+  test("counts an event as committed when its batch is written, not before", async () => {
+    const { writer, s } = setup();
+    const ack = writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => {});
+    const pending = { last: s.lastSequence, committed: s.committedSequence, ended: s.committedEnded };
+    await ack;
+    expect({ pending, written: { last: s.lastSequence, committed: s.committedSequence, ended: s.committedEnded } }).toEqual({
+      pending: { last: 1, committed: 0, ended: false },
+      written: { last: 1, committed: 1, ended: true },
+    });
+  });
+
+  test("tells the watcher hook before any append resolves when a batch commits", async () => {
+    const { trace, writer, s } = setup();
+    await Promise.all([1, 2].map((n) => writer.enqueue(s, { payload: note(n) }, false, () => {}).then((e) => trace.push(`resolved ${e.sequence}`))));
+    expect(trace).toEqual(["committed 1,2", "resolved 1", "resolved 2"]);
+  });
+
+  test("rejects the whole batch, undoes it latest first and reuses its sequences when the write fails", async () => {
+    const { store, trace, writer, s } = setup();
+    await writer.enqueue(s, { payload: note(0) }, false, () => {});
+    store.failing = true;
+    const undone: number[] = [];
+    const results = await Promise.all([1, 2, 3].map((n) => outcome(writer.enqueue(s, { payload: note(n) }, false, () => undone.push(n)))));
+    store.failing = false;
+    const next = await writer.enqueue(s, { payload: note(4) }, false, () => {});
+    const failure = { code: "event_store_error", message: "event store failed: disk full" };
+    expect({ results, undone, next: next.sequence, committed: s.committedSequence, trace }).toEqual({
+      results: [failure, failure, failure],
+      undone: [3, 2, 1],
+      next: 2,
+      committed: 2,
+      trace: ["committed 1", "committed 2"],
+    });
+  });
+
+  test("flushed resolves only after the queued batch is written when appends are pending", async () => {
+    const { store, writer, s } = setup();
+    void writer.enqueue(s, { payload: note(1) }, false, () => {});
+    const queued = store.batches.length;
+    await writer.flushed();
+    expect({ queued, written: store.batches.length }).toEqual({ queued: 0, written: 1 });
+  });
+
+  test("refuses appends with event_store_shutting_down when closed, after writing what was queued", async () => {
+    const { store, writer, s } = setup();
+    const ack = writer.enqueue(s, { payload: note(1) }, false, () => {});
+    const before = thrown(() => writer.assertOpen());
+    await writer.close();
+    expect({ before, written: store.batches.length, ack: (await ack).sequence, after: thrown(() => writer.assertOpen()) }).toEqual({
+      before: "open",
+      written: 1,
+      ack: 1,
+      after: SHUTTING_DOWN,
+    });
+  });
+
+  test("refuses appends at once when told to refuse, without waiting for the queue", () => {
+    const { writer } = setup();
+    writer.refuse();
+    expect(thrown(() => writer.assertOpen())).toEqual(SHUTTING_DOWN);
+  });
+});
