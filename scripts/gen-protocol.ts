@@ -144,7 +144,7 @@ function openRpc(): unknown {
 }
 
 /**
- * A self-contained document for an action's `inputSchema` (08 §3): every DTO it reaches is copied
+ * A self-contained document for an action's `inputSchema` (docs/protocol/devices-and-actions.md#semantic-actions): every DTO it reaches is copied
  * into `$defs` and referenced locally, since a client cannot resolve our URNs.
  */
 function actionInputSchema(name: keyof typeof DTOS): JsonSchema {
@@ -181,8 +181,8 @@ const DRIVER_CONFIG: ConversionConfig = {
 const ROOT_ORDER = ["$schema", "type", "additionalProperties", "required", "properties"];
 
 /**
- * A driver action's `inputSchema`: a self-contained 2020-12 document with an object root (12 B15).
- * `bare` documents are the reference Mock's (09 §1): no `$schema`, no empty `required`.
+ * A driver action's `inputSchema`: a self-contained 2020-12 document with an object root (docs/protocol/devices-and-actions.md#capabilities).
+ * `bare` documents are the reference Mock's (docs/protocol/devices-and-actions.md#the-mock-device): no `$schema`, no empty `required`.
  */
 function driverActionSchema(contract: ActionContract, bare: boolean): JsonSchema {
   const body = toJsonSchema(contract.arguments as v.GenericSchema, DRIVER_CONFIG) as Record<string, unknown>;

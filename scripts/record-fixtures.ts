@@ -97,7 +97,7 @@ const SHOT = assetRef(MOCK_PNG_SHA, "image/png");
 
 const MOCK = { id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: false };
 const TAP_ARGS = { x: 640, y: 360 };
-/** An ElementSelector with every member written, as the wire note of 08 §3 asks. */
+/** An ElementSelector with every member written, as the wire note of docs/protocol/devices-and-actions.md#selectors asks. */
 const selector = (m: Record<string, unknown>) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
 
 // ---------------------------------------------------------------- envelopes
@@ -157,7 +157,7 @@ const camel = (m: string) => m.replace(/\.([a-z])/g, (_, c: string) => c.toUpper
 const kebabMethod = (m: string) => m.replaceAll(".", "-");
 
 const NEEDS_WS = "WebSocket plane: replayed over the daemon's real event WebSocket by test/e2e/event-stream.test.ts";
-const NEEDS_OMIT = "needs a daemon started with screenshot policy omit (DEVICERAIL_SCREENSHOT_POLICY=omit), which never offers media.stream.v1 (03 §4)";
+const NEEDS_OMIT = "needs a daemon started with screenshot policy omit (DEVICERAIL_SCREENSHOT_POLICY=omit), which never offers media.stream.v1 (docs/protocol/handshake.md#features)";
 
 const pairs: Pair[] = [];
 const add = (p: Pair) => pairs.push(p);
@@ -286,7 +286,7 @@ add({
   requestId: "rpc.system-describe.request.v1",
   responseId: "rpc.system-describe.response.v1",
   request: request(1, "system.describe"),
-  // The sole registered device (mock-1) is selected lazily by system.describe (03 §5).
+  // The sole registered device (mock-1) is selected lazily by system.describe (docs/protocol/handshake.md#describing-the-connection).
   response: success(1, { connection: helloResult(5, ENABLED_15, CONN), client: CLIENT, deviceId: "mock-1", activeSessionId: null }),
   replay: replayAll(),
 });
@@ -366,7 +366,7 @@ add({
   request: request(31, "device.observe"),
   response: failure(31, -32000, "device_not_connected", "device mock-1 is not connected", true, { deviceId: "mock-1" }),
   replay: replayAll([request("session-start-1", "session.start")]),
-  note: "the failure is also appended to the Session as an error event with the same ErrorInfo (04 §8)",
+  note: "the failure is also appended to the Session as an error event with the same ErrorInfo (docs/protocol/devices-and-actions.md#observing)",
 });
 
 // device.execute ---------------------------------------------------------------
@@ -536,7 +536,7 @@ add({
   request: request(1, "events.clear", { sessionId: S_UNKNOWN }),
   response: failure(1, -32006, "session_not_found", `session not found: ${S_UNKNOWN}`, false, { sessionId: S_UNKNOWN }),
   replay: replayAll(),
-  note: "deliberately not the reference's idempotent {deleted:true} for ids that never existed (04 §20)",
+  note: "deliberately not the reference's idempotent {deleted:true} for ids that never existed (docs/protocol/sessions-and-events.md#deleting-a-session)",
 });
 
 // events.stream.* / events.subscribe --------------------------------------------------------
@@ -838,7 +838,7 @@ const TRANSCRIPT: Step[] = [
   },
   {
     req: request(36, "media.stream.start", { streamId: M1, kind: "screenshot" }),
-    fixture: { dir: "media.stream.start", name: "already-started", note: "same id, kind, Session and device: the stored info again, no second mediaStreamStarted (04 §10)" },
+    fixture: { dir: "media.stream.start", name: "already-started", note: "same id, kind, Session and device: the stored info again, no second mediaStreamStarted (docs/protocol/media-streams.md#starting-a-stream)" },
   },
   { req: request(37, "media.stream.start", { streamId: M1, kind: "video" }), fixture: { dir: "media.stream.start", name: "conflict" } },
   {
@@ -854,7 +854,7 @@ const TRANSCRIPT: Step[] = [
   },
   {
     req: request(38, "media.stream.capture", { streamId: M1, frameIndex: 1 }),
-    fixture: { dir: "media.stream.capture", name: "exact-retry", note: "the committed frame again, no new events (04 §11)" },
+    fixture: { dir: "media.stream.capture", name: "exact-retry", note: "the committed frame again, no new events (docs/protocol/media-streams.md#capturing-frames)" },
   },
   { req: request(12, "media.stream.capture", { streamId: M1, frameIndex: 3 }), fixture: { dir: "media.stream.capture", name: "out-of-order" } },
   { req: request(39, "media.stream.capture", { streamId: M1, frameIndex: 2, durationMs: 40 }), fixture: { dir: "media.stream.capture", name: "invalid-frame" } },
@@ -876,7 +876,7 @@ const TRANSCRIPT: Step[] = [
   { req: request(26, "events.clear", { sessionId: "$session" }), state: true, fixture: { dir: "events.clear", name: "default", requestId: "rpc.events-clear.request.v1", responseId: "rpc.events-clear.response.v1" } },
   {
     req: request(34, "events.clear", { sessionId: "$session" }),
-    fixture: { dir: "events.clear", name: "already-deleted", note: "deliberately not the reference's idempotent {deleted:true} (04 §20)" },
+    fixture: { dir: "events.clear", name: "already-deleted", note: "deliberately not the reference's idempotent {deleted:true} (docs/protocol/sessions-and-events.md#deleting-a-session)" },
   },
   { req: request(35, "sessions.list"), fixture: { dir: "sessions.list", name: "after-clear" } },
   { req: request(27, "device.disconnect"), state: true, fixture: { dir: "device.disconnect", name: "default", requestId: "rpc.device-disconnect.request.v1", responseId: "rpc.device-disconnect.response.v1" } },

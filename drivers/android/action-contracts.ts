@@ -23,7 +23,7 @@ const NONE = v.strictObject({});
 
 /**
  * The reference's eleven Android actions with their names, descriptions and argument shapes
- * (09 §2), then ours. inputText accepts any Unicode text but NUL, which no shell argument can
+ * (docs/protocol/devices-and-actions.md#android-devices), then ours. inputText accepts any Unicode text but NUL, which no shell argument can
  * carry (the reference: an ASCII allow-list).
  */
 export const ANDROID_CONTRACTS = [

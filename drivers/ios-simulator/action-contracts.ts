@@ -3,7 +3,7 @@
  * advertised JSON Schema from these valibot schemas (src/protocol/generated/drivers/
  * ios-simulator-actions.json), and execute validates calls with the same schemas. Whatever a
  * schema checks beyond what JSON Schema can say carries v.metadata stating it for the document.
- * Coordinates, deltas and durations are bounded as on Android (09 §2, 10 "Drivers").
+ * Coordinates, deltas and durations are bounded as on Android (docs/protocol/limits.md#devices-and-actions).
  */
 import * as v from "valibot";
 import { cpString, int } from "../../src/protocol/ids.ts";

@@ -1,6 +1,6 @@
 /**
  * The Mock's action space, declared once: scripts/gen-protocol.ts writes the advertised documents
- * (src/protocol/generated/drivers/mock-actions.json, exactly the reference's, 09 §1) from these
+ * (src/protocol/generated/drivers/mock-actions.json, exactly the reference's, docs/protocol/devices-and-actions.md#the-mock-device) from these
  * valibot schemas, and execute validates calls with the same schemas.
  */
 import * as v from "valibot";
@@ -11,7 +11,7 @@ const NUMBER = v.pipe(v.number(), v.finite());
 const POSITION = v.pipe(v.number(), v.finite(), v.minValue(0));
 
 // `protection` is left out for standard actions: on the wire it is written only when "protected"
-// (05 §6). inputSecret is not in the reference's Mock; it lets the protected-action path (hidden
+// (docs/protocol/devices-and-actions.md#capabilities). inputSecret is not in the reference's Mock; it lets the protected-action path (hidden
 // unless negotiated, redacted records, no screenshots) be exercised without a phone.
 export const MOCK_CONTRACTS = [
   { name: "tap", description: "Tap a point in device coordinates", arguments: v.strictObject({ x: POSITION, y: POSITION }) },

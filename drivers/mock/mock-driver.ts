@@ -6,7 +6,7 @@ import { MOCK_ACTIONS } from "./actions.ts";
 import { MOCK_APP_ID, MockApp, SCREEN } from "./mock-app.ts";
 import { renderScreen } from "./mock-screen.ts";
 
-/** The reference Mock's fixed 1×1 RGBA PNG (09 §1), kept for tests that need a minimal valid PNG. */
+/** The reference Mock's fixed 1×1 RGBA PNG (docs/protocol/devices-and-actions.md#the-mock-device), kept for tests that need a minimal valid PNG. */
 export const MOCK_PNG = Uint8Array.from(
   Buffer.from(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63089af3ea3f0005f402d88de408210000000049454e44ae426082",
@@ -36,7 +36,7 @@ interface MockDevice {
 }
 
 /**
- * The Mock devices: the reference's identity and action space (09 §1) in front of a small
+ * The Mock devices: the reference's identity and action space (docs/protocol/devices-and-actions.md#the-mock-device) in front of a small
  * scripted app (mock-app.ts) whose screenshots are rendered from its UI tree, so semantic actions
  * and demos show real behaviour. Deterministic: the same calls give the same trees and bytes.
  */

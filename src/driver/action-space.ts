@@ -19,7 +19,7 @@ export interface ArgumentsSchema<Out> {
 export interface ActionContract<Name extends string = string, Args = unknown> {
   readonly name: Name;
   readonly description: string;
-  /** Omitted for standard actions: the wire writes `protection` only when protected (05 §6). */
+  /** Omitted for standard actions: the wire writes `protection` only when protected (docs/protocol/devices-and-actions.md#capabilities). */
   readonly protection?: Protection;
   readonly arguments: ArgumentsSchema<Args>;
 }

@@ -1,7 +1,7 @@
 import type { ErrorName } from "../protocol/errors.ts";
 import { RpcError } from "../rpc/rpc-error.ts";
 
-/** The −32000 codes a driver may raise (02 "Driver failures"). */
+/** The −32000 codes a driver may raise (docs/protocol/errors.md#-32000). */
 export type DriverErrorCode =
   | "device_not_connected"
   | "unknown_action"
@@ -44,7 +44,7 @@ export class DriverError extends RpcError {
       details = { action: opts.action ?? "" };
       arg = opts.action ?? "";
     } else if (code === "platform_error") {
-      // Codes outside the protocol's pattern are replaced rather than sent (02 −32000 table).
+      // Codes outside the protocol's pattern are replaced rather than sent (docs/protocol/errors.md#-32000).
       details = { platformCode: opts.platformCode && PLATFORM_CODE.test(opts.platformCode) ? opts.platformCode : "unknown" };
     }
     super(name, { arg, details, ...(opts.retryable !== undefined ? { retryable: opts.retryable } : {}), ...(opts.message ? { message: opts.message } : {}) });

@@ -75,7 +75,7 @@ export interface RawObservation {
   viewport: Viewport;
   /** PNG bytes, or null when the caller asked for no screenshot. */
   screenshot: Uint8Array | null;
-  /** The UI tree, when asked for and the device can give one (nodes in preorder, 08 §2). */
+  /** The UI tree, when asked for and the device can give one (nodes in preorder, docs/protocol/devices-and-actions.md#ui-snapshots). */
   uiTree?: { context: UiContextRef; nodes: UiNode[] } | null;
   metadata: Record<string, unknown>;
 }
@@ -92,7 +92,7 @@ export interface Point {
 }
 
 /**
- * The primitive UI input core composes into the five semantic actions (08 §3), offered only by a
+ * The primitive UI input core composes into the five semantic actions (docs/protocol/devices-and-actions.md#semantic-actions), offered only by a
  * driver that also produces UI trees. The optional native members let a platform act on a node
  * itself; without them core falls back to a coordinate tap and reports that in `execution`.
  */

@@ -32,7 +32,7 @@ const e = (numeric: number, code: string, retryable: boolean, message: Msg): Err
 });
 
 /**
- * The one error table (02-envelope-and-errors.md). Keys are unique names; several keys may share a
+ * The one error table (docs/protocol/errors.md). Keys are unique names; several keys may share a
  * `data.code` with another numeric code, retryable default or message (e.g. `device_not_found`).
  * Messages are the reference's observable wire texts.
  */
@@ -164,7 +164,7 @@ export const ERRORS = {
   stream_cursor_too_old: e(-32013, "stream_cursor_too_old", true, "event replay suffix exceeds the bounded replay limit"),
   stream_subscription_limit: e(-32013, "stream_subscription_limit", true, "Session reached its event subscriber limit"),
   stream_internal_error: e(-32013, "stream_internal_error", false, "event stream Core failed"),
-  // events.stream.terminal errors (07 §6): ErrorInfo only, never an RPC error, so the number is unused.
+  // events.stream.terminal errors (docs/protocol/event-stream.md#terminals): ErrorInfo only, never an RPC error, so the number is unused.
   stream_terminal_slow_queue: e(-32013, "stream_slow_consumer", true, "subscriber exceeded its bounded queue"),
   stream_terminal_slow_tail: e(-32013, "stream_slow_consumer", true, "subscriber fell behind the bounded Core tail"),
   stream_terminal_session_deleted: e(-32013, "stream_session_deleted", false, "the streamed Session was deleted"),

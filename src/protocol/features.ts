@@ -1,4 +1,4 @@
-/** What a feature's availability depends on besides the selected minor (03 §4.2). */
+/** What a feature's availability depends on besides the selected minor (docs/protocol/handshake.md#feature-availability). */
 export type FeatureCondition =
   | "always"
   | "eventStreamListener" // the loopback WebSocket listener is accepting (offered on stdio, TCP and Unix socket connections)

@@ -74,7 +74,7 @@ const m = <const S extends Omit<MethodSpec, "paramsRequired" | "plane" | "concur
   ...spec,
 });
 
-/** The one method table (04 §0.1): validation both ways, gating, timeouts, schemas, OpenRPC, handler typing. */
+/** The one method table (docs/protocol/methods.md#summary): validation both ways, gating, timeouts, schemas, OpenRPC, handler typing. */
 export const METHODS = {
   "system.hello": m({ params: HelloParamsSchema, paramsRequired: true, result: HelloResultSchema, session: "any", device: false, plane: "both", summary: "Negotiate protocol version and features" }),
   "system.describe": m({ params: null, result: SystemDescribeResultSchema, session: "any", device: false, summary: "Describe this connection" }),

@@ -17,7 +17,7 @@ import * as ui from "./types/ui.ts";
 import * as verdict from "./types/verdict.ts";
 
 /**
- * Every named DTO of 05, by its type name. Structured DTOs are referenced by `$ref` wherever they are
+ * Every named DTO of docs/protocol/types.md, by its type name. Structured DTOs are referenced by `$ref` wherever they are
  * nested; scalar aliases (ids, counters) are inlined and also published on their own.
  */
 export const DTOS = {

@@ -16,7 +16,7 @@ export function isPlainContainer(x: unknown): boolean {
 }
 
 /**
- * The envelope rules of 02 §1 — exactly what RpcRequestSchema accepts (a test holds the two
+ * The envelope rules of docs/protocol/envelope-and-errors.md#requests — exactly what RpcRequestSchema accepts (a test holds the two
  * together), hand-written because it runs on every line and the generic validator costs ~1 µs.
  * Null when the value is not a request of our subset.
  */

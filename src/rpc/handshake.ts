@@ -3,7 +3,7 @@ import { FEATURES, type FeatureName, SERVER_OFFER } from "../protocol/features.t
 import { type HelloParams, HelloParamsSchema, type ProtocolOffer, type ProtocolVersion } from "../protocol/types/handshake.ts";
 import { RpcError } from "./rpc-error.ts";
 
-/** Runtime services that decide feature availability beyond the selected minor (03 §4.2). */
+/** Runtime services that decide feature availability beyond the selected minor (docs/protocol/handshake.md#feature-availability). */
 export interface ServerServices {
   /** Loopback WebSocket event listener accepting and this connection is stdio. */
   eventStreamListener: boolean;
@@ -23,7 +23,7 @@ type Version = readonly [number, number];
 type OfferLike = { readonly ranges: readonly Readonly<ProtocolOffer["ranges"][number]>[] };
 const cmp = (a: Version, b: Version) => (a[0] - b[0]) || (a[1] - b[1]);
 
-/** Highest common (major, minor), or why there is none (03 §3). Offers must already be validated. */
+/** Highest common (major, minor), or why there is none (docs/protocol/handshake.md#version-negotiation). Offers must already be validated. */
 export function selectVersion(
   client: OfferLike,
   server: OfferLike,
@@ -61,7 +61,7 @@ export function availableFeatures(minor: number, services: ServerServices, offer
   }).map((f) => f.name);
 }
 
-/** system.hello processing steps 2–6 of 03 §2.1; throws the RpcError the client gets. */
+/** system.hello processing steps 2–6 of docs/protocol/handshake.md#processing-order; throws the RpcError the client gets. */
 export function negotiate(rawParams: unknown, services: ServerServices, serverOffer: OfferLike = SERVER_OFFER): Negotiated {
   const parsed = v.safeParse(HelloParamsSchema, rawParams);
   if (!parsed.success) throw new RpcError("hello_invalid_params", { details: { method: "system.hello" } });

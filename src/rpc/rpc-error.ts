@@ -17,7 +17,7 @@ export class RpcError extends Error {
 
 export const sessionRequired = () => new RpcError("session_required", { details: { requiredMethod: "session.start" } });
 
-/** A gated method whose feature is off, or whose runtime service is absent (03 §4.2). */
+/** A gated method whose feature is off, or whose runtime service is absent (docs/protocol/handshake.md#feature-availability). */
 export const methodUnavailable = (method: string, requiredFeature: FeatureName) =>
   new RpcError("method_not_found", { arg: method, details: { method, requiredFeature } });
 

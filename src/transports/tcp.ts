@@ -64,7 +64,7 @@ export function checkListenAddress(host: string, port: number, opts: { token?: b
 }
 
 /**
- * Serves one TCP port (01 §2): NDJSON JSON-RPC connections, and connections that begin like HTTP
+ * Serves one TCP port (docs/protocol/transport-and-framing.md#ndjson-framing): NDJSON JSON-RPC connections, and connections that begin like HTTP
  * spliced onto the HTTP API and JSON-RPC-over-WebSocket server. Every NDJSON connection has its
  * own handshake state, framing, output queue with backpressure and ordered input processing;
  * connections share the dispatcher (devices, sessions, evidence).

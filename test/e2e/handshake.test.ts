@@ -61,7 +61,7 @@ describe("connection state machine", () => {
     expect(describeResult).toEqual({
       connection: hello.result,
       client: { name: "devicerail-tests", version: "1.0.0" },
-      // The sole registered device is selected lazily (04 §0.2).
+      // The sole registered device is selected lazily (docs/protocol/devices-and-actions.md#routing).
       deviceId: "mock-1",
       activeSessionId: null,
     });

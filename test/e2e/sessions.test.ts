@@ -147,7 +147,7 @@ describe("Sessions and the event log over stdio", () => {
     const missing = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
     expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe("ui_snapshot_not_found");
 
-    // Under screenshot policy omit the tree is not kept either (08 §2.1).
+    // Under screenshot policy omit the tree is not kept either (docs/protocol/devices-and-actions.md#how-a-tree-is-stored).
     await using omit = spawnDaemon({ env: { DEVICERAIL_SCREENSHOT_POLICY: "omit" } });
     await started(omit);
     const bare = (await omit.call("device.observe")).result;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ERRORS, NUMERIC_CODES, errorObject } from "../../src/protocol/errors.ts";
 
 describe("the error table", () => {
-  test("covers every numeric code of 02-envelope-and-errors.md including −32013…−32017", () => {
+  test("covers every numeric code of docs/protocol/envelope-and-errors.md including −32013…−32017", () => {
     expect(NUMERIC_CODES).toEqual([
       -32000, -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32010, -32011, -32012, -32013, -32014, -32015, -32016,
       -32017, -32600, -32601, -32602, -32603, -32700,

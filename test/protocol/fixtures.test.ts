@@ -429,7 +429,7 @@ describe("fixture values", () => {
   });
 });
 
-/** 08 §2.2 preorder walk: the roots found and every rule broken. */
+/** docs/protocol/devices-and-actions.md#tree-rules preorder walk: the roots found and every rule broken. */
 function uiTreeProblems(s: { rootStableNodeIds: string[]; nodes: { stableNodeId: string; parentStableNodeId: string | null }[] }) {
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -452,7 +452,7 @@ function uiTreeProblems(s: { rootStableNodeIds: string[]; nodes: { stableNodeId:
   return { roots, problems };
 }
 
-/** UI-tree Evidence bytes: compact JSON in declaration order, bounds written as floats (08 §2.1). */
+/** UI-tree Evidence bytes: compact JSON in declaration order, bounds written as floats (docs/protocol/devices-and-actions.md#how-a-tree-is-stored). */
 function uiTreeBytes(s: Obj): string {
   const f64 = (n: Json | undefined) => (Number.isInteger(n) ? `${n}.0` : String(n));
   const j = JSON.stringify;

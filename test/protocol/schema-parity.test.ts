@@ -1,5 +1,5 @@
 /**
- * Where the reference's schema and its server disagree (12 B4, B6), our generated schema states what
+ * Where the reference's schema and its server disagree (docs/protocol/compatibility.md#empty-protocol-offer, docs/protocol/compatibility.md#blank-verdict-summaries), our generated schema states what
  * the reference's schema states, and the daemon keeps the reference server's typed answers: a client
  * sees the same verdict whichever schema it validates with, and the same error when it sends anyway.
  */

@@ -1,4 +1,4 @@
-/** The feature names of 03 §4.2, and the hello params tests send. */
+/** The feature names of docs/protocol/handshake.md#feature-availability, and the hello params tests send. */
 export const ALL_FEATURES = [
   "events.snapshot.v1",
   "request.control.v1",

@@ -75,7 +75,7 @@ export function stateProblem(state: string): StateProblem | null {
   }
 }
 
-/** 09 §2: model, else product, else device name (underscores → spaces), else `Android (<serial>)`. */
+/** docs/protocol/devices-and-actions.md#android-devices: model, else product, else device name (underscores → spaces), else `Android (<serial>)`. */
 export function deviceName(props: Record<string, string>, serial: string): string {
   for (const key of ["ro.product.model", "ro.product.name", "ro.product.device"]) {
     const value = props[key]?.replaceAll("_", " ").trim();

@@ -1,5 +1,5 @@
 /**
- * `uiautomator dump` output → UiNodes (05 §10, 08 §2). The dump is AccessibilityNodeInfoDumper's
+ * `uiautomator dump` output → UiNodes (docs/protocol/devices-and-actions.md#ui-snapshots). The dump is AccessibilityNodeInfoDumper's
  * XML: a `<hierarchy rotation>` holding nested `<node>`s whose attributes are all strings.
  */
 import { createHash } from "node:crypto";

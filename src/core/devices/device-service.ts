@@ -161,7 +161,7 @@ export class DeviceService {
     };
   }
 
-  /** session_busy when the Session still has work in flight (06 §4). */
+  /** session_busy when the Session still has work in flight (docs/protocol/sessions-and-events.md#invariants). */
   assertIdle(sessionId: string): void {
     const c = this.inFlight.get(sessionId);
     if (!c) return;

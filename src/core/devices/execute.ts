@@ -13,7 +13,7 @@ import { isSemanticName } from "./semantic/definitions.ts";
 import { DEFAULT_WAIT_MS, runSemantic } from "./semantic/semantic-action.ts";
 
 /**
- * device.execute after admission checks (04 §9 steps 10–16): actionStarted, the driver call under
+ * device.execute after admission checks (steps 10–16 of docs/protocol/devices-and-actions.md#executing-an-action): actionStarted, the driver call under
  * the earlier of the request and action deadlines, before/after observations, then exactly one
  * actionCompleted — written even when the request was cancelled or timed out.
  */
@@ -119,7 +119,7 @@ function dedupe(stored: StoredEvidence[]): StoredEvidence[] {
   return [...seen.values()];
 }
 
-/** The outcome recorded for a request that was cancelled or ran past its request deadline (06 §4). */
+/** The outcome recorded for a request that was cancelled or ran past its request deadline (docs/protocol/sessions-and-events.md#invariants). */
 function abortedOutcome(err: RpcError): ActionOutcome {
   const d = err.error.data;
   if (d.code === "request_timed_out") {

@@ -25,7 +25,7 @@ export interface Captured {
 }
 
 export interface ObserveFor {
-  /** Around a protected action: no screenshot and no recorded tree (05 §5). */
+  /** Around a protected action: no screenshot and no recorded tree (docs/protocol/devices-and-actions.md#observation-rules). */
   protectedAction?: boolean;
   /** Semantic actions need the tree even when the Observation will not show it. */
   needTree?: boolean;
@@ -42,7 +42,7 @@ export interface Pending {
 export async function observeRaw(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}, screenshot = true): Promise<Pending> {
   const omission = opts.protectedAction ? "protectedAction" : core.screenshotPolicy === "omit" ? "policy" : null;
   const driver = core.devices.driver(deviceId);
-  // No UI-snapshot claim at all from a driver without trees (both fields absent = "no claim", 08 §2.1).
+  // No UI-snapshot claim at all from a driver without trees (both fields absent = "no claim", docs/protocol/devices-and-actions.md#how-a-tree-is-stored).
   const treeAllowed = conn.has("observation.uiSnapshot.v1") && driver.uiTrees;
   const wantTree = (treeAllowed && omission === null) || (opts.needTree === true && driver.uiTrees);
   const raw = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
@@ -51,7 +51,7 @@ export async function observeRaw(core: Core, deviceId: string, conn: Connection,
 }
 
 /**
- * Turns a driver observation into a protocol Observation under the rules of 05 §5: screenshots
+ * Turns a driver observation into a protocol Observation under the rules of docs/protocol/devices-and-actions.md#observation-rules: screenshots
  * follow the daemon's policy and are never kept around protected actions; UI-tree fields appear
  * only for connections that negotiated observation.uiSnapshot.v1. Bytes become Evidence before the
  * Observation that references them exists.

@@ -10,7 +10,7 @@ export interface StoredEvidence {
 }
 
 /**
- * Content-addressed Evidence (05 §4): the same bytes always give the same canonical AssetRef.
+ * Content-addressed Evidence (docs/protocol/sessions-and-events.md#evidence): the same bytes always give the same canonical AssetRef.
  * `put` makes the bytes durable before returning, so an event that references them (written
  * after) can never point at a missing or partial object.
  */

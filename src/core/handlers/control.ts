@@ -6,7 +6,7 @@ export function controlHandlers(core: Core): Pick<Handlers, "request.cancel" | "
   return {
     "request.cancel": ({ requestId }, ctx) => ({ requestId, status: ctx.cancel(requestId) }),
     "events.stream.open": ({ sessionId, originPolicy }) => {
-      // Reached without a plane only if the feature was negotiated while the listener went away (03 §4.2).
+      // Reached without a plane only if the feature was negotiated while the listener went away (docs/protocol/handshake.md#feature-availability).
       const plane = core.eventPlane;
       if (!plane) throw methodUnavailable("events.stream.open", "events.stream.v1");
       const { token, expiresAtMs } = plane.streams.open(sessionId, originPolicy);

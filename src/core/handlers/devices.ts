@@ -23,7 +23,7 @@ type DeviceMethods =
 
 export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
   const devices = core.devices;
-  /** What this connection may see; `protection` is written only when "protected" (05 §6). */
+  /** What this connection may see; `protection` is written only when "protected" (docs/protocol/devices-and-actions.md#capabilities). */
   const visible = (conn: Connection, defs: ActionDefinition[]) =>
     defs
       .filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemantic(d.name) || conn.has("device.semanticActions.v1")))
@@ -103,7 +103,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       const protection = devices.classify(deviceId, params.name);
       if (protection === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
-      // Protected and unknown actions never overlap media capture on one connection (08 §1).
+      // Protected and unknown actions never overlap media capture on one connection (docs/protocol/media-streams.md#protected-actions-and-capture).
       const releaseSensitive = protection === "standard" ? () => {} : stateOf(conn).media.beginSensitiveAction();
       try {
         const sessionId = leasedSession(core, ctx, deviceId);
@@ -145,7 +145,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
   };
 }
 
-/** A failed health probe: like routing and lease failures it writes no event (04 §8). */
+/** A failed health probe: like routing and lease failures it writes no event (docs/protocol/devices-and-actions.md#observing). */
 class ProbeFailed {
   constructor(readonly cause: unknown) {}
 }

@@ -25,7 +25,7 @@ function knownStream(ctx: HandlerContext, streamId: string): { stream: MediaStre
   return { stream, sessionId };
 }
 
-/** The media-writer variants of −32007/−32008 (02, 12 A13) when this request was cancelled or timed out. */
+/** The media-writer variants of −32007/−32008 (docs/protocol/errors.md, docs/protocol/media-streams.md#cancellation-and-timeouts) when this request was cancelled or timed out. */
 function mediaAbortError(ctx: HandlerContext): RpcError | null {
   const e = ctx.abortError();
   if (!e) return null;
@@ -89,7 +89,7 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
       const elapsed = stream.lastAttemptMs === null ? Number.POSITIVE_INFINITY : now - stream.lastAttemptMs;
       if (elapsed < MEDIA_LIMITS.minIntervalMs)
         throw new RpcError("media_capture_rate_limited", { details: { retryAfterMs: Math.max(1, MEDIA_LIMITS.minIntervalMs - elapsed), streamId } });
-      // Recorded at admission, before device work: a failing attempt still counts (12 note 10).
+      // Recorded at admission, before device work: a failing attempt still counts (docs/protocol/media-streams.md#rate-limit).
       stream.lastAttemptMs = now;
       const release = stateOf(ctx.conn).media.hold(stream);
       try {
@@ -108,7 +108,7 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
   };
 }
 
-/** A full observation through the device path, then its screenshot committed as the next frame (04 §11). */
+/** A full observation through the device path, then its screenshot committed as the next frame (docs/protocol/media-streams.md#capturing-frames). */
 async function captureFrame(core: Core, ctx: HandlerContext, stream: MediaStream, p: ParamsOf<"media.stream.capture">): Promise<MediaFrame> {
   const { conn, requestId } = ctx;
   const streamId = stream.info.id;
@@ -117,7 +117,7 @@ async function captureFrame(core: Core, ctx: HandlerContext, stream: MediaStream
   const sessionId = leasedSession(core, ctx, deviceId);
   const release = core.devices.begin(sessionId, "observations");
   try {
-    // Like routing and lease failures, a failed probe writes no event (04 §8).
+    // Like routing and lease failures, a failed probe writes no event (docs/protocol/devices-and-actions.md#observing).
     await core.devices.probe(deviceId, ctx).catch((err: unknown) => {
       throw mediaAbortError(ctx) ?? err;
     });

@@ -99,7 +99,7 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
 }
 
 /**
- * The longest prefix of `candidates` whose complete response line fits in 1 MiB (04 §18), with
+ * The longest prefix of `candidates` whose complete response line fits in 1 MiB (docs/protocol/sessions-and-events.md#exporting-a-session), with
  * nextAfterSequence when more events follow. Not even one event fitting is response_frame_too_large.
  */
 function exportPage(session: SessionInfo, candidates: TestEvent[], requestId: HandlerContext["requestId"]) {

@@ -6,7 +6,7 @@ import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { uiSnapshotProblem } from "../sessions/ui-snapshot.ts";
 
-/** The Observation with this id in the Session's log: observations and before/after of succeeded actions (04 §23). */
+/** The Observation with this id in the Session's log: observations and before/after of succeeded actions (docs/protocol/devices-and-actions.md#reading-a-tree). */
 function findObservation(core: Core, sessionId: string, observationId: string): Observation | null {
   for (const e of core.log.read(sessionId)) {
     const p = e.payload;
@@ -20,7 +20,7 @@ function findObservation(core: Core, sessionId: string, observationId: string): 
 
 /**
  * ui.snapshot.get: only Observations reachable from the connection's active Session, and the stored
- * bytes are checked again on every read (08 §2.2) — a corrupted file is reported, never served.
+ * bytes are checked again on every read (docs/protocol/devices-and-actions.md#tree-rules) — a corrupted file is reported, never served.
  */
 async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerContext): Promise<UiSnapshot> {
   const sessionId = ctx.requireSession();

@@ -9,7 +9,7 @@ import { routedDeviceId, stateOf } from "../connection-state.ts";
 const MAX_SUMMARY = 16_384;
 const MAX_REFERENCES = 64;
 
-/** Canonical AssetRef (05 §4): sha-derived id and uri, lowercase hex digest. */
+/** Canonical AssetRef (docs/protocol/sessions-and-events.md#evidence): sha-derived id and uri, lowercase hex digest. */
 function checkCanonical(ref: Verdict["evidence"][number]): string {
   const bad = (reason: string) => new RpcError("invalid_evidence_reference", { details: { reason } });
   if (ref.sha256 == null) throw bad("sha256 is required");
@@ -21,7 +21,7 @@ function checkCanonical(ref: Verdict["evidence"][number]): string {
 }
 
 /**
- * verdict.record (04 §24): the caller's Verdict, stored verbatim as a verdictRecorded event, after
+ * verdict.record (docs/protocol/sessions-and-events.md#verdicts): the caller's Verdict, stored verbatim as a verdictRecorded event, after
  * checking that every piece of evidence it cites is already part of the active Session.
  */
 async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext): Promise<{ event: TestEvent }> {

@@ -1,10 +1,10 @@
 import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 
-/** The media limits of 10-limits.md. */
+/** The media limits of docs/protocol/limits.md#media-streams. */
 export const MEDIA_LIMITS = { activePerConnection: 2, idsPerSession: 8, framesPerStream: 1000, minIntervalMs: 50, closeWaitMs: 1000 } as const;
 
-/** One stream id of the connection's active Session (08 §1 state machine). */
+/** One stream id of the connection's active Session (docs/protocol/media-streams.md#stream-states). */
 export interface MediaStream {
   readonly info: MediaStreamInfo;
   readonly sessionId: string;
@@ -23,8 +23,8 @@ export interface MediaStream {
 export const committedFrames = (s: MediaStream): number => s.last?.frameIndex ?? 0;
 
 /**
- * The per-connection stream table (03 §1), cleared when the Session ends, and the count of
- * protected/unknown actions in flight that media capture must not overlap (08 §1).
+ * The per-connection stream table (docs/protocol/media-streams.md#stream-states), cleared when the Session ends, and the count of
+ * protected/unknown actions in flight that media capture must not overlap (docs/protocol/media-streams.md).
  */
 export class MediaTable {
   readonly streams = new Map<string, MediaStream>();

@@ -4,7 +4,7 @@ import { RpcError } from "../../rpc/rpc-error.ts";
 import type { AppendInput, EvidenceRow } from "./append-input.ts";
 import type { SessionState } from "./session-state.ts";
 
-/** Evidence references one Session may hold (10-limits). */
+/** Evidence references one Session may hold (docs/protocol/limits.md#evidence). */
 export const MAX_SESSION_REFERENCES = 10_000;
 
 /** Puts the Session's bookkeeping back as it was before an append whose batch then failed. */
@@ -82,7 +82,7 @@ function trackRefs(s: SessionState, rows: readonly EvidenceRow[]): Undo {
   };
 }
 
-/** The actionStarted/actionCompleted pairing of 06 §4. */
+/** The actionStarted/actionCompleted pairing of docs/protocol/sessions-and-events.md#invariants. */
 function trackCalls(s: SessionState, input: AppendInput): Undo {
   const p = input.payload;
   if (p.type === "actionStarted") {

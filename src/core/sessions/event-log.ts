@@ -57,7 +57,7 @@ export class EventLog {
     return { session: this.info(id) as SessionInfo, event };
   }
 
-  /** Appends one event to an active Session; refused with the store's typed errors (02 Event Store codes). */
+  /** Appends one event to an active Session; refused with the store's typed errors (docs/protocol/errors.md#-32006). */
   append(sessionId: string, input: AppendInput): Promise<TestEvent> {
     try {
       this.writer.assertOpen();

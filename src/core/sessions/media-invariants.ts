@@ -8,7 +8,7 @@ interface StreamRecord {
 }
 
 /**
- * The store's own check of the media lifecycle of one Session (06 §4): one start per stream id,
+ * The store's own check of the media lifecycle of one Session (docs/protocol/sessions-and-events.md#invariants): one start per stream id,
  * frames 1, 2, 3, … of the stream's media type while it is open, one end whose frameCount equals
  * the frames. The handlers already keep to it; this catches a bug before it reaches the disk.
  */

@@ -6,7 +6,7 @@ export const MAX_UI_SNAPSHOT_BYTES = 786_432;
 /** Floats are written with a fraction, as the reference stores them; the value is the same. */
 const f = (x: number) => (Number.isInteger(x) ? `${x}.0` : JSON.stringify(x));
 
-/** Serialises a snapshot in declaration order (08 §2.1): these exact bytes are the Evidence. */
+/** Serialises a snapshot in declaration order (docs/protocol/devices-and-actions.md#how-a-tree-is-stored): these exact bytes are the Evidence. */
 export function encodeUiSnapshot(s: UiSnapshot): string {
   const ctx = (c: UiContextRef) => `{"contextKind":${JSON.stringify(c.contextKind)},"contextId":${JSON.stringify(c.contextId)},"documentEpoch":${JSON.stringify(c.documentEpoch)}}`;
   const node = (n: UiNode) =>
@@ -18,7 +18,7 @@ export function encodeUiSnapshot(s: UiSnapshot): string {
 }
 
 /**
- * The structural rules beyond the schema (08 §2.2): unique ids, parents before children on the
+ * The structural rules beyond the schema (docs/protocol/devices-and-actions.md#tree-rules): unique ids, parents before children on the
  * current ancestor path (preorder), and the root list equal to the roots in order. Null when valid.
  */
 export function uiSnapshotProblem(value: unknown): string | null {

@@ -36,7 +36,7 @@ export interface Feed {
 const ORIGIN = /^https?:\/\/127\.0\.0\.1:([1-9]\d{0,4})$/;
 
 /**
- * The Session side of the event plane (07): single-use capabilities bound to a Session and an
+ * The Session side of the event plane (docs/protocol/event-stream.md): single-use capabilities bound to a Session and an
  * origin policy, and subscriptions that register their replay snapshot and live tail in one tick
  * of the event log, so the subscriber sees every event exactly once and in order.
  */
@@ -62,7 +62,7 @@ export class EventStreams {
     });
   }
 
-  /** events.stream.open (04 §21): a fresh bearer token; the Session is checked at subscribe time. */
+  /** events.stream.open (docs/protocol/event-stream.md#opening-a-stream): a fresh bearer token; the Session is checked at subscribe time. */
   open(sessionId: string, originPolicy: OriginPolicy): { token: string; expiresAtMs: number } {
     if (this.shuttingDown) throw new RpcError("stream_server_shutdown");
     if (originPolicy.kind === "exact") {
@@ -98,7 +98,7 @@ export class EventStreams {
     for (const [token, cap] of this.capabilities) if (cap.expiresAtMs <= now) this.capabilities.delete(token);
   }
 
-  /** events.subscribe checks 4–10 of 07 §5; returns the result and the feed, or throws the RpcError. */
+  /** events.subscribe checks 4–10 of docs/protocol/event-stream.md#subscribing; returns the result and the feed, or throws the RpcError. */
   subscribe(cap: Capability, params: { sessionId: string; afterCursor?: Cursor }, minor: number) {
     const { sessionId, afterCursor } = params;
     if (sessionId !== cap.sessionId) throw new RpcError("stream_capability_session_mismatch");
@@ -186,7 +186,7 @@ class Subscriber implements Feed {
     this.release();
   }
 
-  /** Sends one event; a newer-minor event ends the stream before it (never skipped, 03 §6). */
+  /** Sends one event; a newer-minor event ends the stream before it (never skipped, docs/protocol/sessions-and-events.md#events-and-protocol-versions). */
   private deliver(e: TestEvent): boolean {
     if (this.done) return false;
     const needs = requiredMinor(e);

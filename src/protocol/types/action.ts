@@ -50,7 +50,7 @@ export const ActionOutcomeSchema = v.variant("outcome", [
 ]);
 export type ActionOutcome = v.InferOutput<typeof ActionOutcomeSchema>;
 
-/** The flat action call plus an optional action budget (04 §9). */
+/** The flat action call plus an optional action budget (docs/protocol/devices-and-actions.md#executing-an-action). */
 export const DeviceExecuteParamsSchema = v.strictObject({
   id: UuidSchema,
   name: v.string(),

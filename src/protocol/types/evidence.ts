@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { nullable } from "../ids.ts";
 
-/** A reference to stored Evidence; canonical form is sha256-derived (05 §4). */
+/** A reference to stored Evidence; canonical form is sha256-derived (docs/protocol/sessions-and-events.md#evidence). */
 export const AssetRefSchema = v.object({
   id: v.string(),
   mediaType: v.string(),

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { JsonSchema, SeqSchema, U16Schema, U53Schema, UuidSchema, nonBlank } from "../ids.ts";
 
-/** Standalone replay document (05 §14, 08 §5); not exchanged by any method. */
+/** Standalone replay document (docs/protocol/devices-and-actions.md#manual-recordings); not exchanged by any method. */
 export const ManualActionArgumentsSchema = v.variant("kind", [
   v.strictObject({ kind: v.literal("captured"), value: JsonSchema }),
   v.strictObject({ kind: v.literal("protected"), secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,128}$/)) }),

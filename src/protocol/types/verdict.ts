@@ -7,7 +7,7 @@ export const VerdictStatusSchema = v.picklist(["pass", "fail", "unknown"]);
  * Bounds (blank summary, > 16384 code points, > 64 references) are checked by the handler so that they
  * answer the reference's dedicated `verdict_bounds` error rather than a generic decode failure. The
  * JSON Schema states only the bounds the reference's schema states: it has no blank-summary pattern,
- * so a blank summary is schema-valid there and must be here too (12 B6).
+ * so a blank summary is schema-valid there and must be here too (docs/protocol/compatibility.md#blank-verdict-summaries).
  */
 export const VerdictSchema = v.strictObject({
   status: VerdictStatusSchema,

@@ -44,7 +44,7 @@ async function withSession(features: string[], run: (s: Harness, c: Awaited<Retu
 }
 
 describe("media streams over a fake driver", () => {
-  test("start, capture, exact retry, out of order and end write the 04 §10–12 events with request and device ids", () =>
+  test("start, capture, exact retry, out of order and end write the stream events (docs/protocol/media-streams.md) with request and device ids", () =>
     withSession(ROUTED, async (s, c, sessionId) => {
       const start = c.call("media.stream.start", { streamId: M1, kind: "screenshot" });
       const info = { id: M1, kind: "screenshot" as const, mediaType: "image/png" };

@@ -32,7 +32,7 @@ function textPredicate(match: TextMatch, action: string): (text: string) => bool
 }
 
 /**
- * Compiles a selector into a node predicate after the checks of 08 §3. Matching is conjunctive
+ * Compiles a selector into a node predicate after the checks of docs/protocol/devices-and-actions.md#selectors. Matching is conjunctive
  * over the given members. `role` also matches the last segment of a class name ("Button" for
  * "android.widget.Button"), and `identifier` the part of an Android resource id after ":id/", so
  * selectors stay short without becoming ambiguous across platforms.

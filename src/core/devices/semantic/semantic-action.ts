@@ -61,7 +61,7 @@ const stopIfAborted = (ctx: CallContext) => {
 };
 
 /**
- * Runs one semantic action (08 §3) over a driver's UI trees and primitive input. `before` is the
+ * Runs one semantic action (docs/protocol/devices-and-actions.md#semantic-actions) over a driver's UI trees and primitive input. `before` is the
  * recorded observation whose tree resolves the target; node references in the output point at it,
  * or at the after observation for waitForElement.
  */

@@ -349,7 +349,7 @@ describe("runSemantic through device.execute", () => {
     expect(answers).toEqual([invalid("findElement"), invalid("tapElement"), invalid("setElementValue"), invalid("waitForElement"), invalid("findElement"), invalid("findElement")]);
   });
 
-  // 08 §3: "a context alone is not a selector", and a regex that does not compile or css with
+  // docs/protocol/devices-and-actions.md#selectors: "a context alone is not a selector", and a regex that does not compile or css with
   // another matcher are argument errors whatever the device shows. findElement and selector
   // targets check the context against the tree before compiling the selector, so these answer
   // ui_context_not_found on a native tree (waitForElement compiles first and gets it right).
