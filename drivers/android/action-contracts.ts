@@ -5,20 +5,14 @@
  * Schema can say carries v.metadata stating it for the document.
  */
 import * as v from "valibot";
-import { cpString, int } from "../../src/protocol/ids.ts";
+import { DURATION_MS, PIXEL, POINT_ARGUMENTS, SCROLL_ARGUMENTS, SWIPE_ARGUMENTS, URL_ARGUMENT } from "../../src/protocol/driver-arguments.ts";
+import { cpString } from "../../src/protocol/ids.ts";
 import type { ActionContract } from "../../src/driver/action-space.ts";
 
 const REFERENCE_KEYS = ["enter", "tab", "escape", "delete", "space", "arrowUp", "arrowDown", "arrowLeft", "arrowRight"] as const;
 export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
-/** A scheme, then 1 to 4096 code points without whitespace or controls (JSON Schema patterns are unicode). */
-const URL_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s\\u0000-\\u001f\\u007f]{1,4096}$";
-const URL_RE = new RegExp(URL_PATTERN, "u");
 
-const U32 = int(0, 4_294_967_295);
-const DURATION_MS = int(1, 60_000);
-const DELTA = int(-100_000, 100_000);
 const PACKAGE = v.pipe(v.string(), v.minLength(3), v.maxLength(255), v.regex(/^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$/));
-const URL = v.pipe(cpString(3, 4200), v.metadata({ pattern: URL_PATTERN }), v.check((s) => URL_RE.test(s)));
 const NONE = v.strictObject({});
 
 /**
@@ -27,21 +21,17 @@ const NONE = v.strictObject({});
  * carry (the reference: an ASCII allow-list).
  */
 export const ANDROID_CONTRACTS = [
-  { name: "tap", description: "Tap one point in the current Android screenshot coordinate space", arguments: v.strictObject({ x: U32, y: U32 }) },
+  { name: "tap", description: "Tap one point in the current Android screenshot coordinate space", arguments: POINT_ARGUMENTS },
   { name: "keyPress", description: "Press one key from DeviceRail's closed Android key set", arguments: v.strictObject({ key: v.picklist(REFERENCE_KEYS) }) },
   {
     name: "swipe",
     description: "Swipe between two points in the current Android screenshot coordinate space",
-    arguments: v.strictObject({ startX: U32, startY: U32, endX: U32, endY: U32, durationMs: DURATION_MS }),
+    arguments: SWIPE_ARGUMENTS,
   },
   {
     name: "scroll",
     description: "Scroll in the requested direction using a bounded, viewport-safe gesture",
-    arguments: v.pipe(
-      v.strictObject({ deltaX: DELTA, deltaY: DELTA }),
-      v.check((a) => a.deltaX !== 0 || a.deltaY !== 0),
-      v.metadata({ not: { required: ["deltaX", "deltaY"], properties: { deltaX: { const: 0 }, deltaY: { const: 0 } } } }),
-    ),
+    arguments: SCROLL_ARGUMENTS,
   },
   {
     name: "inputText",
@@ -72,10 +62,10 @@ export const ANDROID_CONTRACTS = [
   {
     name: "longPress",
     description: "Press and hold one point in the current Android screenshot coordinate space",
-    arguments: v.strictObject({ x: U32, y: U32, durationMs: v.optional(DURATION_MS) }),
+    arguments: v.strictObject({ x: PIXEL, y: PIXEL, durationMs: v.optional(DURATION_MS) }),
   },
-  { name: "doubleTap", description: "Tap one point twice in quick succession", arguments: v.strictObject({ x: U32, y: U32 }) },
-  { name: "openUrl", description: "Open a URL or deep link with Android's VIEW intent", arguments: v.strictObject({ url: URL }) },
+  { name: "doubleTap", description: "Tap one point twice in quick succession", arguments: POINT_ARGUMENTS },
+  { name: "openUrl", description: "Open a URL or deep link with Android's VIEW intent", arguments: v.strictObject({ url: URL_ARGUMENT }) },
   { name: "rotate", description: "Lock the screen in one orientation", arguments: v.strictObject({ orientation: v.picklist(ORIENTATIONS) }) },
 ] as const satisfies readonly ActionContract[];
 

@@ -79,8 +79,23 @@ export class AcceptTable {
     close: (socket: Socket<Accepted | undefined>, err?: Error) => socket.data?.gone(err ?? null),
   };
 
+  private closed: Promise<void> | null = null;
+
+  /**
+   * Stops the listener (once, however often asked): no new connections, the open ones ended after
+   * their last answers (bounded) while `http` stops too, then the listening socket closed.
+   */
+  close(listener: { stop(closeActiveConnections?: boolean): void }, http: { stop(): Promise<void> }): Promise<void> {
+    this.closed ??= (async () => {
+      listener.stop(false);
+      await this.shutdown(http.stop());
+      listener.stop(true);
+    })();
+    return this.closed;
+  }
+
   /** Refuses new connections and ends the open ones (each flushes its last answers, bounded). */
-  async shutdown(alsoStop: Promise<void>): Promise<void> {
+  private async shutdown(alsoStop: Promise<void>): Promise<void> {
     this.stopping = true;
     if (this.shedTimer) clearTimeout(this.shedTimer);
     this.logShed();

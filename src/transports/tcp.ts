@@ -110,15 +110,5 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   if (loopback) policy.hosts = loopbackHosts(port);
   log.info({ host: opts.host, port, authentication: token ? "token" : "none" }, "TCP listener accepting (NDJSON, HTTP, WebSocket)");
 
-  let stopped: Promise<void> | null = null;
-  const stop = () => {
-    stopped ??= (async () => {
-      // Stop accepting; open connections are ended after their last answers.
-      listener.stop(false);
-      await table.shutdown(http.stop());
-      listener.stop(true);
-    })();
-    return stopped;
-  };
-  return { port, stop };
+  return { port, stop: () => table.close(listener, http) };
 }

@@ -121,18 +121,12 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   const ino = lstatSync(path).ino;
   log.info({ socket: path, authentication: token ? "token" : "none" }, "Unix socket listener accepting (NDJSON, HTTP, WebSocket)");
 
-  let stopped: Promise<void> | null = null;
-  const stop = () => {
-    stopped ??= (async () => {
-      listener.stop(false);
-      await table.shutdown(http.stop());
-      listener.stop(true);
-      // Bun unlinks the path on stop; this covers runtimes that do not, and never removes a successor's socket.
-      try {
-        if (lstatOrNull(path)?.ino === ino) unlinkSync(path);
-      } catch {}
-    })();
-    return stopped;
+  const stop = async () => {
+    await table.close(listener, http);
+    // Bun unlinks the path on stop; this covers runtimes that do not, and never removes a successor's socket.
+    try {
+      if (lstatOrNull(path)?.ino === ino) unlinkSync(path);
+    } catch {}
   };
   return { path, stop };
 }
