@@ -15,6 +15,7 @@ import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
 import * as action from "../src/protocol/types/action.ts";
 import * as device from "../src/protocol/types/device.ts";
 import * as event from "../src/protocol/types/event.ts";
+import * as extensions from "../src/protocol/types/extensions.ts";
 import * as evidence from "../src/protocol/types/evidence.ts";
 import * as handshake from "../src/protocol/types/handshake.ts";
 import * as manual from "../src/protocol/types/manual.ts";
@@ -189,6 +190,7 @@ const MODULES: [string, string, Record<string, unknown>[]][] = [
   ["Event stream", "src/protocol/types/stream.ts", [stream]],
   ["Request control", "src/protocol/types/request-control.ts", [requestControl]],
   ["Manual recordings", "src/protocol/types/manual.ts", [manual]],
+  ["devicerail extensions", "src/protocol/types/extensions.ts", [extensions]],
 ];
 
 function moduleOf(schema: unknown): number {
@@ -232,6 +234,9 @@ function typesPage(toJson: ToJson): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+/** Methods devicerail adds to the reference's (src/protocol/types/extensions.ts). */
+const EXTENSION_METHODS = new Set(["devicerail.sessions.list", "rpc.discover"]);
+
 // methods.md
 
 const sessionText = (s: MethodSpec["session"]) =>
@@ -261,7 +266,7 @@ function methodsPage(toJson: ToJson): string {
     "",
     "_Generated from the method table `METHODS` in `src/protocol/methods.ts` by `scripts/gen-protocol.ts`._",
     "",
-    `Protocol ${PROTOCOL_MAJOR}.${PROTOCOL_MAX_MINOR} has ${names.length} methods. How a request is checked before its method runs is described in [envelope-and-errors.md](envelope-and-errors.md#dispatch-precedence); what each group of methods does is described in the topic pages listed in [README.md](README.md).`,
+    `Protocol ${PROTOCOL_MAJOR}.${PROTOCOL_MAX_MINOR} has ${names.filter((n) => !EXTENSION_METHODS.has(n)).length} methods; devicerail adds ${[...EXTENSION_METHODS].map(code).join(" and ")} (see [compatibility.md](compatibility.md)). How a request is checked before its method runs is described in [envelope-and-errors.md](envelope-and-errors.md#dispatch-precedence); what each group of methods does is described in the topic pages listed in [README.md](README.md).`,
     "",
     "- **Feature**: the method exists for a connection only when its hello enabled this feature; otherwise it answers `method_not_found` (-32601) with `details.requiredFeature`.",
     "- **Session**: whether the connection must (or must not) have an active Session.",

@@ -11,12 +11,20 @@
 //     ties every daemon-generated UUID the fixture reuses (a Session id passed in params, an
 //     Observation id, the Session id echoed in a result) to the before-step that produced it;
 //  3. schema-only pairs (replay null + replayNote) for what the daemon cannot do yet.
+//
+// `--only DIR[,DIR…]` (a method name or `_envelope`) rewrites just those folders and their manifest
+// entries and leaves every other file as it is. Each run's Session, Observation and event ids are
+// random, so a whole recording rewrites nearly every file; a partial one instead carries over the
+// ids the stored fixtures already bind (same before-step, same pointer), so the new pairs describe
+// the same transcript Session as the old ones. rpc.discover's pair is the generated OpenRPC
+// document: after `bun run gen` changes it, `bun run fixtures --only rpc.discover` refreshes it.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MockApp } from "../drivers/mock/mock-app.ts";
 import { renderScreen } from "../drivers/mock/mock-screen.ts";
 import { METHOD_NAMES } from "../src/protocol/methods.ts";
+import OPENRPC from "../src/protocol/generated/openrpc.json" with { type: "json" };
 import { spawnDaemon } from "../test/support/daemon.ts";
 import { ALL_FEATURES } from "../test/support/hello.ts";
 import { methodSchemaId, schemaId } from "./gen-protocol.ts";
@@ -444,12 +452,18 @@ add({
   response: success("cancel-2", { requestId: "42", status: "notFound" }),
   replay: replayAll(),
 });
+/** What invalid_params says to fix (docs/protocol/errors.md): where, what was expected, what came. */
+const REQUEST_ID_ISSUE = { pointer: "/requestId", expected: "a string or an integer from 0 to 9007199254740991", received: "null" };
 add({
   dir: "request.cancel",
   name: "invalid-params",
   method: "request.cancel",
   request: request("cancel-1", "request.cancel", { requestId: null }),
-  response: failure("cancel-1", -32602, "invalid_params", "request.cancel params are invalid", false, { method: "request.cancel" }),
+  response: failure("cancel-1", -32602, "invalid_params", "request.cancel params are invalid", false, {
+    method: "request.cancel",
+    ...REQUEST_ID_ISSUE,
+    issues: [REQUEST_ID_ISSUE],
+  }),
   replay: replayAll(),
   requestSchemaValid: false,
 });
@@ -614,6 +628,42 @@ add({
     digest: MOCK_PNG_SHA,
   }),
   replay: replayAll([request("session-start-1", "session.start")]),
+});
+
+// devicerail.sessions.list / rpc.discover (the extensions) ------------------------------------
+add({
+  dir: "devicerail.sessions.list",
+  name: "default",
+  method: "devicerail.sessions.list",
+  request: request(1, "devicerail.sessions.list", { limit: 20 }),
+  response: success(1, { sessions: [] }),
+  replay: replayAll(),
+});
+add({
+  dir: "devicerail.sessions.list",
+  name: "snapshot-not-negotiated",
+  method: "devicerail.sessions.list",
+  request: request(1, "devicerail.sessions.list"),
+  response: notAvailable(1, "devicerail.sessions.list", "events.snapshot.v1"),
+  replay: { hello: HELLO_10, before: [] },
+});
+add({
+  dir: "rpc.discover",
+  name: "default",
+  method: "rpc.discover",
+  request: request(1, "rpc.discover"),
+  response: success(1, OPENRPC),
+  replay: replayAll(),
+  note: "the generated src/protocol/generated/openrpc.json, embedded in the daemon",
+});
+add({
+  dir: "rpc.discover",
+  name: "handshake-required",
+  method: "rpc.discover",
+  request: request(1, "rpc.discover"),
+  response: failure(1, -32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" }),
+  replay: { hello: null, before: [] },
+  note: "discovery is a method like the others: it needs the hello first",
 });
 
 // _envelope -------------------------------------------------------------------------------------------
@@ -873,6 +923,7 @@ const TRANSCRIPT: Step[] = [
   { req: request(23, "session.export", { sessionId: "$session", limit: 4 }), fixture: { dir: "session.export", name: "page-first" } },
   { req: request(24, "session.export", { sessionId: "$session", afterSequence: 8, limit: 4 }), fixture: { dir: "session.export", name: "page-last" } },
   { req: request(25, "sessions.list"), fixture: { dir: "sessions.list", name: "ended-session" } },
+  { req: request(47, "devicerail.sessions.list"), fixture: { dir: "devicerail.sessions.list", name: "ended-session" } },
   { req: request(26, "events.clear", { sessionId: "$session" }), state: true, fixture: { dir: "events.clear", name: "default", requestId: "rpc.events-clear.request.v1", responseId: "rpc.events-clear.response.v1" } },
   {
     req: request(34, "events.clear", { sessionId: "$session" }),
@@ -955,21 +1006,64 @@ async function recordTranscript(): Promise<void> {
 await recordTranscript();
 
 // ---------------------------------------------------------------- write
+interface StoredEntry {
+  id: string;
+  path: string;
+  replay: { before: { method: string }[]; bind?: Record<string, Binding> } | null;
+}
+
+/**
+ * Gives fresh pairs the ids the stored fixtures bind to the same pointer of the same before-step
+ * (same index, same method), so that a partial recording describes the stored transcript's Session
+ * and Observations instead of this run's.
+ */
+function rebase(fresh: Pair[], stored: StoredEntry[]): void {
+  const key = (before: { method: string }[], b: Binding) => `${b.step} ${before[b.step]?.method} ${b.pointer}`;
+  const old = new Map<string, string>();
+  for (const e of stored) for (const b of Object.values(e.replay?.bind ?? {})) old.set(key(e.replay?.before ?? [], b), b.recorded);
+  for (const p of fresh) {
+    if (typeof p.replay === "string" || !p.replay.bind) continue;
+    const swaps: [string, string][] = [];
+    for (const b of Object.values(p.replay.bind)) {
+      const was = old.get(key(p.replay.before as { method: string }[], b));
+      if (was === undefined) throw new Error(`--only: ${p.dir}/${p.name} binds ${b.pointer} of before-step ${b.step}, which no stored fixture binds; record everything`);
+      swaps.push([b.recorded, was]);
+    }
+    const swap = <T>(x: T): T => mapStrings(x as J, (str) => swaps.reduce((acc, [now, was]) => acc.replaceAll(now, was), str)) as T;
+    Object.assign(p, { request: swap(p.request), response: swap(p.response), replay: swap(p.replay) });
+  }
+}
+
+const onlyAt = process.argv.indexOf("--only");
+/** The folders this run rewrites; null rewrites all of fixtures/protocol. */
+const only = onlyAt < 0 ? null : new Set((process.argv[onlyAt + 1] ?? "").split(",").filter(Boolean));
+if (only?.size === 0) throw new Error("--only needs a comma-separated list of fixture folders");
+for (const dir of only ?? []) if (!pairs.some((p) => p.dir === dir)) throw new Error(`--only: nothing is recorded into ${dir}`);
+const rewrites = (p: Pair) => only === null || only.has(p.dir);
+const stored = only === null ? [] : (JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8")) as { fixtures: StoredEntry[] }).fixtures;
+const storedById = new Map(stored.map((e) => [e.id, e]));
+rebase(pairs.filter((p) => only !== null && rewrites(p)), stored);
+
 const order = [...METHOD_NAMES, "_envelope"] as string[];
 pairs.sort((a, b) => order.indexOf(a.dir) - order.indexOf(b.dir) || Number(b.name === "default") - Number(a.name === "default"));
 const isError = (r: object) => "error" in r;
-rmSync(ROOT, { recursive: true, force: true });
 const manifest: object[] = [];
+/** Files to write, relative to fixtures/: gathered first, so a refused partial run changes nothing. */
+const files = new Map<string, string>();
 const ids = new Set<string>();
 const useId = (id: string) => {
   if (ids.has(id)) throw new Error(`duplicate id ${id}`);
   ids.add(id);
   return id;
 };
+/** A folder this run does not rewrite keeps its stored entry, which must describe the same file. */
+const keep = (entry: { id: string; path: string }): object => {
+  const was = storedById.get(entry.id);
+  if (!was || was.path !== entry.path) throw new Error(`--only: ${entry.path} is not in the stored manifest as ${entry.id}; record everything`);
+  return was;
+};
 const paths = new Set<string>();
 for (const p of pairs) {
-  const dir = join(ROOT, p.dir);
-  mkdirSync(dir, { recursive: true });
   const group = p.dir === "_envelope" ? "envelope" : p.method === "system.hello" && p.name !== "websocket" ? "handshake" : "rpc";
   const base = p.dir === "_envelope" ? `envelope.${p.name}` : `${group}.${kebabMethod(p.method as string)}${p.name === "default" ? "" : `.${p.name}`}`;
   const err = isError(p.response);
@@ -980,8 +1074,12 @@ for (const p of pairs) {
   const resPath = `protocol/${p.dir}/${p.name}.response.json`;
   if (paths.has(reqPath)) throw new Error(`duplicate path ${reqPath}`);
   paths.add(reqPath);
-  writeFileSync(join(FIXTURES, reqPath), raw ? `${p.request}\n` : `${JSON.stringify(p.request, null, 2)}\n`);
-  writeFileSync(join(FIXTURES, resPath), `${JSON.stringify(p.response, null, 2)}\n`);
+  if (!rewrites(p)) {
+    manifest.push(keep({ id: reqId, path: reqPath }), keep({ id: resId, path: resPath }));
+    continue;
+  }
+  files.set(reqPath, raw ? `${p.request}\n` : `${JSON.stringify(p.request, null, 2)}\n`);
+  files.set(resPath, `${JSON.stringify(p.response, null, 2)}\n`);
   const known = p.method !== null && (METHOD_NAMES as string[]).includes(p.method);
   const envelope = p.dir === "_envelope";
   manifest.push({
@@ -1004,5 +1102,13 @@ for (const p of pairs) {
     replay: null,
   });
 }
+const dropped = stored.filter((e) => !ids.has(e.id)).map((e) => e.path);
+if (dropped.length) throw new Error(`--only: the stored manifest lists fixtures this recorder no longer makes (${dropped.join(", ")}); record everything`);
+if (only === null) rmSync(ROOT, { recursive: true, force: true });
+else for (const dir of only) rmSync(join(ROOT, dir), { recursive: true, force: true });
+for (const [path, content] of files) {
+  mkdirSync(join(FIXTURES, path, ".."), { recursive: true });
+  writeFileSync(join(FIXTURES, path), content);
+}
 writeFileSync(join(ROOT, "manifest.json"), `${JSON.stringify({ manifestVersion: 1, protocol: { major: 1, minor: 5 }, fixtures: manifest }, null, 2)}\n`);
-console.log(`${pairs.length} pairs, ${manifest.length} fixtures`);
+console.log(`${pairs.length} pairs, ${manifest.length} fixtures${only ? ` (rewrote ${[...only].join(", ")})` : ""}`);

@@ -2,6 +2,7 @@ import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
 import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { renderReceived } from "../../src/protocol/issue-details.ts";
 import { MOCK_ACTIONS } from "./actions.ts";
 import { MOCK_APP_ID, MockApp, SCREEN } from "./mock-app.ts";
 import { renderScreen } from "./mock-screen.ts";
@@ -28,6 +29,22 @@ function hangUntilAborted(ctx: CallContext): Promise<never> {
     if (ctx.signal.aborted) stop();
     else ctx.signal.addEventListener("abort", stop, { once: true });
   });
+}
+
+/**
+ * A point outside the screen is invalid_arguments, checked here rather than in the schema because
+ * the advertised documents must stay the reference Mock's, which bounds coordinates below only
+ * (README.md, Compatibility notes). Like the Android driver, the check runs when the call is made.
+ */
+function refuseOffScreen(action: string, point: { x: number; y: number }): void {
+  const limits = { x: SCREEN.width, y: SCREEN.height };
+  const issues = (["x", "y"] as const)
+    .filter((axis) => point[axis] >= limits[axis])
+    .map((axis) => ({ pointer: `/${axis}`, expected: `${axis} from 0 to ${limits[axis] - 1}`, received: renderReceived(point[axis], false) }));
+  const [first] = issues;
+  if (!first) return;
+  const viewport = { width: SCREEN.width, height: SCREEN.height };
+  throw DriverError.withDetails("invalid_arguments", { action, pointer: first.pointer, expected: first.expected, received: first.received, issues, viewport });
 }
 
 interface MockDevice {
@@ -128,6 +145,7 @@ export class MockDriver implements Driver {
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { app } = this.connected(deviceId, ctx);
     const p = MOCK_ACTIONS.parse(call.name, call.arguments);
+    if (p.name === "tap") refuseOffScreen(p.name, p.args);
     if (this.hang === "execute" || this.hang === "all") await hangUntilAborted(ctx);
     switch (p.name) {
       case "tap":

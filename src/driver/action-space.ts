@@ -1,6 +1,7 @@
+import { issueDetails } from "../protocol/issue-details.ts";
 import type { ActionDefinition } from "../protocol/types/action.ts";
 import type { Protection } from "./driver.ts";
-import { DriverError } from "./driver-error.ts";
+import { DriverError, invalidArguments } from "./driver-error.ts";
 
 /**
  * What an action space needs of a schema: Standard Schema's validate (https://standardschema.dev),
@@ -66,16 +67,18 @@ export class ActionSpace<C extends ActionContract> {
 
   /**
    * The typed arguments of a call. Fails with unknown_action for a name outside the space and with
-   * invalid_arguments naming the action (never why: values may be secrets) when the schema refuses
-   * them; an array is refused before the schema, which would read it as an object.
+   * invalid_arguments saying where and what the schema wanted when it refuses them; the values of a
+   * protected action are described by type and length only, as they may be secrets. An array is
+   * refused before the schema, which would read it as an object.
    */
   parse(name: string, args: unknown): ParsedCall<C> {
     const c = this.byName.get(name);
     if (!c) throw new DriverError("unknown_action", { action: name });
-    if (!isJsonObject(args)) throw new DriverError("invalid_arguments", { action: name });
+    const redact = (c.protection ?? "standard") !== "standard";
+    if (!isJsonObject(args)) throw invalidArguments(name, issueDetails(c.arguments, args, [], { redact }));
     const result = c.arguments["~standard"].validate(args);
     if (result instanceof Promise) throw new Error(`action ${name} has an asynchronous arguments schema`);
-    if (result.issues) throw new DriverError("invalid_arguments", { action: name });
+    if (result.issues) throw invalidArguments(name, issueDetails(c.arguments, args, result.issues, { redact }));
     return { name, args: (result as { value: unknown }).value } as ParsedCall<C>;
   }
 }

@@ -1,4 +1,5 @@
 import type { ErrorName } from "../protocol/errors.ts";
+import { type IssueDetail, MAX_ISSUE_DETAILS } from "../protocol/issue-details.ts";
 import { RpcError } from "../rpc/rpc-error.ts";
 
 /** The −32000 codes a driver may raise (docs/protocol/errors.md#-32000). */
@@ -32,7 +33,16 @@ export class DriverError extends RpcError {
 
   constructor(
     code: DriverErrorCode,
-    opts: { deviceId?: string; action?: string; platformCode?: string; retryable?: boolean; detail?: string; message?: string } = {},
+    opts: {
+      deviceId?: string;
+      action?: string;
+      platformCode?: string;
+      retryable?: boolean;
+      detail?: string;
+      message?: string;
+      /** Keys after `action` for unknown_action and invalid_arguments; see DriverError.withDetails. */
+      details?: Readonly<Record<string, unknown>>;
+    } = {},
   ) {
     const name: ErrorName = code === "internal_error" ? "driver_internal_error" : code;
     let details: unknown = null;
@@ -41,7 +51,7 @@ export class DriverError extends RpcError {
       details = { deviceId: opts.deviceId ?? "" };
       arg = opts.deviceId ?? "";
     } else if (code === "unknown_action" || code === "invalid_arguments") {
-      details = { action: opts.action ?? "" };
+      details = { action: opts.action ?? "", ...opts.details };
       arg = opts.action ?? "";
     } else if (code === "platform_error") {
       // Codes outside the protocol's pattern are replaced rather than sent (docs/protocol/errors.md#-32000).
@@ -52,4 +62,25 @@ export class DriverError extends RpcError {
     this.driverCode = code;
     this.detail = opts.detail;
   }
+
+  /**
+   * unknown_action or invalid_arguments with keys that help fix the call besides `action`
+   * (availableActions; pointer, expected, received, issues). Callers write the details as one
+   * object literal so that the error-site scan (scripts/error-sites.ts) lists their keys in
+   * docs/protocol/errors.md.
+   */
+  static withDetails(code: "unknown_action" | "invalid_arguments", details: { readonly action: string } & Readonly<Record<string, unknown>>): DriverError {
+    const { action, ...rest } = details;
+    return new DriverError(code, { action, details: rest });
+  }
+}
+
+/**
+ * invalid_arguments saying what to fix (docs/protocol/errors.md#-32000): the first refused
+ * location spelled out, and every one (at most MAX_ISSUE_DETAILS) in `issues`. Pointers are
+ * relative to the action's arguments object. `issues` must not be empty.
+ */
+export function invalidArguments(action: string, issues: readonly IssueDetail[]): DriverError {
+  const first = issues[0] as IssueDetail;
+  return DriverError.withDetails("invalid_arguments", { action, pointer: first.pointer, expected: first.expected, received: first.received, issues: issues.slice(0, MAX_ISSUE_DETAILS) });
 }

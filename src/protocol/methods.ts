@@ -9,6 +9,7 @@ import {
   DevicesListResultSchema,
 } from "./types/device.ts";
 import { EventsListResultSchema, SessionExportResultSchema, VerdictRecordResultSchema } from "./types/event.ts";
+import { OpenRpcDocumentSchema, SessionSummaryListParamsSchema, SessionSummaryListResultSchema } from "./types/extensions.ts";
 import { HelloParamsSchema, HelloResultSchema, SystemDescribeResultSchema } from "./types/handshake.ts";
 import {
   MediaStreamCaptureParamsSchema,
@@ -100,6 +101,9 @@ export const METHODS = {
   "events.subscribe": m({ params: EventsSubscribeParamsSchema, paramsRequired: true, result: EventsSubscribeResultSchema, session: "any", device: false, plane: "webSocket", summary: "Subscribe the event WebSocket to a Session" }),
   "ui.snapshot.get": m({ params: UiSnapshotGetParamsSchema, paramsRequired: true, result: UiSnapshotSchema, feature: "observation.uiSnapshot.v1", session: "required", device: false, summary: "Read the UI tree of an Observation" }),
   "verdict.record": m({ params: VerdictRecordParamsSchema, paramsRequired: true, result: VerdictRecordResultSchema, feature: "verdict.record.v1", session: "required", device: false, summary: "Record a Verdict in the active Session" }),
+  // Beyond the reference (docs/protocol/sessions-and-events.md#session-summaries): gated like the reads they extend.
+  "devicerail.sessions.list": m({ params: SessionSummaryListParamsSchema, result: SessionSummaryListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List Sessions newest first with their device, duration, counts, outcome and last verdict (devicerail extension)" }),
+  "rpc.discover": m({ params: null, result: OpenRpcDocumentSchema, session: "any", device: false, summary: "The OpenRPC document of every method (OpenRPC service discovery)" }),
 } as const satisfies Record<string, MethodSpec>;
 
 export type MethodName = keyof typeof METHODS;

@@ -6,6 +6,7 @@ import * as action from "./types/action.ts";
 import * as device from "./types/device.ts";
 import * as event from "./types/event.ts";
 import { AssetRefSchema } from "./types/evidence.ts";
+import * as ext from "./types/extensions.ts";
 import * as hs from "./types/handshake.ts";
 import * as manual from "./types/manual.ts";
 import * as media from "./types/media.ts";
@@ -79,6 +80,12 @@ export const DTOS = {
   EventsListResult: event.EventsListResultSchema,
   SessionExport: event.SessionExportSchema,
   SessionExportResult: event.SessionExportResultSchema,
+  // devicerail extensions
+  SessionSummaryVerdict: ext.SessionSummaryVerdictSchema,
+  SessionSummary: ext.SessionSummarySchema,
+  SessionSummaryListParams: ext.SessionSummaryListParamsSchema,
+  SessionSummaryListResult: ext.SessionSummaryListResultSchema,
+  OpenRpcDocument: ext.OpenRpcDocumentSchema,
   // media
   MediaStreamKind: media.MediaStreamKindSchema,
   MediaStreamInfo: media.MediaStreamInfoSchema,

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { FEATURES, type FeatureName, SERVER_OFFER } from "../protocol/features.ts";
+import { type IssueDetail, issueDetails } from "../protocol/issue-details.ts";
 import { type HelloParams, HelloParamsSchema, type ProtocolOffer, type ProtocolVersion } from "../protocol/types/handshake.ts";
 import { RpcError } from "./rpc-error.ts";
 
@@ -61,10 +62,20 @@ export function availableFeatures(minor: number, services: ServerServices, offer
   }).map((f) => f.name);
 }
 
-/** system.hello processing steps 2–6 of docs/protocol/handshake.md#processing-order; throws the RpcError the client gets. */
-export function negotiate(rawParams: unknown, services: ServerServices, serverOffer: OfferLike = SERVER_OFFER): Negotiated {
+/**
+ * system.hello processing steps 2–6 of docs/protocol/handshake.md#processing-order; throws the
+ * RpcError the client gets. `positional` lists the field names when the params were sent as an
+ * array, so that a refusal points at positions.
+ */
+export function negotiate(rawParams: unknown, services: ServerServices, serverOffer: OfferLike = SERVER_OFFER, positional?: readonly string[]): Negotiated {
   const parsed = v.safeParse(HelloParamsSchema, rawParams);
-  if (!parsed.success) throw new RpcError("hello_invalid_params", { details: { method: "system.hello" } });
+  if (!parsed.success) {
+    const issues = issueDetails(HelloParamsSchema, rawParams, parsed.issues, { redact: false, ...(positional ? { positional } : {}) });
+    const [first] = issues as [IssueDetail];
+    throw new RpcError("hello_invalid_params", {
+      details: { method: "system.hello", pointer: first.pointer, expected: first.expected, received: first.received, issues },
+    });
+  }
   const params = parsed.output;
   const offer = params.protocol;
   if (offer.ranges.length === 0) throw new RpcError("empty_protocol_offer", { details: { reason: "emptyProtocolOffer" } });

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { type ErrorName } from "../protocol/errors.ts";
+import { type IssueDetail, issueDetails } from "../protocol/issue-details.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { RpcRequest } from "../protocol/jsonrpc.ts";
 import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec, type ParamsOf, type ResultOf, isMethodName } from "../protocol/methods.ts";
@@ -144,7 +145,8 @@ function hello(deps: StepDeps, conn: Connection, req: RpcRequest): unknown {
   if (req.timeoutMs !== undefined)
     throw new RpcError("feature_not_negotiated", { arg: "timeoutMs", details: { field: "timeoutMs", requiredFeature: "request.control.v1" } });
   if (conn.phase === "ready") throw new RpcError("handshake_already_completed");
-  const n = negotiate(paramsObject(METHODS["system.hello"], req.params), conn.services);
+  const spec = METHODS["system.hello"];
+  const n = negotiate(paramsObject(spec, req.params), conn.services, undefined, Array.isArray(req.params) ? fieldNames(spec) : undefined);
   const result = {
     connectionId: crypto.randomUUID(),
     protocol: { selected: n.selected },
@@ -198,7 +200,7 @@ function isEmptyParams(params: unknown): boolean {
 function paramsObject(spec: MethodSpec, params: unknown): unknown {
   if (params === undefined) return spec.paramsRequired ? undefined : {};
   if (!Array.isArray(params)) return params;
-  const entries = spec.params && "entries" in spec.params ? Object.keys(spec.params.entries as object) : [];
+  const entries = fieldNames(spec);
   if (params.length > entries.length) return undefined;
   const obj: Record<string, unknown> = {};
   params.forEach((p, i) => {
@@ -207,9 +209,28 @@ function paramsObject(spec: MethodSpec, params: unknown): unknown {
   return obj;
 }
 
+/** Field names of a params schema in declaration order: how an array of params is read. */
+function fieldNames(spec: MethodSpec): string[] {
+  return spec.params && "entries" in spec.params ? Object.keys(spec.params.entries as object) : [];
+}
+
+/**
+ * Decoded params, or invalid_params saying what to fix: pointers are relative to `params` as sent,
+ * so positional params are named by index.
+ */
 function decodeParams(method: string, schema: v.GenericSchema, params: unknown): unknown {
   const spec = METHODS[method as MethodName];
-  const r = v.safeParse(schema, paramsObject(spec, params));
-  if (!r.success) throw new RpcError("invalid_params" satisfies ErrorName, { arg: method, details: { method } });
-  return r.output;
+  const input = paramsObject(spec, params);
+  const r = v.safeParse(schema, input);
+  if (r.success) return r.output;
+  const names = fieldNames(spec);
+  const issues: IssueDetail[] =
+    Array.isArray(params) && input === undefined
+      ? [{ pointer: `/${names.length}`, expected: `at most ${names.length} positional params (${names.join(", ")})`, received: `${params.length} params` }]
+      : issueDetails(schema, input, r.issues, { redact: false, ...(Array.isArray(params) ? { positional: names } : {}) });
+  const [first] = issues as [IssueDetail];
+  throw new RpcError("invalid_params" satisfies ErrorName, {
+    arg: method,
+    details: { method, pointer: first.pointer, expected: first.expected, received: first.received, issues },
+  });
 }

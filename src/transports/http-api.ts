@@ -25,6 +25,8 @@ export const SESSION_HEADER = "DeviceRail-Session";
 
 const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "action.protected.v1"];
 const SHA256 = /^[0-9a-f]{64}$/;
+/** Responses name Evidence by its AssetRef id, `sha256:<hex>`; the bare digest is accepted too. */
+const EVIDENCE_ID_PREFIX = "sha256:";
 
 /** The HTTP status that fits a JSON-RPC error, by its `data.code`; anything unlisted is a 500. */
 const STATUS: Record<string, number> = {};
@@ -53,16 +55,36 @@ const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof e
   throw new RpcFailure("http", errorObject(name, opts));
 };
 
-/** `?afterSequence=&limit=` as params; a value that is not a plain decimal integer (no sign, no leading zero) is invalid_params. */
-function pagingParams(url: URL, method: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const key of ["afterSequence", "limit"]) {
+const INTEGER_QUERY = new Set(["afterSequence", "limit"]);
+
+/**
+ * The named query parameters as the method's params; an absent or empty one is left out. Counters
+ * must be plain decimal integers (no sign, no leading zero), else invalid_params; other values go
+ * to the method as text, whose schema checks them like any client's.
+ */
+function queryParams(url: URL, method: string, keys: readonly string[]): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const key of keys) {
     const value = url.searchParams.get(key);
     if (value === null || value === "") continue;
-    if (!/^(0|[1-9]\d{0,15})$/.test(value)) fail("invalid_params", { arg: method, details: { method, parameter: key } });
-    out[key] = Number(value);
+    if (!INTEGER_QUERY.has(key)) out[key] = value;
+    else if (/^(0|[1-9]\d{0,15})$/.test(value)) out[key] = Number(value);
+    else fail("invalid_params", { arg: method, details: { method, parameter: key } });
   }
   return out;
+}
+
+/**
+ * An action request's body as the call's arguments: empty means `{}`; anything but a JSON object is
+ * refused here, before a device is touched or a Session started. The parsed body keeps each
+ * number's lexical class (JsonFloat for `1.0`), as a JSON-RPC line would.
+ */
+function actionArguments(body: string): object {
+  const parsed = parseJson(body.trim() === "" ? "{}" : body);
+  if (!parsed.ok) return fail("parse_error", { message: "request body is not valid JSON", details: { column: parsed.column, line: parsed.line } });
+  if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
+    return fail("invalid_params", { arg: "device.execute", details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" } });
+  return parsed.value;
 }
 
 /** A path segment with %-escapes decoded; a malformed escape keeps the raw text (it then matches nothing). */
@@ -78,7 +100,8 @@ function decodeSegment(segment: string): string {
  * The curl-able API. Every request runs on its own in-process JSON-RPC connection over the
  * dispatcher; device requests additionally lease the device in their own short Session (select,
  * connect, session.start, the call, session.end), recorded like any client's and named in the
- * DeviceRail-Session header.
+ * DeviceRail-Session header. What can be refused without the device (a malformed body, an unknown
+ * device or action) is refused before session.start, so a mistyped curl leaves no Session behind.
  */
 export class HttpApi {
   private readonly open = new Set<LocalRpc>();
@@ -99,12 +122,18 @@ export class HttpApi {
     if (top === "devices" && n === 3 && leaf === "screenshot.png") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.screenshot(rpc)));
     if (top === "devices" && n === 3 && leaf === "ui") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.ui(rpc)));
     if (top === "devices" && n === 4 && leaf === "actions")
-      return this.handle(req, "POST", () => this.device(req, id as string, (rpc) => this.action(rpc, name as string, body)));
-    if (top === "sessions" && n === 1) return this.handle(req, "GET", () => this.plain("sessions.list"));
+      return this.handle(req, "POST", () => {
+        const args = actionArguments(body);
+        return this.device(req, id as string, (rpc) => this.action(rpc, name as string, args), (rpc) => this.knownAction(rpc, name as string));
+      });
+    // The summaries rather than sessions.list: a person reading this wants the device, the outcome
+    // and the counts, and the reference's bare array is kept for JSON-RPC clients only.
+    if (top === "sessions" && n === 1)
+      return this.handle(req, "GET", () => this.plain("devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])));
     if (top === "sessions" && n === 3 && leaf === "events")
-      return this.handle(req, "GET", () => this.plain("events.list", { sessionId: id, ...pagingParams(url, "events.list") }));
+      return this.handle(req, "GET", () => this.plain("events.list", { sessionId: id, ...queryParams(url, "events.list", ["afterSequence", "limit"]) }));
     if (top === "sessions" && n === 3 && leaf === "export")
-      return this.handle(req, "GET", () => this.plain("session.export", { sessionId: id, ...pagingParams(url, "session.export") }));
+      return this.handle(req, "GET", () => this.plain("session.export", { sessionId: id, ...queryParams(url, "session.export", ["afterSequence", "limit"]) }));
     if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(id as string));
     return null;
   }
@@ -161,7 +190,8 @@ export class HttpApi {
     }
   }
 
-  private async device(req: Request, deviceId: string, work: (rpc: LocalRpc) => Promise<Response>): Promise<Response> {
+  /** `admit` runs after the device is connected and before session.start: its refusal starts no Session. */
+  private async device(req: Request, deviceId: string, work: (rpc: LocalRpc) => Promise<Response>, admit?: (rpc: LocalRpc) => Promise<void>): Promise<Response> {
     const rpc = await this.connect();
     // A client that hangs up mid-request closes the connection: its action is cancelled and its Session ended.
     const onAbort = () => void rpc.close();
@@ -169,6 +199,7 @@ export class HttpApi {
     try {
       if (deviceId !== "_") await rpc.must("device.select", { deviceId });
       await rpc.must("device.connect");
+      await admit?.(rpc);
       const sessionId = ((await rpc.must("session.start")).result as { id: string }).id;
       const named = { [SESSION_HEADER]: sessionId };
       let res: Response;
@@ -203,19 +234,20 @@ export class HttpApi {
     return json((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
   }
 
-  private async action(rpc: LocalRpc, name: string, body: string): Promise<Response> {
-    const text = body.trim() === "" ? "{}" : body;
-    const parsed = parseJson(text);
-    if (!parsed.ok) return fail("parse_error", { message: "request body is not valid JSON", details: { column: parsed.column, line: parsed.line } });
-    if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
-      return fail("invalid_params", { arg: "device.execute", details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" } });
-    // The parsed body keeps each number's lexical class (JsonFloat for `1.0`), as a JSON-RPC line would.
-    const params = { id: crypto.randomUUID(), name, arguments: parsed.value };
+  /** unknown_action with the names the device offers, so the caller can correct the path. */
+  private async knownAction(rpc: LocalRpc, name: string): Promise<void> {
+    const available = ((await rpc.must("device.capabilities")).result as { name: string }[]).map((d) => d.name);
+    if (!available.includes(name)) fail("unknown_action", { arg: name, details: { action: name, availableActions: available } });
+  }
+
+  private async action(rpc: LocalRpc, name: string, args: object): Promise<Response> {
+    const params = { id: crypto.randomUUID(), name, arguments: args };
     return json((await rpc.must("device.execute", params)).json);
   }
 
-  private async evidence(sha256: string): Promise<Response> {
-    if (!SHA256.test(sha256)) return fail("invalid_evidence_digest", { details: { digest: sha256 } });
+  private async evidence(id: string): Promise<Response> {
+    const sha256 = id.startsWith(EVIDENCE_ID_PREFIX) ? id.slice(EVIDENCE_ID_PREFIX.length) : id;
+    if (!SHA256.test(sha256)) return fail("invalid_evidence_digest", { details: { digest: id } });
     const stored = await this.opts.evidence.read(sha256);
     if (!stored) return fail("evidence_not_found", { details: { digest: sha256 } });
     return new Response(stored.bytes, { headers: { "Content-Type": stored.mediaType, ...NO_STORE } });

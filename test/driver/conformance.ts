@@ -160,15 +160,16 @@ export function driverConformance(name: string, target: ConformanceTarget): void
       });
     });
 
-    test("unknown actions and refused arguments are typed errors naming the action", async () => {
+    test("unknown actions and refused arguments are typed errors naming the action, and what to fix for arguments", async () => {
       await withDevice(async ({ driver, deviceId }) => {
         expect(await driverError(driver.execute(deviceId, { name: "no-such-action-anywhere", arguments: {} }, ctx()))).toEqual({
           code: "unknown_action",
           data: expect.objectContaining({ details: { action: "no-such-action-anywhere" } }),
         });
+        const refused = { pointer: expect.any(String), expected: expect.any(String), received: expect.any(String) };
         expect(await driverError(driver.execute(deviceId, { name: target.sample.name, arguments: target.sample.invalidArguments }, ctx()))).toEqual({
           code: "invalid_arguments",
-          data: expect.objectContaining({ details: { action: target.sample.name } }),
+          data: expect.objectContaining({ details: { action: target.sample.name, ...refused, issues: expect.arrayContaining([refused]) } }),
         });
         await driver.execute(deviceId, target.sample, ctx());
       });

@@ -121,27 +121,31 @@ describe("dispatch precedence", () => {
     expect((await d.call("device.connect")).result.id).toBe("mock-2");
   });
 
-  test("invalid params answer invalid_params naming the method", async () => {
+  test("invalid params answer invalid_params naming the method and what to fix", async () => {
     await using d = spawnDaemon();
     await d.hello();
-    const cases: [string, unknown][] = [
-      ["device.select", {}],
-      ["device.select", { deviceId: 5 }],
-      ["request.cancel", { requestId: -1 }],
-      ["events.list", { limit: 0 }],
-      ["events.list", { limit: 1001 }],
-      ["events.list", { afterSequence: 0 }],
-      ["session.export", { sessionId: "not-a-uuid" }],
-      ["ui.snapshot.get", { observationId: "x" }],
-      ["device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11" }],
-      ["verdict.record", { verdict: { status: "maybe", summary: "x" } }],
+    const U53 = "an integer from 1 to 9007199254740991 or null";
+    const cases: [string, unknown, string, string, string][] = [
+      ["device.select", {}, "/deviceId", "a string", "no value"],
+      ["device.select", { deviceId: 5 }, "/deviceId", "a string", "5"],
+      ["request.cancel", { requestId: -1 }, "/requestId", "a string or an integer from 0 to 9007199254740991", "-1"],
+      ["events.list", { limit: 0 }, "/limit", "an integer from 1 to 1000 or null", "0"],
+      ["events.list", { limit: 1001 }, "/limit", "an integer from 1 to 1000 or null", "1001"],
+      ["events.list", { afterSequence: 0 }, "/afterSequence", U53, "0"],
+      ["events.list", [null, 0], "/1", U53, "0"],
+      ["events.list", [null, 1, 2, 3], "/3", "at most 3 positional params (sessionId, afterSequence, limit)", "4 params"],
+      ["session.export", { sessionId: "not-a-uuid" }, "/sessionId", "a UUID or null", '"not-a-uuid"'],
+      ["ui.snapshot.get", { observationId: "x" }, "/observationId", "a UUID", '"x"'],
+      ["device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11" }, "/name", "a string", "no value"],
+      ["verdict.record", { verdict: { status: "maybe", summary: "x" } }, "/verdict/status", "one of: pass, fail, unknown", '"maybe"'],
     ];
-    for (const [method, p] of cases) {
+    for (const [method, p, pointer, expected, received] of cases) {
       const r = await d.call(method, p);
+      const issue = { pointer, expected, received };
       expect(r.error).toEqual({
         code: -32602,
         message: `${method} params are invalid`,
-        data: { code: "invalid_params", message: `${method} params are invalid`, retryable: false, details: { method } },
+        data: { code: "invalid_params", message: `${method} params are invalid`, retryable: false, details: { method, ...issue, issues: [issue] } },
       });
     }
   });

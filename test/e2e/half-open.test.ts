@@ -28,10 +28,12 @@ const run = (cmd: string[]) => {
 
 /** A namespace `peer` with address .2 behind a veth pair whose host end has .1; removed on dispose. */
 function peerNamespace() {
-  const tag = `${process.pid % 10_000}${Math.floor(Math.random() * 100)}`;
+  // Random names and subnet, so test runs on one machine at the same time never share a link or a route.
+  const tag = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
   const ns = `drt${tag}`;
   const [host, peer] = [`drh${tag}`, `drp${tag}`];
-  const net = `10.${200 + (process.pid % 50)}.${Math.floor(Math.random() * 250)}`;
+  const [a, b] = crypto.getRandomValues(new Uint8Array(2));
+  const net = `10.${100 + ((a as number) % 150)}.${b}`;
   run(["ip", "netns", "add", ns]);
   const dispose = () => {
     Bun.spawnSync([...(AS_ROOT ?? []), "ip", "link", "del", host], { stderr: "ignore" });

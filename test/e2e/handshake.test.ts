@@ -118,17 +118,19 @@ describe("version negotiation", () => {
 
   test("undecodable hello params are retryable invalid_params", async () => {
     await using d = spawnDaemon();
-    const bad = [
-      { ...helloParams(), extra: 1 },
-      { client: { name: "x" }, protocol: SERVER_OFFER },
-      { ...helloParams(), features: { required: ["a", "a"] } },
-      { ...helloParams(), protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 70000 }] } },
-      { ...helloParams(), protocol: { ranges: [{ major: 1.5, minMinor: 0, maxMinor: 1 }] } },
-      undefined,
+    const MINOR = "an integer from 0 to 65535";
+    const bad: [unknown, string, string, string][] = [
+      [{ ...helloParams(), extra: 1 }, "", "only the keys client, protocol, features", 'unknown key "extra"'],
+      [{ client: { name: "x" }, protocol: SERVER_OFFER }, "/client/version", "a string", "no value"],
+      [{ ...helloParams(), features: { required: ["a", "a"] } }, "/features/required", "an array without repeated items, each a string", '["a","a"]'],
+      [{ ...helloParams(), protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 70000 }] } }, "/protocol/ranges/0/maxMinor", MINOR, "70000"],
+      [{ ...helloParams(), protocol: { ranges: [{ major: 1.5, minMinor: 0, maxMinor: 1 }] } }, "/protocol/ranges/0/major", MINOR, "1.5"],
+      [undefined, "", "an object with keys client, protocol and optional key features", "no value"],
     ];
-    for (const p of bad) {
+    for (const [p, pointer, expected, received] of bad) {
       const r = await d.call("system.hello", p);
-      expect(r.error).toEqual(err(-32602, "invalid_params", "system.hello params are invalid", true, { method: "system.hello" }));
+      const issue = { pointer, expected, received };
+      expect(r.error).toEqual(err(-32602, "invalid_params", "system.hello params are invalid", true, { method: "system.hello", ...issue, issues: [issue] }));
     }
     d.writeRaw('{"jsonrpc":"2.0","id":"f","method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1.0,"minMinor":0,"maxMinor":5}]}}}\n');
     expect((await d.next()).error?.data.message).toBe("system.hello params are invalid");

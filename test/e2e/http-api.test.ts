@@ -26,6 +26,19 @@ const get = (path: string) => fetch(`${base}${path}`, { headers: { Accept: "*/*"
 const post = (path: string, body: string) => fetch(`${base}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
 const events = async (sessionId: string) => (await rpc.call("events.list", { sessionId })).result as { payload: any }[];
 const sessionEnd = async (sessionId: string) => (await events(sessionId)).at(-1)?.payload;
+/** Every recorded Session's id, sorted. */
+const sessionIds = async () => ((await rpc.call("sessions.list")).result as { id: string }[]).map((s) => s.id).sort();
+/** The action names a device advertises, read over a socket connection of its own. */
+async function actionNames(deviceId: string): Promise<string[]> {
+  const c = await RpcSocket.connect({ port: d.port });
+  try {
+    await c.hello();
+    await c.call("device.select", { deviceId });
+    return ((await c.call("device.capabilities")).result as { name: string }[]).map((a) => a.name);
+  } finally {
+    c.close();
+  }
+}
 
 /** curl as a person would type it; stdout, and the status from -w. */
 async function curl(args: string[]): Promise<{ body: string; status: number }> {
@@ -78,13 +91,10 @@ describe("the HTTP API", () => {
   });
 
   test("device errors carry the JSON-RPC error with a fitting status, and a started Session ends failed", async () => {
-    const unknown = await post("/devices/mock-1/actions/fly", "{}");
-    const body = (await unknown.json()) as any;
-    expect([unknown.status, body.error.code, body.error.data.code]).toEqual([404, -32000, "unknown_action"]);
-    const ended = await sessionEnd(unknown.headers.get("devicerail-session") as string);
-    expect([ended.type, ended.outcome]).toEqual(["sessionEnded", "failed"]);
     const badArgs = await post("/devices/mock-1/actions/tap", '{"x":"left"}');
     expect([badArgs.status, ((await badArgs.json()) as any).error.data.code]).toEqual([400, "invalid_arguments"]);
+    const ended = await sessionEnd(badArgs.headers.get("devicerail-session") as string);
+    expect([ended.type, ended.outcome]).toEqual(["sessionEnded", "failed"]);
     const notJson = await post("/devices/mock-1/actions/tap", "{x:1}");
     expect([notJson.status, ((await notJson.json()) as any).error.data.code]).toEqual([400, "parse_error"]);
     const notObject = await post("/devices/mock-1/actions/tap", "[1,2]");
@@ -94,6 +104,48 @@ describe("the HTTP API", () => {
     // Two devices are registered, so `_` names none of them.
     const ambiguous = await get("/devices/_/screenshot.png");
     expect([ambiguous.status, ((await ambiguous.json()) as any).error.data.code]).toEqual([400, "device_selection_required"]);
+  });
+
+  test("an unknown action answers 404 unknown_action listing the device's actions, with no Session started", async () => {
+    const res = await post("/devices/mock-1/actions/fly", "{}");
+    expect([res.status, res.headers.get("devicerail-session"), await res.json()]).toEqual([
+      404,
+      null,
+      {
+        error: {
+          code: -32000,
+          message: "unknown action: fly",
+          data: { code: "unknown_action", message: "unknown action: fly", retryable: false, details: { action: "fly", availableActions: await actionNames("mock-1") } },
+        },
+      },
+    ]);
+  });
+
+  test("requests refused before they reach a device record no Session, and each accepted one exactly one", async () => {
+    const before = await sessionIds();
+    const refused = [
+      await post("/devices/mock-1/actions/tap", "{x:1}"),
+      await post("/devices/mock-1/actions/tap", "[1,2]"),
+      await post("/devices/mock-1/actions/tap", '"tap"'),
+      await post("/devices/mock-1/actions/fly", '{"x":1}'),
+      await post("/devices/nope/actions/tap", '{"x":1,"y":1}'),
+      await get("/devices/nope/screenshot.png"),
+      await get("/devices/_/ui"),
+    ];
+    expect(refused.map((r) => [r.status, r.headers.get("devicerail-session")])).toEqual([
+      [400, null],
+      [400, null],
+      [400, null],
+      [404, null],
+      [404, null],
+      [404, null],
+      [400, null],
+    ]);
+    expect(await sessionIds()).toEqual(before);
+    const accepted = [await post("/devices/mock-1/actions/tap", '{"x":1,"y":1}'), await get("/devices/mock-2/ui")];
+    const named = accepted.map((r) => r.headers.get("devicerail-session") as string);
+    expect(accepted.map((r) => r.status)).toEqual([200, 200]);
+    expect(await sessionIds()).toEqual([...before, ...named].sort());
   });
 
   test("a device leased by a socket client's Session answers 409 device_in_use", async () => {
@@ -107,13 +159,46 @@ describe("the HTTP API", () => {
       409,
       { code: "device_in_use", message: "device is leased by another owner: mock-2", retryable: true, details: { deviceId: "mock-2" } },
     ]);
+    // Ended before the close, so later tests see no active Session whose duration still grows.
+    await holder.call("session.end");
     holder.close();
   });
 
-  test("GET /sessions, /sessions/{id}/events and /sessions/{id}/export answer what the JSON-RPC methods answer", async () => {
+  test("GET /sessions answers the devicerail.sessions.list result, newest first, with ?state= and ?limit=", async () => {
     const tap = await post("/devices/mock-1/actions/tap", '{"x":1,"y":2}');
     const id = tap.headers.get("devicerail-session") as string;
-    expect(await (await get("/sessions")).json()).toEqual((await rpc.call("sessions.list")).result);
+    const res = await get("/sessions");
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "application/json"]);
+    const body = (await res.json()) as { sessions: any[] };
+    expect(body).toEqual((await rpc.call("devicerail.sessions.list")).result);
+    const { startedAtMs, endedAtMs } = (await rpc.call("session.export", { sessionId: id })).result.session;
+    expect(body.sessions[0]).toEqual({
+      id,
+      state: "ended",
+      startedAtMs,
+      endedAtMs,
+      eventCount: 4,
+      lastSequence: 4,
+      deviceId: "mock-1",
+      durationMs: endedAtMs - startedAtMs,
+      actions: 1,
+      errors: 0,
+      outcome: "completed",
+      reason: null,
+      verdict: null,
+    });
+    expect(await (await get("/sessions?limit=1")).json()).toEqual({ sessions: [body.sessions[0]] });
+    expect(await (await get("/sessions?state=ended&limit=2")).json()).toEqual({ sessions: body.sessions.slice(0, 2) });
+    expect(await (await get("/sessions?state=active")).json()).toEqual({ sessions: [] });
+    for (const query of ["limit=ten", "limit=0", "state=deleted"]) {
+      const bad = await get(`/sessions?${query}`);
+      expect([query, bad.status, ((await bad.json()) as any).error.data.code]).toEqual([query, 400, "invalid_params"]);
+    }
+  });
+
+  test("GET /sessions/{id}/events and /sessions/{id}/export answer what the JSON-RPC methods answer", async () => {
+    const tap = await post("/devices/mock-1/actions/tap", '{"x":1,"y":2}');
+    const id = tap.headers.get("devicerail-session") as string;
     expect(await (await get(`/sessions/${id}/events`)).json()).toEqual((await rpc.call("events.list", { sessionId: id })).result);
     expect(await (await get(`/sessions/${id}/events?afterSequence=1&limit=2`)).json()).toEqual((await rpc.call("events.list", { sessionId: id, afterSequence: 1, limit: 2 })).result);
     expect(await (await get(`/sessions/${id}/export`)).json()).toEqual((await rpc.call("session.export", { sessionId: id })).result);
@@ -137,6 +222,26 @@ describe("the HTTP API", () => {
     expect([unknown.status, ((await unknown.json()) as any).error.data.code]).toEqual([404, "evidence_not_found"]);
     const malformed = await get("/evidence/..%2F..%2Fdevicerail.sqlite");
     expect([malformed.status, ((await malformed.json()) as any).error.data.code]).toEqual([400, "invalid_evidence_digest"]);
+  });
+
+  test("GET /evidence/sha256:{hex} answers the same bytes, so an AssetRef id from a response works as it is", async () => {
+    const res = await get("/devices/mock-1/ui");
+    const observation = (await events(res.headers.get("devicerail-session") as string))[1]?.payload.observation;
+    const { id, sha256 } = observation.screenshot as { id: string; sha256: string };
+    expect(id).toBe(`sha256:${sha256}`);
+    const bytes = new Uint8Array(await (await get(`/evidence/${sha256}`)).arrayBuffer());
+    for (const path of [`/evidence/${id}`, `/evidence/${encodeURIComponent(id)}`]) {
+      const named = await get(path);
+      expect([path, named.status, named.headers.get("content-type")]).toEqual([path, 200, "image/png"]);
+      expect(new Uint8Array(await named.arrayBuffer())).toEqual(bytes);
+    }
+    const unknown = await get(`/evidence/sha256:${"0".repeat(64)}`);
+    expect([unknown.status, ((await unknown.json()) as any).error.data.code]).toEqual([404, "evidence_not_found"]);
+    const malformed = await get("/evidence/sha256:nothex");
+    expect([malformed.status, ((await malformed.json()) as any).error.data]).toEqual([
+      400,
+      { code: "invalid_evidence_digest", message: "evidence digest is invalid", retryable: false, details: { digest: "sha256:nothex" } },
+    ]);
   });
 
   test("an unknown path answers 404 and a wrong method 405 with Allow", async () => {

@@ -58,9 +58,21 @@ describe("protected actions", () => {
       evidence: [],
     });
     // Refused calls must not echo the value either: a control character, an extra key, too long.
-    for (const bad of [`${CANARY}\n`, { nested: CANARY }, CANARY.repeat(100)]) {
+    // What to fix names the field and the rule, and the value only by its type and length.
+    const SECRET_RULE = "a string of 1 to 1024 characters matching ^[\\u0020-\\u007e]+$";
+    for (const [bad, expected, received] of [
+      [`${CANARY}\n`, SECRET_RULE, `a string of ${CANARY.length + 1} code points`],
+      [{ nested: CANARY }, SECRET_RULE, "an object"],
+      [CANARY.repeat(100), SECRET_RULE, `a string of ${CANARY.length * 100} code points`],
+    ] as const) {
       const r = await call("device.execute", secretCall(crypto.randomUUID(), bad));
-      expect(r.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action inputSecret", retryable: false, details: { action: "inputSecret" } });
+      const issue = { pointer: "/secret", expected, received };
+      expect(r.error?.data).toEqual({
+        code: "invalid_arguments",
+        message: "invalid arguments for action inputSecret",
+        retryable: false,
+        details: { action: "inputSecret", ...issue, issues: [issue] },
+      });
     }
     // Into real fields of the Mock app: the password through inputSecret after focusing it, the
     // user name through the protected semantic setElementValue. Later trees show only bullets.

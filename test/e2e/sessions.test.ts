@@ -84,7 +84,8 @@ describe("Sessions and the event log over stdio", () => {
     const tree = expect.objectContaining({ mediaType: UI_TREE_MEDIA_TYPE });
     expect(r.result).toEqual(expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF, tree, tree] }));
     const bad = await d.call("device.execute", { id: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: -1, y: 0 } });
-    expect(bad.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action tap", retryable: false, details: { action: "tap" } });
+    const below = { pointer: "/x", expected: "a number of at least 0", received: "-1" };
+    expect(bad.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action tap", retryable: false, details: { action: "tap", ...below, issues: [below] } });
     const unknown = await d.call("device.execute", { id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: { secret: "s3cr3t" } });
     expect(unknown.error?.data.code).toBe("unknown_action");
     const dup = await d.call("device.execute", { id: callId, name: "tap", arguments: { x: 1, y: 1 } });

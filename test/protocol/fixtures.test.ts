@@ -23,7 +23,8 @@
  *   appearing twice must still match itself and two different ids must stay different. Pinned
  *   (compared exactly) are the UUIDs the client chose — anything in a request that was sent, e.g. a
  *   device.execute call id or an unknown sessionId — and the bound live values. Timestamps (`atMs`
- *   and every `*AtMs`) and `connectionId` are compared by type only (`normalizeVolatile` + `atMs`).
+ *   and every `*AtMs`), the durations between them (`durationMs`) and `connectionId` are compared
+ *   by type only (`normalizeVolatile`, plus `atMs` and `durationMs` in `shape`).
  *
  * The Mock's `metadata.frameSequence` counts per daemon process, so every replay uses a fresh daemon
  * (and a fresh data directory: the event store is durable).
@@ -190,7 +191,7 @@ describe("fixture manifest", () => {
     expect(wrong.map((e) => e.id)).toEqual([]);
   });
 
-  test("covers a success request, a success response and an rpcFailure when each of the 24 methods is checked", () => {
+  test("covers a success request, a success response and an rpcFailure when each method of the table is checked", () => {
     const coverage = METHOD_NAMES.map((method) => {
       const mine = entries.filter((e) => e.method === method && !e.path.startsWith("protocol/_envelope/"));
       const successRequests = mine.filter((e) => isRequest(e) && responseOf(e).kind === `${camel(method)}Response`);
@@ -290,7 +291,10 @@ describe("fixture schemas", () => {
 });
 
 describe("fixture values", () => {
-  const all = entries.filter((e) => !isRaw(e)).map((e) => ({ e, body: readJson(e) }));
+  // rpc.discover's answer is the OpenRPC document: it describes these values (its schemas have
+  // `sha256`, `uri` and `eventId` properties) and holds none, so it is left out of their checks.
+  const describesValues = (e: Entry) => e.method === "rpc.discover" && e.path.endsWith(".response.json") && "result" in readJson(e);
+  const all = entries.filter((e) => !isRaw(e) && !describesValues(e)).map((e) => ({ e, body: readJson(e) }));
 
   test("echo the request id when a response answers a decodable request", () => {
     const wrong = requests.flatMap((req) => {
@@ -300,6 +304,13 @@ describe("fixture values", () => {
       return res.id === expected ? [] : [{ request: req.id, expected, actual: res.id }];
     });
     expect(wrong).toEqual([]);
+  });
+
+  test("hold the generated OpenRPC document when rpc.discover succeeds (after `bun run gen` changed it: `bun run fixtures --only rpc.discover`)", () => {
+    const answers = entries.filter(describesValues).map((e) => readJson(e).result);
+    const generated = JSON.parse(readFileSync(join(ROOT, "src/protocol/generated/openrpc.json"), "utf8")) as Json;
+    expect(answers.length).toBeGreaterThan(0);
+    for (const answer of answers) expect(answer).toEqual(generated);
   });
 
   test("use lowercase v4 UUIDs when a string looks like a UUID", () => {
@@ -508,7 +519,7 @@ function shape(response: unknown, pinned: Set<string>): Json {
     if (Array.isArray(x)) return x.map(go);
     if (!isObj(x)) return x;
     const out: Obj = {};
-    for (const k of Object.keys(x).sort()) out[k] = k === "atMs" && typeof x[k] === "number" ? "<ms>" : go(x[k] as Json);
+    for (const k of Object.keys(x).sort()) out[k] = (k === "atMs" || k === "durationMs") && typeof x[k] === "number" ? "<ms>" : go(x[k] as Json);
     return out;
   };
   return go(normalizeVolatile(response) as Json);

@@ -57,4 +57,26 @@ describe("negotiate", () => {
     expect((thrown as RpcError).error.code).toBe(-32004);
     expect((thrown as RpcError).code).toBe("feature_dependency_unsatisfied");
   });
+
+  test("throws retryable invalid_params pointing at the field, by name or by position, when the params do not decode", () => {
+    const refusal = (raw: unknown, positional?: string[]) => {
+      try {
+        negotiate(raw, all, server, positional);
+      } catch (e) {
+        if (e instanceof RpcError) return e.error;
+        throw e;
+      }
+      throw new Error("expected a refusal");
+    };
+    const missing = { pointer: "/client/version", expected: "a string", received: "no value" };
+    const answer = (issue: typeof missing) => ({
+      code: -32602,
+      message: "system.hello params are invalid",
+      data: { code: "invalid_params", message: "system.hello params are invalid", retryable: true, details: { method: "system.hello", ...issue, issues: [issue] } },
+    });
+    expect([refusal({ client: { name: "c" }, protocol: server }), refusal({ client: { name: "c" }, protocol: server }, ["client", "protocol", "features"])]).toEqual([
+      answer(missing),
+      answer({ ...missing, pointer: "/0/version" }),
+    ]);
+  });
 });

@@ -1,7 +1,8 @@
 import { unwrapJsonFloats } from "../../rpc/json.ts";
 import type { CallContext } from "../../driver/driver.ts";
+import { DriverError } from "../../driver/driver-error.ts";
 import { errorInfo, type ErrorInfo } from "../../protocol/errors.ts";
-import type { ActionOutcome, ActionResult, DeviceExecuteParams } from "../../protocol/types/action.ts";
+import type { ActionDefinition, ActionOutcome, ActionResult, DeviceExecuteParams } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext } from "../../rpc/dispatcher.ts";
@@ -95,6 +96,8 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
       outcome = abortedOutcome(aborted);
     } else {
       failure = err instanceof RpcError ? err : new RpcError("driver_internal_error");
+      // The driver knows its own names only; which of them this connection may see is core's to say.
+      if (err instanceof DriverError && err.driverCode === "unknown_action") failure = unknownAction(params.name, conn, definitions);
       if (!(err instanceof RpcError)) ctx.log.error({ err }, "driver failed with an unexpected error");
       outcome = { outcome: "failed", error: failure.error.data };
     }
@@ -111,6 +114,17 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   });
   if (failure) throw failure;
   return result as ActionResult;
+}
+
+/**
+ * unknown_action listing the names this connection may call: what device.capabilities shows it,
+ * so protected and semantic actions stay unnamed unless their features were negotiated.
+ */
+function unknownAction(name: string, conn: Connection, definitions: readonly ActionDefinition[]): DriverError {
+  const availableActions = definitions
+    .filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemanticName(d.name) || conn.has("device.semanticActions.v1")))
+    .map((d) => d.name);
+  return DriverError.withDetails("unknown_action", { action: name, availableActions });
 }
 
 function dedupe(stored: StoredEvidence[]): StoredEvidence[] {

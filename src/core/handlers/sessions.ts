@@ -13,6 +13,7 @@ type SessionMethods =
   | "session.current"
   | "session.end"
   | "sessions.list"
+  | "devicerail.sessions.list"
   | "session.export"
   | "events.list"
   | "events.clear";
@@ -52,6 +53,10 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
     "session.end": (p, ctx) => endSession(core, ctx.conn, { outcome: p.outcome ?? "completed", reason: p.reason ?? null, requestId: ctx.requestId }),
 
     "sessions.list": () => log.list(),
+
+    // Read from the database, not the in-memory states: the counts, outcome and verdict are in the
+    // events, and SQLite computes them without the events being loaded here.
+    "devicerail.sessions.list": (p) => ({ sessions: log.summaries({ limit: p.limit, state: p.state }) }),
 
     "events.list": (p, { conn }) => {
       const info = target(p.sessionId, conn);

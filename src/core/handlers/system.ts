@@ -1,8 +1,13 @@
+import openRpcDocument from "../../protocol/generated/openrpc.json" with { type: "json" };
 import { deepFreeze, type Handlers } from "../../rpc/dispatcher.ts";
 import { stateOf } from "../connection-state.ts";
 import type { Core } from "../core.ts";
 
-export function systemHandlers(_core: Core): Pick<Handlers, "system.describe"> {
+// Imported rather than read from disk so the compiled binary carries it. Frozen, so the dispatcher
+// validates and encodes it once (its memo of frozen results) however often it is discovered.
+const OPENRPC = deepFreeze(openRpcDocument);
+
+export function systemHandlers(_core: Core): Pick<Handlers, "system.describe" | "rpc.discover"> {
   return {
     // One frozen result per connection until its selection or Session changes: describe is polled
     // by agents, and an unchanged frozen result is validated and encoded only once (dispatcher memo).
@@ -19,5 +24,7 @@ export function systemHandlers(_core: Core): Pick<Handlers, "system.describe"> {
       });
       return state.describe;
     },
+
+    "rpc.discover": () => OPENRPC,
   };
 }

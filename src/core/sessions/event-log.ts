@@ -1,5 +1,6 @@
 import type { RpcId } from "../../protocol/ids.ts";
 import type { TestEvent, TestEventPayload } from "../../protocol/types/event.ts";
+import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionInfo, SessionOutcome } from "../../protocol/types/session.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { AppendInput } from "./append-input.ts";
@@ -10,6 +11,7 @@ import { RawStatements } from "./raw-statements.ts";
 import { recoverSessions, restoreSessions } from "./recovery.ts";
 import { deleteSessionRows } from "./session-deletion.ts";
 import { SessionQueries } from "./session-queries.ts";
+import { type SummaryFilter, sessionSummaries } from "./session-summaries.ts";
 import { committedInfo, newSessionState, type SessionState } from "./session-state.ts";
 
 export type { AppendInput, EvidenceRow } from "./append-input.ts";
@@ -108,6 +110,11 @@ export class EventLog {
       .sort()
       .map((id) => this.info(id))
       .filter((x): x is SessionInfo => x !== undefined && x.lastSequence > 0);
+  }
+
+  /** Summaries of the committed, undeleted Sessions, newest first; active ones are timed up to now. */
+  summaries(filter: SummaryFilter = {}): SessionSummary[] {
+    return sessionSummaries(this.db, filter, this.now());
   }
 
   /** Committed events with sequence > afterSequence, at most `limit`. */

@@ -85,11 +85,11 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-async function setup() {
+async function setup(features = FEATURES) {
   const driver = new ScriptedDriver();
   const h = await coreHarness({ driver });
   cleanups.push(h.cleanup);
-  const c = await h.connect(FEATURES);
+  const c = await h.connect(features);
   expect((await c.ask("device.connect")).result.connected).toBe(true);
   const sessionId: string = (await c.ask("session.start")).result.id;
   const execute = (params: { name: string; arguments?: unknown; actionTimeoutMs?: number }, extra: object = {}) =>
@@ -244,10 +244,10 @@ describe("executeAction", () => {
     expect(JSON.stringify([r, s.core.log.read(s.sessionId)])).not.toContain(SECRET);
   });
 
-  test("treats an unknown name like a protected action and records the driver's unknown_action", async () => {
+  test("treats an unknown name like a protected action and records unknown_action listing the device's actions", async () => {
     const s = await setup();
     const call = s.execute({ name: "typeSecretly", arguments: { text: SECRET } });
-    const error = errorInfo("unknown_action", "unknown action: typeSecretly", false, { action: "typeSecretly" });
+    const error = errorInfo("unknown_action", "unknown action: typeSecretly", false, { action: "typeSecretly", availableActions: ["tap", "enterPin"] });
     expect((await call.response).error.data).toEqual(error);
     expect(s.events()).toEqual([
       started(call.id, { name: "typeSecretly", arguments: null, argumentsRedacted: true }),
@@ -255,6 +255,14 @@ describe("executeAction", () => {
     ]);
     expect([s.driver.observed, s.driver.executed]).toEqual([[NO_SHOT], [{ name: "typeSecretly", arguments: { text: SECRET }, deadline: null }]]);
     expect(JSON.stringify(s.core.log.read(s.sessionId))).not.toContain(SECRET);
+  });
+
+  test("lists only the standard actions in unknown_action when the connection did not negotiate protected actions", async () => {
+    const s = await setup(FEATURES.filter((f) => f !== "action.protected.v1"));
+    const call = s.execute({ name: "enterPIN", arguments: {} });
+    const error = errorInfo("unknown_action", "unknown action: enterPIN", false, { action: "enterPIN", availableActions: ["tap"] });
+    expect((await call.response).error.data).toEqual(error);
+    expect(s.events()[1]?.payload).toEqual({ type: "actionCompleted", callId: CALL_ID, outcome: { outcome: "failed", error } });
   });
 
   test("fails without running the action when the before observation fails", async () => {

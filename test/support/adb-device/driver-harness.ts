@@ -34,9 +34,10 @@ export const platformError = (platformCode: string, retryable: boolean, message 
   data: { code: "platform_error", message, retryable, details: { platformCode } },
 });
 
+/** The refusal of an action's arguments; what `details` says to fix beyond the action is tested with the action space. */
 export const invalidArguments = (action: string) => ({
   code: "invalid_arguments",
-  data: { code: "invalid_arguments", message: `invalid arguments for action ${action}`, retryable: false, details: { action } },
+  data: { code: "invalid_arguments", message: `invalid arguments for action ${action}`, retryable: false, details: expect.objectContaining({ action }) },
 });
 
 /**

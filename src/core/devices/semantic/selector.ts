@@ -1,7 +1,8 @@
 import { RE2JS } from "re2js";
 import type { Viewport } from "../../../protocol/types/device.ts";
 import type { ElementSelector, TextMatch, UiContextRef, UiNode } from "../../../protocol/types/ui.ts";
-import { DriverError } from "../../../driver/driver-error.ts";
+import { DriverError, invalidArguments } from "../../../driver/driver-error.ts";
+import { renderReceived } from "../../../protocol/issue-details.ts";
 
 /** Longest regex source accepted; RE2 matching is linear, but compiling a huge program is not free. */
 export const MAX_REGEX_CODE_POINTS = 4096;
@@ -14,15 +15,28 @@ const afterId = (s: string) => {
   return at < 0 ? s : s.slice(at + 4);
 };
 
-function textPredicate(match: TextMatch, action: string): (text: string) => boolean {
+/** Where a selector sits in an action's arguments, for invalid_arguments that point into it. */
+export interface SelectorSite {
+  readonly action: string;
+  /** JSON Pointer of the selector within the arguments, e.g. "/target/selector". */
+  readonly pointer: string;
+  /** The action is protected: received values are shown as type and length only. */
+  readonly redact: boolean;
+}
+
+const refuse = (at: SelectorSite, pointer: string, expected: string, received: string) =>
+  invalidArguments(at.action, [{ pointer: `${at.pointer}${pointer}`, expected, received }]);
+
+function textPredicate(match: TextMatch, at: SelectorSite): (text: string) => boolean {
   const fold = match.caseSensitive === false;
   if (match.mode === "regex") {
-    if ([...match.value].length > MAX_REGEX_CODE_POINTS) throw new DriverError("invalid_arguments", { action, detail: "regex too long" });
+    const received = renderReceived(match.value, at.redact);
+    if ([...match.value].length > MAX_REGEX_CODE_POINTS) throw refuse(at, "/text/value", `a regular expression of at most ${MAX_REGEX_CODE_POINTS} code points`, received);
     let re: RE2JS;
     try {
       re = RE2JS.compile(match.value, fold ? RE2JS.CASE_INSENSITIVE : 0);
     } catch {
-      throw new DriverError("invalid_arguments", { action, detail: "regex does not compile" });
+      throw refuse(at, "/text/value", "an RE2 regular expression (no backreferences or lookaround)", received);
     }
     return (text) => re.matcher(text).find();
   }
@@ -31,23 +45,28 @@ function textPredicate(match: TextMatch, action: string): (text: string) => bool
   return match.mode === "contains" ? (t) => norm(t).includes(want) : (t) => norm(t) === want;
 }
 
+const MATCHERS = ["role", "name", "value", "identifier", "text", "css"] as const;
+
 /**
  * Compiles a selector into a node predicate after the checks of docs/protocol/devices-and-actions.md#selectors. Matching is conjunctive
  * over the given members. `role` also matches the last segment of a class name ("Button" for
  * "android.widget.Button"), and `identifier` the part of an Android resource id after ":id/", so
  * selectors stay short without becoming ambiguous across platforms.
  */
-export function compileSelector(selector: ElementSelector, action: string): NodePredicate {
+export function compileSelector(selector: ElementSelector, at: SelectorSite): NodePredicate {
   const { role, name, value, identifier, text, css } = selector;
-  const matchers = [role, name, value, identifier, text, css].filter((m) => m !== null && m !== undefined).length;
-  if (matchers === 0) throw new DriverError("invalid_arguments", { action, detail: "selector has no matcher" });
+  const given = MATCHERS.filter((m) => selector[m] !== null && selector[m] !== undefined);
+  if (given.length === 0) throw refuse(at, "", `at least one of ${MATCHERS.join(", ")}`, selector.context ? "only a context" : "no matcher");
   if (css != null) {
-    if (matchers > 1 || selector.context?.contextKind !== "web")
-      throw new DriverError("invalid_arguments", { action, detail: "css must be the only matcher and needs a web context" });
+    if (given.length > 1) throw refuse(at, "/css", "css as the only matcher", `css with ${given.filter((m) => m !== "css").join(", ")}`);
+    if (selector.context?.contextKind !== "web")
+      throw selector.context
+        ? refuse(at, "/context/contextKind", '"web" (css needs a web context)', renderReceived(selector.context.contextKind, at.redact))
+        : refuse(at, "/context", 'a web context ({"contextKind": "web", …}) for css', "null");
     // Every tree we produce is native; a web document to run CSS against does not exist.
     throw new DriverError("ui_context_not_found");
   }
-  const textOk = text ? textPredicate(text, action) : null;
+  const textOk = text ? textPredicate(text, at) : null;
   const roleLower = role?.toLowerCase();
   return (n) =>
     (roleLower == null || n.role.toLowerCase() === roleLower || lastSegment(n.role).toLowerCase() === roleLower) &&

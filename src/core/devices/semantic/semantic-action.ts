@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { CallContext, ElementInput } from "../../../driver/driver.ts";
-import { DriverError } from "../../../driver/driver-error.ts";
+import { DriverError, invalidArguments } from "../../../driver/driver-error.ts";
 import { pause } from "../../../driver/pause.ts";
+import { issueDetails } from "../../../protocol/issue-details.ts";
 import type { Viewport } from "../../../protocol/types/device.ts";
 import type { Observation } from "../../../protocol/types/observation.ts";
 import {
@@ -21,7 +22,7 @@ import {
 import type { Connection } from "../../../rpc/connection.ts";
 import type { Core } from "../../core.ts";
 import { type Captured, type UiTree, observeRaw, recordObservation } from "../observe.ts";
-import { type NodePredicate, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "./selector.ts";
+import { type NodePredicate, type SelectorSite, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "./selector.ts";
 
 /** How long waitForElement waits when the call sets no action budget (the reference's default). */
 export const DEFAULT_WAIT_MS = 10_000;
@@ -67,7 +68,8 @@ const stopIfAborted = (ctx: CallContext) => {
  */
 export async function runSemantic(env: SemanticEnv, name: SemanticActionName, args: unknown, before: Captured): Promise<SemanticOutcome> {
   const parsed = v.safeParse(ARGUMENTS[name], args);
-  if (!parsed.success) throw new DriverError("invalid_arguments", { action: name });
+  if (!parsed.success) throw invalidArguments(name, issueDetails(ARGUMENTS[name], args, parsed.issues, { redact: env.redacted }));
+  const at = (pointer: string): SelectorSite => ({ action: name, pointer, redact: env.redacted });
   const tree = before.tree as UiTree;
   const input = env.core.devices.driver(env.deviceId).elements as ElementInput;
   const ref = (node: UiNode, obs = before.observation, ctx = tree.context): UiNodeRef => ({ observationId: obs.id, context: ctx, stableNodeId: node.stableNodeId });
@@ -77,7 +79,7 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
   switch (name) {
     case "findElement": {
       const a = parsed.output as v.InferOutput<typeof FindElementArgumentsSchema>;
-      const predicate = compileSelector(a.selector, name);
+      const predicate = compileSelector(a.selector, at("/selector"));
       checkSelectorContext(a.selector, tree.context);
       const node = resolveOne(tree.nodes, predicate);
       // Finding changes nothing on the device, so the before observation is also the after one.
@@ -85,7 +87,7 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
     }
     case "tapElement": {
       const a = parsed.output as v.InferOutput<typeof TapElementArgumentsSchema>;
-      const node = resolveTarget(env, a.target, tree, name);
+      const node = resolveTarget(env, a.target, tree, at("/target/selector"));
       const point = tapPoint(node, before.observation.viewport);
       let execution: ActionExecution = fallback;
       if (input.tapNode) {
@@ -98,7 +100,7 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
     case "setElementValue": {
       const a = parsed.output as v.InferOutput<typeof SetElementValueArgumentsSchema>;
       const value = name === "setElementValue" ? a.value : "";
-      const node = resolveTarget(env, a.target, tree, name);
+      const node = resolveTarget(env, a.target, tree, at("/target/selector"));
       if (node.enabled === false) throw new DriverError("element_not_interactable");
       let execution: ActionExecution = fallback;
       if (input.setNodeValue) {
@@ -116,16 +118,16 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
     }
     case "waitForElement": {
       const a = parsed.output as v.InferOutput<typeof WaitForElementArgumentsSchema>;
-      return waitFor(env, a.selector.context === null ? null : a.selector, compileSelector(a.selector, name), a.condition, before, native);
+      return waitFor(env, a.selector.context === null ? null : a.selector, compileSelector(a.selector, at("/selector")), a.condition, before, native);
     }
   }
 }
 
 /** The node a target names in the current tree, or the typed reason it cannot be used. */
-function resolveTarget(env: SemanticEnv, target: ElementTarget, tree: UiTree, action: string): UiNode {
+function resolveTarget(env: SemanticEnv, target: ElementTarget, tree: UiTree, at: SelectorSite): UiNode {
   if (target.kind === "selector") {
     // Arguments are checked before the device state they are compared with.
-    const predicate = compileSelector(target.selector, action);
+    const predicate = compileSelector(target.selector, at);
     checkSelectorContext(target.selector, tree.context);
     return resolveOne(tree.nodes, predicate);
   }

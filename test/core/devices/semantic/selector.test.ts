@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_REGEX_CODE_POINTS, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "../../../../src/core/devices/semantic/selector.ts";
+import { MAX_REGEX_CODE_POINTS, type SelectorSite, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "../../../../src/core/devices/semantic/selector.ts";
 import { DriverError } from "../../../../src/driver/driver-error.ts";
 import type { ElementSelector, TextMatch, UiContextRef, UiNode } from "../../../../src/protocol/types/ui.ts";
 
@@ -25,7 +25,7 @@ const sel = (over: Partial<ElementSelector>): ElementSelector => ({ ...NONE, ...
 const text = (value: string, mode: TextMatch["mode"] = "exact", caseSensitive = true): TextMatch => ({ value, mode, caseSensitive });
 
 /** The ids of the nodes a selector matches, in tree order. */
-const matching = (nodes: UiNode[], s: ElementSelector) => nodes.filter(compileSelector(s, "findElement")).map((n) => n.stableNodeId);
+const matching = (nodes: UiNode[], s: ElementSelector) => nodes.filter(compileSelector(s, FIND)).map((n) => n.stableNodeId);
 
 function thrown(run: () => unknown): { driverCode: string; data: unknown } {
   try {
@@ -37,10 +37,18 @@ function thrown(run: () => unknown): { driverCode: string; data: unknown } {
   throw new Error("expected a DriverError");
 }
 
-const invalidArguments = (action = "findElement") => ({
-  driverCode: "invalid_arguments",
-  data: { code: "invalid_arguments", message: `invalid arguments for action ${action}`, retryable: false, details: { action } },
-});
+/** Where findElement's selector sits; tapElement's is under its target. */
+const FIND: SelectorSite = { action: "findElement", pointer: "/selector", redact: false };
+const TAP: SelectorSite = { action: "tapElement", pointer: "/target/selector", redact: false };
+
+const invalidArguments = (site: SelectorSite, pointer: string, expected: string, received: string) => {
+  const issue = { pointer: `${site.pointer}${pointer}`, expected, received };
+  return {
+    driverCode: "invalid_arguments",
+    data: { code: "invalid_arguments", message: `invalid arguments for action ${site.action}`, retryable: false, details: { action: site.action, ...issue, issues: [issue] } },
+  };
+};
+const NO_MATCHER = "at least one of role, name, value, identifier, text, css";
 const plain = (code: string, message: string, retryable = false) => ({ driverCode: code, data: { code, message, retryable, details: null } });
 const CONTEXT_NOT_FOUND = plain("ui_context_not_found", "UI context was not found");
 
@@ -111,42 +119,59 @@ describe("compileSelector", () => {
   });
 
   test("a selector without any matcher is invalid_arguments when only a context is given", () => {
-    expect(thrown(() => compileSelector(NONE, "findElement"))).toEqual(invalidArguments());
-    expect(thrown(() => compileSelector(sel({ context: { contextKind: "native", contextId: null } }), "tapElement"))).toEqual(invalidArguments("tapElement"));
+    expect(thrown(() => compileSelector(NONE, FIND))).toEqual(invalidArguments(FIND, "", NO_MATCHER, "no matcher"));
+    expect(thrown(() => compileSelector(sel({ context: { contextKind: "native", contextId: null } }), TAP))).toEqual(invalidArguments(TAP, "", NO_MATCHER, "only a context"));
   });
 
   test("css is invalid_arguments when combined with another matcher", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok", role: "button", context: { contextKind: "web", contextId: null } }), "findElement"))).toEqual(invalidArguments());
+    expect(thrown(() => compileSelector(sel({ css: "#ok", role: "button", context: { contextKind: "web", contextId: null } }), FIND))).toEqual(
+      invalidArguments(FIND, "/css", "css as the only matcher", "css with role"),
+    );
   });
 
   test("css is invalid_arguments when the selector has no web context", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok" }), "findElement"))).toEqual(invalidArguments());
-    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "native", contextId: null } }), "findElement"))).toEqual(invalidArguments());
+    expect(thrown(() => compileSelector(sel({ css: "#ok" }), FIND))).toEqual(invalidArguments(FIND, "/context", 'a web context ({"contextKind": "web", …}) for css', "null"));
+    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "native", contextId: null } }), FIND))).toEqual(
+      invalidArguments(FIND, "/context/contextKind", '"web" (css needs a web context)', '"native"'),
+    );
   });
 
   test("css alone with a web context is ui_context_not_found when only native trees exist", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "web", contextId: "page-1" } }), "findElement"))).toEqual(CONTEXT_NOT_FOUND);
+    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "web", contextId: "page-1" } }), FIND))).toEqual(CONTEXT_NOT_FOUND);
   });
 
   test("a regex that does not compile is invalid_arguments when it is unbalanced or uses backreferences or lookahead", () => {
-    for (const bad of ["(", "a[", "(a)\\1", "(?=a)b", "*"]) expect(thrown(() => compileSelector(sel({ text: text(bad, "regex") }), "waitForElement"))).toEqual(invalidArguments("waitForElement"));
+    const wait: SelectorSite = { action: "waitForElement", pointer: "/selector", redact: false };
+    for (const bad of ["(", "a[", "(a)\\1", "(?=a)b", "*"])
+      expect(thrown(() => compileSelector(sel({ text: text(bad, "regex") }), wait))).toEqual(
+        invalidArguments(wait, "/text/value", "an RE2 regular expression (no backreferences or lookaround)", JSON.stringify(bad)),
+      );
+  });
+
+  test("a refused regex is shown by length only when the action is protected", () => {
+    const set: SelectorSite = { action: "setElementValue", pointer: "/target/selector", redact: true };
+    expect(thrown(() => compileSelector(sel({ text: text("s3cr3t(", "regex") }), set))).toEqual(
+      invalidArguments(set, "/text/value", "an RE2 regular expression (no backreferences or lookaround)", "a string of 7 code points"),
+    );
   });
 
   test("a regex is invalid_arguments when it is longer than MAX_REGEX_CODE_POINTS code points", () => {
     expect(MAX_REGEX_CODE_POINTS).toBe(4096);
-    expect(thrown(() => compileSelector(sel({ text: text("a".repeat(4097), "regex") }), "findElement"))).toEqual(invalidArguments());
-    const longest = compileSelector(sel({ text: text("a".repeat(4096), "regex") }), "findElement");
+    expect(thrown(() => compileSelector(sel({ text: text("a".repeat(4097), "regex") }), FIND))).toEqual(
+      invalidArguments(FIND, "/text/value", "a regular expression of at most 4096 code points", `"${"a".repeat(40)}…" (4097 code points)`),
+    );
+    const longest = compileSelector(sel({ text: text("a".repeat(4096), "regex") }), FIND);
     expect(longest(node("x", { text: "a".repeat(4096) }))).toBe(true);
     // The limit counts code points, not UTF-16 units: 4096 emoji are 8192 units.
-    const emoji = compileSelector(sel({ text: text("😀".repeat(4096), "regex") }), "findElement");
+    const emoji = compileSelector(sel({ text: text("😀".repeat(4096), "regex") }), FIND);
     expect(emoji(node("x", { text: "😀".repeat(4096) }))).toBe(true);
   });
 
   test("a catastrophic-backtracking pattern finishes with the right answer when the text is 20,000 characters", () => {
-    const nested = compileSelector(sel({ text: text("(a+)+$", "regex") }), "findElement");
+    const nested = compileSelector(sel({ text: text("(a+)+$", "regex") }), FIND);
     expect(nested(node("x", { text: `${"a".repeat(20_000)}!` }))).toBe(false);
     expect(nested(node("x", { text: "a".repeat(20_000) }))).toBe(true);
-    const alternation = compileSelector(sel({ text: text("^(a|aa)+$", "regex") }), "findElement");
+    const alternation = compileSelector(sel({ text: text("^(a|aa)+$", "regex") }), FIND);
     expect(alternation(node("x", { text: `${"a".repeat(20_000)}b` }))).toBe(false);
   });
 });
@@ -155,17 +180,17 @@ describe("resolveOne", () => {
   const nodes = [node("root", { role: "Window" }), node("a", { role: "Button", name: "OK" }), node("b", { role: "Button", name: "Cancel" })];
 
   test("returns the one matching node when exactly one matches", () => {
-    expect(resolveOne(nodes, compileSelector(sel({ name: "OK" }), "findElement"))).toEqual(nodes[1] as UiNode);
+    expect(resolveOne(nodes, compileSelector(sel({ name: "OK" }), FIND))).toEqual(nodes[1] as UiNode);
   });
 
   test("is element_ambiguous when several nodes match", () => {
-    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ role: "button" }), "findElement")))).toEqual(
+    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ role: "button" }), FIND)))).toEqual(
       plain("element_ambiguous", "element selector matched more than one element"),
     );
   });
 
   test("is element_not_found when no node matches", () => {
-    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ name: "Nope" }), "findElement")))).toEqual(plain("element_not_found", "element was not found"));
+    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ name: "Nope" }), FIND)))).toEqual(plain("element_not_found", "element was not found"));
     expect(thrown(() => resolveOne([], () => true))).toEqual(plain("element_not_found", "element was not found"));
   });
 });

@@ -136,7 +136,11 @@ const err = (code: string, message: string, retryable = false, details: unknown 
 const NOT_INTERACTABLE = err("element_not_interactable", "element is not interactable");
 const STALE = err("element_stale", "element reference is stale", true);
 const CONTEXT_CHANGED = err("ui_context_changed", "UI context changed", true);
-const invalid = (action: string) => err("invalid_arguments", `invalid arguments for action ${action}`, false, { action });
+const invalid = (action: string, pointer: string, expected: string, received: string) =>
+  err("invalid_arguments", `invalid arguments for action ${action}`, false, { action, pointer, expected, received, issues: [{ pointer, expected, received }] });
+const NO_MATCHER = "at least one of role, name, value, identifier, text, css";
+const RE2 = "an RE2 regular expression (no backreferences or lookaround)";
+const SELECTOR_KEYS = "context, role, name, value, identifier, text, css";
 
 const FALLBACK = (context = CTX1) => ({ mode: "coordinateFallback" as const, context, fallbackReason: "semanticInteractionUnavailable" as const });
 const NATIVE = (context = CTX1) => ({ mode: "nativeSemantic" as const, context });
@@ -346,7 +350,28 @@ describe("runSemantic through device.execute", () => {
       (await s.run("findElement", { selector: NONE })).error?.data,
       (await s.run("findElement", { selector: { ...NONE, text: { value: "(", mode: "regex" } } })).error?.data,
     ];
-    expect(answers).toEqual([invalid("findElement"), invalid("tapElement"), invalid("setElementValue"), invalid("waitForElement"), invalid("findElement"), invalid("findElement")]);
+    expect(answers).toEqual([
+      invalid("findElement", "/selector", `an object with optional keys ${SELECTOR_KEYS}`, "no value"),
+      invalid("tapElement", "/target/selector", `only the keys ${SELECTOR_KEYS}`, 'unknown key "label"'),
+      invalid("setElementValue", "/value", "a string of at most 65536 code points", "no value"),
+      invalid("waitForElement", "/condition", "one of: present, visible, enabled, absent", '"gone"'),
+      invalid("findElement", "/selector", NO_MATCHER, "no matcher"),
+      invalid("findElement", "/selector/text/value", RE2, '"("'),
+    ]);
+  });
+
+  test("setElementValue's refused values are shown by type and length only when its arguments or selector are invalid", async () => {
+    const s = await setup();
+    const secret = "s3cr3t-p4ss";
+    const answers = [
+      (await s.run("setElementValue", { target: target("User"), value: [secret] })).error?.data,
+      (await s.run("setElementValue", { target: { kind: "selector", selector: { ...NONE, text: { value: `${secret}(`, mode: "regex" } } }, value: secret })).error?.data,
+    ];
+    expect(answers).toEqual([
+      invalid("setElementValue", "/value", "a string of at most 65536 code points", "an array of 1 item"),
+      invalid("setElementValue", "/target/selector/text/value", RE2, "a string of 12 code points"),
+    ]);
+    expect(JSON.stringify([answers, s.core.log.read(s.sessionId)])).not.toContain("s3cr3t");
   });
 
   // docs/protocol/devices-and-actions.md#selectors: "a context alone is not a selector", and a regex that does not compile or css with
@@ -364,7 +389,13 @@ describe("runSemantic through device.execute", () => {
       (await s.run("findElement", { selector: { ...NONE, text: { value: "(", mode: "regex" }, context: { contextKind: "native", contextId: "com.other" } } })).error?.data,
       (await s.run("findElement", { selector: { ...NONE, css: "#ok", role: "button", context: { contextKind: "web", contextId: null } } })).error?.data,
     ];
-    expect(answers).toEqual([invalid("waitForElement"), invalid("findElement"), invalid("tapElement"), invalid("findElement"), invalid("findElement")]);
+    expect(answers).toEqual([
+      invalid("waitForElement", "/selector", NO_MATCHER, "only a context"),
+      invalid("findElement", "/selector", NO_MATCHER, "only a context"),
+      invalid("tapElement", "/target/selector", NO_MATCHER, "only a context"),
+      invalid("findElement", "/selector/text/value", RE2, '"("'),
+      invalid("findElement", "/selector/css", "css as the only matcher", "css with role"),
+    ]);
   });
 
   test("a node reference from findElement drives tapElement when the context is unchanged", async () => {
