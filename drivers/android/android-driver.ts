@@ -189,6 +189,8 @@ export class AndroidDriver implements Driver {
           overrideDensityDpi: c.display.overrideDensity,
         },
         foreground: focus,
+        // The protocol's UiNode has no fields for these states; keyed by the tree's node ids, only nodes that have one.
+        ...(tree && Object.keys(tree.states).length ? { uiStates: tree.states } : {}),
       },
     };
   }

@@ -5,6 +5,8 @@ export const MOCK_APP_ID = "com.devicerail.mock";
 export const SCREEN = { width: 1280, height: 720 } as const;
 
 export type ScreenName = "login" | "home" | "settings" | "about";
+/** Node states the protocol's UiNode has no field for, reported as `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing). */
+export type UiState = "checked" | "focused" | "password" | "selected";
 type Role = "Window" | "Text" | "TextField" | "SecureTextField" | "Button" | "Switch" | "List" | "ListItem";
 
 /** One node as the app lays it out, before bounds are assigned. */
@@ -56,6 +58,21 @@ export class MockApp {
   /** The stable id of the focused field, for the screenshot's focus ring. */
   focusedNodeId(): string | null {
     return this.focused && this.screen === "login" ? `login/${this.focused}` : null;
+  }
+
+  /**
+   * stableNodeId → states, in preorder and only for nodes that have one: the focused field, the
+   * password field (always, as Android reports `password="true"` whatever it holds) and the
+   * dark-mode switch while it is on.
+   */
+  states(): Record<string, UiState[]> {
+    const out: Record<string, UiState[]> = {};
+    if (this.screen === "login") {
+      if (this.focused === "username") out["login/username"] = ["focused"];
+      out["login/password"] = this.focused === "password" ? ["focused", "password"] : ["password"];
+    }
+    if (this.screen === "settings" && this.darkMode) out["settings/dark_mode"] = ["checked"];
+    return out;
   }
 
   /** Advances time-like state by one observation (the pending sync). */

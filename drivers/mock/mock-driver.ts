@@ -138,8 +138,14 @@ export class MockDriver implements Driver {
       viewport: { width: SCREEN.width, height: SCREEN.height, scaleFactor: 1 },
       screenshot: opts.screenshot ? renderScreen(nodes, { dark: app.darkMode, focusedNodeId: app.focusedNodeId() }) : null,
       uiTree: opts.uiTree ? { context: app.context(), nodes } : null,
-      metadata: { frameSequence: ++this.frameSequence, foregroundApp: MOCK_APP_ID, screen: app.screen },
+      metadata: { frameSequence: ++this.frameSequence, foregroundApp: MOCK_APP_ID, screen: app.screen, ...this.uiStates(app, opts) },
     };
+  }
+
+  /** Like Android's, only alongside a tree (the states are keyed by its node ids) and only when some node has one. */
+  private uiStates(app: MockApp, opts: ObserveOptions): { uiStates?: ReturnType<MockApp["states"]> } {
+    const states = opts.uiTree ? app.states() : {};
+    return Object.keys(states).length ? { uiStates: states } : {};
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {

@@ -14,4 +14,10 @@ export const LOGIN_SCREEN_PNG = renderScreen(new MockApp().tree(), { dark: false
 export const UI_TREE_MEDIA_TYPE = "application/vnd.devicerail.ui-tree+json;version=1";
 /** The context of a fresh Mock's first tree. */
 export const LOGIN_CONTEXT = { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" };
-export const MOCK_METADATA = (frameSequence: number, screen = "login") => ({ frameSequence, foregroundApp: "com.devicerail.mock", screen });
+/** The metadata of an observation with a tree of a fresh Mock's screen; the sign-in screen's password field has its state. */
+export const MOCK_METADATA = (frameSequence: number, screen = "login") => ({
+  frameSequence,
+  foregroundApp: "com.devicerail.mock",
+  screen,
+  ...(screen === "login" ? { uiStates: { "login/password": ["password"] } } : {}),
+});

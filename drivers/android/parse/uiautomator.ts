@@ -6,9 +6,18 @@ import { createHash } from "node:crypto";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 import { scanXml, XmlSyntaxError } from "./xml-scanner.ts";
 
+/**
+ * What the dump says about a node beyond the UiNode fields (the protocol has none for them); the
+ * driver passes them on as `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing).
+ */
+export type UiState = "checked" | "focused" | "password" | "selected";
+const STATES: readonly UiState[] = ["checked", "focused", "password", "selected"];
+
 export interface AndroidUiTree {
   /** Preorder; every node of the dump, none skipped. Empty only for an empty hierarchy. */
   nodes: UiNode[];
+  /** stableNodeId → its states in STATES order, only for nodes that have one (insertion in preorder). */
+  states: Record<string, UiState[]>;
   /** The first node's `package`: the app (or system UI) owning the active window. */
   packageName: string | null;
   /** Surface.ROTATION_* quarter turns (0..3). */
@@ -105,6 +114,7 @@ interface Frame {
 
 class TreeBuilder {
   readonly nodes: UiNode[] = [];
+  private readonly states: Record<string, UiState[]> = {};
   private readonly stack: Frame[] = [];
   private readonly hash = createHash("sha256");
   private rotation: number | null = null;
@@ -128,6 +138,9 @@ class TreeBuilder {
     const node = toUiNode(attrs, id, parent.id);
     if (this.nodes.length === 0) this.packageName = attrs.get("package") || null;
     this.nodes.push(node);
+    // Not flag(): an odd focused/selected value only loses a hint, it does not make the dump unusable.
+    const states = STATES.filter((state) => attrs.get(state) === "true");
+    if (states.length) this.states[id] = states;
     const depth = parent.depth + 1;
     this.hash.update(`${JSON.stringify([depth, node.role, node.identifier])}\n`);
     this.stack.push({ id, depth, next: 0, used: new Set() });
@@ -139,7 +152,7 @@ class TreeBuilder {
 
   result(): AndroidUiTree {
     if (!this.sawHierarchy) throw malformed("no <hierarchy>");
-    return { nodes: this.nodes, packageName: this.packageName, rotation: this.rotation, fingerprint: this.hash.digest("hex").slice(0, 16) };
+    return { nodes: this.nodes, states: this.states, packageName: this.packageName, rotation: this.rotation, fingerprint: this.hash.digest("hex").slice(0, 16) };
   }
 }
 

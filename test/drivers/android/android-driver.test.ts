@@ -182,7 +182,7 @@ describeWithAdb("AndroidDriver.observe", () => {
           n("0.4.0", "0.4", "android.widget.TextView", { text: "row", hittable: true, bounds: { x: 0, y: 400, width: 1080, height: 100 } }),
         ],
       },
-      metadata: { android: DEFAULT_ANDROID, foreground: expect.objectContaining({ packageName: "com.example.tree" }) },
+      metadata: { android: DEFAULT_ANDROID, foreground: expect.objectContaining({ packageName: "com.example.tree" }), uiStates: { "0.1": ["password"], "0.2": ["checked"] } },
     });
     expect(JSON.stringify(obs)).not.toContain("1234");
   });

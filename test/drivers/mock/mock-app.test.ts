@@ -236,6 +236,35 @@ describe("MockApp", () => {
     expect([app.screen, app.context().documentEpoch]).toEqual(["home", "home-6"]);
   });
 
+  test("reports the password field, the focused field and the switch while on as states when the screens show them", () => {
+    const app = new MockApp();
+    const seen: [string, ReturnType<MockApp["states"]>][] = [[app.screen, app.states()]];
+    tapNode(app, "login/username");
+    seen.push([app.screen, app.states()]);
+    tapNode(app, "login/password");
+    seen.push([app.screen, app.states()]);
+    app.type("pw", true);
+    app.tap(10, 10);
+    seen.push([app.screen, app.states()]);
+    tapNode(app, "login/username");
+    app.type("alice", false);
+    tapNode(app, "login/sign_in");
+    seen.push([app.screen, app.states()]);
+    tapNode(app, "home/settings");
+    seen.push([app.screen, app.states()]);
+    tapNode(app, "settings/dark_mode");
+    seen.push([app.screen, app.states()]);
+    expect(seen).toEqual([
+      ["login", { "login/password": ["password"] }],
+      ["login", { "login/username": ["focused"], "login/password": ["password"] }],
+      ["login", { "login/password": ["focused", "password"] }],
+      ["login", { "login/password": ["password"] }],
+      ["home", {}],
+      ["settings", {}],
+      ["settings", { "settings/dark_mode": ["checked"] }],
+    ]);
+  });
+
   test("goBack does nothing when the back stack is empty", () => {
     const app = signedIn();
     app.goBack();
@@ -357,7 +386,7 @@ describe("MockDriver", () => {
     const raw = await driver.observe("mock-1", { screenshot: true, uiTree: true }, CTX);
     expect(raw.viewport).toEqual({ width: SCREEN.width, height: SCREEN.height, scaleFactor: 1 });
     expect(raw.uiTree).toEqual({ context: { contextKind: "native", contextId: MOCK_APP_ID, documentEpoch: "login-1" }, nodes: LOGIN_TREE });
-    expect(raw.metadata).toEqual({ frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login" });
+    expect(raw.metadata).toEqual({ frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login", uiStates: { "login/password": ["password"] } });
     expect(ihdr(raw.screenshot as Uint8Array)).toEqual({ width: 1280, height: 720 });
   });
 
@@ -370,6 +399,24 @@ describe("MockDriver", () => {
       uiTree: null,
       metadata: { frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login" },
     });
+  });
+
+  test("observe reports uiStates only with a tree and only when a node has a state", async () => {
+    const driver = await connected();
+    await driver.elements.tapPoint("mock-1", { x: 640, y: 148 }, CTX);
+    const metadata = async (uiTree: boolean) => (await driver.observe("mock-1", { screenshot: false, uiTree }, CTX)).metadata;
+    const withTree = await metadata(true);
+    const without = await metadata(false);
+    await driver.elements.typeText("mock-1", "alice", { secret: false }, CTX);
+    await driver.elements.tapPoint("mock-1", { x: 640, y: 220 }, CTX);
+    await driver.elements.typeText("mock-1", "pw", { secret: true }, CTX);
+    await driver.elements.tapPoint("mock-1", { x: 640, y: 292 }, CTX);
+    const home = await metadata(true);
+    expect([withTree, without, home]).toEqual([
+      { frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login", uiStates: { "login/username": ["focused"], "login/password": ["password"] } },
+      { frameSequence: 2, foregroundApp: MOCK_APP_ID, screen: "login" },
+      { frameSequence: 3, foregroundApp: MOCK_APP_ID, screen: "home" },
+    ]);
   });
 
   test("screenshots are equal for equal states and differ after the focus changes", async () => {

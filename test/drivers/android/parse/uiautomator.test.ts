@@ -62,10 +62,36 @@ describe("parseUiautomatorDump", () => {
         }),
         n(`${R}.9`, R, "android.widget.ImageButton", { identifier: id("help"), bounds: rect(936, 96, 1064, 224), hittable: true }),
       ],
+      states: { [`${R}.3`]: ["focused", "password"], [`${R}.4`]: ["checked"] },
       packageName: "com.example.shop",
       rotation: 0,
       fingerprint: "1bce6a8d00530ec3",
     });
+  });
+
+  test("lists checked, focused, password and selected per node, in preorder and only where true, when the dump has those states", () => {
+    const tree = parseUiautomatorDump(sample("player-states.txt"));
+    const R = "0.0.0.0";
+    const list = `${R}.4`;
+    const nav = `${R}.5`;
+    expect({ states: tree.states, order: Object.keys(tree.states), disabled: tree.nodes.filter((x) => x.enabled === false).map((x) => x.identifier) }).toEqual({
+      states: {
+        [`${R}.0`]: ["focused"],
+        [`${R}.1.1`]: ["checked"],
+        [`${R}.2`]: ["checked"],
+        [`${list}.0`]: ["selected"],
+        [`${list}.0.0`]: ["selected"],
+        [`${list}.0.1`]: ["selected"],
+        [`${nav}.0`]: ["selected"],
+      },
+      order: [`${R}.0`, `${R}.1.1`, `${R}.2`, `${list}.0`, `${list}.0.0`, `${list}.0.1`, `${nav}.0`],
+      disabled: ["com.example.player:id/download"],
+    });
+  });
+
+  test("keeps a node's states but no others when an attribute is odd or missing", () => {
+    const xml = doc(`<node index="0" class="a.B" focused="yes" selected="true" password="true"><node index="0" class="a.C" /></node>`);
+    expect(parseUiautomatorDump(xml).states).toEqual({ "0": ["password", "selected"] });
   });
 
   test("keeps index gaps, NAF nodes and clipped bounds when a Settings dump follows the 'dumped to' line", () => {
@@ -119,6 +145,7 @@ describe("parseUiautomatorDump", () => {
           n("0.3", "0", "android.widget.CheckBox", { identifier: id("remember"), text: "Remember me", value: "unchecked", bounds: rect(60, 700, 1020, 820), hittable: true }),
           n("0.4", "0", "android.widget.Button", { identifier: id("sign_in"), text: "SIGN IN", bounds: rect(60, 860, 1020, 1010), hittable: true }),
         ],
+        states: { "0.2": ["password"] },
         packageName: "com.example.app",
         rotation: 0,
         fingerprint: tree.fingerprint,
@@ -188,6 +215,7 @@ describe("parseUiautomatorDump", () => {
         n("0.2", "0", V, { enabled: null, hittable: null }),
         n("1", null, "android.widget.FrameLayout", { enabled: null, hittable: true }),
       ],
+      states: {},
       packageName: "com.a.b",
       rotation: 3,
       fingerprint: createHash("sha256")
@@ -205,6 +233,7 @@ describe("parseUiautomatorDump", () => {
   test("returns no nodes when the hierarchy is empty", () => {
     expect(parseUiautomatorDump(`${DECL}<hierarchy rotation="1" />`)).toEqual({
       nodes: [],
+      states: {},
       packageName: null,
       rotation: 1,
       fingerprint: createHash("sha256").digest("hex").slice(0, 16),
