@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { checkImports } from "./check-imports.ts";
 import { staleMigrations } from "./gen-migrations.ts";
 import { staleFiles } from "./gen-protocol.ts";
+import { staleReadme } from "./gen-readme.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const failures: string[] = [];
@@ -27,6 +28,7 @@ step("typecheck", tsc.exitCode === 0 ? [] : tsc.stdout.toString().trim().split("
 step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
 step("migrations current (gen-migrations --check)", staleMigrations());
+step("README environment table current (gen-readme --check)", staleReadme());
 step(
   "no .only in tests",
   walk(join(ROOT, "test"))
@@ -34,9 +36,17 @@ step(
     .map((f) => `${f}: contains .only`),
 );
 
-// The suite's own output streams through; its summary is read to print one plain closing line.
-// Tests that spawn daemons set their own longer timeouts; this ceiling only catches a hung test.
-const proc = Bun.spawn([process.execPath, "test", "--timeout=30000", ...process.argv.slice(2)], { cwd: ROOT, stdout: "inherit", stderr: "pipe", env: process.env });
+// The suite's failures and summary stream through (every pass too with --verbose); the summary is
+// read to print one plain closing line. Tests that spawn daemons set their own longer timeouts;
+// this ceiling only catches a hung test.
+const verbose = process.argv.includes("--verbose");
+const passThrough = process.argv.slice(2).filter((a) => a !== "--verbose");
+const proc = Bun.spawn([process.execPath, "test", "--timeout=30000", ...(verbose ? [] : ["--only-failures"]), ...passThrough], {
+  cwd: ROOT,
+  stdout: "inherit",
+  stderr: "pipe",
+  env: process.env,
+});
 let tail = "";
 const decoder = new TextDecoder();
 for await (const chunk of proc.stderr) {

@@ -339,20 +339,20 @@ describe("TCP transport", () => {
     const file = join(daemon.dataDir, "listen.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const written = JSON.parse(readFileSync(file, "utf8"));
-    expect(written).toEqual({ pid: daemon.proc.pid, host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
+    expect(written).toEqual({ pid: daemon.proc.pid, version: expect.any(String), host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
     expect(written.startedAtMs).toBeGreaterThanOrEqual(before);
     daemon.proc.kill("SIGTERM");
     expect(await daemon.exited).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
 
-  test("no listen.json is written when --listen names the port", async () => {
+  test("listen.json names the port too when --listen names it, so the CLI finds the daemon", async () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const free = probe.port;
     probe.stop(true);
     await using daemon = new ServeDaemon(["--listen", `127.0.0.1:${free}`]);
     expect(await portOf(daemon)).toBe(free);
-    expect(existsSync(join(daemon.dataDir, "listen.json"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(daemon.dataDir, "listen.json"), "utf8"))).toMatchObject({ pid: daemon.proc.pid, host: "127.0.0.1", port: free });
   });
 
   test("a connection is closed without an answer when its first byte is neither JSON nor an HTTP request line", async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -18,8 +18,42 @@ export function daemonCommand(args: string[] = ["serve"]): string[] {
 const created: string[] = [];
 
 /** Removes every directory tempDataDir made; run once after the whole test run (test/support/preload.ts). */
-export function removeTempDataDirs(): void {
+export async function removeTempDataDirs(): Promise<void> {
+  await stopBackgroundDaemons();
   for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * CLI commands start a daemon in the background on their data directory and leave it running
+ * (that is the point); after each test, those of the test's temporary directories are stopped
+ * (test/support/preload.ts), so they neither pile up nor outlive the run. Only daemons a command
+ * started (they log to daemon.log): a daemon a test file spawned itself may serve several tests.
+ */
+export async function stopBackgroundDaemons(): Promise<void> {
+  const pids: number[] = [];
+  for (const dir of created) {
+    if (!existsSync(join(dir, "daemon.log"))) continue;
+    let pid: number | undefined;
+    try {
+      pid = (JSON.parse(readFileSync(join(dir, "listen.json"), "utf8")) as { pid?: number }).pid;
+    } catch {}
+    if (pid === undefined || pid === process.pid) continue;
+    try {
+      process.kill(pid, "SIGTERM");
+      pids.push(pid);
+    } catch {}
+  }
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + 5_000;
+  while (pids.some(alive) && Date.now() < deadline) await Bun.sleep(10);
+  for (const pid of pids.filter(alive)) process.kill(pid, "SIGKILL");
 }
 
 /** A fresh private data directory (the store admits one daemon per directory), removed at exit. */

@@ -1,6 +1,8 @@
-import { afterAll } from "bun:test";
-import { removeTempDataDirs } from "./daemon.ts";
+import { afterAll, afterEach } from "bun:test";
+import { removeTempDataDirs, stopBackgroundDaemons } from "./daemon.ts";
 
-// Preloaded by bunfig.toml: hooks here run once for the whole test run. Tests hand one data
-// directory to several daemons in turn, so the directories are removed only at the very end.
+// Preloaded by bunfig.toml: hooks here run for the whole test run. Tests hand one data directory
+// to several daemons in turn, so the directories are removed only at the very end; the daemons
+// CLI commands start in the background are stopped after each test.
+afterEach(stopBackgroundDaemons);
 afterAll(removeTempDataDirs);

@@ -49,11 +49,15 @@ async function runAction(c: CoreClient, req: ActionRequest): Promise<{ deviceId:
   return inSession(c, async (session) => ({ deviceId, sessionId: session.id, name: call.name, result: await execute(c, call.name, call.arguments) }));
 }
 
-export async function actionCommand(req: ActionRequest, opts: { device?: string; json?: boolean }): Promise<number> {
-  const done = await withClient(async (c) => {
-    await route(c, opts.device);
-    return runAction(c, req);
-  });
+export async function actionCommand(req: ActionRequest, opts: { device?: string; json?: boolean; timeout?: number }): Promise<number> {
+  const done = await withClient(
+    async (c) => {
+      await route(c, opts.device);
+      return runAction(c, req);
+    },
+    process.env,
+    { timeoutMs: opts.timeout },
+  );
   if (opts.json) {
     printJson(done.result);
     return 0;

@@ -1,97 +1,129 @@
 /**
- * The device commands' way into the core: the daemon started in this process and one in-memory
- * JSON-RPC connection to it, so a one-shot `tap` is negotiated, leased and recorded exactly like a
- * request of any other client.
+ * The device commands' way to the devices: the daemon of the data directory (started in the
+ * background when none runs), over its socket, so a one-shot `tap` is negotiated, leased and
+ * recorded exactly like any client's request, and the device's state lives on between commands.
  */
 import { homedir } from "node:os";
-import { DatabaseLockedError } from "../../core/sessions/db.ts";
 import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
-import { LocalRpc } from "../../transports/local-rpc.ts";
+import { CONCURRENT_METHODS } from "../../protocol/methods.ts";
 import { ConfigError, loadConfig } from "../config.ts";
-import { DataDirError, resolveDataPaths } from "../data-dir.ts";
-import { createLogger } from "../log.ts";
-import { type Daemon, StartupError, createDaemon } from "../server.ts";
-import { VERSION } from "../version.ts";
-import { CliError, RpcCallError, type RpcErrorData, withSpinner } from "./output.ts";
+import { resolveDataPaths } from "../data-dir.ts";
+import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
+import { CliError, RpcCallError, err, withSpinner } from "./output.ts";
+import { RpcAnswerError } from "./rpc-socket.ts";
 
 type Env = Record<string, string | undefined>;
 
-const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1"];
+/** How long a device call may take unless --timeout says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+const CONCURRENT = new Set<string>(CONCURRENT_METHODS);
 
-export interface CoreClient {
-  readonly daemon: Daemon;
-  call<T = unknown>(method: string, params?: object): Promise<T>;
-  /** Closes the connection (ending a Session left open, as a dropped client's would be) and stops the daemon. */
-  close(): Promise<void>;
+/** What a command asked for: a deadline for device calls, and the signal Ctrl-C fires. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
 }
 
-/** Starts the in-process daemon on the configured data directory and says hello. */
-export async function openClient(env: Env = process.env): Promise<CoreClient> {
-  let config;
+export interface CoreClient {
+  readonly attached: Attached;
+  /** The command's deadline for one device call, and for waiting on a device another Session holds. */
+  readonly timeoutMs: number;
+  /** Fired by Ctrl-C. */
+  readonly interrupted: AbortSignal | undefined;
+  /**
+   * One call to the daemon. Device calls (the concurrent methods) carry the command's deadline
+   * as `timeoutMs`, and Ctrl-C cancels them in the daemon (request.cancel), so their work stops.
+   */
+  call<T = unknown>(method: string, params?: object): Promise<T>;
+  /** Stored Evidence by digest, read over the daemon's HTTP API and checked against the digest. */
+  evidence(sha256: string): Promise<Uint8Array>;
+  /** Closes the connection (the daemon ends a Session left open, as a dropped client's would be). */
+  close(): void;
+}
+
+export function dataDirOf(env: Env): string {
+  return resolveDataPaths(env, process.platform, homedir(), process.cwd()).dataDir;
+}
+
+/** Attaches to (or starts) the daemon of the configured data directory. */
+export async function openClient(env: Env = process.env, opts: CallOptions = {}): Promise<CoreClient> {
   try {
-    config = loadConfig(env);
+    loadConfig(env);
   } catch (e) {
     if (e instanceof ConfigError) throw new CliError(e.message, 2);
     throw e;
   }
-  // A one-shot command is not a service: only warnings reach stderr unless asked for more.
-  const log = await createLogger(env.DEVICERAIL_LOG_LEVEL ? config.logLevel : "warn");
-  let daemon: Daemon;
-  try {
-    daemon = await withSpinner("starting devicerail and looking for devices…", () => createDaemon(config, log, env));
-  } catch (e) {
-    if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message)) {
-      const { dataDir } = resolveDataPaths(env, process.platform, homedir(), process.cwd());
-      throw new CliError(
-        `a devicerail daemon is running on the data directory ${dataDir}; stop it, or run this command on another data directory with DEVICERAIL_DATA_DIR`,
-      );
-    }
-    if (e instanceof DatabaseLockedError || e instanceof DataDirError || e instanceof StartupError) throw new CliError(e.message);
-    throw e;
-  }
-  const rpc = new LocalRpc(daemon.dispatcher, daemon.services, { kind: "memory", framing: "jsonMessage" }, log);
+  const dataDir = dataDirOf(env);
+  const attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: true }));
+  const mismatch = versionMismatch(attached.hello);
+  if (mismatch) process.stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
+  const { conn } = attached;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const call = async <T>(method: string, params?: object): Promise<T> => {
-    const out = await rpc.call(method, params);
-    if (!out.ok) throw new RpcCallError(method, out.error.code, out.error.data as RpcErrorData, out.error.message);
-    return out.result as T;
+    const concurrent = CONCURRENT.has(method);
+    const { id, answer } = conn.request<T>(method, params, concurrent ? timeoutMs : undefined);
+    const onAbort = () => void conn.call("request.cancel", { requestId: id }).catch(() => {});
+    if (concurrent && opts.signal) {
+      if (opts.signal.aborted) onAbort();
+      else opts.signal.addEventListener("abort", onAbort, { once: true });
+    }
+    try {
+      return await withSpinner(`${method}…`, () => answer);
+    } catch (e) {
+      if (e instanceof RpcAnswerError) throw new RpcCallError(method, e.error.code, e.error.data, e.error.message);
+      throw e;
+    } finally {
+      opts.signal?.removeEventListener("abort", onAbort);
+    }
   };
-  const client: CoreClient = {
-    daemon,
-    call,
-    close: async () => {
-      await rpc.close();
-      await daemon.shutdown();
-    },
+  const evidence = async (sha256: string): Promise<Uint8Array> => {
+    const { endpoint } = attached;
+    const token = env.DEVICERAIL_TOKEN;
+    const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
+    const res =
+      "socket" in endpoint
+        ? await fetch(`http://localhost/evidence/${sha256}`, { unix: endpoint.socket, headers } as RequestInit)
+        : await fetch(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}/evidence/${sha256}`, { headers });
+    if (!res.ok) throw new CliError(`evidence ${sha256} could not be read from the daemon (HTTP ${res.status})`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
+    return bytes;
   };
-  try {
-    await call("system.hello", {
-      client: { name: "devicerail-cli", version: VERSION },
-      protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
-      features: { required: FEATURES, optional: [] },
-    });
-  } catch (e) {
-    await client.close();
-    throw e;
-  }
-  return client;
+  return { attached, timeoutMs, interrupted: opts.signal, call, evidence, close: () => conn.close() };
 }
 
-/** Opens a client, runs `work`, and always closes it again. */
-export async function withClient<T>(work: (c: CoreClient) => Promise<T>, env: Env = process.env): Promise<T> {
-  const client = await openClient(env);
-  try {
-    return await work(client);
-  } finally {
-    await client.close();
-  }
-}
-
-/** Selects `-d ID`, or leaves routing to the sole device (the daemon says when there are several). */
 /**
- * Routes the connection to `-d`: a device id, or for people who know their phone by `adb
+ * Opens a client, runs `work`, and always closes it again. The first Ctrl-C cancels the call in
+ * flight (its Session then ends as cancelled); a second one quits at once, and the daemon ends the
+ * Session when the connection drops.
+ */
+export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSignal) => Promise<T>, env: Env = process.env, opts: { timeoutMs?: number } = {}): Promise<T> {
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    if (interrupt.signal.aborted) process.exit(130);
+    process.stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
+    interrupt.abort();
+  };
+  process.on("SIGINT", onSigint);
+  let client: CoreClient | null = null;
+  try {
+    client = await openClient(env, { ...opts, signal: interrupt.signal });
+    const result = await work(client, interrupt.signal);
+    return result;
+  } catch (e) {
+    if (interrupt.signal.aborted && e instanceof RpcCallError && e.data.code === "request_cancelled") throw new CliError("cancelled", 130);
+    throw e;
+  } finally {
+    client?.close();
+    process.off("SIGINT", onSigint);
+  }
+}
+
+/**
+ * Routes the connection to a device: an id, or for people who know their phone by `adb
  * devices`, the part after the driver's prefix (`emulator-5554` for `android-adb:emulator-5554`)
  * when exactly one present device has it. Anything else is selected as given, so an unknown id
  * fails with the daemon's own device_not_found.
@@ -105,27 +137,50 @@ export async function route(c: CoreClient, deviceId: string | undefined): Promis
 }
 
 /**
- * Connects, starts a Session, runs `work` inside it and ends it: completed, or failed with the
- * error's text, so a failed one-shot command still leaves a complete, readable Session behind.
+ * Connects, starts a Session, runs `work` inside it and ends it: completed, cancelled when the
+ * user interrupted, or failed with the error's text, so a failed one-shot command still leaves a
+ * complete, readable Session behind.
  */
 export async function inSession<T>(c: CoreClient, work: (session: SessionInfo) => Promise<T>): Promise<T> {
-  await c.call("device.connect");
-  const session = await c.call<SessionInfo>("session.start");
+  const session = await withSpinner("waiting for the device (another Session holds it)…", () => startWhenFree(c));
   let result: T;
   try {
     result = await work(session);
   } catch (e) {
-    await c.call("session.end", { outcome: "failed", reason: (e as Error).message }).catch(() => {});
+    const cancelled = e instanceof RpcCallError && e.data.code === "request_cancelled";
+    const outcome = cancelled ? { outcome: "cancelled", reason: "interrupted by the user" } : { outcome: "failed", reason: (e as Error).message };
+    await c.call("session.end", outcome).catch(() => {});
     throw e;
   }
   await c.call("session.end", { outcome: "completed" });
   return result;
 }
 
+/** How often a command asks again for a device another Session holds. */
+const LEASE_RETRY_MS = 100;
+
+/**
+ * Connects and starts a Session; while another client's Session holds the device
+ * (device_in_use, retryable), asks again until the command's deadline, so parallel commands on
+ * one device take turns instead of failing.
+ */
+async function startWhenFree(c: CoreClient): Promise<SessionInfo> {
+  const deadline = Date.now() + c.timeoutMs;
+  for (;;) {
+    try {
+      await c.call("device.connect");
+      return await c.call<SessionInfo>("session.start");
+    } catch (e) {
+      if (!(e instanceof RpcCallError && e.data.code === "device_in_use") || Date.now() + LEASE_RETRY_MS > deadline) throw e;
+      if (c.interrupted?.aborted) throw new CliError("cancelled", 130);
+      await Bun.sleep(LEASE_RETRY_MS);
+    }
+  }
+}
+
 export const observe = (c: CoreClient) => c.call<Observation>("device.observe");
 
-export const execute = (c: CoreClient, name: string, args: unknown) =>
-  c.call<ActionResult>("device.execute", { id: crypto.randomUUID(), name, arguments: args });
+export const execute = (c: CoreClient, name: string, args: unknown) => c.call<ActionResult>("device.execute", { id: crypto.randomUUID(), name, arguments: args });
 
 export const capabilities = (c: CoreClient) => c.call<ActionDefinition[]>("device.capabilities");
 

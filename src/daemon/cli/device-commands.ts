@@ -1,9 +1,11 @@
 /** `devices`, `screenshot` and `ui`: what is attached, and what one of them shows. */
-import { writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
 import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
-import { type CoreClient, inSession, observe, route, withClient } from "./client.ts";
-import { CliError, out, printJson, table } from "./output.ts";
+import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
+import { CliError, err, out, printJson, printRows } from "./output.ts";
+import { refAt, saveListing } from "./refs.ts";
 
 export interface DeviceRow extends DeviceInfo {
   /** `connected`, an adb state such as `unauthorized`, or `available`. */
@@ -23,44 +25,54 @@ export function deviceRow(d: DeviceInfo, leasedBy: string | null): DeviceRow {
 const platformText = (p: DeviceInfo["platform"]) => (p.kind === "other" ? String((p as { value?: unknown }).value) : p.kind);
 
 export async function devicesCommand(opts: { json?: boolean }): Promise<number> {
-  const rows = await withClient(async (c) => {
+  const { listed, rows } = await withClient(async (c) => {
     const listed = await c.call<DevicesListResult>("devices.list");
-    // Leases live in the daemon that holds the data directory; in this process that is us.
-    return listed.devices.map((d) => deviceRow(d, c.daemon.core.devices.leaseOf(d.id)?.sessionId ?? null));
+    // A device is leased by the active Session that started on it.
+    const { sessions } = await c.call<{ sessions: { id: string; deviceId: string | null }[] }>("devicerail.sessions.list", { state: "active" });
+    return { listed, rows: listed.devices.map((d) => deviceRow(d, sessions.find((s) => s.deviceId === d.id)?.id ?? null)) };
   });
-  if (opts.json) printJson({ devices: rows });
+  // The devices.list result itself, as GET /devices and JSON-RPC give it; state and lease are table-only.
+  if (opts.json) printJson(listed);
   else if (rows.length === 0) process.stdout.write("no devices\n");
-  else
-    process.stdout.write(
-      table(
-        ["ID", "PLATFORM", "NAME", "OS", "STATE", "LEASED BY"],
-        rows.map((d) => [d.id, platformText(d.platform), d.name, d.osVersion ?? "-", d.state, d.leasedBy ?? "-"]),
-      ),
-    );
+  else printRows(["ID", "PLATFORM", "NAME", "OS", "STATE", "LEASED BY"], rows.map((d) => [d.id, platformText(d.platform), d.name, d.osVersion ?? "-", d.state, d.leasedBy ?? "-"]));
   return 0;
 }
 
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 
-/** Reads Evidence through the core's store, which verifies the bytes against their digest. */
-export async function evidenceBytes(c: CoreClient, sha256: string): Promise<Uint8Array> {
-  const bytes = await c.daemon.core.evidence.read(sha256);
-  if (!bytes) throw new CliError(`evidence ${sha256} is missing from the evidence store`);
-  return bytes;
+/**
+ * Where -o says to write, checked before any device work: a folder gets the default name inside
+ * it; a missing folder or one that cannot be written is a usage error, not a stack trace after
+ * the screenshot was taken.
+ */
+export function outputFile(output: string | undefined, defaultName: string): string {
+  if (output === undefined) return defaultName;
+  const path = resolve(output);
+  const isDir = existsSync(path) && statSync(path).isDirectory();
+  const file = isDir ? join(path, defaultName) : path;
+  const dir = dirname(file);
+  if (!existsSync(dir)) throw new CliError(`cannot write ${output}: the folder ${dir} does not exist`, 2);
+  if (!statSync(dir).isDirectory()) throw new CliError(`cannot write ${output}: ${dir} is not a folder`, 2);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new CliError(`cannot write ${output}: the folder ${dir} is not writable`, 2);
+  }
+  return isDir ? file : output;
 }
 
-export async function screenshotCommand(opts: { device?: string; output?: string; json?: boolean }): Promise<number> {
-  const file = opts.output ?? `screenshot-${stamp(new Date())}.png`;
+export async function screenshotCommand(opts: { device?: string; output?: string; json?: boolean; timeout?: number }): Promise<number> {
+  const file = outputFile(opts.output, `screenshot-${stamp(new Date())}.png`);
   const observation = await withClient(async (c) => {
     await route(c, opts.device);
     return inSession(c, async () => {
       const o = await observe(c);
       if (!o.screenshot?.sha256)
         throw new CliError(`device ${o.deviceId} gave no screenshot (${o.screenshotOmission ?? "none"}); is DEVICERAIL_SCREENSHOT_POLICY=omit set?`);
-      writeFileSync(file, await evidenceBytes(c, o.screenshot.sha256));
+      writeFileSync(file, await c.evidence(o.screenshot.sha256));
       return o;
     });
-  });
+  }, process.env, { timeoutMs: opts.timeout });
   if (opts.json) printJson({ file, observation });
   else {
     const { width, height } = observation.viewport;
@@ -69,39 +81,86 @@ export async function screenshotCommand(opts: { device?: string; output?: string
   return 0;
 }
 
-export async function uiCommand(opts: { device?: string; json?: boolean }): Promise<number> {
-  const snapshot = await withClient(async (c) => {
+/**
+ * `ui`: the tree with a ref per node. The listing is saved for `--ref` before it is printed, so
+ * every ref a person can see is one a later command understands.
+ */
+export async function uiCommand(opts: { device?: string; json?: boolean; timeout?: number }): Promise<number> {
+  const { observation, snapshot } = await withClient(async (c) => {
     await route(c, opts.device);
     return inSession(c, async () => {
       const o = await observe(c);
       if (!o.uiSnapshot) throw new CliError(`device ${o.deviceId} gave no UI tree (${o.uiSnapshotOmission ?? "no claim"})`);
-      return c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id });
+      return { observation: o, snapshot: await c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id }) };
     });
-  });
+  }, process.env, { timeoutMs: opts.timeout });
+  const listing = { deviceId: observation.deviceId, observationId: observation.id, context: snapshot.context, nodes: snapshot.nodes.map((n) => n.stableNodeId), savedAtMs: Date.now() };
+  let saved = true;
+  try {
+    saveListing(dataDirOf(process.env), listing);
+  } catch (e) {
+    // The tree is still worth printing; only --ref will not know these refs.
+    saved = false;
+    process.stderr.write(`${err().yellow("devicerail:")} could not save the refs for --ref: ${(e as Error).message}\n`);
+  }
   if (opts.json) printJson(snapshot);
-  else process.stdout.write(formatTree(snapshot.nodes));
+  else process.stdout.write(formatTree(snapshot.nodes, out(), { refs: saved, states: uiStatesOf(observation.metadata) }));
   return 0;
 }
 
 const round = (n: number) => String(Math.round(n));
 
-/** One line per node in preorder, two spaces per level: `role "text" #identifier [x,y,w,h]`. */
-export function formatTree(nodes: UiNode[], st = out()): string {
+/** Node states by stableNodeId, as the ui command prints them. */
+export type UiStates = Record<string, readonly string[]>;
+
+/** The states a driver may report in `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing). */
+const REPORTED_STATES = ["checked", "focused", "password", "selected"];
+
+/**
+ * `metadata.uiStates` of an Observation. Metadata is free-form JSON, so anything of another shape
+ * or an unknown state is left out rather than printed.
+ */
+export function uiStatesOf(metadata: Record<string, unknown> | undefined): UiStates {
+  const raw = metadata?.uiStates;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+  const states: Record<string, string[]> = {};
+  for (const [id, list] of Object.entries(raw)) {
+    const known = Array.isArray(list) ? REPORTED_STATES.filter((s) => list.includes(s)) : [];
+    if (known.length) states[id] = known;
+  }
+  return states;
+}
+
+/** One node without its depth: `role "text" #identifier [x,y,w,h] [disabled] [focused]`. */
+export function nodeLine(n: UiNode, states: readonly string[] = [], st = out()): string {
+  // The text a person reads, else the accessible name.
+  const label = n.text || n.name;
+  const b = n.bounds;
+  const flags = [...(n.enabled === false ? ["disabled"] : []), ...states];
+  return [
+    st.bold(n.role),
+    label ? JSON.stringify(label) : "",
+    n.identifier ? st.cyan(`#${n.identifier}`) : "",
+    b ? st.dim(`[${[b.x, b.y, b.width, b.height].map(round).join(",")}]`) : "",
+    ...flags.map((f) => st.yellow(`[${f}]`)),
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+/**
+ * One line per node in preorder, two spaces per level: `role "text" #identifier [x,y,w,h]` and
+ * the node's states; with `refs`, each line starts with the node's ref (`@e1` … in preorder) in a
+ * column of its own, so the tree's indentation stays readable.
+ */
+export function formatTree(nodes: UiNode[], st = out(), opts: { refs?: boolean; states?: UiStates } = {}): string {
   const depth = new Map<string, number>();
-  const lines = nodes.map((n) => {
+  const width = opts.refs ? refAt(nodes.length - 1).length : 0;
+  const lines = nodes.map((n, i) => {
     const d = n.parentStableNodeId === null ? 0 : (depth.get(n.parentStableNodeId) ?? -1) + 1;
     depth.set(n.stableNodeId, d);
-    // The text a person reads, else the accessible name.
-    const label = n.text || n.name;
-    const b = n.bounds;
-    return [
-      "  ".repeat(d) + st.bold(n.role),
-      label ? JSON.stringify(label) : "",
-      n.identifier ? st.cyan(`#${n.identifier}`) : "",
-      b ? st.dim(`[${[b.x, b.y, b.width, b.height].map(round).join(",")}]`) : "",
-    ]
-      .filter(Boolean)
-      .join(" ");
+    const ref = opts.refs ? `${st.dim(refAt(i).padEnd(width))} ` : "";
+    return `${ref}${"  ".repeat(d)}${nodeLine(n, opts.states?.[n.stableNodeId], st)}`;
   });
   return `${lines.join("\n")}\n`;
 }

@@ -10,6 +10,7 @@ import { DatabaseLockedError, openDatabase } from "../../core/sessions/db.ts";
 import { ListenAddressError, checkListenAddress, isLoopbackAddress } from "../../transports/tcp.ts";
 import type { Config } from "../config.ts";
 import { DataDirError, ensurePrivateDir, resolveDataPaths } from "../data-dir.ts";
+import { isAlive, readRecord } from "./daemon-control.ts";
 import { formatAddress } from "./serve.ts";
 import { hostRequest, listeningAddresses, parseDevices } from "./adb-host.ts";
 import { stateProblem } from "../../../drivers/android/index.ts";
@@ -124,8 +125,17 @@ export function dataDirCheck(env: Env): Check {
   try {
     openDatabase(paths.databasePath).raw.close();
   } catch (e) {
-    if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message))
-      return check(name, "warn", `${paths.dataDir}: in use by a running devicerail daemon`, `one-shot commands need it free: stop that daemon, ${other}`);
+    if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message)) {
+      const record = readRecord(paths.dataDir);
+      if (record && isAlive(record.pid))
+        return check(name, "ok", `${paths.dataDir}: served by the devicerail daemon (pid ${record.pid}${record.version ? `, version ${record.version}` : ""})`);
+      return check(
+        name,
+        "warn",
+        `${paths.dataDir}: in use by a devicerail daemon that commands cannot reach (serve on stdio?)`,
+        `commands attach to a daemon that serves a socket: stop that one (devicerail daemon start starts one), ${other}`,
+      );
+    }
     if (e instanceof DatabaseLockedError) return check(name, "fail", e.message, `move the database away, ${other}`);
     throw e;
   }

@@ -1,10 +1,11 @@
 /** Terminal output for people and machines: colour, tables, JSON, a spinner, and the CLI's errors. */
+import { describeError } from "./error-text.ts";
 
-/** A failure the user can act on; `exitCode` 1 = runtime failure, 2 = usage or configuration error. */
+/** A failure the user can act on; `exitCode` 1 = runtime failure, 2 = usage or configuration error, 130 = interrupted (Ctrl-C). */
 export class CliError extends Error {
   constructor(
     message: string,
-    readonly exitCode: 1 | 2 = 1,
+    readonly exitCode: 1 | 2 | 130 = 1,
   ) {
     super(message);
   }
@@ -17,7 +18,7 @@ export interface RpcErrorData {
   details: unknown;
 }
 
-/** A JSON-RPC error answered by the in-process daemon (the same one any client would get). */
+/** A JSON-RPC error the daemon answered (the same one any client would get). */
 export class RpcCallError extends Error {
   constructor(
     readonly method: string,
@@ -70,33 +71,42 @@ export function table(headers: string[], rows: string[][], st: Style = out()): s
   return `${[st.bold(line(headers)), ...rows.map(line)].join("\n")}\n`;
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/**
+ * Rows for a person at a terminal as an aligned table; on a pipe, tab-separated values without a
+ * header or colour, one row a line, for `cut` and `awk` (--json is there for everything else).
+ */
+export function printRows(headers: string[], rows: string[][]): void {
+  if (process.stdout.isTTY) process.stdout.write(table(headers, rows));
+  else process.stdout.write(rows.map((r) => `${r.join("\t")}\n`).join(""));
 }
 
-/** A hint for the error codes a person can fix from the command line. */
-function hint(e: RpcCallError): string {
-  const details = (e.data.details ?? {}) as Record<string, unknown>;
-  if (e.data.code === "device_selection_required" && Array.isArray(details.availableDeviceIds))
-    return `\nseveral devices are present (${details.availableDeviceIds.join(", ")}): choose one with -d ID`;
-  if (e.data.code === "device_not_found") return "\nlist the devices with `devicerail devices`";
-  return "";
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Prints the failure (stderr for people; with --json also `{"error":…}` on stdout) and returns the exit code. */
 export function reportFailure(e: unknown, json: boolean): number {
   const st = err();
   if (e instanceof RpcCallError) {
-    process.stderr.write(`${st.red("devicerail:")} ${e.message}${hint(e)}\n`);
+    // The first line says which call failed; the rest says what to fix (error-text.ts).
+    const [first, ...rest] = describeError({ code: e.code, message: e.rpcMessage, data: e.data });
+    if (e.data.code === "device_not_found") rest.push("  list the devices with `devicerail devices`");
+    process.stderr.write(`${st.red("devicerail:")} ${e.method} failed (JSON-RPC ${e.code}): ${first}\n${rest.map((l) => `${l}\n`).join("")}`);
     if (json) printJson({ error: { code: e.code, message: e.rpcMessage, data: e.data } });
     return 1;
   }
   if (e instanceof CliError) {
     process.stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
-    if (json) printJson({ error: { message: e.message } });
+    if (json) printJson({ error: { code: e.exitCode === 2 ? "usage" : e.exitCode === 130 ? "interrupted" : "failure", message: e.message } });
     return e.exitCode;
   }
-  throw e;
+  // A bug or an environment this code did not expect: one readable line, the stack only on request.
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
+  if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  else process.stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");
+  if (json) printJson({ error: { code: "unexpected", message } });
+  return 1;
 }
 
 let spinning = false;
@@ -117,7 +127,8 @@ export async function withSpinner<T>(
   spinning = true;
   let frame = 0;
   let ticker: ReturnType<typeof setInterval> | undefined;
-  const draw = () => stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label}`);
+  const started = performance.now();
+  const draw = () => stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label} ${((performance.now() - started) / 1000).toFixed(1)} s\x1b[K`);
   const delay = setTimeout(() => {
     draw();
     ticker = setInterval(draw, 80);

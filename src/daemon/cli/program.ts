@@ -1,12 +1,17 @@
 /** `devicerail <command>`: the commands, their options and the exit codes, on commander. */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { environmentHelp } from "../environment.ts";
 import { VERSION } from "../version.ts";
-import { type ActionRequest, actionCommand, keyRequest, launchRequest, openUrlRequest, swipeRequest, tapRequest, typeRequest } from "./actions.ts";
+import { type ActionRequest, actionCommand, keyRequest, launchRequest, openUrlRequest, swipeRequest } from "./actions.ts";
 import { devicesCommand, screenshotCommand, uiCommand } from "./device-commands.ts";
+import { DEFAULT_TIMEOUT_MS } from "./client.ts";
+import { daemonCommand } from "./daemon-command.ts";
 import { doctorCommand } from "./doctor.ts";
-import { reportFailure } from "./output.ts";
+import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
+import { printJson, reportFailure } from "./output.ts";
 import { SERVE_HELP, serve } from "./serve.ts";
-import { exportCommand, sessionsCommand } from "./sessions.ts";
+import { followCommand } from "./follow.ts";
+import { age, exportCommand, pruneCommand, sessionsCommand } from "./sessions.ts";
 
 export const HELP = `devicerail ${VERSION} — drive phones over DeviceRail protocol 1.5 (JSON-RPC 2.0)
 
@@ -16,40 +21,42 @@ Usage:
   devicerail serve --listen HOST:PORT | --socket PATH
                                serve loopback TCP or Unix socket clients: NDJSON, the HTTP API and
                                JSON-RPC over WebSocket on one port (IPv6 as [::1]:PORT, port 0 = any)
+  devicerail daemon start|stop|status
+                               the background daemon every command below talks to
   devicerail devices           list the devices (id, platform, name, OS, state, lease)
-  devicerail screenshot [-d ID] [-o FILE]
+  devicerail screenshot [-o FILE]
                                save a PNG screenshot (default ./screenshot-<time>.png)
-  devicerail ui [-d ID]        print the UI tree, indented, with bounds
+  devicerail ui                print the UI tree, indented, with bounds, states and refs
   devicerail tap X Y | swipe X1 Y1 X2 Y2 [--duration MS] | type TEXT | key NAME
   devicerail launch PACKAGE | open-url URL
                                one action, recorded as a Session like any client's
-  devicerail sessions          list the recorded Sessions
+  devicerail tap ELEMENT | type TEXT --into ELEMENT | find ELEMENT
+  devicerail wait-for ELEMENT [--gone]
+                               act on an element: ELEMENT is --text TEXT [--contains|--regex]
+                               [--ignore-case], --id ID, --role ROLE, --name NAME (combinable),
+                               or --ref @eN from the last ui listing; wait-for waits --timeout
+                               (default 10s) and exits 1 when nothing matched
+  devicerail sessions [--follow [SESSION]] | sessions prune --older-than AGE | --keep N
+                               list the recorded Sessions, follow one live, delete old ones
   devicerail export SESSION [-o DIR]
                                write a Session's events and evidence into a folder
-  devicerail doctor [--smoke [-d ID] [-n N]]
+  devicerail doctor [--smoke [-n N]]
                                check adb, devices, tools, data directory, listen port
   devicerail --version         print the version
   devicerail --help            print this help (devicerail COMMAND --help for a command)
 
-Every command but serve takes --json for machine-readable output on stdout.
-Device commands start the daemon in this process on the data directory, so they fail while
-another daemon uses it (set DEVICERAIL_DATA_DIR for a separate one).
+Device commands take -d ID (before or after the command; default $ANDROID_SERIAL, else the only
+device present) and --timeout DURATION (default 30s). Every command but serve takes --json for
+machine-readable output on stdout; tables appear only on a terminal (tab-separated rows on a pipe).
+Commands talk to the daemon of the data directory and start it in the background when none runs
+(like adb); its state (the app on a device, its Sessions) lives on between commands.
 
 Environment:
-  DEVICERAIL_SCREENSHOT_POLICY  capture (default) | omit
-  DEVICERAIL_LOG_LEVEL          trace | debug | info (default; warn for device commands) | warn | error | silent
-  DEVICERAIL_RPC_LISTEN         HOST:PORT of a loopback TCP listener instead of stdio (--listen wins)
-  DEVICERAIL_RPC_SOCKET         path of a Unix socket listener (--socket wins)
-  DEVICERAIL_TOKEN              token every socket connection must present (--token wins)
-  DEVICERAIL_ALLOWED_ORIGINS    comma-separated browser Origins the HTTP API accepts (default none)
-  DEVICERAIL_DATA_DIR           where Sessions and evidence are kept
-  DEVICERAIL_ANDROID            auto (default) | off | required;  DEVICERAIL_ADB_PATH  adb to run
-  ANDROID_ADB_SERVER_PORT       the adb server's port (default 5037)
-  NO_COLOR                      no colour even on a terminal
+${environmentHelp()}
 
 Logs are written to stderr; stdout carries protocol frames (serve) or the command's output only.
-Exit codes: 0 ok, 1 runtime failure (device or action error, busy data directory; doctor: a check
-failed), 2 usage or configuration error.
+Exit codes: 0 ok, 1 runtime failure (device or action error; doctor: a check failed), 2 usage or
+configuration error, 3 daemon status: not running, 130 interrupted (Ctrl-C).
 `;
 
 const EXIT_CODES = `
@@ -64,7 +71,15 @@ function integer(min: number, max = 2 ** 32 - 1) {
 }
 const coord = integer(0);
 
-type DeviceOpts = { device?: string; json?: boolean };
+/** `30s`, `500ms`, `2m`, or a number of seconds; what --timeout takes. */
+export function duration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  const ms = m ? Number(m[1]) * (m[2] === "ms" ? 1 : m[2] === "m" ? 60_000 : 1_000) : Number.NaN;
+  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000) throw new InvalidArgumentError("expected a duration such as 30s, 500ms or 2m (at most 24 h)");
+  return Math.round(ms);
+}
+
+type DeviceOpts = { device?: string; json?: boolean; timeout?: number };
 
 export async function runCli(argv: string[]): Promise<number> {
   // A harness that spawns a DeviceRail daemon executable with no arguments speaks NDJSON on its
@@ -92,11 +107,23 @@ export async function runCli(argv: string[]): Promise<number> {
     .helpOption("-h, --help", "print this help");
   program.helpInformation = () => HELP;
 
+  // -d may come before the command as adb users write it (`devicerail -d emulator-5554 tap 1 2`), or after it.
+  program.option("-d, --device <id>", "the device to use (default: $ANDROID_SERIAL, else the only one present)");
   const cmd = (name: string, summary: string, opts: { device?: boolean } = {}) => {
     const c = program.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
-    if (opts.device) c.option("-d, --device <id>", "the device to use (default: the only one present)");
+    if (opts.device)
+      c.option("-d, --device <id>", "the device to use (default: $ANDROID_SERIAL, else the only one present)").option(
+        "--timeout <duration>",
+        `how long one device call may take, e.g. 10s, 500ms, 2m (default ${DEFAULT_TIMEOUT_MS / 1000}s)`,
+        duration,
+      );
     c.hook("preAction", (self) => {
       json = self.opts().json === true;
+      if (opts.device) {
+        const o = self.opts<DeviceOpts>();
+        const device = o.device ?? program.opts<DeviceOpts>().device ?? (process.env.ANDROID_SERIAL || undefined);
+        self.setOptionValue("device", device);
+      }
     });
     return c;
   };
@@ -115,7 +142,7 @@ export async function runCli(argv: string[]): Promise<number> {
   const shot = cmd("screenshot", "save a screenshot of a device as PNG", { device: true })
     .option("-o, --output <file>", "where to write the PNG (default ./screenshot-<yyyymmdd-hhmmss>.png)")
     .action(run(() => screenshotCommand(shot.opts())));
-  const ui = cmd("ui", "print a device's UI tree: role \"text\" #identifier [x,y,width,height], indented by depth", { device: true }).action(
+  const ui = cmd("ui", "print a device's UI tree: @ref role \"text\" #identifier [x,y,width,height] [states], indented by depth; saves the refs for --ref", { device: true }).action(
     run(() => uiCommand(ui.opts())),
   );
 
@@ -127,21 +154,64 @@ export async function runCli(argv: string[]): Promise<number> {
     c.action((...a: unknown[]) => run(() => actionCommand(build(c, ...(a.slice(0, args.length) as A)), c.opts<DeviceOpts>()))());
     return c;
   };
-  act<[number, number]>("tap", "tap one point (screenshot pixels)", [["<x>", "x in screenshot pixels", coord], ["<y>", "y in screenshot pixels", coord]], (_c, x, y) => tapRequest(x, y));
+  // tap and type also act on elements (element-commands.ts): their coordinates and text stay positional.
+  const tap = addSelectorOptions(cmd("tap", "tap one point (screenshot pixels), or one element (tapElement)", { device: true }), { ref: true })
+    .argument("[x]", "x in screenshot pixels", coord)
+    .argument("[y]", "y in screenshot pixels", coord)
+    .action((x?: number, y?: number) => run(() => tapCommand(x, y, tap.opts()))());
   act<[number, number, number, number]>(
     "swipe",
     "swipe from one point to another",
     [["<x1>", "start x", coord], ["<y1>", "start y", coord], ["<x2>", "end x", coord], ["<y2>", "end y", coord]],
     (c, x1, y1, x2, y2) => swipeRequest(x1, y1, x2, y2, c.opts<{ duration: number }>().duration),
   ).option("--duration <ms>", "how long the swipe takes", integer(1, 60_000), 300);
-  act<[string]>("type", "type text into the focused field", [["<text>", "the text"]], (_c, text) => typeRequest(text));
+  const type = addSelectorOptions(cmd("type", "type text into the focused field, or --into an element (tapElement, then inputText)", { device: true }), { ref: true })
+    .argument("<text>", "the text")
+    .option("--into", "first tap the element the selector options name")
+    .action((text: string) => run(() => typeCommand(text, type.opts()))());
   act<[string]>("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [["<name>", "the key"]], (_c, key) =>
     keyRequest(key),
   );
   act<[string]>("launch", "launch an app by its package name", [["<package>", "e.g. com.android.settings"]], (_c, p) => launchRequest(p));
   act<[string]>("open-url", "open a URL or deep link", [["<url>", "e.g. https://example.com"]], (_c, u) => openUrlRequest(u));
+  const waitFor = addSelectorOptions(cmd("wait-for", "wait until an element is there, or --gone (waitForElement); exit 1 when it is not", { device: true }), { ref: false })
+    .option("--gone", "wait until no element matches")
+    .addHelpText("after", "--timeout is how long to wait (default: the daemon's 10 s).")
+    .action(run(() => waitForCommand(waitFor.opts())));
+  const find = addSelectorOptions(cmd("find", "print the one element the selector names (findElement)", { device: true }), { ref: false }).action(
+    run(() => findCommand(find.opts())),
+  );
 
-  cmd("sessions", "list the recorded Sessions: id, state, started, events").action(run(() => sessionsCommand({ json })));
+  const sessions = cmd("sessions", "list the recorded Sessions, newest first: device, start, duration, actions, errors, outcome or verdict")
+    .option("-f, --follow [session]", "print a Session's events as they happen (default: the newest active one, or the next to start)")
+    .action(run(() => {
+      const follow = sessions.opts<{ follow?: string | boolean }>().follow;
+      return follow === undefined ? sessionsCommand({ json }) : followCommand(typeof follow === "string" ? follow : undefined, { json });
+    }));
+  const prune = sessions
+    .command("prune")
+    .description("delete ended Sessions and the evidence only they reference")
+    .option("--older-than <age>", "those that ended longer ago than this: 7d, 12h, 30m", age)
+    .option("--keep <n>", "all but the newest N", integer(0, 1_000_000))
+    .option("--dry-run", "only say how many would be deleted")
+    .option("--json", "machine-readable output on stdout")
+    // --json may land on `sessions` (commander reads a parent's options anywhere), whose hook runs first.
+    .hook("preAction", (self) => {
+      json ||= self.opts().json === true;
+    })
+    .action(run(() => pruneCommand({ ...prune.opts(), json })));
+  const daemon = program.command("daemon").description("the background daemon of the data directory: start, stop, status");
+  for (const [action, summary] of [
+    ["start", "start the daemon unless it runs, and print its status"],
+    ["stop", "stop the daemon (its open Sessions end as shutdown)"],
+    ["status", "pid, version, uptime, listeners, devices and open Sessions (exit 3 when it is not running)"],
+  ] as const) {
+    const sub = daemon.command(action).description(summary).option("--json", "machine-readable output on stdout");
+    sub.hook("preAction", (self) => {
+      json = self.opts().json === true;
+    });
+    sub.action(run(() => daemonCommand(action, { json })));
+  }
   const exp = cmd("export", "write a Session as a self-contained folder: events.ndjson, evidence/<sha256>.<png|json>, manifest.json")
     .argument("<session>", "the Session id (see devicerail sessions)")
     .option("-o, --output <dir>", "the folder to create (default ./devicerail-session-<id>)")
@@ -156,6 +226,8 @@ export async function runCli(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
+    // Scripts that asked for --json get the usage error as JSON too (the text still goes to stderr).
+    if (e.exitCode !== 0 && argv.includes("--json")) printJson({ error: { code: "usage", message: e.message.replace(/^error: /, "") } });
     // --help and --version exit 0; every parse error, and a missing command, is a usage error.
     return e.exitCode === 0 ? 0 : 2;
   }

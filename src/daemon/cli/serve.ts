@@ -136,7 +136,11 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     await stopAll();
     return 1;
   }
-  const portFile = tcp && want.listen?.port === 0 ? writePortFile(daemon.paths.dataDir, (want.listen as ListenAddress).host, tcp.port) : null;
+  // How the CLI and other local tools find this daemon (see cli/daemon-control.ts).
+  const portFile = writePortFile(daemon.paths.dataDir, {
+    ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}),
+    ...(unix ? { socket: unix.path } : {}),
+  });
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
@@ -149,16 +153,17 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   log.info({ signal }, "shutting down");
   // Drivers and stores close only after every connection has been closed.
   await stopAll();
-  if (portFile) removePortFile(portFile);
+  removePortFile(portFile);
   log.info({}, "devicerail stopped");
   return 0;
 }
 
 /**
- * `<dataDir>/listen.json` = {pid, host, port, startedAtMs}, so local tools find a port the OS
- * chose. Written 0600 to a temporary name and renamed: a reader sees no file or a whole one.
+ * `<dataDir>/listen.json` = {pid, version, startedAtMs, host?, port?, socket?}: where this daemon
+ * listens (the port the OS chose included), so the CLI attaches to it. Written 0600 to a
+ * temporary name and renamed: a reader sees no file or a whole one.
  */
-function writePortFile(dataDir: string, host: string, port: number): string {
+function writePortFile(dataDir: string, where: { host?: string; port?: number; socket?: string }): string {
   const path = join(dataDir, "listen.json");
   const temp = join(dataDir, `.listen.json.${process.pid}.tmp`);
   try {
@@ -167,7 +172,7 @@ function writePortFile(dataDir: string, host: string, port: number): string {
   // "wx": a new file, so the 0600 mode is the one it is created with.
   const fd = openSync(temp, "wx", 0o600);
   try {
-    writeSync(fd, `${JSON.stringify({ pid: process.pid, host, port, startedAtMs: Date.now() })}\n`);
+    writeSync(fd, `${JSON.stringify({ pid: process.pid, version: VERSION, startedAtMs: Date.now(), ...where })}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -4,21 +4,52 @@ import { join, resolve } from "node:path";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
-import { evidenceBytes } from "./device-commands.ts";
-import { CliError, RpcCallError, isoSeconds, printJson, table } from "./output.ts";
+import { InvalidArgumentError } from "commander";
+import type { SessionSummary } from "../../protocol/types/extensions.ts";
+import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./output.ts";
+
+export type SessionRow = SessionSummary;
+
+const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 3_600_000).toFixed(1)} h`);
+
+/** How a Session went, in a word: its verdict when one was recorded, else its outcome (or that it still runs). */
+const result = (s: SessionRow) => (s.verdict ? `${s.verdict.status}: ${s.verdict.summary}` : (s.outcome ?? "active"));
 
 export async function sessionsCommand(opts: { json?: boolean }): Promise<number> {
-  const sessions = await withClient((c) => c.call<SessionInfo[]>("sessions.list"));
-  if (opts.json) printJson(sessions);
+  const { sessions } = await withClient((c) => c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list"));
+  if (opts.json) printJson({ sessions });
   else if (sessions.length === 0) process.stdout.write("no sessions\n");
   else
-    process.stdout.write(
-      table(
-        ["ID", "STATE", "STARTED", "EVENTS"],
-        // Oldest first: ids are random, start times tell the story.
-        [...sessions].sort((a, b) => a.startedAtMs - b.startedAtMs).map((s) => [s.id, s.state, isoSeconds(s.startedAtMs), String(s.eventCount)]),
-      ),
+    printRows(
+      ["ID", "DEVICE", "STARTED", "DURATION", "ACTIONS", "ERRORS", "RESULT"],
+      // Newest first, as the daemon lists them (and as --json has them).
+      sessions.map((s) => [s.id, s.deviceId ?? "-", isoSeconds(s.startedAtMs), seconds(s.durationMs), String(s.actions), String(s.errors), result(s)]),
     );
+  return 0;
+}
+
+/** `2d`, `12h`, `30m`, `7d`: how far back --older-than reaches. */
+export function age(text: string): number {
+  const m = /^(\d+)(d|h|m)$/.exec(text.trim());
+  if (!m) throw new InvalidArgumentError("expected an age such as 7d, 12h or 30m");
+  return Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[m[2] as "d" | "h" | "m"];
+}
+
+/**
+ * Deletes ended Sessions (events.clear): those that ended more than `olderThanMs` ago, or all but
+ * the newest `keep`. Active Sessions are never touched.
+ */
+export async function pruneCommand(opts: { olderThan?: number; keep?: number; dryRun?: boolean; json?: boolean }): Promise<number> {
+  if ((opts.olderThan === undefined) === (opts.keep === undefined)) throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", 2);
+  const deleted = await withClient(async (c) => {
+    const { sessions } = await c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list", { state: "ended" });
+    const cutoff = opts.olderThan === undefined ? null : Date.now() - opts.olderThan;
+    const doomed = cutoff === null ? sessions.slice(opts.keep) : sessions.filter((s) => (s.endedAtMs ?? s.startedAtMs) < cutoff);
+    if (!opts.dryRun) for (const s of doomed) await c.call("events.clear", { sessionId: s.id });
+    return doomed;
+  });
+  if (opts.json) printJson({ deleted: deleted.map((s) => s.id), dryRun: opts.dryRun === true });
+  else process.stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
   return 0;
 }
 
@@ -89,7 +120,7 @@ export async function exportCommand(sessionId: string, opts: { output?: string; 
     const evidence: EvidenceEntry[] = [];
     for (const [sha256, mediaType] of referencedEvidence(events)) {
       const file = `evidence/${sha256}.${extension(mediaType)}`;
-      const bytes = await evidenceBytes(c, sha256);
+      const bytes = await c.evidence(sha256);
       writeFileSync(join(dir, file), bytes);
       evidence.push({ sha256, mediaType, file, byteLength: bytes.length });
     }

@@ -5,18 +5,11 @@ import { DaemonProcess, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } fro
 import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
-const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "sessions", "export", "doctor"];
-const MOCK_ACTIONS = "tap, inputText, scroll, back";
+const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "export", "doctor"];
+/** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them). */
+const MOCK_ACTIONS = "tap, inputText, scroll, back, findElement, tapElement, clearElement, waitForElement";
 
-const mockDevice = {
-  id: "mock-1",
-  name: "DeviceRail Mock Device",
-  platform: { kind: "mock" },
-  osVersion: "0.1",
-  connected: false,
-  state: "available",
-  leasedBy: null,
-};
+const mockDevice = { id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: false };
 const assetRef = (sha: string, mediaType: string) => ({ id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
 
 describe("devicerail --help and usage errors", () => {
@@ -30,7 +23,7 @@ describe("devicerail --help and usage errors", () => {
     const root = await cli(["--help"]);
     expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
       0,
-      ["serve", "serve", "devices", "screenshot", "ui", "tap", "launch", "sessions", "export", "doctor", "--version", "--help"],
+      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "export", "doctor", "--version", "--help"],
     ]);
   });
 
@@ -44,7 +37,7 @@ describe("devicerail --help and usage errors", () => {
       [["doctor", "--smoke", "-n", "x"], "devicerail: option '-n, --cycles <n>' argument 'x' is invalid. expected an integer from 1 to 10000"],
       [["doctor", "-n", "3"], "devicerail: -d and -n belong to --smoke"],
       [["export"], "devicerail: missing required argument 'session'"],
-      [["devices", "extra"], "devicerail: too many arguments for 'devices'. Expected 0 arguments but got 1: extra."],
+      [["devices", "extra"], "devicerail: too many arguments for 'devices'. Expected 0 arguments but got 1."],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);
@@ -76,13 +69,24 @@ describe("devicerail --help and usage errors", () => {
 });
 
 describe("devicerail devices, screenshot and ui on the Mock", () => {
-  test("devices lists the Mock as JSON and as a table", async () => {
-    expect(await cliJson(["devices"])).toEqual({ devices: [mockDevice] });
+  test("devices --json is the devices.list result, as GET /devices gives it; on a pipe rows are tab-separated", async () => {
+    expect(await cliJson(["devices"])).toEqual({ devices: [mockDevice], selectedDeviceId: null });
     const r = await cli(["devices"]);
-    expect([r.code, r.stdout]).toEqual([
-      0,
-      "ID      PLATFORM  NAME                    OS   STATE      LEASED BY\nmock-1  mock      DeviceRail Mock Device  0.1  available  -\n",
-    ]);
+    expect([r.code, r.stdout]).toEqual([0, "mock-1\tmock\tDeviceRail Mock Device\t0.1\tavailable\t-\n"]);
+  });
+
+  test("devices shows the Session that holds a device", async () => {
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_MOCK_HANG: "execute" };
+    const held = Bun.spawn(daemonCommand(["tap", "1", "1"]), { env: daemonEnv(env), stdout: "ignore", stderr: "ignore" });
+    try {
+      let row = "";
+      const deadline = Date.now() + 10_000;
+      while (!/\t[0-9a-f-]{36}\n$/.test(row) && Date.now() < deadline) row = (await cli(["devices"], env)).stdout;
+      const { sessions } = await cliJson(["sessions"], env);
+      expect(row).toBe(`mock-1\tmock\tDeviceRail Mock Device\t0.1\tconnected\t${sessions[0].id}\n`);
+    } finally {
+      held.kill("SIGKILL");
+    }
   });
 
   test("screenshot writes the PNG whose digest is the observation's screenshot sha256", async () => {
@@ -110,11 +114,11 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
     expect([r.code, r.stdout]).toEqual([
       0,
       [
-        "Window [0,0,1280,720]",
-        '  Text "Sign in" #title [400,40,480,64]',
-        '  TextField "User name" #username [400,120,480,56]',
-        '  SecureTextField "Password" #password [400,192,480,56]',
-        '  Button "Sign in" #sign_in [400,264,480,56]',
+        "@e1 Window [0,0,1280,720]",
+        '@e2   Text "Sign in" #title [400,40,480,64]',
+        '@e3   TextField "User name" #username [400,120,480,56]',
+        '@e4   SecureTextField "Password" #password [400,192,480,56] [password]',
+        '@e5   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
         "",
       ].join("\n"),
     ]);
@@ -136,8 +140,9 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
   });
 
   test("colour only with FORCE_COLOR, and never with NO_COLOR", async () => {
-    expect((await cli(["devices"], { FORCE_COLOR: "1" })).stdout).toStartWith("\x1b[1mID ");
-    expect((await cli(["devices"], { FORCE_COLOR: "1", NO_COLOR: "1" })).stdout).not.toContain("\x1b[");
+    expect((await cli(["ui"])).stdout).not.toContain("\x1b[");
+    expect((await cli(["ui"], { FORCE_COLOR: "1" })).stdout).toContain("\x1b[1mWindow\x1b[22m");
+    expect((await cli(["ui"], { FORCE_COLOR: "1", NO_COLOR: "1" })).stdout).not.toContain("\x1b[");
   });
 });
 
@@ -149,12 +154,28 @@ describe("one-shot actions on the Mock", () => {
     expect(result).toEqual(
       expect.objectContaining({ callId: expect.any(String), output: { accepted: true, x: 640, y: 300 }, after: expect.objectContaining({ deviceId: "mock-1" }) }),
     );
-    const sessions = await cliJson(["sessions"], env);
-    expect(sessions).toEqual([{ id: expect.any(String), state: "ended", startedAtMs: expect.any(Number), endedAtMs: expect.any(Number), eventCount: 4, lastSequence: 4 }]);
+    const { sessions } = await cliJson(["sessions"], env);
+    const summary = {
+      id: expect.any(String),
+      state: "ended",
+      startedAtMs: expect.any(Number),
+      endedAtMs: expect.any(Number),
+      eventCount: 4,
+      lastSequence: 4,
+      deviceId: "mock-1",
+      durationMs: expect.any(Number),
+      actions: 1,
+      errors: 0,
+      outcome: "completed",
+      reason: null,
+      verdict: null,
+    };
+    expect(sessions).toEqual([summary]);
     const id = sessions[0].id;
     const table = await cli(["sessions"], env);
     const started = `${new Date(sessions[0].startedAtMs).toISOString().slice(0, 19)}Z`;
-    expect(table.stdout).toBe(`ID${" ".repeat(36)}STATE  STARTED               EVENTS\n${id}  ended  ${started}  4\n`);
+    expect(table.stdout).toMatch(new RegExp(`^${id}\\tmock-1\\t${started}\\t\\d+\\.\\d s\\t1\\t0\\tcompleted\\n$`));
+    const { eventCount, lastSequence, endedAtMs, startedAtMs, state } = sessions[0];
 
     const out = join(tempCwd(), "export");
     const manifest = await cliJson(["export", id, "-o", out], env);
@@ -176,7 +197,7 @@ describe("one-shot actions on the Mock", () => {
       dir: out,
       format: "devicerail-session-export",
       formatVersion: 1,
-      session: sessions[0],
+      session: { id, state, startedAtMs, endedAtMs, eventCount, lastSequence },
       events: "events.ndjson",
       evidence: expect.any(Array),
     });
@@ -186,7 +207,7 @@ describe("one-shot actions on the Mock", () => {
     const again = await cli(["export", id, "-o", out], env);
     expect([again.code, again.stderr]).toEqual([1, `devicerail: ${out} already exists and is not empty; choose another folder with -o DIR\n`]);
     const unknown = await cli(["export", "00000000-0000-4000-8000-000000000000", "-o", join(tempCwd(), "x")], env);
-    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session.export failed: JSON-RPC error -32006 session_not_found"]);
+    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session.export failed (JSON-RPC -32006): session_not_found"]);
   });
 
   test("type and key back run the Mock's actions; each prints what it did", async () => {
@@ -209,31 +230,31 @@ describe("one-shot actions on the Mock", () => {
       const r = await cli(args, env);
       expect([r.code, r.stdout, r.stderr]).toEqual([1, "", `devicerail: device mock-1 has no ${what}; its actions are: ${MOCK_ACTIONS}\n`]);
     }
-    expect(await cliJson(["sessions"], env)).toEqual([]);
+    expect(await cliJson(["sessions"], env)).toEqual({ sessions: [] });
   });
 
   test("a JSON-RPC error exits 1 with its code and message; --json also prints it on stdout", async () => {
     const r = await cli(["tap", "1", "1", "-d", "mock-9", "--json"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toStartWith("devicerail: device.select failed: JSON-RPC error -32011 device_not_found: ");
-    expect(r.stderr).toEndWith("\nlist the devices with `devicerail devices`\n");
+    expect(r.stderr).toStartWith("devicerail: device.select failed (JSON-RPC -32011): device_not_found: ");
+    expect(r.stderr).toEndWith("\n  list the devices with `devicerail devices`\n");
     expect(JSON.parse(r.stdout)).toEqual({ error: { code: -32011, message: expect.any(String), data: expect.objectContaining({ code: "device_not_found" }) } });
   });
 
   test("two Mock devices need -d, and the error names them", async () => {
     const r = await cli(["tap", "1", "1"], { DEVICERAIL_MOCK_DEVICES: "2" });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("-32011 device_selection_required");
-    expect(r.stderr).toEndWith("several devices are present (mock-1, mock-2): choose one with -d ID\n");
+    expect(r.stderr).toContain("(JSON-RPC -32011): device_selection_required");
+    expect(r.stderr).toEndWith("\n  available devices: mock-1, mock-2 (choose one with -d)\n");
     expect((await cliJson(["tap", "1", "1", "-d", "mock-2"], { DEVICERAIL_MOCK_DEVICES: "2" })).after.deviceId).toBe("mock-2");
   });
 
-  test("a data directory held by a running daemon fails the commands with exit 1 and says so", async () => {
+  test("a data directory held by a daemon serving stdio only fails the commands with exit 1 and says so", async () => {
     const dataDir = tempDataDir();
     await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
     await d.hello();
-    const message = `devicerail: a devicerail daemon is running on the data directory ${dataDir}; stop it, or run this command on another data directory with DEVICERAIL_DATA_DIR\n`;
-    for (const args of [["tap", "1", "1"], ["devices"], ["sessions"]]) {
+    const message = `devicerail: ${dataDir} is held by a devicerail daemon that commands cannot reach (one serving stdio only?); stop it, or set DEVICERAIL_DATA_DIR to another folder\n`;
+    for (const args of [["tap", "1", "1"], ["devices"]]) {
       const r = await cli(args, { DEVICERAIL_DATA_DIR: dataDir });
       expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 1, "", message]);
     }
@@ -241,10 +262,10 @@ describe("one-shot actions on the Mock", () => {
     expect(doctor.checks.find((c: { name: string }) => c.name === "data directory")).toEqual({
       name: "data directory",
       status: "warn",
-      detail: `${dataDir}: in use by a running devicerail daemon`,
-      fix: "one-shot commands need it free: stop that daemon, or set DEVICERAIL_DATA_DIR to another folder",
+      detail: `${dataDir}: in use by a devicerail daemon that commands cannot reach (serve on stdio?)`,
+      fix: "commands attach to a daemon that serves a socket: stop that one (devicerail daemon start starts one), or set DEVICERAIL_DATA_DIR to another folder",
     });
-  });
+  }, 30_000);
 });
 
 describe("devicerail doctor on the Mock", () => {
@@ -301,7 +322,9 @@ describe("devicerail doctor on the Mock", () => {
 test("export's folder is self-contained: its README names the files", async () => {
   const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
   await cliJson(["screenshot", "-o", join(tempCwd(), "s.png")], env);
-  const [session] = await cliJson(["sessions"], env);
+  const {
+    sessions: [session],
+  } = await cliJson(["sessions"], env);
   const out = join(tempCwd(), "e");
   const r = await cli(["export", session.id, "-o", out], env);
   expect([r.code, r.stdout]).toEqual([0, `${out}: 3 events, 2 evidence file(s)\n`]);

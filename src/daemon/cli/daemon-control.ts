@@ -1,0 +1,234 @@
+/**
+ * One daemon per data directory, every command its client (the adb model): finding the daemon
+ * through `<data dir>/listen.json`, starting one in the background when none answers, stopping it,
+ * and recovering what a dead one left behind.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import type { HelloResult } from "../../protocol/types/handshake.ts";
+import { ensurePrivateDir } from "../data-dir.ts";
+import { VERSION } from "../version.ts";
+import { CliError } from "./output.ts";
+import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
+
+/** What a serving daemon writes to `<data dir>/listen.json` (see serve.ts). */
+export interface DaemonRecord {
+  pid: number;
+  version?: string;
+  startedAtMs: number;
+  host?: string;
+  port?: number;
+  socket?: string;
+}
+
+export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1"];
+
+/** sun_path holds 108 bytes on Linux and 104 on macOS; a longer data directory gets a TCP port only. */
+const MAX_SOCKET_PATH = 100;
+/** How long a command waits for a daemon it started to answer. */
+export const START_WAIT_MS = 15_000;
+/** How long a daemon that lost the data directory to another command's waits for the winner's record. */
+const RACE_WAIT_MS = 3_000;
+
+export const recordPath = (dataDir: string) => join(dataDir, "listen.json");
+export const logPath = (dataDir: string) => join(dataDir, "daemon.log");
+
+/** The socket a daemon started by a command listens on, or null where none can be (Windows, a long path). */
+export function defaultSocket(dataDir: string): string | null {
+  const path = join(dataDir, "daemon.sock");
+  return process.platform === "win32" || Buffer.byteLength(path) > MAX_SOCKET_PATH ? null : path;
+}
+
+export function readRecord(dataDir: string): DaemonRecord | null {
+  try {
+    const r = JSON.parse(readFileSync(recordPath(dataDir), "utf8")) as DaemonRecord;
+    return Number.isInteger(r.pid) ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const endpointsOf = (r: DaemonRecord): Endpoint[] => [
+  ...(r.socket ? [{ socket: r.socket }] : []),
+  ...(r.host !== undefined && r.port !== undefined ? [{ host: r.host, port: r.port }] : []),
+];
+
+export interface Attached {
+  conn: RpcSocket;
+  hello: HelloResult;
+  record: DaemonRecord;
+  endpoint: Endpoint;
+  /** True when this command started the daemon. */
+  started: boolean;
+}
+
+async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ conn: RpcSocket; hello: HelloResult }> {
+  const conn = await RpcSocket.connect(endpoint, token);
+  try {
+    const hello = await conn.call<HelloResult>("system.hello", {
+      client: { name: "devicerail-cli", version: VERSION },
+      protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
+      features: { required: [], optional: FEATURES },
+    });
+    return { conn, hello };
+  } catch (e) {
+    conn.terminate();
+    throw e;
+  }
+}
+
+/** Connects to the daemon the record names; null when none of its endpoints answers a hello. */
+async function reach(record: DaemonRecord, token: string | null): Promise<Omit<Attached, "started"> | null> {
+  for (const endpoint of endpointsOf(record)) {
+    try {
+      return { ...(await helloOn(endpoint, token)), record, endpoint };
+    } catch {}
+  }
+  return null;
+}
+
+/** A dead daemon's record and socket would make the next one look taken; only files of a pid that is gone are removed. */
+function clearStale(dataDir: string, record: DaemonRecord): void {
+  if (isAlive(record.pid)) return;
+  for (const path of [recordPath(dataDir), record.socket]) {
+    try {
+      if (path && existsSync(path)) unlinkSync(path);
+    } catch {}
+  }
+}
+
+/** The command line that runs this same devicerail: the compiled binary, or Bun with the entry script. */
+function selfCommand(): string[] {
+  return Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(Bun.main) ? [process.execPath] : [process.execPath, Bun.main];
+}
+
+/**
+ * Starts `devicerail serve` on the data directory in the background: its own session and process
+ * group (a Ctrl-C in this terminal does not reach it), output to daemon.log, the environment of
+ * this command (the daemon is configured like the first command that started it).
+ */
+function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { exited: Promise<number | null> } {
+  const socket = defaultSocket(dataDir);
+  const args = ["serve", "--listen", "127.0.0.1:0", ...(socket ? ["--socket", socket] : [])];
+  // The daemon makes (and checks) the folder itself; the log just needs it to exist first.
+  ensurePrivateDir(dataDir);
+  const log = openSync(logPath(dataDir), "a", 0o600);
+  const [cmd, ...rest] = selfCommand();
+  const child = spawn(cmd as string, [...rest, ...args], { detached: true, stdio: ["ignore", log, log], env: { ...env, DEVICERAIL_DATA_DIR: dataDir } as NodeJS.ProcessEnv });
+  closeSync(log);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.unref();
+  return { exited };
+}
+
+/** The last lines the daemon logged, for a start-up failure's message. */
+function logTail(dataDir: string, from: number): string {
+  try {
+    const text = readFileSync(logPath(dataDir), "utf8").slice(from);
+    const lines = text.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("{\"listening\""));
+    const messages = lines.map((l) => {
+      try {
+        const j = JSON.parse(l) as { msg?: string };
+        return j.msg ?? l;
+      } catch {
+        return l;
+      }
+    });
+    return messages.slice(-3).join("\n  ");
+  } catch {
+    return "";
+  }
+}
+
+const logSize = (dataDir: string) => {
+  try {
+    return statSync(logPath(dataDir)).size;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * The daemon of this data directory, connected and greeted: the one that runs, else (with
+ * `start`) a new one started in the background. A record left by a dead daemon is cleared.
+ */
+export async function attach(dataDir: string, env: Record<string, string | undefined>, opts: { start: boolean; waitMs?: number }): Promise<Attached> {
+  const token = env.DEVICERAIL_TOKEN || null;
+  const existing = readRecord(dataDir);
+  if (existing) {
+    const reached = await reach(existing, token);
+    if (reached) return { ...reached, started: false };
+    if (isAlive(existing.pid))
+      throw new CliError(
+        `a devicerail daemon (pid ${existing.pid}) holds ${dataDir} but does not answer on ${endpointsOf(existing).map(endpointText).join(" or ") || "any socket"}${token ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)"}`,
+      );
+    clearStale(dataDir, existing);
+  }
+  if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``);
+  const from = logSize(dataDir);
+  const child = spawnDaemon(dataDir, env);
+  let exitCode: number | null | undefined;
+  let lockedSince: number | undefined;
+  void child.exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + (opts.waitMs ?? START_WAIT_MS);
+  while (Date.now() < deadline) {
+    const record = readRecord(dataDir);
+    // Two commands may start daemons at once: whichever holds the data directory is the one to use.
+    if (record && isAlive(record.pid)) {
+      const reached = await reach(record, token);
+      if (reached) return { ...reached, started: true };
+    }
+    if (exitCode !== undefined) {
+      const again = readRecord(dataDir);
+      if (again && isAlive(again.pid)) continue;
+      const why = logTail(dataDir, from);
+      // Another command's daemon won the data directory and is still starting: wait a moment for
+      // its record. A holder that never writes one serves stdio only, and commands cannot reach it.
+      if (/another devicerail daemon is using/.test(why)) {
+        lockedSince ??= Date.now();
+        if (Date.now() - lockedSince < RACE_WAIT_MS) {
+          await Bun.sleep(25);
+          continue;
+        }
+        throw new CliError(`${dataDir} is held by a devicerail daemon that commands cannot reach (one serving stdio only?); stop it, or set DEVICERAIL_DATA_DIR to another folder`);
+      }
+      throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`);
+    }
+    await Bun.sleep(25);
+  }
+  throw new CliError(`the devicerail daemon did not answer within ${Math.round((opts.waitMs ?? START_WAIT_MS) / 1000)} s; see ${logPath(dataDir)}`);
+}
+
+/** Stops the daemon of this data directory (SIGTERM, then waits for it to exit); false when none ran. */
+export async function stopDaemon(dataDir: string, waitMs = 10_000): Promise<{ stopped: boolean; pid?: number }> {
+  const record = readRecord(dataDir);
+  if (!record || !isAlive(record.pid)) {
+    if (record) clearStale(dataDir, record);
+    return { stopped: false };
+  }
+  process.kill(record.pid, "SIGTERM");
+  const deadline = Date.now() + waitMs;
+  while (isAlive(record.pid)) {
+    if (Date.now() > deadline) throw new CliError(`the devicerail daemon (pid ${record.pid}) did not stop within ${waitMs / 1000} s`);
+    await Bun.sleep(25);
+  }
+  clearStale(dataDir, record);
+  return { stopped: true, pid: record.pid };
+}
+
+/** The warning for a daemon of another version (it may lack what this CLI expects). */
+export function versionMismatch(hello: HelloResult): string | null {
+  const theirs = hello.server.version;
+  return theirs === VERSION ? null : `the running devicerail daemon is version ${theirs}, this command is ${VERSION}; restart it with \`devicerail daemon stop\``;
+}
