@@ -9,6 +9,8 @@ import { type CoreClient, withClient } from "./client.ts";
 import { CliError, out } from "./output.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
+/** Characters of an event's detail a line shows. */
+const MAX_DETAIL = 100;
 /** How often to look again for a Session to follow when none is active yet. */
 const POLL_MS = 250;
 
@@ -35,7 +37,9 @@ export function eventLine(e: TestEvent, st = out()): string {
     }
   })();
   const failed = p.type === "error" || (p.type === "actionCompleted" && p.outcome.outcome !== "succeeded");
-  return `${st.dim(time)}  #${e.sequence}  ${failed ? st.red(p.type) : st.bold(p.type)}${detail ? `  ${detail}` : ""}`;
+  // One event, one line: long arguments are cut (--json has them whole).
+  const shown = [...detail].length > MAX_DETAIL ? `${[...detail].slice(0, MAX_DETAIL).join("")}…` : detail;
+  return `${st.dim(time)}  #${e.sequence}  ${failed ? st.red(p.type) : st.bold(p.type)}${shown ? `  ${shown}` : ""}`;
 }
 
 /**

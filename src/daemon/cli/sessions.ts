@@ -10,7 +10,8 @@ import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./outp
 
 export type SessionRow = SessionSummary;
 
-const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 3_600_000).toFixed(1)} h`);
+const seconds = (ms: number) =>
+  ms < 1_000 ? `${ms} ms` : ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 3_600_000).toFixed(1)} h`;
 
 /** How a Session went, in a word: its verdict when one was recorded, else its outcome (or that it still runs). */
 const result = (s: SessionRow) => (s.verdict ? `${s.verdict.status}: ${s.verdict.summary}` : (s.outcome ?? "active"));

@@ -174,7 +174,7 @@ describe("one-shot actions on the Mock", () => {
     const id = sessions[0].id;
     const table = await cli(["sessions"], env);
     const started = `${new Date(sessions[0].startedAtMs).toISOString().slice(0, 19)}Z`;
-    expect(table.stdout).toMatch(new RegExp(`^${id}\\tmock-1\\t${started}\\t\\d+\\.\\d s\\t1\\t0\\tcompleted\\n$`));
+    expect(table.stdout).toMatch(new RegExp(`^${id}\\tmock-1\\t${started}\\t\\d+ ms\\t1\\t0\\tcompleted\\n$`));
     const { eventCount, lastSequence, endedAtMs, startedAtMs, state } = sessions[0];
 
     const out = join(tempCwd(), "export");
