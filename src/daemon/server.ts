@@ -39,10 +39,21 @@ const errorText = (err: unknown) => (err instanceof Error ? ((err as { detail?: 
  * log recovered from an unclean exit, the Evidence files with orphans of a crash swept, the
  * drivers, and the dispatcher.
  */
-export async function createDaemon(config: Config, log: Logger, env: Record<string, string | undefined> = process.env): Promise<Daemon> {
+export async function createDaemon(
+  config: Config,
+  log: Logger,
+  env: Record<string, string | undefined> = process.env,
+  hooks: { /** Called once the data directory's lock is held, before the slower start-up steps. */ held?: (paths: DataPaths) => void } = {},
+): Promise<Daemon> {
   const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
   ensurePrivateDir(paths.dataDir);
   const opened = openDatabase(paths.databasePath);
+  try {
+    hooks.held?.(paths);
+  } catch (err) {
+    opened.raw.close();
+    throw err;
+  }
   const { raw } = opened;
   const eventLog = new EventLog(opened);
   const recovered = await eventLog.recover();

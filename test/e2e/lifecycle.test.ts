@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { ROOT, daemonEnv, spawnDaemon } from "../support/daemon.ts";
 import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
 
@@ -22,6 +24,16 @@ describe("daemon lifecycle on stdio", () => {
     await using d = spawnDaemon();
     await d.hello();
     expect(await d.close()).toBe(0);
+  });
+
+  test("listen.json names the stdio daemon (stdio: true, no endpoints) while it runs, and is removed when it stops", async () => {
+    await using d = spawnDaemon();
+    await d.hello();
+    const file = join(d.dataDir, "listen.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ pid: d.proc.pid, version: expect.any(String), startedAtMs: expect.any(Number), state: "serving", stdio: true });
+    expect(await d.close()).toBe(0);
+    expect(existsSync(file)).toBe(false);
   });
 
   for (const signal of ["SIGINT", "SIGTERM"] as const)

@@ -305,6 +305,26 @@ describe("the data directory", () => {
     }
   });
 
+  test("daemons started at the same instant on a new directory: exactly one serves, the rest are refused", async () => {
+    // Opening a new database together, each can hold a shared lock the other must upgrade; without
+    // a retry both were refused in about 1 round in 5 (see openDatabase).
+    for (let round = 0; round < 3; round++) {
+      const dataDir = tempDataDir();
+      const daemons = [0, 1, 2].map(() => spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } }));
+      try {
+        // Each answers a hello if it serves; a refused one has exited 1 by then.
+        const outcomes = await Promise.all(
+          daemons.map((d) => Promise.race([d.exited.then((code) => `exit ${code}`), d.hello().then((r) => (r.error ? "hello failed" : "serving"), () => d.exited.then((code) => `exit ${code}`))])),
+        );
+        expect([round, outcomes.toSorted()]).toEqual([round, ["exit 1", "exit 1", "serving"]]);
+        const winner = daemons[outcomes.indexOf("serving")] as DaemonProcess;
+        for (const loser of daemons.filter((d) => d !== winner)) expect(loser.stderr).toContain("another devicerail daemon is using");
+      } finally {
+        await Promise.all(daemons.map((d) => d.close()));
+      }
+    }
+  }, 60_000);
+
   test("a second daemon on the same directory is refused at start-up with a clear message", async () => {
     const dataDir = tempDataDir();
     await using first = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });

@@ -339,7 +339,7 @@ describe("TCP transport", () => {
     const file = join(daemon.dataDir, "listen.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const written = JSON.parse(readFileSync(file, "utf8"));
-    expect(written).toEqual({ pid: daemon.proc.pid, version: expect.any(String), host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
+    expect(written).toEqual({ pid: daemon.proc.pid, version: expect.any(String), state: "serving", host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
     expect(written.startedAtMs).toBeGreaterThanOrEqual(before);
     daemon.proc.kill("SIGTERM");
     expect(await daemon.exited).toBe(0);

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { isAlive } from "../../src/daemon/cli/daemon-record.ts";
 import { LineClient } from "./line-client.ts";
 
 export const ROOT = join(import.meta.dir, "../..");
@@ -43,17 +44,9 @@ export async function stopBackgroundDaemons(): Promise<void> {
       pids.push(pid);
     } catch {}
   }
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   const deadline = Date.now() + 5_000;
-  while (pids.some(alive) && Date.now() < deadline) await Bun.sleep(10);
-  for (const pid of pids.filter(alive)) process.kill(pid, "SIGKILL");
+  while (pids.some(isAlive) && Date.now() < deadline) await Bun.sleep(10);
+  for (const pid of pids.filter(isAlive)) process.kill(pid, "SIGKILL");
 }
 
 /** A fresh private data directory (the store admits one daemon per directory), removed at exit. */

@@ -18,8 +18,24 @@ export class DatabaseLockedError extends Error {}
  * disk), foreign keys, and an exclusive lock held for the life of the process, so a second daemon
  * on the same data directory is refused instead of interleaving writes. The lock is the
  * database's own file lock, so the kernel releases it when a daemon dies, even by SIGKILL.
+ *
+ * Two daemons opening a new database at the same instant can each hold the shared lock the other
+ * needs upgraded, and both would be refused (1 start in 5 of a pair, measured). So a refused open
+ * closes (releasing what it held) and tries again after a random pause, for up to `lockWaitMs`:
+ * one of them wins, the other is refused only if the lock is still held then.
  */
-export function openDatabase(path: string): OpenedDatabase {
+export function openDatabase(path: string, lockWaitMs = 500): OpenedDatabase {
+  const deadline = Date.now() + lockWaitMs;
+  for (;;) {
+    const raw = tryLock(path);
+    if (raw) return configure(raw, path);
+    if (Date.now() >= deadline) throw new DatabaseLockedError(`another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`);
+    Bun.sleepSync(5 + Math.random() * 25);
+  }
+}
+
+/** The database with its exclusive lock taken, or null when another connection holds (or contends for) it. */
+function tryLock(path: string): Database | null {
   const raw = new Database(path, { create: true, strict: true });
   try {
     raw.run("PRAGMA busy_timeout = 0");
@@ -30,12 +46,15 @@ export function openDatabase(path: string): OpenedDatabase {
       raw.run("BEGIN IMMEDIATE");
       raw.run("COMMIT");
     }
+    return raw;
   } catch (err) {
     raw.close();
-    if (/locked|busy/i.test(String((err as Error).message)))
-      throw new DatabaseLockedError(`another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`);
+    if (/locked|busy/i.test(String((err as Error).message))) return null;
     throw err;
   }
+}
+
+function configure(raw: Database, path: string): OpenedDatabase {
   raw.run("PRAGMA synchronous = FULL");
   // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it, and at the
   // default (1000 pages) they stalled appends every few hundred commits.

@@ -9,18 +9,9 @@ import { join } from "node:path";
 import type { HelloResult } from "../../protocol/types/handshake.ts";
 import { ensurePrivateDir } from "../data-dir.ts";
 import { VERSION } from "../version.ts";
+import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-record.ts";
 import { CliError } from "./output.ts";
 import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
-
-/** What a serving daemon writes to `<data dir>/listen.json` (see serve.ts). */
-export interface DaemonRecord {
-  pid: number;
-  version?: string;
-  startedAtMs: number;
-  host?: string;
-  port?: number;
-  socket?: string;
-}
 
 export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1"];
 
@@ -28,35 +19,18 @@ export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.exp
 const MAX_SOCKET_PATH = 100;
 /** How long a command waits for a daemon it started to answer. */
 export const START_WAIT_MS = 15_000;
-/** How long a daemon that lost the data directory to another command's waits for the winner's record. */
+/**
+ * How long a command whose daemon lost the data directory's lock waits for the winner's record
+ * (written right after it takes the lock, so a missing one means a daemon of an older version).
+ */
 const RACE_WAIT_MS = 3_000;
 
-export const recordPath = (dataDir: string) => join(dataDir, "listen.json");
 export const logPath = (dataDir: string) => join(dataDir, "daemon.log");
 
 /** The socket a daemon started by a command listens on, or null where none can be (Windows, a long path). */
 export function defaultSocket(dataDir: string): string | null {
   const path = join(dataDir, "daemon.sock");
   return process.platform === "win32" || Buffer.byteLength(path) > MAX_SOCKET_PATH ? null : path;
-}
-
-export function readRecord(dataDir: string): DaemonRecord | null {
-  try {
-    const r = JSON.parse(readFileSync(recordPath(dataDir), "utf8")) as DaemonRecord;
-    return Number.isInteger(r.pid) ? r : null;
-  } catch {
-    return null;
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 const endpointsOf = (r: DaemonRecord): Endpoint[] => [
@@ -118,7 +92,7 @@ function selfCommand(): string[] {
  * group (a Ctrl-C in this terminal does not reach it), output to daemon.log, the environment of
  * this command (the daemon is configured like the first command that started it).
  */
-function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { exited: Promise<number | null> } {
+function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { pid: number | undefined; exited: Promise<number | null> } {
   const socket = defaultSocket(dataDir);
   const args = ["serve", "--listen", "127.0.0.1:0", ...(socket ? ["--socket", socket] : [])];
   // The daemon makes (and checks) the folder itself; the log just needs it to exist first.
@@ -129,7 +103,7 @@ function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): 
   closeSync(log);
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.unref();
-  return { exited };
+  return { pid: child.pid, exited };
 }
 
 /** The last lines the daemon logged, for a start-up failure's message. */
@@ -159,55 +133,55 @@ const logSize = (dataDir: string) => {
   }
 };
 
+const unreachable = (dataDir: string, pid?: number) =>
+  new CliError(
+    `${dataDir} is held by a devicerail daemon${pid ? ` (pid ${pid}) serving stdio only` : " that commands cannot reach (one serving stdio only?)"}; stop it, or set DEVICERAIL_DATA_DIR to another folder`,
+  );
+
 /**
- * The daemon of this data directory, connected and greeted: the one that runs, else (with
- * `start`) a new one started in the background. A record left by a dead daemon is cleared.
+ * The daemon of this data directory, connected and greeted: the one that runs (or is starting),
+ * else (with `start`) a new one started in the background. A record left by a dead daemon is
+ * cleared. Two commands may start daemons at once: the one that takes the data directory's lock
+ * serves both, and the other's daemon exits.
  */
 export async function attach(dataDir: string, env: Record<string, string | undefined>, opts: { start: boolean; waitMs?: number }): Promise<Attached> {
   const token = env.DEVICERAIL_TOKEN || null;
-  const existing = readRecord(dataDir);
-  if (existing) {
-    const reached = await reach(existing, token);
-    if (reached) return { ...reached, started: false };
-    if (isAlive(existing.pid))
-      throw new CliError(
-        `a devicerail daemon (pid ${existing.pid}) holds ${dataDir} but does not answer on ${endpointsOf(existing).map(endpointText).join(" or ") || "any socket"}${token ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)"}`,
-      );
-    clearStale(dataDir, existing);
-  }
-  if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``);
-  const from = logSize(dataDir);
-  const child = spawnDaemon(dataDir, env);
+  const waitMs = opts.waitMs ?? START_WAIT_MS;
+  const deadline = Date.now() + waitMs;
+  let child: { pid: number | undefined; exited: Promise<number | null> } | null = null;
   let exitCode: number | null | undefined;
+  let from = 0;
   let lockedSince: number | undefined;
-  void child.exited.then((code) => (exitCode = code));
-  const deadline = Date.now() + (opts.waitMs ?? START_WAIT_MS);
-  while (Date.now() < deadline) {
+  for (;;) {
     const record = readRecord(dataDir);
-    // Two commands may start daemons at once: whichever holds the data directory is the one to use.
     if (record && isAlive(record.pid)) {
       const reached = await reach(record, token);
-      if (reached) return { ...reached, started: true };
-    }
-    if (exitCode !== undefined) {
-      const again = readRecord(dataDir);
-      if (again && isAlive(again.pid)) continue;
-      const why = logTail(dataDir, from);
-      // Another command's daemon won the data directory and is still starting: wait a moment for
-      // its record. A holder that never writes one serves stdio only, and commands cannot reach it.
-      if (/another devicerail daemon is using/.test(why)) {
+      if (reached) return { ...reached, started: child !== null && child.pid === record.pid };
+      if (record.stdio) throw unreachable(dataDir, record.pid);
+      if (record.state !== "starting")
+        throw new CliError(
+          `a devicerail daemon (pid ${record.pid}) holds ${dataDir} but does not answer on ${endpointsOf(record).map(endpointText).join(" or ") || "any socket"}${token ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)"}`,
+        );
+      // Starting: its record names endpoints once it listens.
+    } else {
+      if (record) clearStale(dataDir, record);
+      if (child === null) {
+        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``);
+        from = logSize(dataDir);
+        child = spawnDaemon(dataDir, env);
+        void child.exited.then((code) => (exitCode = code));
+      } else if (exitCode !== undefined) {
+        const why = logTail(dataDir, from);
+        if (!/another devicerail daemon is using/.test(why))
+          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`);
+        // The lock's holder writes its record at once; one that never does predates records.
         lockedSince ??= Date.now();
-        if (Date.now() - lockedSince < RACE_WAIT_MS) {
-          await Bun.sleep(25);
-          continue;
-        }
-        throw new CliError(`${dataDir} is held by a devicerail daemon that commands cannot reach (one serving stdio only?); stop it, or set DEVICERAIL_DATA_DIR to another folder`);
+        if (Date.now() - lockedSince > RACE_WAIT_MS) throw unreachable(dataDir);
       }
-      throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`);
     }
+    if (Date.now() > deadline) throw new CliError(`the devicerail daemon did not answer within ${Math.round(waitMs / 1000)} s; see ${logPath(dataDir)}`);
     await Bun.sleep(25);
   }
-  throw new CliError(`the devicerail daemon did not answer within ${Math.round((opts.waitMs ?? START_WAIT_MS) / 1000)} s; see ${logPath(dataDir)}`);
 }
 
 /** Stops the daemon of this data directory (SIGTERM, then waits for it to exit); false when none ran. */

@@ -10,7 +10,7 @@ import { DatabaseLockedError, openDatabase } from "../../core/sessions/db.ts";
 import { ListenAddressError, checkListenAddress, isLoopbackAddress } from "../../transports/tcp.ts";
 import type { Config } from "../config.ts";
 import { DataDirError, ensurePrivateDir, resolveDataPaths } from "../data-dir.ts";
-import { isAlive, readRecord } from "./daemon-control.ts";
+import { isAlive, readRecord } from "./daemon-record.ts";
 import { formatAddress } from "./serve.ts";
 import { hostRequest, listeningAddresses, parseDevices } from "./adb-host.ts";
 import { stateProblem } from "../../../drivers/android/index.ts";
@@ -127,12 +127,12 @@ export function dataDirCheck(env: Env): Check {
   } catch (e) {
     if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message)) {
       const record = readRecord(paths.dataDir);
-      if (record && isAlive(record.pid))
+      if (record && isAlive(record.pid) && !record.stdio)
         return check(name, "ok", `${paths.dataDir}: served by the devicerail daemon (pid ${record.pid}${record.version ? `, version ${record.version}` : ""})`);
       return check(
         name,
         "warn",
-        `${paths.dataDir}: in use by a devicerail daemon that commands cannot reach (serve on stdio?)`,
+        `${paths.dataDir}: in use by a devicerail daemon that commands cannot reach (${record && isAlive(record.pid) ? `pid ${record.pid}, serving stdio only` : "serve on stdio?"})`,
         `commands attach to a daemon that serves a socket: stop that one (devicerail daemon start starts one), ${other}`,
       );
     }

@@ -1,6 +1,4 @@
 /** `devicerail serve`: the daemon for JSON-RPC clients on stdio, loopback TCP or a Unix socket. */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { join } from "node:path";
 import { DatabaseLockedError } from "../../core/sessions/db.ts";
 import { serveStdio } from "../../transports/stdio.ts";
 import { ListenAddressError, type TcpListener, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
@@ -11,6 +9,7 @@ import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
+import { removeRecord, writeRecord } from "./daemon-record.ts";
 
 export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN]
 
@@ -82,9 +81,18 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const { config, listen, socket, token } = planned;
   const log = await createLogger(config.logLevel);
   let daemon: Daemon;
+  const startedAtMs = Date.now();
+  let dataDir: string | null = null;
+  // The record goes out as soon as the lock is held: a command that raced this daemon's start (and
+  // lost the lock) then waits for it rather than guessing, and one facing a stdio daemon says so.
+  const held = (paths: { dataDir: string }) => {
+    dataDir = paths.dataDir;
+    writeRecord(dataDir, listen || socket ? { state: "starting" } : { state: "serving", stdio: true }, startedAtMs);
+  };
   try {
-    daemon = await createDaemon(config, log);
+    daemon = await createDaemon(config, log, process.env, { held });
   } catch (err) {
+    if (dataDir !== null) removeRecord(dataDir);
     // A busy or unusable data directory is the user's to fix: say what, not where in the code.
     if (err instanceof DatabaseLockedError || err instanceof DataDirError || err instanceof StartupError) {
       process.stderr.write(`devicerail: ${err.message}\n`);
@@ -93,10 +101,17 @@ export async function serve(opts: ServeOptions): Promise<number> {
     throw err;
   }
   if (listen || socket)
-    return serveSockets({ listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs } }, daemon, log, config.screenshotPolicy);
+    return serveSockets(
+      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs } },
+      daemon,
+      log,
+      config.screenshotPolicy,
+      startedAtMs,
+    );
   log.info({ version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir }, "devicerail serving");
   await serveStdio({ dispatcher: daemon.dispatcher, services: daemon.services, log });
   await daemon.shutdown();
+  removeRecord(daemon.paths.dataDir);
   log.info({}, "devicerail stopped");
   return 0;
 }
@@ -104,7 +119,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
 type Sockets = { listen: ListenAddress | null; socket: string | null; token: AccessToken | null; allowedOrigins: readonly string[]; limits: { handshakeMs: number; keepAliveMs: number } };
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
-async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string): Promise<number> {
+async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
   const shared = {
     dispatcher: daemon.dispatcher,
     services: daemon.services,
@@ -120,6 +135,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   const stopAll = async () => {
     await Promise.all([tcp?.stop(), unix?.stop()]);
     await daemon.shutdown();
+    removeRecord(daemon.paths.dataDir);
   };
   try {
     if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen });
@@ -137,10 +153,11 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     return 1;
   }
   // How the CLI and other local tools find this daemon (see cli/daemon-control.ts).
-  const portFile = writePortFile(daemon.paths.dataDir, {
-    ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}),
-    ...(unix ? { socket: unix.path } : {}),
-  });
+  writeRecord(
+    daemon.paths.dataDir,
+    { state: "serving", ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) },
+    startedAtMs,
+  );
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
@@ -153,39 +170,8 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   log.info({ signal }, "shutting down");
   // Drivers and stores close only after every connection has been closed.
   await stopAll();
-  removePortFile(portFile);
   log.info({}, "devicerail stopped");
   return 0;
-}
-
-/**
- * `<dataDir>/listen.json` = {pid, version, startedAtMs, host?, port?, socket?}: where this daemon
- * listens (the port the OS chose included), so the CLI attaches to it. Written 0600 to a
- * temporary name and renamed: a reader sees no file or a whole one.
- */
-function writePortFile(dataDir: string, where: { host?: string; port?: number; socket?: string }): string {
-  const path = join(dataDir, "listen.json");
-  const temp = join(dataDir, `.listen.json.${process.pid}.tmp`);
-  try {
-    unlinkSync(temp);
-  } catch {}
-  // "wx": a new file, so the 0600 mode is the one it is created with.
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify({ pid: process.pid, version: VERSION, startedAtMs: Date.now(), ...where })}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, path);
-  return path;
-}
-
-/** Removed on a clean stop, unless another daemon has written its own meanwhile. */
-function removePortFile(path: string): void {
-  try {
-    if ((JSON.parse(readFileSync(path, "utf8")) as { pid?: number }).pid === process.pid) unlinkSync(path);
-  } catch {}
 }
 
 export const formatAddress = (a: ListenAddress) => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);

@@ -100,6 +100,17 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
     );
   });
 
+  test("-o naming a missing folder is a usage error before any device work; -o naming a folder writes into it", async () => {
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    const missing = await cli(["screenshot", "-o", "/nonexistent-folder/x.png"], env);
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([2, "", "devicerail: cannot write /nonexistent-folder/x.png: the folder /nonexistent-folder does not exist\n"]);
+    expect(await cliJson(["sessions"], env)).toEqual({ sessions: [] });
+    const dir = tempCwd();
+    const r = await cli(["screenshot", "-o", dir], env);
+    expect(r.code).toBe(0);
+    expect(readdirSync(dir)).toEqual([expect.stringMatching(/^screenshot-\d{8}-\d{6}\.png$/)]);
+  });
+
   test("screenshot without -o writes ./screenshot-<time>.png and says so", async () => {
     const cwd = tempCwd();
     const r = await cli(["screenshot"], {}, cwd);
@@ -253,7 +264,8 @@ describe("one-shot actions on the Mock", () => {
     const dataDir = tempDataDir();
     await using d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
     await d.hello();
-    const message = `devicerail: ${dataDir} is held by a devicerail daemon that commands cannot reach (one serving stdio only?); stop it, or set DEVICERAIL_DATA_DIR to another folder\n`;
+    const pid = d.proc.pid;
+    const message = `devicerail: ${dataDir} is held by a devicerail daemon (pid ${pid}) serving stdio only; stop it, or set DEVICERAIL_DATA_DIR to another folder\n`;
     for (const args of [["tap", "1", "1"], ["devices"]]) {
       const r = await cli(args, { DEVICERAIL_DATA_DIR: dataDir });
       expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 1, "", message]);
@@ -262,7 +274,7 @@ describe("one-shot actions on the Mock", () => {
     expect(doctor.checks.find((c: { name: string }) => c.name === "data directory")).toEqual({
       name: "data directory",
       status: "warn",
-      detail: `${dataDir}: in use by a devicerail daemon that commands cannot reach (serve on stdio?)`,
+      detail: `${dataDir}: in use by a devicerail daemon that commands cannot reach (pid ${pid}, serving stdio only)`,
       fix: "commands attach to a daemon that serves a socket: stop that one (devicerail daemon start starts one), or set DEVICERAIL_DATA_DIR to another folder",
     });
   }, 30_000);

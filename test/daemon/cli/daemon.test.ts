@@ -7,18 +7,13 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket } from "bun";
+import { isAlive } from "../../../src/daemon/cli/daemon-record.ts";
 import { daemonCommand, daemonEnv, tempDataDir } from "../../support/daemon.ts";
 import { ServeDaemon } from "../../e2e/serve-daemon.ts";
 import { cli, cliJson } from "./run.ts";
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+// A stopped daemon is a zombie until init reaps it; that counts as gone (see isAlive).
+const alive = isAlive;
 const record = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, "listen.json"), "utf8")) as { pid: number; socket?: string; port?: number; version: string };
 
 describe("devicerail daemon", () => {
@@ -71,9 +66,22 @@ describe("devicerail daemon", () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => cli(["screenshot", "-o", join(env.DEVICERAIL_DATA_DIR, `shot-${i}.png`)], env)));
     expect(runs.map((r) => [r.code, r.stderr])).toEqual(Array(4).fill([0, ""]));
-    // One daemon served all four: its record names one pid.
+    // One daemon served all four: its record names one pid, and the log shows one start.
     expect(alive(record(env.DEVICERAIL_DATA_DIR).pid)).toBe(true);
+    const log = readFileSync(join(env.DEVICERAIL_DATA_DIR, "daemon.log"), "utf8");
+    expect(log.split("\n").filter((l) => l.startsWith('{"listening":'))).toHaveLength(1);
   }, 60_000);
+
+  test("commands started at the same instant on a new data directory all succeed, whichever daemon wins", async () => {
+    // Each starts a daemon; the one holding the lock serves them all. Before the daemon wrote its
+    // record at once (and the store retried a contended open), both daemons of a pair could be refused.
+    for (let round = 0; round < 3; round++) {
+      const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+      const runs = await Promise.all([cli(["tap", "1", "1"], env), cli(["devices"], env), cli(["ui"], env)]);
+      expect([round, runs.map((r) => [r.code, r.stderr])]).toEqual([round, Array(3).fill([0, ""])]);
+      expect(record(env.DEVICERAIL_DATA_DIR)).toMatchObject({ state: "serving" });
+    }
+  }, 90_000);
 
   test("commands attach to a serve running in the foreground and record their Sessions in it", async () => {
     const dataDir = tempDataDir();
