@@ -1,0 +1,104 @@
+/**
+ * What a failed element command saw, and how it is told: the elements closest to the selector
+ * (with their refs and states) and the screen, read in the command's own Session right after the
+ * failure, printed under the daemon's error in the CLI's failure format (and under `error` with
+ * --json).
+ */
+import type { Observation } from "../../protocol/types/observation.ts";
+import type { ElementSelector, ElementTarget, UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import type { CoreClient } from "./client.ts";
+import { nodeLine, uiStatesOf } from "./device-commands.ts";
+import { describeError } from "./error-text.ts";
+import { CliError, type RpcCallError, err, printJson } from "./output.ts";
+import { type RefListing, closestNodes, currentRef } from "./refs.ts";
+
+export /** A Session on the routed device, with what the commands need to name and describe elements. */
+interface Run {
+  c: CoreClient;
+  deviceId: string;
+  sessionId: string;
+  /** The device's last `ui` listing, if any. */
+  listing: RefListing | null;
+  target: ElementTarget;
+}
+
+/** What a failed element command saw: the elements closest to the selector and the screen. */
+export interface Diagnosis {
+  closest: { ref: string | null; node: UiNode; states: readonly string[] }[];
+  screen: { foreground: string | null; context: UiSnapshot["context"] | null };
+  /** What was read, recorded in the Session (so node references into it are honoured). */
+  observed: { observation: Observation; snapshot: UiSnapshot | null };
+}
+
+/** A failure with its diagnosis; printed by `reported`, not by the generic failure output. */
+export class ElementFailure extends CliError {
+  constructor(
+    message: string,
+    readonly rpc: RpcCallError | null,
+    readonly diagnosis: Diagnosis | null,
+    readonly detail: string[] = [],
+  ) {
+    super(message, 1);
+  }
+}
+
+/**
+ * One observation and its tree, in the failed command's Session: the elements closest to
+ * `selector` (none without one) and the screen. Null when even that fails, so the original error
+ * is still reported.
+ */
+export async function diagnose(run: Run, selector: ElementSelector | null): Promise<Diagnosis | null> {
+  try {
+    const o = await run.c.call<Observation>("device.observe");
+    const snapshot = o.uiSnapshot ? await run.c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id }) : null;
+    const states = uiStatesOf(o.metadata);
+    const closest =
+      snapshot && selector
+        ? closestNodes(snapshot.nodes, selector).map((i) => {
+            const node = snapshot.nodes[i] as UiNode;
+            return { ref: currentRef(run.listing, snapshot.context, i, node.stableNodeId), node, states: states[node.stableNodeId] ?? [] };
+          })
+        : [];
+    return { closest, screen: { foreground: foregroundOf(o.metadata), context: snapshot?.context ?? o.uiSnapshot?.context ?? null }, observed: { observation: o, snapshot } };
+  } catch {
+    return null;
+  }
+}
+
+/** The foreground app as a person knows it: Android's `package/.Activity`, else the Mock's app and screen. */
+export function foregroundOf(metadata: Record<string, unknown>): string | null {
+  const fg = metadata.foreground as { packageName?: unknown; activity?: unknown } | null | undefined;
+  if (fg && typeof fg.packageName === "string") {
+    const { packageName, activity } = fg as { packageName: string; activity?: unknown };
+    if (typeof activity !== "string") return packageName;
+    return `${packageName}/${activity.startsWith(`${packageName}.`) ? activity.slice(packageName.length) : activity}`;
+  }
+  if (typeof metadata.foregroundApp === "string") return typeof metadata.screen === "string" ? `${metadata.foregroundApp} (${metadata.screen})` : metadata.foregroundApp;
+  return null;
+}
+
+function diagnosisLines(d: Diagnosis | null, st = err()): string[] {
+  if (!d) return [];
+  const lines: string[] = [];
+  if (d.closest.length) lines.push("closest elements:", ...d.closest.map((c) => `  ${c.ref ? `${c.ref} ` : ""}${nodeLine(c.node, c.states, st)}`));
+  const { foreground, context } = d.screen;
+  const ctx = context ? `${context.contextKind} context ${context.contextId}, document ${context.documentEpoch}` : null;
+  if (foreground || ctx) lines.push(`screen: ${[foreground, ctx].filter(Boolean).join(" — ")}`);
+  return lines;
+}
+
+/** Runs a command; an ElementFailure is printed here, with its diagnosis, in the CLI's failure format. */
+export async function reported(json: boolean | undefined, work: () => Promise<number>): Promise<number> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof ElementFailure)) throw e;
+    const st = err();
+    const r = e.rpc;
+    const head = r ? describeError({ code: r.code, message: r.rpcMessage, data: r.data }).map((l, i) => (i === 0 ? `${r.method} failed: ${l}` : l)) : [e.message];
+    const rest = [...e.detail, ...diagnosisLines(e.diagnosis, st)].map((l) => `  ${l}`);
+    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest].join("\n")}\n`);
+    if (json) printJson({ error: { ...(r ? { code: r.code, message: r.rpcMessage, data: r.data } : { message: e.message }), closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null } });
+    return e.exitCode;
+  }
+}
