@@ -88,7 +88,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     name: "DEVICERAIL_TCP_KEEPALIVE_MS",
     help: "idle time before TCP keepalive probes start (default 10000)",
-    doc: "idle time before TCP keepalive probes start on a TCP connection (default 10000, 1000…7200000); a peer that vanished is closed about 10 s after that",
+    doc: "idle time before TCP keepalive probes start on a TCP connection (default 10000, 1000…7200000); a peer that vanished is closed about 10 s after that, also when an answer to it is unacknowledged",
   },
   { name: "DEVICERAIL_DEBUG", help: "set to print the stack trace of an unexpected error", doc: "set (to anything) to print the stack trace of an unexpected CLI error" },
   { name: "NO_COLOR", help: "no colour even on a terminal", doc: "no colour even on a terminal" },

@@ -1,6 +1,8 @@
 import type { Socket } from "bun";
 import type { Logger } from "../rpc/rpc-error.ts";
+import { isLoopbackAddress } from "./ip-address.ts";
 import { type AcceptOptions, Accepted } from "./sniff.ts";
+import { setTcpUserTimeout } from "./tcp-user-timeout.ts";
 
 /**
  * Connection limits of one listener. A connection is *pending* until its handshake is done (an
@@ -22,6 +24,11 @@ export interface ConnectionLimits {
 export const DEFAULT_LIMITS: Omit<ConnectionLimits, "keepAliveMs"> = { pending: 64, working: 256, handshakeMs: 10_000 };
 /** With Bun's keepalive probes (one a second, ten of them) a vanished TCP peer is closed about 20 s after it went silent. */
 export const TCP_KEEPALIVE_MS = 10_000;
+/** How long Bun's keepalive probes take to give up: ten, one a second. */
+const KEEPALIVE_PROBING_MS = 10_000;
+/** The descriptor of a Bun socket: present at run time, missing from bun-types; -1 when absent. */
+const socketFd = (socket: Socket<unknown>): number => (socket as unknown as { fd?: number }).fd ?? -1;
+
 /** Shed connections are summed into at most one log line per this interval, so a flood cannot flood the log. */
 const SHED_LOG_MS = 1_000;
 
@@ -58,7 +65,13 @@ export class AcceptTable {
       }
       if (this.opts.admit && !this.opts.admit(socket)) return;
       if (this.pending.size >= limits.pending) this.evictOldestPending();
-      if (limits.keepAliveMs !== null) socket.setKeepAlive(true, limits.keepAliveMs);
+      if (limits.keepAliveMs !== null) {
+        socket.setKeepAlive(true, limits.keepAliveMs);
+        // Data in flight to a vanished peer gets the same budget as silence (tcp-user-timeout.ts).
+        // Not on loopback: there the kernel closes a dead process's sockets itself, and a peer that
+        // only stops reading for a while (paused in a debugger) must not lose its connection.
+        if (!isLoopbackAddress(socket.remoteAddress)) setTcpUserTimeout(socketFd(socket), limits.keepAliveMs + KEEPALIVE_PROBING_MS);
+      }
       const accepted: Accepted = new Accepted(socket, this.accept, log.child({ [this.opts.logKey]: this.nextSerial++ }), {
         handshakeMs: limits.handshakeMs,
         ready: (): boolean => this.promote(accepted),

@@ -2,9 +2,11 @@ import type { TCPSocketListener } from "bun";
 import { loopbackHosts } from "./http-guard.ts";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable, DEFAULT_LIMITS, TCP_KEEPALIVE_MS } from "./accept-table.ts";
+import { isIpLiteral, isLoopbackAddress } from "./ip-address.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
 export { MAX_INPUT_QUEUE_BYTES } from "./ndjson-connection.ts";
+export { isLoopbackAddress } from "./ip-address.ts";
 
 export interface TcpOptions extends PublicListenerOptions {
   host: string;
@@ -20,32 +22,6 @@ export interface TcpListener {
 
 /** The listen address is not one this transport may bind (a configuration error, exit 2). */
 export class ListenAddressError extends Error {}
-
-/** True for a loopback address literal: 127.0.0.0/8, ::1, or 127.0.0.0/8 mapped into IPv6. */
-export function isLoopbackAddress(address: string): boolean {
-  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
-  if (isLoopbackV4(bare)) return true;
-  if (!bare.includes(":")) return false;
-  let normalized: string;
-  try {
-    // The URL parser canonicalises IPv6 literals (0:0:0:0:0:0:0:1 → ::1, ::ffff:7f00:1 for mapped IPv4).
-    normalized = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
-  } catch {
-    return false;
-  }
-  if (normalized === "::1") return true;
-  const mapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(normalized);
-  return mapped !== null && parseInt(mapped[1]!, 16) >> 8 === 127;
-}
-
-function isV4Literal(address: string): boolean {
-  const parts = address.split(".");
-  return parts.length === 4 && parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) <= 255);
-}
-
-const isLoopbackV4 = (address: string) => isV4Literal(address) && address.startsWith("127.");
-
-const isIpLiteral = (host: string) => isV4Literal(host) || (host.includes(":") && URL.canParse(`http://[${host.replace(/^\[|\]$/g, "")}]/`));
 
 /**
  * Throws ListenAddressError unless `host:port` may be bound: a valid port and a loopback literal,
