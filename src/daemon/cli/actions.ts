@@ -22,6 +22,9 @@ export const swipeRequest = (x1: number, y1: number, x2: number, y2: number, dur
 
 export const typeRequest = (text: string) => one("inputText", { text }, `type ${JSON.stringify(text)}`);
 
+/** The label never holds the value: it is printed. */
+export const secretRequest = (secret: string) => one("inputSecret", { secret }, "type a secret");
+
 // Navigation "keys" are argument-less actions of their own on Android and the Mock; others are keyPress.
 const NAVIGATION = new Set(["back", "home", "recentApps"]);
 export const keyRequest = (key: string): ActionRequest => ({

@@ -13,7 +13,7 @@ import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-rec
 import { CliError } from "./output.ts";
 import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
 
-export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1"];
+export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1", "action.protected.v1"];
 
 /** sun_path holds 108 bytes on Linux and 104 on macOS; a longer data directory gets a TCP port only. */
 const MAX_SOCKET_PATH = 100;

@@ -10,12 +10,13 @@ import { visibleRect } from "../../core/devices/semantic/selector.ts";
 import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNode, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
-import { actionCommand, pickAction, tapRequest, typeRequest } from "./actions.ts";
+import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } from "./actions.ts";
 import { DEFAULT_TIMEOUT_MS, capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { nodeLine, uiStatesOf } from "./device-commands.ts";
 import { ElementFailure, type Run, diagnose, reported } from "./element-failure.ts";
 import { CliError, RpcCallError, out, printJson } from "./output.ts";
 import { currentRef, loadListing, nodeRefOf, selectorMatcher } from "./refs.ts";
+import { readSecret } from "./secret-input.ts";
 import { ELEMENT_OPTIONS, type ElementOpts, type Wanted, selectorOf, usage, wantedFrom } from "./selector-options.ts";
 
 export { type ElementOpts, type SelectorOpts, addSelectorOptions, wantedFrom } from "./selector-options.ts";
@@ -135,23 +136,27 @@ export async function tapCommand(x: number | undefined, y: number | undefined, o
 }
 
 /** `type TEXT` as before, or `type TEXT --into <selector>` → tapElement, then inputText, in one Session. */
-export async function typeCommand(text: string, opts: ElementOpts & { into?: boolean }): Promise<number> {
+export async function typeCommand(text: string | undefined, opts: ElementOpts & { into?: boolean; secret?: boolean }): Promise<number> {
   const wanted = wantedFrom(opts);
   if (wanted && !opts.into) throw usage("an element to type into needs --into: devicerail type TEXT --into --id FIELD");
-  if (!opts.into) return actionCommand(typeRequest(text), opts);
-  if (!wanted) throw usage(`--into needs the field: ${ELEMENT_OPTIONS}`);
+  if (opts.into && !wanted) throw usage(`--into needs the field: ${ELEMENT_OPTIONS}`);
+  if (opts.secret && text !== undefined) throw usage("--secret takes the text from stdin or a prompt, never from the command line (other users can read a command's arguments)");
+  if (!opts.secret && text === undefined) throw usage("missing the text to type: devicerail type TEXT (or --secret to read it from stdin)");
+  // inputSecret is a protected action: its value is never recorded, logged or shown (see docs/protocol/devices-and-actions.md#protected-actions).
+  const call = opts.secret ? { name: "inputSecret", arguments: { secret: await readSecret() }, what: "a secret" } : { name: "inputText", arguments: { text }, what: JSON.stringify(text) };
+  if (!wanted) return actionCommand(opts.secret ? secretRequest(call.arguments.secret as string) : typeRequest(text as string), opts);
   return reported(opts.json, async () => {
-    const done = await inElementSession(wanted, opts, ["tapElement", "inputText"], async (run) => {
+    const done = await inElementSession(wanted, opts, ["tapElement", call.name], async (run) => {
       const { result: tapped, note } = await tapTarget(run, wanted);
-      const typed = await execute(run.c, "inputText", { text });
+      const typed = await execute(run.c, call.name, call.arguments);
       const element = (tapped.output as { element: UiNodeRef }).element;
       return { run, tapped, typed, note, line: opts.json ? "" : await describe(run, element, [tapped.before]) };
     });
-    if (opts.json) printJson({ tapElement: done.tapped, inputText: done.typed });
+    if (opts.json) printJson({ tapElement: done.tapped, [call.name]: done.typed });
     else {
-      const head = `${out().green("ok")} type ${JSON.stringify(text)} into ${wanted.label} on ${done.run.deviceId}`;
+      const head = `${out().green("ok")} type ${call.what} into ${wanted.label} on ${done.run.deviceId}`;
       const note = done.note ? [`note: ${done.note}`] : [];
-      print([`${head} (tapElement + inputText, ${took(done.tapped, done.typed)}, session ${done.run.sessionId})`, `element: ${done.line}`, ...note, ...afterLine(done.typed)]);
+      print([`${head} (tapElement + ${call.name}, ${took(done.tapped, done.typed)}, session ${done.run.sessionId})`, `element: ${done.line}`, ...note, ...afterLine(done.typed)]);
     }
     return 0;
   });

@@ -166,9 +166,10 @@ export async function runCli(argv: string[]): Promise<number> {
     (c, x1, y1, x2, y2) => swipeRequest(x1, y1, x2, y2, c.opts<{ duration: number }>().duration),
   ).option("--duration <ms>", "how long the swipe takes", integer(1, 60_000), 300);
   const type = addSelectorOptions(cmd("type", "type text into the focused field, or --into an element (tapElement, then inputText)", { device: true }), { ref: true })
-    .argument("<text>", "the text")
+    .argument("[text]", "the text (not with --secret)")
     .option("--into", "first tap the element the selector options name")
-    .action((text: string) => run(() => typeCommand(text, type.opts()))());
+    .option("--secret", "type a secret read from stdin, or at a prompt that does not echo (inputSecret: never recorded, logged or shown)")
+    .action((text: string | undefined) => run(() => typeCommand(text, type.opts()))());
   act<[string]>("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [["<name>", "the key"]], (_c, key) =>
     keyRequest(key),
   );

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ADB_PATH, type AdbServer, type FakeDevice, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
 import { tempDataDir } from "../../support/daemon.ts";
@@ -99,6 +99,23 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     // Each one-shot action is its own recorded Session.
     const { sessions } = await cliJson(["sessions"], e);
     expect(sessions.map((s: { state: string; eventCount: number }) => [s.state, s.eventCount])).toEqual(Array(7).fill(["ended", 4]));
+  }, 60_000);
+
+  test("type --secret reaches the phone through the shell's stdin, never a command line, and the data directory keeps none of it", async () => {
+    const secret = "Tr0ub4dor-and-3";
+    const inputs = phone.phone.inputLog.length;
+    const services = phone.phone.serviceLog.length;
+    const e = env();
+    const r = await cli(["type", "--secret"], e, tempCwd(), `${secret}\n`);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toStartWith(`ok type a secret on ${id} (inputSecret, `);
+    expect(inputsSince(inputs)).toEqual([{ kind: "text", text: secret }]);
+    // What crossed adb: a fixed script, with the secret only on its stdin. (On the phone that script
+    // hands it to `input text`, whose argv is Android's own affair: see android-secret.test.ts.)
+    const typed = phone.phone.serviceLog.slice(services).filter((s) => s.stdin?.includes(secret) || s.command.includes(secret));
+    expect(typed.map((s) => [s.command.includes(secret), s.stdin])).toEqual([[false, `${secret}\n`]]);
+    const stored = (readdirSync(e.DEVICERAIL_DATA_DIR, { recursive: true }) as string[]).map((n) => join(e.DEVICERAIL_DATA_DIR, n)).filter((p) => statSync(p).isFile());
+    expect(stored.filter((p) => readFileSync(p).includes(Buffer.from(secret)))).toEqual([]);
   }, 60_000);
 
   test("an action the phone rejects exits 1 with the JSON-RPC error", async () => {

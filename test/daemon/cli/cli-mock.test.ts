@@ -6,8 +6,8 @@ import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
 const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "export", "doctor"];
-/** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them). */
-const MOCK_ACTIONS = "tap, inputText, scroll, back, findElement, tapElement, clearElement, waitForElement";
+/** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them, and protected actions for type --secret). */
+const MOCK_ACTIONS = "tap, inputText, scroll, back, inputSecret, findElement, tapElement, clearElement, setElementValue, waitForElement";
 
 const mockDevice = { id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: false };
 const assetRef = (sha: string, mediaType: string) => ({ id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
