@@ -21,6 +21,14 @@ const SECRET_SCRIPT = 'IFS= read -r v && input text "$v"';
 /** What Android's `cmd` prints when a service has no shell command (Binder's default). */
 const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unknown command/i;
 
+/** Non-ASCII text goes through the clipboard; a device whose clipboard has no shell command cannot type it. */
+const textUnsupported = () =>
+  new DriverError("platform_error", {
+    platformCode: "android_text_unsupported",
+    retryable: false,
+    message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
+  });
+
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 const remoteError = (what: string, out: string) => platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
 const launchInvalid = (what: string, r: { out: string; code: number }) =>
@@ -170,12 +178,7 @@ export class AndroidShell {
     }
     for (const batch of batches(commands)) {
       const { out, code } = await this.exec(serial, batch.join(" && "), ctx);
-      if (NO_SHELL_COMMAND.test(out))
-        throw new DriverError("platform_error", {
-          platformCode: "android_text_unsupported",
-          retryable: false,
-          message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
-        });
+      if (NO_SHELL_COMMAND.test(out)) throw textUnsupported();
       if (code !== 0 || /error|exception/i.test(out)) throw remoteError("typing failed", out);
     }
     return usedClipboard ? (usedInput ? "mixed" : "clipboard") : "input";
@@ -191,12 +194,7 @@ export class AndroidShell {
       ok = code === 0 && !NO_SHELL_COMMAND.test(out);
       this.clipboard.set(serial, ok);
     }
-    if (!ok)
-      throw new DriverError("platform_error", {
-        platformCode: "android_text_unsupported",
-        retryable: false,
-        message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
-      });
+    if (!ok) throw textUnsupported();
   }
 
   /** A protected value: only on the stdin of the fixed SECRET_SCRIPT; its output is never logged. */

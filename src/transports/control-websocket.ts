@@ -8,6 +8,7 @@ import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { InputLoop } from "./input-loop.ts";
 import { Outbox, messageSink } from "./outbox.ts";
+import { WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";
 
 /** One JSON-RPC message per text message, like one NDJSON line (docs/protocol/transport-and-framing.md). */
 export const MAX_WS_MESSAGE_BYTES = 1_048_576;
@@ -101,9 +102,7 @@ export function controlWebSocket(opts: { dispatcher: Dispatcher; services: Serve
     maxPayloadLength: MAX_WS_MESSAGE_BYTES,
     backpressureLimit: BACKPRESSURE_LIMIT_BYTES,
     closeOnBackpressureLimit: false,
-    perMessageDeflate: false,
-    sendPings: true,
-    idleTimeout: 120,
+    ...WEBSOCKET_LIVENESS,
     open(ws) {
       sockets.add(ws);
       open(ws);

@@ -2,6 +2,7 @@ import type { Server, ServerWebSocket } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { type EventPlane, EventSubscriber, MAX_MESSAGE_BYTES } from "./event-subscriber.ts";
+import { WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";
 
 export type { EventPlane } from "./event-subscriber.ts";
 
@@ -40,9 +41,7 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
     },
     websocket: {
       maxPayloadLength: MAX_MESSAGE_BYTES,
-      perMessageDeflate: false,
-      sendPings: true,
-      idleTimeout: 120,
+      ...WEBSOCKET_LIVENESS,
       open(ws) {
         open.add(ws);
         ws.data.opened(ws);

@@ -7,6 +7,7 @@ import type { Logger } from "../../rpc/rpc-error.ts";
 import { DeviceRegistry } from "./registry.ts";
 import { SEMANTIC_DEFINITIONS, isSemanticName, semanticProtection } from "./semantic/definitions.ts";
 import { TreeMemory } from "./semantic/tree-memory.ts";
+import { once } from "../once.ts";
 
 interface Lease {
   connectionId: string;
@@ -152,13 +153,10 @@ export class DeviceService {
     const counts = this.inFlight.get(sessionId) ?? { observations: 0, actions: 0 };
     counts[kind]++;
     this.inFlight.set(sessionId, counts);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
+    return once(() => {
       counts[kind]--;
       if (counts.observations === 0 && counts.actions === 0) this.inFlight.delete(sessionId);
-    };
+    });
   }
 
   /** session_busy when the Session still has work in flight (docs/protocol/sessions-and-events.md#invariants). */

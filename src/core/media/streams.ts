@@ -1,5 +1,6 @@
 import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
+import { once } from "../once.ts";
 
 /** The media limits of docs/protocol/limits.md#media-streams. */
 export const MEDIA_LIMITS = { activePerConnection: 2, idsPerSession: 8, framesPerStream: 1000, minIntervalMs: 50, closeWaitMs: 1000 } as const;
@@ -42,12 +43,9 @@ export class MediaTable {
   beginSensitiveAction(): () => void {
     if (this.openStreams().length > 0) throw new RpcError("media_stream_protected_action_blocked");
     this.sensitiveActions++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
+    return once(() => {
       this.sensitiveActions--;
-    };
+    });
   }
 
   /** Marks a capture as running on `stream` until the returned release runs. */

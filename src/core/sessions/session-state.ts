@@ -41,15 +41,12 @@ export function newSessionState(id: string, startedAtMs: number): SessionState {
   };
 }
 
+/** A SessionInfo: `endedAtMs` counts only once the Session has ended. */
+export function sessionInfo(id: string, ended: boolean, startedAtMs: number, endedAtMs: number | null, eventCount: number, lastSequence: number): SessionInfo {
+  return { id, state: ended ? "ended" : "active", startedAtMs, endedAtMs: ended ? endedAtMs : null, eventCount, lastSequence };
+}
+
 /** The Session as a reader may see it: a sessionEnded still waiting for its commit does not count. */
 export function committedInfo(s: SessionState): SessionInfo {
-  const ended = s.committedEnded;
-  return {
-    id: s.id,
-    state: ended ? "ended" : "active",
-    startedAtMs: s.startedAtMs,
-    endedAtMs: ended ? s.endedAtMs : null,
-    eventCount: s.committedSequence,
-    lastSequence: s.committedSequence,
-  };
+  return sessionInfo(s.id, s.committedEnded, s.startedAtMs, s.endedAtMs, s.committedSequence, s.committedSequence);
 }

@@ -3,6 +3,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionOutcome } from "../../protocol/types/session.ts";
 import type { Queryable } from "./session-queries.ts";
+import { sessionInfo } from "./session-state.ts";
 import { events, sessions } from "./tables.ts";
 
 export interface SummaryFilter {
@@ -94,12 +95,7 @@ export function sessionSummaries(db: Queryable, filter: SummaryFilter, now: numb
   return rows.map((r) => {
     const ended = r.state === "ended";
     return {
-      id: r.id,
-      state: ended ? "ended" : "active",
-      startedAtMs: r.startedAtMs,
-      endedAtMs: ended ? r.endedAtMs : null,
-      eventCount: r.eventCount,
-      lastSequence: r.lastSequence,
+      ...sessionInfo(r.id, ended, r.startedAtMs, r.endedAtMs, r.eventCount, r.lastSequence),
       deviceId: r.deviceId,
       // A clock that stepped back must not make a duration negative (the schema's u53).
       durationMs: Math.max(0, (ended ? (r.endedAtMs ?? r.startedAtMs) : now) - r.startedAtMs),

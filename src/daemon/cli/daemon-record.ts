@@ -5,9 +5,10 @@
  * writes one with `stdio: true` and no endpoints: commands then know at once that they cannot
  * reach it, instead of guessing from a refused lock.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "../version.ts";
+import { replacePrivateFile } from "./private-file.ts";
 
 export interface DaemonRecord {
   pid: number;
@@ -61,22 +62,10 @@ function isZombie(pid: number): boolean {
   }
 }
 
-/** This process's record, written 0600 to a temporary name and renamed: a reader sees no file or a whole one. */
+/** This process's record (0600; a reader sees no file or a whole one). */
 export function writeRecord(dataDir: string, fields: { state: "starting" | "serving"; stdio?: boolean } & Endpoints, startedAtMs: number): void {
-  const temp = join(dataDir, `.listen.json.${process.pid}.tmp`);
-  try {
-    unlinkSync(temp);
-  } catch {}
-  // "wx": a new file, so the 0600 mode is the one it is created with.
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    const record: DaemonRecord = { pid: process.pid, version: VERSION, startedAtMs, ...fields };
-    writeSync(fd, `${JSON.stringify(record)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, recordPath(dataDir));
+  const record: DaemonRecord = { pid: process.pid, version: VERSION, startedAtMs, ...fields };
+  replacePrivateFile(recordPath(dataDir), `${JSON.stringify(record)}\n`);
 }
 
 /** Removed on a clean stop, unless another daemon has written its own meanwhile. */

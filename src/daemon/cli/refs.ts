@@ -8,11 +8,12 @@
  * Only `ui` saves a listing: a ref must always mean what the last listing a person read showed,
  * never what some later command happened to observe on another screen.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type NodePredicate, compileSelector } from "../../core/devices/semantic/selector.ts";
 import type { ElementSelector, UiContextRef, UiNode, UiNodeRef } from "../../protocol/types/ui.ts";
 import { CliError } from "./output.ts";
+import { replacePrivateFile } from "./private-file.ts";
 
 /** One device's last `ui` listing: `@eN` is `nodes[N - 1]`. */
 export interface RefListing {
@@ -71,20 +72,7 @@ export function saveListing(dataDir: string, listing: RefListing): void {
   const refs = readRefs(dataDir);
   refs.devices[listing.deviceId] = listing;
   refs.last = listing.deviceId;
-  const path = refsPath(dataDir);
-  const temp = join(dataDir, `.${REFS_FILE}.${process.pid}.tmp`);
-  try {
-    unlinkSync(temp);
-  } catch {}
-  // "wx": created here, so it has the 0600 mode from the start.
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(refs)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, path);
+  replacePrivateFile(refsPath(dataDir), `${JSON.stringify(refs)}\n`);
 }
 
 /** The listing of a device, or of the device `ui` last listed when none is named. */
