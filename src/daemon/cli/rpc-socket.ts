@@ -5,6 +5,10 @@
  */
 import type { Socket } from "bun";
 import type { RpcErrorObject } from "../../protocol/errors.ts";
+import { MAX_FRAME_BYTES } from "../../rpc/encode.ts";
+import { LineSplitter } from "../../rpc/ndjson.ts";
+
+const utf8 = new TextDecoder();
 
 export type Endpoint = { socket: string } | { host: string; port: number };
 
@@ -27,7 +31,8 @@ type Pending = { method: string; resolve(v: unknown): void; reject(e: Error): vo
 
 export class RpcSocket {
   private socket!: Socket<undefined>;
-  private buffer = "";
+  /** Splits bytes, not text, so a character cut by a chunk boundary arrives whole. */
+  private readonly splitter = new LineSplitter(MAX_FRAME_BYTES);
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private closedWith: Error | null = null;
@@ -72,11 +77,14 @@ export class RpcSocket {
   }
 
   private receive(chunk: Uint8Array): void {
-    this.buffer += new TextDecoder().decode(chunk);
-    let nl: number;
-    while ((nl = this.buffer.indexOf("\n")) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
+    for (const frame of this.splitter.push(chunk)) {
+      // The daemon never sends more than MAX_FRAME_BYTES a line; a longer one is not its answer.
+      if (frame.kind === "oversized") {
+        this.lost(new ConnectionLost(`the devicerail daemon sent a line of over ${MAX_FRAME_BYTES} bytes`));
+        this.socket.terminate();
+        return;
+      }
+      const line = utf8.decode(frame.bytes);
       if (line.trim() === "") continue;
       const msg = JSON.parse(line) as { id?: unknown; result?: unknown; error?: RpcErrorObject };
       const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
