@@ -78,8 +78,6 @@ const M_UNKNOWN = uuid("d9c8b7a6-9584-4736-a251-40f9e8d7c6b6");
 const EPOCH = uuid("6e5d4c3b-2a19-4f08-b7e6-d5c4b3a29180");
 const EPOCH_OLD = uuid("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d");
 const SUB = uuid("9f8e7d6c-5b4a-4392-a180-7f6e5d4c3b2a");
-const TOKEN = "4c1f9a7e2b3d4e5f8a6b7c8d9e0f1a2b" + "7d3e5f6a8b9c4d0e9f1a2b3c4d5e6f70";
-const T0 = 1796000000000;
 // Ids the client chooses (used verbatim by replayed requests).
 const S_UNKNOWN = uuid("3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f");
 const O_UNKNOWN = uuid("5d6e7f80-9a1b-4c2d-be3f-4a5b6c7d8e9f");
@@ -103,7 +101,6 @@ if (MOCK_PNG_SHA !== "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d49
 const LOGIN_SHOT = assetRef(sha(renderScreen(new MockApp().tree(), { dark: false, focusedNodeId: null })), "image/png");
 const SHOT = assetRef(MOCK_PNG_SHA, "image/png");
 
-const MOCK = { id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: false };
 const TAP_ARGS = { x: 640, y: 360 };
 /** An ElementSelector with every member written, as the wire note of docs/protocol/devices-and-actions.md#selectors asks. */
 const selector = (m: Record<string, unknown>) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
@@ -661,12 +658,16 @@ add({
   name: "handshake-required",
   method: "rpc.discover",
   request: request(1, "rpc.discover"),
-  response: failure(1, -32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" }),
+  response: handshakeRequired(1),
   replay: { hello: null, before: [] },
   note: "discovery is a method like the others: it needs the hello first",
 });
 
 // _envelope -------------------------------------------------------------------------------------------
+/** What any method but system.hello gets before the handshake. */
+function handshakeRequired(id: number) {
+  return failure(id, -32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" });
+}
 const parseError = (column: number) => failure(null, -32700, "parse_error", "request is not valid JSON", false, { column, line: 1 });
 const invalidRequest = () => failure(null, -32600, "invalid_request", "request does not match the DeviceRail JSON-RPC subset", false, null);
 add({
@@ -717,7 +718,7 @@ add({
   name: "handshake-required",
   method: "system.describe",
   request: request(1, "system.describe"),
-  response: failure(1, -32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" }),
+  response: handshakeRequired(1),
   replay: { hello: null, before: [] },
 });
 add({

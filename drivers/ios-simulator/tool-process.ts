@@ -1,4 +1,4 @@
-import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
+import { type CallContext, budgetMs, whenAborted } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 
 export interface ToolResult {
@@ -33,10 +33,8 @@ export async function runTool(argv: string[], ctx: CallContext, opts: { stdin?: 
     why ??= reason;
     proc.kill("SIGKILL");
   };
-  const onAbort = () => kill("cancelled");
-  ctx.signal.addEventListener("abort", onAbort, { once: true });
-  // Aborted while stdin was being written: the listener came too late to hear it.
-  if (ctx.signal.aborted) onAbort();
+  // Also when it was aborted while stdin was being written.
+  const unlisten = whenAborted(ctx.signal, () => kill("cancelled"));
   const budget = budgetMs(ctx, opts.ceilingMs);
   const timer = setTimeout(() => kill("timeout"), budget);
   try {
@@ -50,6 +48,6 @@ export async function runTool(argv: string[], ctx: CallContext, opts: { stdin?: 
     return { code, stdout, stderr };
   } finally {
     clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onAbort);
+    unlisten();
   }
 }

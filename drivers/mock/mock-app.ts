@@ -1,12 +1,10 @@
-import type { UiContextRef, UiNode } from "../../src/protocol/types/ui.ts";
+import type { UiContextRef, UiNode, UiState } from "../../src/protocol/types/ui.ts";
 
 /** The package-like id of the scripted app; it is the UI context id of every tree. */
 export const MOCK_APP_ID = "com.devicerail.mock";
 export const SCREEN = { width: 1280, height: 720 } as const;
 
 export type ScreenName = "login" | "home" | "settings" | "about";
-/** Node states the protocol's UiNode has no field for, reported as `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing). */
-export type UiState = "checked" | "focused" | "password" | "selected";
 type Role = "Window" | "Text" | "TextField" | "SecureTextField" | "Button" | "Switch" | "List" | "ListItem";
 
 /** One node as the app lays it out, before bounds are assigned. */

@@ -1,6 +1,6 @@
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
-import type { CallContext, DeviceChange, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../src/driver/driver.ts";
+import { type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { renderReceived } from "../../src/protocol/issue-details.ts";
 import { MOCK_ACTIONS } from "./actions.ts";
@@ -22,14 +22,8 @@ export interface MockOptions {
   hang?: "none" | "observe" | "execute" | "all";
 }
 
-/** Waits until the call is aborted, then fails the way a driver stopped by its caller does (its only ending, so the once-listener goes with it). */
-function hangUntilAborted(ctx: CallContext): Promise<never> {
-  return new Promise((_, reject) => {
-    const stop = () => reject(new DriverError("driver_cancelled"));
-    if (ctx.signal.aborted) stop();
-    else ctx.signal.addEventListener("abort", stop, { once: true });
-  });
-}
+/** Waits until the call is aborted, then fails the way a driver stopped by its caller does. */
+const hangUntilAborted = (ctx: CallContext): Promise<never> => abortable(new Promise<never>(() => {}), ctx);
 
 /**
  * A point outside the screen is invalid_arguments, checked here rather than in the schema because

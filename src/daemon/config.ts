@@ -34,6 +34,10 @@ const OriginsSchema = v.pipe(
   }),
 );
 
+/** An integer written as `pattern` allows (no sign, no leading zeros), from `min` to `max`, with one message for every way it can be wrong. */
+const integerIn = (pattern: RegExp, min: number, max: number, expected: string) =>
+  v.pipe(v.string(), v.regex(pattern, expected), v.transform(Number), v.minValue(min, expected), v.maxValue(max, expected));
+
 const EnvSchema = v.object({
   DEVICERAIL_SCREENSHOT_POLICY: v.optional(v.picklist(["capture", "omit"]), "capture"),
   DEVICERAIL_LOG_LEVEL: v.optional(v.picklist(["trace", "debug", "info", "warn", "error", "fatal", "silent"]), "info"),
@@ -42,24 +46,19 @@ const EnvSchema = v.object({
   DEVICERAIL_TOKEN: v.optional(v.pipe(v.string(), v.check((t) => tokenProblem(t) === null, "invalid token"))),
   DEVICERAIL_ALLOWED_ORIGINS: v.optional(OriginsSchema, ""),
   DEVICERAIL_MOCK_DEVICES: v.optional(
-    v.pipe(v.string(), v.regex(/^[1-9]\d{0,1}$/, "expected a count from 1 to 64"), v.transform(Number), v.maxValue(64, "expected a count from 1 to 64")),
+    integerIn(/^[1-9]\d{0,1}$/, 1, 64, "expected a count from 1 to 64"),
     "1",
   ),
   DEVICERAIL_EVIDENCE_INLINE_BYTES: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^(0|[1-9]\d{0,6})$/, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
-      v.transform(Number),
-      v.maxValue(MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
-    ),
+    integerIn(/^(0|[1-9]\d{0,6})$/, 0, MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
     String(DEFAULT_INLINE_BYTES),
   ),
   DEVICERAIL_HANDSHAKE_TIMEOUT_MS: v.optional(
-    v.pipe(v.string(), v.regex(/^[1-9]\d{2,5}$/, "expected milliseconds from 100 to 600000"), v.transform(Number), v.minValue(100, "expected milliseconds from 100 to 600000"), v.maxValue(600_000, "expected milliseconds from 100 to 600000")),
+    integerIn(/^[1-9]\d{2,5}$/, 100, 600_000, "expected milliseconds from 100 to 600000"),
     "10000",
   ),
   DEVICERAIL_TCP_KEEPALIVE_MS: v.optional(
-    v.pipe(v.string(), v.regex(/^[1-9]\d{3,6}$/, "expected milliseconds from 1000 to 7200000"), v.transform(Number), v.maxValue(7_200_000, "expected milliseconds from 1000 to 7200000")),
+    integerIn(/^[1-9]\d{3,6}$/, 1_000, 7_200_000, "expected milliseconds from 1000 to 7200000"),
     "10000",
   ),
   DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
@@ -71,7 +70,7 @@ const EnvSchema = v.object({
   DEVICERAIL_XCRUN_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to xcrun"))),
   DEVICERAIL_IOS_WDA_ENDPOINT: v.optional(v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/, "expected http://127.0.0.1:PORT or http://[::1]:PORT"))),
   ANDROID_ADB_SERVER_PORT: v.optional(
-    v.pipe(v.string(), v.regex(/^[1-9]\d{0,4}$/, "expected a TCP port"), v.transform(Number), v.maxValue(65_535, "expected a TCP port")),
+    integerIn(/^[1-9]\d{0,4}$/, 1, 65_535, "expected a TCP port"),
     "5037",
   ),
 });

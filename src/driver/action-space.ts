@@ -1,4 +1,5 @@
 import { issueDetails } from "../protocol/issue-details.ts";
+import { isObject } from "../protocol/schema-words.ts";
 import type { ActionDefinition } from "../protocol/types/action.ts";
 import type { Protection } from "./driver.ts";
 import { DriverError, invalidArguments } from "./driver-error.ts";
@@ -32,8 +33,6 @@ export type ParsedCall<C extends ActionContract> = C extends ActionContract<infe
 export interface ActionDocuments {
   readonly actions: Readonly<Record<string, object>>;
 }
-
-const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /**
  * A driver's actions: the definitions it advertises (each contract with its generated document)
@@ -75,7 +74,7 @@ export class ActionSpace<C extends ActionContract> {
     const c = this.byName.get(name);
     if (!c) throw new DriverError("unknown_action", { action: name });
     const redact = (c.protection ?? "standard") !== "standard";
-    if (!isJsonObject(args)) throw invalidArguments(name, issueDetails(c.arguments, args, [], { redact }));
+    if (!isObject(args)) throw invalidArguments(name, issueDetails(c.arguments, args, [], { redact }));
     const result = c.arguments["~standard"].validate(args);
     if (result instanceof Promise) throw new Error(`action ${name} has an asynchronous arguments schema`);
     if (result.issues) throw invalidArguments(name, issueDetails(c.arguments, args, result.issues, { redact }));

@@ -20,6 +20,19 @@ export function budgetMs(ctx: CallContext, ceilingMs: number): number {
 }
 
 /**
+ * Runs `onAbort` once when `signal` aborts: at once when it already has (a listener added then
+ * would never hear it), else on the abort. Returns what removes the listener again.
+ */
+export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  if (signal.aborted) {
+    onAbort();
+    return () => {};
+  }
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
+}
+
+/**
  * Runs the parts of one observation side by side, each under a signal of its own that follows the
  * call's. The first part to fail aborts the others at once, so a screenshot never waits out its
  * deadline after the tree failed; settles only once every part has ended, so no child process or
@@ -27,9 +40,7 @@ export function budgetMs(ctx: CallContext, ceilingMs: number): number {
  */
 export async function allEnded<T extends readonly unknown[]>(ctx: CallContext, ...parts: { [K in keyof T]: (ctx: CallContext) => Promise<T[K]> }): Promise<T> {
   const linked = new AbortController();
-  const follow = () => linked.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) follow();
-  else ctx.signal.addEventListener("abort", follow, { once: true });
+  const unfollow = whenAborted(ctx.signal, () => linked.abort(ctx.signal.reason));
   const inner: CallContext = { ...ctx, signal: linked.signal };
   let first: { error: unknown } | null = null;
   try {
@@ -47,7 +58,7 @@ export async function allEnded<T extends readonly unknown[]>(ctx: CallContext, .
     if (first) throw (first as { error: unknown }).error;
     return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
   } finally {
-    ctx.signal.removeEventListener("abort", follow);
+    unfollow();
   }
 }
 

@@ -11,7 +11,7 @@ import { parseJson } from "./json.ts";
 import { type CloseReason, type ConnectionPolicy, type Handlers, type Route, type StepDeps, abort, abortError, runSteps } from "./method-steps.ts";
 import { type Logger, RpcError } from "./rpc-error.ts";
 
-export type { CloseReason, ConnectionPolicy, ControlMethod, Handler, HandlerContext, Handlers, Route } from "./method-steps.ts";
+export type { CloseReason, ConnectionPolicy, HandlerContext, Handlers, Route } from "./method-steps.ts";
 export { deepFreeze } from "./method-steps.ts";
 
 export interface DispatcherOptions {
@@ -68,9 +68,9 @@ export class Dispatcher {
    * a line, without encoding it to text and parsing it back. `params` may hold the JsonFloat
    * values of parseJson, which keep a number's lexical class as in a line.
    */
-  call(conn: Connection, id: RpcId, method: string, params?: object, timeoutMs?: number): Promise<CallOutcome> {
+  call(conn: Connection, id: RpcId, method: string, params?: object): Promise<CallOutcome> {
     const answered = Promise.withResolvers<CallOutcome>();
-    const req: RpcRequest = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params: params as RpcRequest["params"] }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+    const req: RpcRequest = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params: params as RpcRequest["params"] }) };
     const reply: Reply = {
       success: (_conn, rid, result) => {
         const json = this.jsonOf(result);
@@ -195,14 +195,19 @@ export class Dispatcher {
   /** Answers as frames on the connection (every transport). */
   private readonly frames: Reply = {
     success: (conn, id, result) => {
-      const json = typeof result === "object" && result !== null ? this.memo.get(result) : undefined;
+      const json = this.memoOf(result);
       return conn.send(json === undefined ? successFrame(id, result) : successFrameFromJson(id, json));
     },
     failure: (conn, id, error) => conn.send(checkedFailureFrame(id, error)),
   };
 
+  /** The JSON text a result was already encoded to, when it was. */
+  private memoOf(result: unknown): string | undefined {
+    return typeof result === "object" && result !== null ? this.memo.get(result) : undefined;
+  }
+
   private jsonOf(result: unknown): string {
-    return (typeof result === "object" && result !== null ? this.memo.get(result) : undefined) ?? JSON.stringify(result);
+    return this.memoOf(result) ?? JSON.stringify(result);
   }
 }
 

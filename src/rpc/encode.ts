@@ -30,16 +30,24 @@ export function successFrame(id: RpcId, result: unknown): string {
   return withinLimit(id, JSON.stringify({ jsonrpc: "2.0", id, result }));
 }
 
-function withinLimit(id: RpcId | null, frame: string): string {
-  if (frame.length <= MAX_FRAME_BYTES / 3) return frame;
+/** response_frame_too_large for a frame over the output limit; null when it fits. */
+function tooLarge(frame: string): RpcErrorObject | null {
+  if (frame.length <= MAX_FRAME_BYTES / 3) return null;
   const bytes = utf8Length(frame);
-  if (bytes <= MAX_FRAME_BYTES) return frame;
-  return failureFrame(id, errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } }));
+  return bytes <= MAX_FRAME_BYTES ? null : errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } });
 }
+
+function withinLimit(id: RpcId | null, frame: string): string {
+  const error = tooLarge(frame);
+  return error ? failureFrame(id, error) : frame;
+}
+
+/** The success frame's text around a result whose JSON is already known. */
+const successText = (id: RpcId, resultJson: string) => `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
 
 /** Like successFrame, for a result whose JSON is already known. */
 export function successFrameFromJson(id: RpcId, resultJson: string): string {
-  return withinLimit(id, `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`);
+  return withinLimit(id, successText(id, resultJson));
 }
 
 /**
@@ -48,10 +56,7 @@ export function successFrameFromJson(id: RpcId, resultJson: string): string {
  * it, so they are answered exactly as a socket client would be.
  */
 export function oversizedResult(id: RpcId, resultJson: string): RpcErrorObject | null {
-  const frame = `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
-  if (frame.length <= MAX_FRAME_BYTES / 3) return null;
-  const bytes = utf8Length(frame);
-  return bytes <= MAX_FRAME_BYTES ? null : errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } });
+  return tooLarge(successText(id, resultJson));
 }
 
 export function checkedFailureFrame(id: RpcId | null, error: RpcErrorObject): string {

@@ -8,13 +8,11 @@ import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { InputLoop } from "./input-loop.ts";
 import { Outbox, messageSink } from "./outbox.ts";
-import { WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";
+import { SEND_WINDOW_BYTES, WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";
 
 /** One JSON-RPC message per text message, like one NDJSON line (docs/protocol/transport-and-framing.md). */
 export const MAX_WS_MESSAGE_BYTES = 1_048_576;
-/** Bytes handed to Bun before our own queue holds the rest; far below Bun's backpressureLimit, so send() never drops. */
-export const SEND_WINDOW_BYTES = 1_048_576;
-/** Bun drops (send() returns 0) beyond this; with the window above it is never reached. */
+/** Bun drops (send() returns 0) beyond this; with SEND_WINDOW_BYTES far below it, it is never reached. */
 export const BACKPRESSURE_LIMIT_BYTES = 16 * 1_048_576;
 /** Bounded queues, as on the other transports: past either, the client is not reading and is closed. */
 const MAX_QUEUED_OUTPUT = 256;

@@ -9,14 +9,13 @@ import { selectVersion } from "../rpc/handshake.ts";
 import { parseJson } from "../rpc/json.ts";
 import { RpcError } from "../rpc/rpc-error.ts";
 import { Outbox, messageSink } from "./outbox.ts";
+import { SEND_WINDOW_BYTES } from "./websocket-liveness.ts";
 
 export const MAX_MESSAGE_BYTES = 1_048_576;
 const STEP_TIMEOUT_MS = 5_000;
 const QUEUE_EVENTS = 64;
 const QUEUE_BYTES = 4 * 1_048_576;
 const STALL_MS = 2_000;
-/** Bytes handed to Bun before our own queue holds the rest (Bun's send buffer is unbounded). */
-const SEND_WINDOW_BYTES = 1_048_576;
 const OFFER = { ranges: [{ major: 1, minMinor: 3, maxMinor: 5 }] };
 
 /** What the plane needs from core (structural, so transports stay below core). */

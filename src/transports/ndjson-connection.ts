@@ -76,15 +76,16 @@ export class NdjsonConnection {
     // The output failed under a write: nobody can read answers any more, like a closed socket.
     this.writer = new FrameWriter(this.outbox, (err) => this.gone(err));
     this.conn = new Connection(opts.transport, opts.services, (frame) => this.writer.write(frame));
+    const maxQueuedInput = opts.maxQueuedInputBytes ?? MAX_INPUT_QUEUE_BYTES;
     this.input = new InputLoop<Uint8Array>({
       size: (chunk) => chunk.length,
       pauseBytes: INPUT_PAUSE_BYTES,
-      maxBytes: opts.maxQueuedInputBytes ?? MAX_INPUT_QUEUE_BYTES,
+      maxBytes: maxQueuedInput,
       setReading: (reading) => channel.setReading(reading),
       handle: (chunk, woken) => this.handle(this.splitter.push(chunk), woken),
       atEnd: (woken) => this.handle(this.splitter.end(), woken),
       overflow: (queuedBytes) => {
-        log.warn({ queuedBytes, limitBytes: MAX_INPUT_QUEUE_BYTES }, `${label} input queue overflow while output is backed up; closing the connection`);
+        log.warn({ queuedBytes, limitBytes: maxQueuedInput }, `${label} input queue overflow while output is backed up; closing the connection`);
         this.outbox.fail(new Error("input queue overflow"));
         void this.close(opts.closeReason, false);
       },

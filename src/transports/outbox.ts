@@ -36,7 +36,7 @@ export type PushResult = "written" | "queued" | "overflow" | "closed";
 export class Outbox<T> {
   private queue: T[] = [];
   private queuedBytes = 0;
-  private waiters: (() => void)[] = [];
+  private drainedSignal: { promise: Promise<void>; resolve: () => void } | null = null;
   private failureListeners: ((err: Error) => void)[] = [];
   /** Set once the sink failed: everything queued was dropped and later items are dropped too. */
   failed: Error | null = null;
@@ -100,7 +100,9 @@ export class Outbox<T> {
   /** Resolves once nothing is queued (or the sink failed). */
   drained(): Promise<void> {
     if (this.queue.length === 0 || this.failed) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    // One promise for every writer waiting on this backed-up stretch, not one per write.
+    this.drainedSignal ??= Promise.withResolvers<void>();
+    return this.drainedSignal.promise;
   }
 
   /** Resolves once everything pushed has left the process (or the sink failed). */
@@ -158,7 +160,9 @@ export class Outbox<T> {
   }
 
   private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
+    const signal = this.drainedSignal;
+    this.drainedSignal = null;
+    signal?.resolve();
   }
 }
 

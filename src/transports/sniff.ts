@@ -249,15 +249,10 @@ export class Accepted {
   private quietly(why: string): void {
     if (this.refused) return;
     this.log.debug({ reason: why }, `${this.opts.label} connection closed`);
-    if (this.route) {
-      this.clearTimers();
-      this.socket.terminate();
-      return;
-    }
-    this.refused = true;
+    // Before a route exists, nothing else will resolve `done`: that is a refusal without its log line.
+    if (!this.route) return this.refuse(null);
     this.clearTimers();
     this.socket.terminate();
-    this.done.resolve();
   }
 
   private refuse(why: string | null): void {

@@ -5,7 +5,6 @@ import { AcceptTable, DEFAULT_LIMITS, TCP_KEEPALIVE_MS } from "./accept-table.ts
 import { isIpLiteral, isLoopbackAddress } from "./ip-address.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
-export { MAX_INPUT_QUEUE_BYTES } from "./ndjson-connection.ts";
 export { isLoopbackAddress } from "./ip-address.ts";
 
 export interface TcpOptions extends PublicListenerOptions {

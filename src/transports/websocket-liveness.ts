@@ -4,3 +4,6 @@
  * a peer that has not sent a frame, a pong included, for 120 s is closed as gone.
  */
 export const WEBSOCKET_LIVENESS = { perMessageDeflate: false, sendPings: true, idleTimeout: 120 } as const;
+
+/** Bytes handed to Bun before a plane's own bounded queue holds the rest (Bun's send buffer is unbounded). */
+export const SEND_WINDOW_BYTES = 1_048_576;

@@ -3,20 +3,13 @@
  * XML: a `<hierarchy rotation>` holding nested `<node>`s whose attributes are all strings.
  */
 import { createHash } from "node:crypto";
-import type { UiNode } from "../../../src/protocol/types/ui.ts";
+import { type UiNode, type UiState, UI_STATES } from "../../../src/protocol/types/ui.ts";
 import { scanXml, XmlSyntaxError } from "./xml-scanner.ts";
-
-/**
- * What the dump says about a node beyond the UiNode fields (the protocol has none for them); the
- * driver passes them on as `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing).
- */
-export type UiState = "checked" | "focused" | "password" | "selected";
-const STATES: readonly UiState[] = ["checked", "focused", "password", "selected"];
 
 export interface AndroidUiTree {
   /** Preorder; every node of the dump, none skipped. Empty only for an empty hierarchy. */
   nodes: UiNode[];
-  /** stableNodeId → its states in STATES order, only for nodes that have one (insertion in preorder). */
+  /** stableNodeId → what the dump says beyond the UiNode fields (passed on as `metadata.uiStates`), in UI_STATES order, only for nodes that have one (insertion in preorder). */
   states: Record<string, UiState[]>;
   /** The first node's `package`: the app (or system UI) owning the active window. */
   packageName: string | null;
@@ -139,7 +132,7 @@ class TreeBuilder {
     if (this.nodes.length === 0) this.packageName = attrs.get("package") || null;
     this.nodes.push(node);
     // Not flag(): an odd focused/selected value only loses a hint, it does not make the dump unusable.
-    const states = STATES.filter((state) => attrs.get(state) === "true");
+    const states = UI_STATES.filter((state) => attrs.get(state) === "true");
     if (states.length) this.states[id] = states;
     const depth = parent.depth + 1;
     this.hash.update(`${JSON.stringify([depth, node.role, node.identifier])}\n`);

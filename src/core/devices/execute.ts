@@ -1,5 +1,5 @@
 import { unwrapJsonFloats } from "../../rpc/json.ts";
-import type { CallContext } from "../../driver/driver.ts";
+import { type CallContext, whenAborted } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
 import { errorInfo, type ErrorInfo } from "../../protocol/errors.ts";
 import type { ActionDefinition, ActionOutcome, ActionResult, DeviceExecuteParams } from "../../protocol/types/action.ts";
@@ -12,6 +12,7 @@ import type { StoredEvidence } from "../evidence/evidence-store.ts";
 import { type Captured, captureObservation } from "./observe.ts";
 import { isSemanticName } from "./semantic/definitions.ts";
 import { DEFAULT_WAIT_MS, runSemantic } from "./semantic/semantic-action.ts";
+import { visibleTo } from "./visible-actions.ts";
 
 /**
  * device.execute after admission checks (steps 10–16 of docs/protocol/devices-and-actions.md#executing-an-action): actionStarted, the driver call under
@@ -36,11 +37,9 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
 
   // The action budget starts once actionStarted is recorded; whichever deadline fires first wins.
   const inner = new AbortController();
-  const onOuter = () => inner.abort(ctx.signal.reason);
   // A request cancelled while the action space was read or actionStarted appended has already
-  // fired its signal; a listener added now would never run.
-  if (ctx.signal.aborted) onOuter();
-  else ctx.signal.addEventListener("abort", onOuter, { once: true });
+  // fired its signal: whenAborted hears that too.
+  const unfollow = whenAborted(ctx.signal, () => inner.abort(ctx.signal.reason));
   let actionTimedOut = false;
   const timer =
     params.actionTimeoutMs !== undefined && params.actionTimeoutMs < 2 ** 31
@@ -103,7 +102,7 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
     }
   } finally {
     if (timer) clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onOuter);
+    unfollow();
   }
   // Shielded from cancellation: the terminal event is written whatever happened above.
   await core.log.append(sessionId, {
@@ -121,9 +120,7 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
  * so protected and semantic actions stay unnamed unless their features were negotiated.
  */
 function unknownAction(name: string, conn: Connection, definitions: readonly ActionDefinition[]): DriverError {
-  const availableActions = definitions
-    .filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemanticName(d.name) || conn.has("device.semanticActions.v1")))
-    .map((d) => d.name);
+  const availableActions = visibleTo(conn, definitions).map((d) => d.name);
   return DriverError.withDetails("unknown_action", { action: name, availableActions });
 }
 

@@ -1,12 +1,13 @@
 import { DriverError } from "../../driver/driver-error.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
 import type { Connection } from "../../rpc/connection.ts";
-import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
+import type { Handlers } from "../../rpc/dispatcher.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { executeAction } from "../devices/execute.ts";
 import { captureObservation } from "../devices/observe.ts";
 import { isSemanticName as isSemantic } from "../devices/semantic/definitions.ts";
+import { visibleTo } from "../devices/visible-actions.ts";
 import { connectionIdOf, routedDeviceId, stateOf } from "../connection-state.ts";
 import { leasedSession, recordError } from "../session-access.ts";
 
@@ -25,9 +26,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
   const devices = core.devices;
   /** What this connection may see; `protection` is written only when "protected" (docs/protocol/devices-and-actions.md#capabilities). */
   const visible = (conn: Connection, defs: ActionDefinition[]) =>
-    defs
-      .filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemantic(d.name) || conn.has("device.semanticActions.v1")))
-      .map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
+    visibleTo(conn, defs).map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
 
   return {
     "devices.list": (_p, { conn }) => ({ devices: devices.registry.list(), selectedDeviceId: stateOf(conn).selectedDeviceId }),

@@ -3,7 +3,7 @@ import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
 import { MAX_FRAME_BYTES, utf8Length } from "../../rpc/encode.ts";
-import { type Logger, RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
+import { RpcError, methodUnavailable, sessionRequired } from "../../rpc/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { stateOf } from "../connection-state.ts";
 import { requiredMinor } from "../event-minor.ts";

@@ -8,6 +8,7 @@ import type { ActionDefinition, ActionResult } from "../../protocol/types/action
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
+import { sha256Hex } from "../../core/evidence/evidence-store.ts";
 import { CONCURRENT_METHODS } from "../../protocol/methods.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { resolveDataPaths } from "../data-dir.ts";
@@ -89,7 +90,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
         : await fetch(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}/evidence/${sha256}`, { headers });
     if (!res.ok) throw new CliError(`evidence ${sha256} could not be read from the daemon (HTTP ${res.status})`);
     const bytes = new Uint8Array(await res.arrayBuffer());
-    if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
+    if (sha256Hex(bytes) !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
     return bytes;
   };
   return { attached, timeoutMs, interrupted: opts.signal, call, evidence, close: () => conn.close() };

@@ -2,7 +2,7 @@
 import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
-import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import { UI_STATES, type UiNode, type UiSnapshot } from "../../protocol/types/ui.ts";
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
 import { CliError, err, out, printJson, printRows } from "./output.ts";
 import { refAt, saveListing } from "./refs.ts";
@@ -113,8 +113,6 @@ const round = (n: number) => String(Math.round(n));
 /** Node states by stableNodeId, as the ui command prints them. */
 export type UiStates = Record<string, readonly string[]>;
 
-/** The states a driver may report in `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing). */
-const REPORTED_STATES = ["checked", "focused", "password", "selected"];
 
 /**
  * `metadata.uiStates` of an Observation. Metadata is free-form JSON, so anything of another shape
@@ -125,7 +123,7 @@ export function uiStatesOf(metadata: Record<string, unknown> | undefined): UiSta
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
   const states: Record<string, string[]> = {};
   for (const [id, list] of Object.entries(raw)) {
-    const known = Array.isArray(list) ? REPORTED_STATES.filter((s) => list.includes(s)) : [];
+    const known = Array.isArray(list) ? UI_STATES.filter((s) => list.includes(s)) : [];
     if (known.length) states[id] = known;
   }
   return states;

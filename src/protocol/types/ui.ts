@@ -147,3 +147,10 @@ export const SEMANTIC_ARGUMENTS = {
   setElementValue: "SetElementValueArguments",
   waitForElement: "WaitForElementArguments",
 } as const satisfies Record<SemanticActionName, string>;
+
+/**
+ * Node states UiNode has no field for, which a driver may report in an Observation's
+ * `metadata.uiStates` (docs/protocol/devices-and-actions.md#observing), in the order they are listed.
+ */
+export const UI_STATES = ["checked", "focused", "password", "selected"] as const;
+export type UiState = (typeof UI_STATES)[number];
