@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type CallContext, abortable, allEnded } from "../../src/driver/driver.ts";
+import { type CallContext, abortable, allEnded, whenAborted } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { silentLogger } from "../../src/rpc/rpc-error.ts";
 
@@ -99,5 +99,24 @@ describe("abortable", () => {
 
   test("rejects with driver_cancelled when the signal had already aborted", async () => {
     expect(await failure(abortable(new Promise(() => {}), ctx(AbortSignal.abort("test"))))).toBe("driver_cancelled");
+  });
+});
+
+describe("whenAborted", () => {
+  test("runs at once for a signal that has already aborted, once on a later abort, and never after its remover ran", () => {
+    const calls: string[] = [];
+    const early = new AbortController();
+    early.abort();
+    whenAborted(early.signal, () => calls.push("early"));
+    expect(calls).toEqual(["early"]);
+
+    const later = new AbortController();
+    whenAborted(later.signal, () => calls.push("later"));
+    const removed = whenAborted(later.signal, () => calls.push("removed"));
+    removed();
+    expect(calls).toEqual(["early"]);
+    later.abort();
+    later.abort();
+    expect(calls).toEqual(["early", "later"]);
   });
 });

@@ -1,4 +1,4 @@
-import type { CallContext, DeviceChange, Driver, ObserveOptions, Protection, RawObservation } from "../../src/driver/driver.ts";
+import { type CallContext, type DeviceChange, type Driver, type ObserveOptions, type Protection, type RawObservation, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
@@ -6,13 +6,7 @@ import type { UiNode } from "../../src/protocol/types/ui.ts";
 import { MOCK_PNG } from "../../drivers/mock/index.ts";
 
 /** Resolves when the call's signal aborts, then throws as a driver would. */
-function hangUntilAborted(ctx: CallContext): Promise<never> {
-  return new Promise((_, reject) => {
-    const stop = () => reject(new DriverError("driver_cancelled"));
-    if (ctx.signal.aborted) stop();
-    ctx.signal.addEventListener("abort", stop, { once: true });
-  });
-}
+const hangUntilAborted = (ctx: CallContext): Promise<never> => abortable(new Promise<never>(() => {}), ctx);
 
 const node = (id: string, parent: string | null, text: string | null, y: number): UiNode => ({
   stableNodeId: id,

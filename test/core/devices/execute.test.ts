@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { MOCK_PNG } from "../../../drivers/mock/index.ts";
-import type { CallContext, Driver, ObserveOptions, Protection, RawObservation } from "../../../src/driver/driver.ts";
+import { type CallContext, type Driver, type ObserveOptions, type Protection, type RawObservation, abortable } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
+import { sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 import { OneDeviceDriver } from "../../support/fake-driver.ts";
-import { LOGIN_SCREEN_PNG, pngRef } from "../../support/mock-screens.ts";
+import { LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, pngRef } from "../../support/mock-screens.ts";
 
 /*
  * executeAction through the real dispatcher and device.execute handler (core harness), so that
@@ -19,9 +20,8 @@ const CALL_ID = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
 const SECRET = "pin-4711-correct-horse";
 const FEATURES = ["events.snapshot.v1", "request.control.v1", "action.protected.v1"];
 
-const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-const MOCK_SHOT = pngRef(sha256(MOCK_PNG));
-const LOGIN_SHOT = pngRef(sha256(LOGIN_SCREEN_PNG));
+const MOCK_SHOT = pngRef(sha256Hex(MOCK_PNG));
+const LOGIN_SHOT = pngRef(LOGIN_SCREEN_SHA);
 
 interface Executed {
   name: string;
@@ -73,11 +73,7 @@ class ScriptedDriver extends OneDeviceDriver implements Driver {
 /** A driver step that resolves `entered` with its context, then waits until that context aborts and fails as drivers do. */
 const parkUntilAborted = (entered: { resolve(ctx: CallContext): void }) => (ctx: CallContext) => {
   entered.resolve(ctx);
-  return new Promise<never>((_, reject) => {
-    const stop = () => reject(new DriverError("driver_cancelled"));
-    if (ctx.signal.aborted) stop();
-    else ctx.signal.addEventListener("abort", stop, { once: true });
-  });
+  return abortable(new Promise<never>(() => {}), ctx);
 };
 
 const cleanups: (() => void)[] = [];

@@ -6,6 +6,7 @@ import { openDatabase } from "../../../src/core/sessions/db.ts";
 import { EventLog, MAX_SESSION_REFERENCES, RECOVERY_REASON } from "../../../src/core/sessions/event-log.ts";
 import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
 import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { countTransactions } from "../../support/transactions.ts";
 
 const memoryLog = () => {
   const opened = openDatabase(":memory:");
@@ -52,14 +53,9 @@ describe("EventLog", () => {
   test("appends that arrive in one turn are written in one transaction (group commit)", async () => {
     const { raw, log } = memoryLog();
     const { session } = await log.startSession();
-    const original = raw.transaction.bind(raw);
-    let transactions = 0;
-    (raw as { transaction: typeof raw.transaction }).transaction = ((fn: () => void) => {
-      transactions++;
-      return original(fn);
-    }) as typeof raw.transaction;
+    const transactions = countTransactions(raw);
     await Promise.all(Array.from({ length: 50 }, (_, i) => log.append(session.id, { payload: errorPayload(i) })));
-    expect(transactions).toBe(1);
+    expect(transactions()).toBe(1);
     expect(log.info(session.id)?.lastSequence).toBe(51);
   });
 

@@ -8,6 +8,7 @@ import type { PendingAppend } from "../../../src/core/sessions/group-commit.ts";
 import { RawStatements } from "../../../src/core/sessions/raw-statements.ts";
 import { newSessionState, type SessionState } from "../../../src/core/sessions/session-state.ts";
 import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
+import { countTransactions } from "../../support/transactions.ts";
 
 const A = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const B = "4c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
@@ -91,17 +92,12 @@ describe("RawStatements", () => {
     const { raw, statements, rows } = memory();
     const a = newSessionState(A, 5);
     statements.writeBatch([pending(a, 1, { type: "sessionStarted" })], 1);
-    let transactions = 0;
-    const original = raw.transaction.bind(raw);
-    (raw as { transaction: typeof raw.transaction }).transaction = ((fn: () => void) => {
-      transactions++;
-      return original(fn);
-    }) as typeof raw.transaction;
+    const transactions = countTransactions(raw);
     const duplicate = pending(a, 2, note);
     expect(() => statements.writeBatch([duplicate, pending(a, 3, note, [{ sha256: "d".repeat(64), mediaType: "image/png", byteLength: 1 }]), duplicate], 2)).toThrow(
       /UNIQUE constraint failed/,
     );
-    expect({ transactions, events: rows("SELECT sequence FROM events"), evidence: rows("SELECT sha256 FROM evidence") }).toEqual({
+    expect({ transactions: transactions(), events: rows("SELECT sequence FROM events"), evidence: rows("SELECT sha256 FROM evidence") }).toEqual({
       transactions: 1,
       events: [{ sequence: 1 }],
       evidence: [],

@@ -6,6 +6,7 @@ import { EventLog } from "../../../src/core/sessions/event-log.ts";
 import { type CommittedLog, RECOVERY_REASON, type RecoveryWriter, recoverSessions, restoreSessions } from "../../../src/core/sessions/recovery.ts";
 import { newSessionState, type SessionState } from "../../../src/core/sessions/session-state.ts";
 import type { TestEvent, TestEventPayload } from "../../../src/protocol/types/event.ts";
+import { countTransactions } from "../../support/transactions.ts";
 
 const A = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const B = "4c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
@@ -117,16 +118,11 @@ describe("recoverSessions", () => {
     before.dispose();
     const after = new EventLog(opened);
     const { raw } = opened;
-    const original = raw.transaction.bind(raw);
-    let transactions = 0;
-    (raw as { transaction: typeof raw.transaction }).transaction = ((fn: () => void) => {
-      transactions++;
-      return original(fn);
-    }) as typeof raw.transaction;
+    const transactions = countTransactions(raw);
     const result = await after.recover();
     expect({
       result,
-      transactions,
+      transactions: transactions(),
       kinds: ids.map((id) => after.read(id).map((e) => e.payload.type)),
       states: ids.map((id) => after.info(id)?.state),
     }).toEqual({

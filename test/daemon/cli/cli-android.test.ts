@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ADB_PATH, type AdbServer, type FakeDevice, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
+import { filesUnder } from "../../support/canary.ts";
 import { tempDataDir } from "../../support/daemon.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
@@ -114,7 +115,7 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     // hands it to `input text`, whose argv is Android's own affair: see android-secret.test.ts.)
     const typed = phone.phone.serviceLog.slice(services).filter((s) => s.stdin?.includes(secret) || s.command.includes(secret));
     expect(typed.map((s) => [s.command.includes(secret), s.stdin])).toEqual([[false, `${secret}\n`]]);
-    const stored = (readdirSync(e.DEVICERAIL_DATA_DIR, { recursive: true }) as string[]).map((n) => join(e.DEVICERAIL_DATA_DIR, n)).filter((p) => statSync(p).isFile());
+    const stored = filesUnder(e.DEVICERAIL_DATA_DIR).filter((p) => statSync(p).isFile());
     expect(stored.filter((p) => readFileSync(p).includes(Buffer.from(secret)))).toEqual([]);
   }, 60_000);
 

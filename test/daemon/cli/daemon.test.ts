@@ -7,14 +7,15 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket } from "bun";
-import { isAlive } from "../../../src/daemon/cli/daemon-record.ts";
+import { type DaemonRecord, isAlive, readRecord } from "../../../src/daemon/cli/daemon-record.ts";
+import { until } from "../../support/wait.ts";
 import { daemonCommand, daemonEnv, tempDataDir } from "../../support/daemon.ts";
 import { ServeDaemon } from "../../e2e/serve-daemon.ts";
 import { cli, cliJson } from "./run.ts";
 
 // A stopped daemon is a zombie until init reaps it; that counts as gone (see isAlive).
 const alive = isAlive;
-const record = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, "listen.json"), "utf8")) as { pid: number; socket?: string; port?: number; version: string };
+const record = (dataDir: string) => readRecord(dataDir) as DaemonRecord;
 
 describe("devicerail daemon", () => {
   test("status exits 3 when no daemon runs; start starts one in the background and status reports it", async () => {
@@ -97,7 +98,7 @@ describe("devicerail daemon", () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const first = await cliJson(["daemon", "start"], env);
     process.kill(first.pid, "SIGKILL");
-    while (alive(first.pid)) await Bun.sleep(10);
+    await until("the killed daemon to be gone", () => !alive(first.pid));
     expect(existsSync(join(env.DEVICERAIL_DATA_DIR, "listen.json"))).toBe(true);
     const r = await cli(["tap", "1", "1"], env);
     expect([r.code, r.stderr]).toEqual([0, ""]);

@@ -4,8 +4,9 @@
  * daemon's log, the event store, the evidence or an export.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { filesUnder } from "../../support/canary.ts";
 import { daemonCommand, daemonEnv, tempDataDir } from "../../support/daemon.ts";
 import { cli, cliJson, tempCwd } from "./run.ts";
 
@@ -14,12 +15,8 @@ const SECRET = "s3cret-Horse-battery";
 /** Every file under `dir` that holds `needle` (as bytes: the database, its WAL and the evidence included). */
 function filesHolding(dir: string, needle: string): string[] {
   const bytes = Buffer.from(needle);
-  const out: string[] = [];
-  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-    const path = join(dir, name);
-    if (statSync(path).isFile() && readFileSync(path).includes(bytes)) out.push(name);
-  }
-  return out;
+  // Regular files only: the data directory also holds the daemon's socket.
+  return filesUnder(dir).filter((path) => statSync(path).isFile() && readFileSync(path).includes(bytes));
 }
 
 describe("devicerail type --secret", () => {

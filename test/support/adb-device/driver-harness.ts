@@ -40,21 +40,7 @@ export const invalidArguments = (action: string) => ({
   data: { code: "invalid_arguments", message: `invalid arguments for action ${action}`, retryable: false, details: expect.objectContaining({ action }) },
 });
 
-/**
- * Polls `check` every 10 ms until it returns a truthy value; fails after `ms`. For asynchronous
- * conditions that announce no change (changes a driver reports into an array, a fake phone's logs,
- * processes in /proc): the interval keeps the wait from spinning, and what has an event or a
- * promise should await that instead.
- */
-export async function until<T>(what: string, check: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 5_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
+export { until } from "../wait.ts";
 
 /** Marks the status trailer the driver appends to every command (`echo "\n<marker>$?"`). */
 export const TRAILER = "<exit trailer>";
