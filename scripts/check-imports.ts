@@ -76,6 +76,8 @@ export function violations(rel: string, source: string): string[] {
       }
       case "daemon":
         if (target?.startsWith("drivers/") && !/^drivers\/[^/]+\/index\.ts$/.test(target)) bad("the daemon imports drivers only through drivers/*/index.ts");
+        // The MCP SDK stays behind the MCP server's own folder, like each device SDK behind its port.
+        if (pkg?.startsWith("@modelcontextprotocol/sdk") && !rel.startsWith("src/daemon/mcp/")) bad("only src/daemon/mcp/ may import the MCP SDK");
         break;
     }
   }

@@ -69,6 +69,20 @@ const EnvSchema = v.object({
   DEVICERAIL_AXE_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to axe"))),
   DEVICERAIL_XCRUN_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to xcrun"))),
   DEVICERAIL_IOS_WDA_ENDPOINT: v.optional(v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/, "expected http://127.0.0.1:PORT or http://[::1]:PORT"))),
+  DEVICERAIL_MCP_IMAGE_FORMAT: v.optional(v.picklist(["jpeg", "webp"]), "jpeg"),
+  DEVICERAIL_MCP_IMAGE_MAX_EDGE: v.optional(
+    integerIn(/^[1-9]\d{2,3}$/, 256, 4096, "expected pixels from 256 to 4096"),
+    "1568",
+  ),
+  // 700,000 bytes is about 933,000 in base64: with the listing, still under the 1 MB result limit.
+  DEVICERAIL_MCP_IMAGE_MAX_BYTES: v.optional(
+    integerIn(/^[1-9]\d{4,5}$/, 20_000, 700_000, "expected bytes from 20000 to 700000"),
+    "400000",
+  ),
+  DEVICERAIL_MCP_IDLE_MS: v.optional(
+    integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"),
+    "300000",
+  ),
   ANDROID_ADB_SERVER_PORT: v.optional(
     integerIn(/^[1-9]\d{0,4}$/, 1, 65_535, "expected a TCP port"),
     "5037",
@@ -108,6 +122,10 @@ export type Config = {
   xcrunPath: string | null;
   /** A running WebDriverAgent for simulators without AXe (numeric loopback only). */
   wdaEndpoint: string | null;
+  /** How MCP tools encode screenshots for a model. */
+  mcpImage: { format: "jpeg" | "webp"; maxEdge: number; maxBytes: number };
+  /** How long an MCP client without an open event stream may stay silent before its Sessions end. */
+  mcpIdleMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -142,6 +160,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
     xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,
     wdaEndpoint: r.output.DEVICERAIL_IOS_WDA_ENDPOINT ?? null,
+    mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE as number, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES as number },
+    mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS as number,
   };
 }
 

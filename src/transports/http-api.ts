@@ -18,6 +18,8 @@ export interface HttpApiOptions {
   log: Logger;
   evidence: EvidenceSource;
   serverVersion: string;
+  /** Further routes by exact path (the daemon's /mcp), after the same browser protection, token and body checks. */
+  routes?: Readonly<Record<string, (req: Request, body: string) => Promise<Response>>>;
 }
 
 /** The response header naming the Session a device request was recorded in. */

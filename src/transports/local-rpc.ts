@@ -41,13 +41,22 @@ export class LocalRpc {
     this.conn = new Connection(transport, services, (frame) => log.error({ frame: frame.slice(0, 200) }, "in-process connection got a frame"));
   }
 
-  call(method: string, params?: object): Promise<CallOutcome> {
-    return this.dispatcher.call(this.conn, this.nextId++, method, params);
+  /**
+   * One call. With a signal, aborting it cancels the call in the daemon as a socket client's
+   * request.cancel would (the connection must have negotiated request.control.v1).
+   */
+  call(method: string, params?: object, signal?: AbortSignal): Promise<CallOutcome> {
+    const id = this.nextId++;
+    if (!signal) return this.dispatcher.call(this.conn, id, method, params);
+    const cancel = () => void this.dispatcher.call(this.conn, this.nextId++, "request.cancel", { requestId: id });
+    if (signal.aborted) queueMicrotask(cancel);
+    else signal.addEventListener("abort", cancel, { once: true });
+    return this.dispatcher.call(this.conn, id, method, params).finally(() => signal.removeEventListener("abort", cancel));
   }
 
   /** Like `call`, but an error answer throws RpcFailure. */
-  async must(method: string, params?: object): Promise<CallSuccess> {
-    const out = await this.call(method, params);
+  async must(method: string, params?: object, signal?: AbortSignal): Promise<CallSuccess> {
+    const out = await this.call(method, params, signal);
     if (!out.ok) throw new RpcFailure(method, out.error);
     return out;
   }

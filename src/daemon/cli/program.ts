@@ -7,6 +7,7 @@ import { devicesCommand, screenshotCommand, uiCommand } from "./device-commands.
 import { DEFAULT_TIMEOUT_MS } from "./client.ts";
 import { daemonCommand } from "./daemon-command.ts";
 import { doctorCommand } from "./doctor.ts";
+import { mcpCommand } from "./mcp-command.ts";
 import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
 import { printJson, reportFailure } from "./output.ts";
 import { SERVE_HELP, serve } from "./serve.ts";
@@ -40,6 +41,8 @@ Usage:
                                list the recorded Sessions, follow one live, delete old ones
   devicerail export SESSION [-o DIR]
                                write a Session's events and evidence into a folder
+  devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
+                               the daemon serves the same one at /mcp on its port
   devicerail doctor [--smoke [-n N]]
                                check adb, devices, tools, data directory, listen port
   devicerail --version         print the version
@@ -127,6 +130,11 @@ export async function runCli(argv: string[]): Promise<number> {
     });
     return c;
   };
+
+  program
+    .command("mcp")
+    .description("an MCP server on stdio for AI agents, served by the daemon of the data directory")
+    .action(run(() => mcpCommand()));
 
   const serveCmd = program
     .command("serve")

@@ -7,6 +7,8 @@ import { SocketPathError, type UnixListener, listenUnix } from "../../transports
 import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
 import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
+import { McpHttp } from "../mcp/http.ts";
+import { McpHub } from "../mcp/server.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
@@ -102,7 +104,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   }
   if (listen || socket)
     return serveSockets(
-      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs } },
+      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs },
       daemon,
       log,
       config.screenshotPolicy,
@@ -116,11 +118,26 @@ export async function serve(opts: ServeOptions): Promise<number> {
   return 0;
 }
 
-type Sockets = { listen: ListenAddress | null; socket: string | null; token: AccessToken | null; allowedOrigins: readonly string[]; limits: { handshakeMs: number; keepAliveMs: number } };
+type Sockets = {
+  listen: ListenAddress | null;
+  socket: string | null;
+  token: AccessToken | null;
+  allowedOrigins: readonly string[];
+  limits: { handshakeMs: number; keepAliveMs: number };
+  mcpImage: Config["mcpImage"];
+  mcpIdleMs: number;
+};
+
+/** How long an MCP client's closed event stream may take to come back before its Sessions end. */
+const MCP_STREAM_GRACE_MS = 5_000;
+const MCP_MAX_SESSIONS = 64;
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
+  const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
+  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   const shared = {
+    routes: { "/mcp": (req: Request, body: string) => mcp.handle(req, body) },
     dispatcher: daemon.dispatcher,
     services: daemon.services,
     log,
@@ -133,6 +150,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
   const stopAll = async () => {
+    await mcp.stop();
     await Promise.all([tcp?.stop(), unix?.stop()]);
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);

@@ -1,0 +1,19 @@
+/** `devicerail mcp`: the daemon's MCP server on stdio, for hosts that spawn their MCP servers. */
+import { ConfigError, loadConfig } from "../config.ts";
+import { bridgeStdio } from "../mcp/stdio-bridge.ts";
+import { dataDirOf } from "./client.ts";
+import { attach } from "./daemon-control.ts";
+import { CliError } from "./output.ts";
+
+export async function mcpCommand(env: Record<string, string | undefined> = process.env): Promise<number> {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliError(e.message, 2);
+    throw e;
+  }
+  // The daemon of the data directory serves the MCP clients of every host process; started when none runs.
+  const attached = await attach(dataDirOf(env), env, { start: true });
+  attached.conn.close();
+  return bridgeStdio(attached.endpoint, env.DEVICERAIL_TOKEN || null);
+}
