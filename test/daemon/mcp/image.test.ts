@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { ImageTooLargeError, ModelImages, encodeForModel } from "../../../src/daemon/mcp/image.ts";
+
+/** A PNG of noise: the hardest kind of picture to compress. */
+async function noisePng(width: number, height: number): Promise<Uint8Array> {
+  const rgb = new Uint8Array(width * height * 3);
+  let seed = 7;
+  for (let i = 0; i < rgb.length; i++) rgb[i] = seed = (seed * 1103515245 + 12345) & 0xff;
+  // A tiny BMP is the simplest container Bun.Image decodes; re-encoding it gives the PNG a phone sends.
+  const row = Math.ceil((width * 3) / 4) * 4;
+  const bmp = new Uint8Array(54 + row * height);
+  const v = new DataView(bmp.buffer);
+  bmp.set([0x42, 0x4d]);
+  v.setUint32(2, bmp.length, true);
+  v.setUint32(10, 54, true);
+  v.setUint32(14, 40, true);
+  v.setInt32(18, width, true);
+  v.setInt32(22, -height, true);
+  v.setUint16(26, 1, true);
+  v.setUint16(28, 24, true);
+  for (let y = 0; y < height; y++) bmp.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), 54 + y * row);
+  return new Bun.Image(bmp).png().bytes();
+}
+
+describe("screenshots for a model", () => {
+  test("scales a phone screen to a long edge of 1568 px and states the scale", async () => {
+    const img = await encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 1568, maxBytes: 400_000 });
+    expect([img.width, img.height, img.mimeType, img.sourceWidth, img.sourceHeight]).toEqual([706, 1568, "image/jpeg", 1080, 2400]);
+    expect(img.scale).toBeCloseTo(706 / 1080, 6);
+    expect(img.data.length).toBeLessThanOrEqual(400_000);
+    expect(await new Bun.Image(img.data).metadata()).toEqual({ width: 706, height: 1568, format: "jpeg" });
+  });
+
+  test("lowers the quality, then the size, until the bytes fit", async () => {
+    const img = await encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 1568, maxBytes: 60_000 });
+    expect(img.data.length).toBeLessThanOrEqual(60_000);
+    expect([75, 60, 45, 30]).toContain(img.quality);
+    expect(img.width).toBeLessThan(706);
+    expect(img.width / img.sourceWidth).toBeCloseTo(img.scale, 6);
+  });
+
+  test("leaves a small screen at its size", async () => {
+    const img = await encodeForModel(await noisePng(320, 180), { format: "webp", maxEdge: 1568, maxBytes: 400_000 });
+    expect([img.width, img.height, img.scale, img.mimeType]).toEqual([320, 180, 1, "image/webp"]);
+  });
+
+  test("refuses what no size brings under the limit", async () => {
+    expect(encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 4096, maxBytes: 10 })).rejects.toBeInstanceOf(ImageTooLargeError);
+  });
+
+  test("encodes an unchanged screen once", async () => {
+    const png = await noisePng(200, 100);
+    let reads = 0;
+    const images = new ModelImages();
+    const read = async () => {
+      reads++;
+      return png;
+    };
+    const [a, b] = await Promise.all([images.encode("sha-a", read), images.encode("sha-a", read)]);
+    expect(await images.encode("sha-a", read)).toBe(a);
+    expect(b).toBe(a);
+    expect(reads).toBe(1);
+  });
+
+  test("a failed encoding is not cached", async () => {
+    const images = new ModelImages();
+    let reads = 0;
+    const bad = async () => {
+      reads++;
+      return new Uint8Array([1, 2, 3]);
+    };
+    await expect(images.encode("sha-b", bad)).rejects.toBeDefined();
+    await expect(images.encode("sha-b", bad)).rejects.toBeDefined();
+    expect(reads).toBe(2);
+  });
+});
