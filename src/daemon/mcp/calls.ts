@@ -153,7 +153,11 @@ async function execute(deps: CallDeps, lane: Lane, name: string, args: object, a
     const code = err.error.data.code;
     if (aim.ref !== undefined && STALE.has(code))
       throw new ToolError("stale_ref", `the screen changed since ${aim.ref} was listed: call ui_tree or device_observe and use a ref from the new listing`, false, { ref: aim.ref, cause: code });
-    if (ELEMENT_ERRORS.has(code)) throw ToolError.fromRpc(err.error, await screenLines(deps, lane, aim.selector));
+    if (ELEMENT_ERRORS.has(code)) {
+      const what = aim.selector ? `selector ${describeSelector(aim.selector)}` : aim.ref !== undefined ? `ref ${aim.ref}` : null;
+      const e = ToolError.fromRpc(err.error, await screenLines(deps, lane, aim.selector));
+      throw what ? new ToolError(e.code, `${e.message} (${what})`, e.retryable, e.details, e.lines) : e;
+    }
     const unknown = OUTCOME_UNKNOWN.has(code) ? [`outcome: unknown — ${name} may or may not have taken effect; observe before trying again`] : [];
     throw ToolError.fromRpc(err.error, unknown);
   }
@@ -186,6 +190,14 @@ async function screenLines(deps: CallDeps, lane: Lane, selector: McpSelector | u
 const actionLine = (label: string, lane: Lane, name: string, r: ActionResult) =>
   `${label} on ${lane.deviceId}: ok (${name}, ${r.finishedAtMs - r.startedAtMs} ms, action ${r.callId}, session ${lane.sessionId})`;
 
+/** The element a semantic action reports, as the device's latest listing shows it (ref and line), if listed. */
+function elementNamed(deps: CallDeps, lane: Lane, r: ActionResult | null): string | null {
+  const element = (r?.output as { element?: UiNodeRef | null } | null)?.element;
+  if (!element) return null;
+  const listed = deps.refs.latest(lane.deviceId)?.elements.find((e) => e.node.stableNodeId === element.stableNodeId);
+  return listed ? `${listed.ref} ${listed.short}` : null;
+}
+
 const acted = (lane: Lane, lines: string[], results: { name: string; r: ActionResult }[], extra: Record<string, unknown> = {}) =>
   success(lines, { deviceId: lane.deviceId, sessionId: lane.sessionId, actions: results.map(({ name, r }) => ({ name, actionId: r.callId, output: r.output })), actionId: results.at(-1)?.r.callId, ...extra });
 
@@ -193,7 +205,7 @@ export async function pointTool(deps: CallDeps, lane: Lane, tool: "tap" | "doubl
   if (tool === "tap" && a.x === undefined) {
     need(lane, tool, ["tapElement"]);
     const r = await execute(deps, lane, "tapElement", { target: targetOf(deps, lane, a) }, a);
-    const label = a.ref ?? `the element matching ${describeSelector(a.selector as McpSelector)}`;
+    const label = elementNamed(deps, lane, r) ?? a.ref ?? `the element matching ${describeSelector(a.selector as McpSelector)}`;
     return acted(lane, [actionLine(`tap ${label}`, lane, "tapElement", r)], [{ name: "tapElement", r }]);
   }
   const name = need(lane, tool, tool === "tap" ? ["tap"] : tool === "double_tap" ? ["doubleTap"] : ["longPress"]);
@@ -235,7 +247,7 @@ export async function typeTool(deps: CallDeps, lane: Lane, a: ToolInput<"type_te
     need(lane, "type_text", ["tapElement"]);
     const r = await execute(deps, lane, "tapElement", { target: targetOf(deps, lane, a) }, a);
     results.push({ name: "tapElement", r });
-    lines.push(actionLine(`tap ${a.ref ?? "the field"}`, lane, "tapElement", r));
+    lines.push(actionLine(`tap ${elementNamed(deps, lane, r) ?? a.ref ?? "the field"}`, lane, "tapElement", r));
   }
   if (a.submit) need(lane, "type_text with submit", ["keyPress"]);
   const r = await execute(deps, lane, "inputText", { text: a.text });
@@ -299,7 +311,8 @@ export async function waitTool(deps: CallDeps, lane: Lane, a: ToolInput<"wait_fo
   const out = r?.output as { matched?: boolean } | undefined;
   if (!r || !out?.matched)
     throw new ToolError("action_timed_out", `waited ${waitMs} ms for an element to ${what}; it did not`, true, { condition, timeoutMs: waitMs }, await screenLines(deps, lane, a.gone ? undefined : a.selector));
-  return acted(lane, [actionLine(`wait for an element to ${what}`, lane, "waitForElement", r)], [{ name: "waitForElement", r }]);
+  const found = a.gone ? null : elementNamed(deps, lane, r);
+  return acted(lane, [actionLine(`wait for an element to ${what}${found ? ` (${found})` : ""}`, lane, "waitForElement", r)], [{ name: "waitForElement", r }]);
 }
 
 export async function verdictTool(deps: CallDeps, lane: Lane, a: ToolInput<"session_verdict">): Promise<ToolResult> {

@@ -41,6 +41,7 @@ export interface Lane {
   /** Whether the device offers an action. */
   has(name: string): boolean;
   call(method: string, params?: object, signal?: AbortSignal): Promise<CallSuccess>;
+  close(): Promise<void>;
 }
 
 export class McpClient {
@@ -76,6 +77,18 @@ export class McpClient {
       lane.catch(() => this.lanes.delete(deviceId));
     }
     return lane;
+  }
+
+  /**
+   * Forgets a device's lane whose Session ended without this client (the device went away, or
+   * an operator ended it), closing its connection; the next call opens a new one.
+   */
+  async drop(deviceId: string): Promise<void> {
+    const lane = this.lanes.get(deviceId);
+    if (!lane) return;
+    this.lanes.delete(deviceId);
+    const l = await lane.catch(() => null);
+    if (l) await l.close();
   }
 
   /**
@@ -131,7 +144,11 @@ export class McpClient {
       }
       const actions = (await rpc.must("device.capabilities")).result as ActionDefinition[];
       this.sessions.push({ id: sessionId, deviceId });
-      return { deviceId, sessionId, actions, has: (name) => actions.some((a) => a.name === name), call: (method, params, signal) => rpc.must(method, params, signal) };
+      const close = async () => {
+        await rpc.close();
+        this.rpcs.delete(rpc);
+      };
+      return { deviceId, sessionId, actions, has: (name) => actions.some((a) => a.name === name), call: (method, params, signal) => rpc.must(method, params, signal), close };
     } catch (err) {
       await rpc.close();
       this.rpcs.delete(rpc);

@@ -32,6 +32,9 @@ const INSTRUCTIONS = [
   "Everything you do is recorded in a DeviceRail Session per device; finish with session_verdict (pass/fail/unknown and a summary).",
 ].join(" ");
 
+/** Errors saying the client's Session on the device is gone. */
+const LANE_GONE = new Set(["session_required", "session_ended", "session_not_found"]);
+
 const SESSION_URI = /^devicerail:\/\/sessions\/([0-9a-fA-F-]{36})$/;
 const EVIDENCE_URI = /^devicerail:\/\/evidence\/(?:sha256:)?([0-9a-f]{64})$/;
 /** A resource larger than this is sent as the model-sized image, or refused (the 1 MB result limit). */
@@ -115,8 +118,15 @@ export class McpHub {
           return await verdictTool(deps, lane, parseArgs("session_verdict", args));
       }
     } catch (err) {
-      if (err instanceof ToolError) return failure(err);
-      if (err instanceof RpcFailure) return failure(ToolError.fromRpc(err.error));
+      const e = err instanceof RpcFailure ? ToolError.fromRpc(err.error) : err;
+      if (e instanceof ToolError) {
+        const deviceId = (args as { deviceId?: unknown } | undefined)?.deviceId;
+        if (LANE_GONE.has(e.code) && typeof deviceId === "string") {
+          await client.drop(deviceId);
+          return failure(new ToolError(e.code, e.message, true, e.details, [...e.lines, "the Session on this device has ended; the next call starts a new one"]));
+        }
+        return failure(e);
+      }
       this.opts.log.error({ err, tool: name }, "MCP tool failed unexpectedly");
       return failure(new ToolError("internal_error", "the tool failed unexpectedly; the daemon's log has the details", false));
     }

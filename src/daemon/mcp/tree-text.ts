@@ -24,6 +24,8 @@ export interface ListedElement {
   ref: string;
   node: UiNode;
   body: string;
+  /** Role and label only (`Button "Sign in"`): what names it when its states may have changed since. */
+  short: string;
   /** Where a tap lands: the centre of the visible part, in device pixels. */
   centre: { x: number; y: number };
 }
@@ -100,7 +102,9 @@ export class RefBook {
       let n = refs.numbers.get(node.stableNodeId);
       if (n === undefined) refs.numbers.set(node.stableNodeId, (n = refs.next++));
       const body = elementBody(node, visible, states[node.stableNodeId] ?? []);
-      elements.push({ ref: `@e${n}`, node, body, centre: { x: Math.round(visible.x + visible.width / 2), y: Math.round(visible.y + visible.height / 2) } });
+      const label = node.text || node.name;
+      const short = label ? `${shortRole(node.role)} ${JSON.stringify(clip(label))}` : shortRole(node.role);
+      elements.push({ ref: `@e${n}`, node, body, short, centre: { x: Math.round(visible.x + visible.width / 2), y: Math.round(visible.y + visible.height / 2) } });
     }
     const listing: TreeListing = { deviceId, observationId: snapshot.observationId, context: snapshot.context, elements };
     refs.listing = listing;

@@ -3,7 +3,7 @@ import type { UiNode, UiSnapshot } from "../../../src/protocol/types/ui.ts";
 import { RefBook, TREE_CHAR_BUDGET, diffLines, meaningful, normaliseRef, treeLines } from "../../../src/daemon/mcp/tree-text.ts";
 
 const VIEWPORT = { width: 1080, height: 2400, scaleFactor: 2.625 };
-const context = (epoch = 1) => ({ contextKind: "native" as const, contextId: "com.example.app", documentEpoch: epoch });
+const context = (epoch = 1) => ({ contextKind: "native" as const, contextId: "com.example.app", documentEpoch: String(epoch) });
 
 function node(id: string, fields: Partial<UiNode> = {}): UiNode {
   return { stableNodeId: id, parentStableNodeId: id === "root" ? null : "root", role: "android.widget.FrameLayout", name: null, value: null, identifier: null, text: null, bounds: { x: 0, y: 0, width: 100, height: 50 }, enabled: true, hittable: false, ...fields };
