@@ -79,6 +79,10 @@ const EnvSchema = v.object({
     integerIn(/^[1-9]\d{4,5}$/, 20_000, 700_000, "expected bytes from 20000 to 700000"),
     "400000",
   ),
+  DEVICERAIL_MCP_ACTION_TIMEOUT_MS: v.optional(
+    integerIn(/^[1-9]\d{2,6}$/, 100, 3_600_000, "expected milliseconds from 100 to 3600000"),
+    "30000",
+  ),
   DEVICERAIL_MCP_IDLE_MS: v.optional(
     integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"),
     "300000",
@@ -124,6 +128,8 @@ export type Config = {
   wdaEndpoint: string | null;
   /** How MCP tools encode screenshots for a model. */
   mcpImage: { format: "jpeg" | "webp"; maxEdge: number; maxBytes: number };
+  /** How long one device action of an MCP tool may take before it fails with its outcome unknown. */
+  mcpActionTimeoutMs: number;
   /** How long an MCP client without an open event stream may stay silent before its Sessions end. */
   mcpIdleMs: number;
 };
@@ -162,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     wdaEndpoint: r.output.DEVICERAIL_IOS_WDA_ENDPOINT ?? null,
     mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE as number, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES as number },
     mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS as number,
+    mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS as number,
   };
 }
 

@@ -104,7 +104,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   }
   if (listen || socket)
     return serveSockets(
-      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs },
+      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs },
       daemon,
       log,
       config.screenshotPolicy,
@@ -126,6 +126,7 @@ type Sockets = {
   limits: { handshakeMs: number; keepAliveMs: number };
   mcpImage: Config["mcpImage"];
   mcpIdleMs: number;
+  mcpActionTimeoutMs: number;
 };
 
 /** How long an MCP client's closed event stream may take to come back before its Sessions end. */
@@ -135,7 +136,7 @@ const MCP_MAX_SESSIONS = 64;
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
-  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
+  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   const shared = {
     routes: { "/mcp": (req: Request, body: string) => mcp.handle(req, body) },
     dispatcher: daemon.dispatcher,

@@ -20,6 +20,8 @@ import { type RefBook, type TreeListing, diffLines, treeLines } from "./tree-tex
 
 export interface CallDeps {
   client: McpClient;
+  /** The budget of one device action (DEVICERAIL_MCP_ACTION_TIMEOUT_MS). */
+  actionTimeoutMs: number;
   refs: RefBook;
   images: ModelImages;
   evidence: EvidenceSource;
@@ -140,12 +142,13 @@ const targetOf = (deps: CallDeps, lane: Lane, a: { ref?: string; selector?: McpS
 };
 
 /**
- * One device.execute; its failure becomes a ToolError with what a model needs next: for element
+ * One device.execute, within the action budget (a model is better served by action_timed_out with
+ * its outcome unknown than by a call that hangs until its host gives up); its failure becomes a ToolError with what a model needs next: for element
  * errors the closest elements and the screen, for a stale ref the advice to observe again, and
  * for a failure mid-action that its outcome is unknown.
  */
-async function execute(deps: CallDeps, lane: Lane, name: string, args: object, aim: { ref?: string; selector?: McpSelector } = {}, actionTimeoutMs?: number): Promise<ActionResult> {
-  const params = { id: crypto.randomUUID(), name, arguments: args, ...(actionTimeoutMs !== undefined ? { actionTimeoutMs } : {}) };
+async function execute(deps: CallDeps, lane: Lane, name: string, args: object, aim: { ref?: string; selector?: McpSelector } = {}, actionTimeoutMs = deps.actionTimeoutMs): Promise<ActionResult> {
+  const params = { id: crypto.randomUUID(), name, arguments: args, actionTimeoutMs };
   try {
     return (await lane.call("device.execute", params, deps.signal)).result as ActionResult;
   } catch (err) {

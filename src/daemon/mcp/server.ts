@@ -23,6 +23,7 @@ import { RefBook } from "./tree-text.ts";
 
 export interface McpHubOptions extends LaneDeps {
   evidence: EvidenceSource;
+  actionTimeoutMs: number;
   images?: Partial<ImageSettings>;
 }
 
@@ -82,7 +83,7 @@ export class McpHub {
     try {
       if (!Object.hasOwn(META, name)) throw new ToolError("unknown_tool", `there is no tool ${name}; the tools are: ${Object.keys(META).join(", ")}`, false);
       const tool = name as ToolName;
-      const deps: CallDeps = { client, refs: this.refs, images: this.images, evidence: this.opts.evidence, signal };
+      const deps: CallDeps = { client, refs: this.refs, images: this.images, evidence: this.opts.evidence, actionTimeoutMs: this.opts.actionTimeoutMs, signal };
       if (tool === "devices_list") return await devicesTool(deps);
       const a = parseArgs(tool, args) as { deviceId: string };
       const lane = await client.lane(a.deviceId);

@@ -7,7 +7,7 @@ import * as v from "valibot";
 
 const d = v.description;
 
-const DeviceId = v.pipe(v.string(), v.minLength(1), d("Device id from devices_list, e.g. android-adb:emulator-5554 or mock:device-1. Required on every device tool; there is no current device."));
+const DeviceId = v.pipe(v.string(), v.minLength(1), d("Device id from devices_list, e.g. android-adb:emulator-5554 or mock-1. Required on every device tool; there is no current device."));
 const Coordinate = (axis: string) => v.pipe(v.number(), v.finite(), v.minValue(0), d(`${axis} in device pixels (the tree's at= values; an image point divided by the image scale)`));
 const Ref = v.pipe(v.string(), v.minLength(1), d('An element ref as printed in the latest device_observe or ui_tree listing of this device, e.g. "@e12"'));
 

@@ -45,7 +45,7 @@ describe("screenshots for a model", () => {
   });
 
   test("refuses what no size brings under the limit", async () => {
-    expect(encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 4096, maxBytes: 10 })).rejects.toBeInstanceOf(ImageTooLargeError);
+    await expect(encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 4096, maxBytes: 10 })).rejects.toBeInstanceOf(ImageTooLargeError);
   });
 
   test("encodes an unchanged screen once", async () => {
