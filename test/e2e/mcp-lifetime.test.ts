@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { call, errorOf, httpPeer } from "../support/mcp-client.ts";
 import { pollUntil } from "../support/wait.ts";
+import { ROOT, daemonCommand, daemonEnv, tempDataDir } from "../support/daemon.ts";
 import { ServeDaemon } from "./serve-daemon.ts";
 
 const json = async (url: string, init?: RequestInit) => {
@@ -107,5 +108,33 @@ describe("MCP clients over HTTP that go without DELETE", () => {
     // None of them left an MCP session behind: a real client still initializes and works.
     await using peer = await httpPeer(s.base, s.d.dataDir);
     expect((await call(peer, "devices_list")).isError).toBeUndefined();
+  }, 30_000);
+});
+
+describe("devicerail mcp fed by a pipe", () => {
+  test("answers every request before it exits when stdin ends, and ends its Session as completed", async () => {
+    const dataDir = tempDataDir();
+    const lines = [
+      rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "1" } }),
+      rpc(null, "notifications/initialized"),
+      rpc(2, "tools/call", { name: "ui_tree", arguments: { deviceId: "mock-1" } }),
+      rpc(3, "tools/call", { name: "tap", arguments: { deviceId: "mock-1", x: 640, y: 148 } }),
+    ];
+    const proc = Bun.spawn(daemonCommand(["mcp"]), { cwd: ROOT, env: daemonEnv({ DEVICERAIL_DATA_DIR: dataDir }), stdin: new Blob([`${lines.join("\n")}\n`]), stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    // Requests run side by side, as a host may send them: answers come in the order they finish.
+    const answers = out.trim().split("\n").map((l) => JSON.parse(l)).sort((a, b) => a.id - b.id);
+    expect(answers.map((a) => [a.id, a.result?.isError ?? false])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+    ]);
+    expect(answers[2].result.content[0].text).toMatch(/^tap at 640,148 on mock-1: ok \(tap, /);
+    const sessionId = /session ([0-9a-f-]{36})/.exec(answers[1].result.content[0].text)?.[1];
+    const { readRecord } = await import("../../src/daemon/cli/daemon-record.ts");
+    const base = `http://127.0.0.1:${readRecord(dataDir)?.port}`;
+    const ended = await pollUntil("the Session ended", () => sessionsOn(base), (all) => all.find((x) => x.id === sessionId)?.state === "ended", 10_000);
+    expect(ended.find((x) => x.id === sessionId)).toEqual(expect.objectContaining({ outcome: "completed" }));
   }, 30_000);
 });

@@ -41,7 +41,12 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
     if (isJSONRPCRequest(m)) void host.send({ jsonrpc: "2.0", id: m.id, error: { code: -32603, message } }).catch(() => {});
   };
 
+  // Requests relayed and not yet answered: stdin ending (a piped script) waits for their answers.
+  const pending = new Set<string | number>();
+  let stdinEnded = false;
+
   host.onmessage = (m) => {
+    if (isJSONRPCRequest(m)) pending.add(m.id);
     if (isInitializeRequest(m)) initialize = (m as { id: string | number }).id;
     const send = () =>
       daemon.send(m).catch((err: Error) => {
@@ -54,7 +59,13 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
   daemon.onmessage = (m) => {
     // The SDK client would do this itself after initialize; a relay must, so later requests carry the version header.
     if ("id" in m && m.id === initialize && "result" in m) daemon.setProtocolVersion((m.result as { protocolVersion: string }).protocolVersion);
-    void host.send(m).catch(() => done(0));
+    const answered = ("result" in m || "error" in m) && "id" in m ? m.id : undefined;
+    void host.send(m).then(
+      () => {
+        if (answered !== undefined && pending.delete(answered) && stdinEnded && pending.size === 0) void close();
+      },
+      () => done(0),
+    );
   };
   daemon.onerror = (err) => warn(err.message);
   daemon.onclose = () => done(1);
@@ -63,8 +74,12 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
     if (daemon.sessionId) await daemon.terminateSession().catch(() => {});
     done(0);
   };
-  process.stdin.on("end", () => void close());
-  process.stdin.on("close", () => void close());
+  const inputEnded = () => {
+    stdinEnded = true;
+    if (pending.size === 0) void close();
+  };
+  process.stdin.on("end", inputEnded);
+  process.stdin.on("close", inputEnded);
   process.on("SIGTERM", () => void close());
   process.on("SIGINT", () => void close());
 
