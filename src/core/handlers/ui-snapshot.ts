@@ -8,7 +8,7 @@ import { uiSnapshotProblem } from "../sessions/ui-snapshot.ts";
 
 /** The Observation with this id in the Session's log: observations and before/after of succeeded actions (docs/protocol/devices-and-actions.md#reading-a-tree). */
 function findObservation(core: Core, sessionId: string, observationId: string): Observation | null {
-  for (const e of core.log.read(sessionId)) {
+  for (const e of core.log.eventsNaming(sessionId, observationId)) {
     const p = e.payload;
     if (p.type === "observationCaptured" && p.observation.id === observationId) return p.observation as Observation;
     if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
@@ -29,7 +29,7 @@ async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerCont
   const ref = observation.uiSnapshot;
   if (!ref) throw new RpcError("ui_snapshot_unavailable", { details: { observationId, omissionReason: observation.uiSnapshotOmission ?? null } });
   const digest = ref.evidence.sha256 as string;
-  if (!core.log.evidenceOf(sessionId).has(digest)) throw new RpcError("evidence_not_attached", { details: { digest, sessionId } });
+  if (!core.log.references(sessionId, digest)) throw new RpcError("evidence_not_attached", { details: { digest, sessionId } });
   let bytes: Uint8Array | null;
   try {
     bytes = await core.evidence.read(digest);

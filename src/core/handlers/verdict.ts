@@ -36,8 +36,7 @@ async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext):
     if (seen.has(d)) throw new RpcError("duplicate_evidence_reference", { details: { digest: d } });
     seen.add(d);
   }
-  const attached = core.log.evidenceOf(sessionId);
-  for (const d of digests) if (!attached.has(d)) throw new RpcError("evidence_not_reachable", { details: { digest: d } });
+  for (const d of digests) if (!core.log.references(sessionId, d)) throw new RpcError("evidence_not_reachable", { details: { digest: d } });
   const event = await core.log.append(sessionId, {
     requestId: ctx.requestId,
     ...routedDeviceId(ctx.conn, stateOf(ctx.conn).selectedDeviceId),

@@ -127,6 +127,16 @@ export class EventLog {
     return this.committed.evidenceOf(sessionId);
   }
 
+  /** Whether this Session references the digest. */
+  references(sessionId: string, sha256: string): boolean {
+    return this.committed.references(sessionId, sha256);
+  }
+
+  /** Committed events that may carry the Observation with this id, newest first. */
+  eventsNaming(sessionId: string, observationId: string): TestEvent[] {
+    return this.committed.eventsNaming(sessionId, observationId);
+  }
+
   /** True when the digest has a row (its bytes are inline, or its object file is expected to exist). */
   hasEvidence(sha256: string): boolean {
     return this.committed.hasEvidence(sha256);

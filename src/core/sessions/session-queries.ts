@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import { events, evidence, sessionEvidence } from "./tables.ts";
@@ -20,6 +20,27 @@ export class SessionQueries {
       .orderBy(asc(events.sequence));
     const rows = limit === undefined ? q.all() : q.limit(limit).all();
     return rows.map((r) => JSON.parse(r.body) as TestEvent);
+  }
+
+  /**
+   * The committed events that may carry an Observation with this id (observationCaptured, and
+   * actionCompleted with its before/after), newest first. SQLite finds the id in the bodies, so
+   * only those are parsed, however long the Session.
+   */
+  eventsNaming(sessionId: string, observationId: string): TestEvent[] {
+    const needle = JSON.stringify(observationId);
+    return this.db
+      .select({ body: events.body })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), sql`${events.kind} IN ('observationCaptured', 'actionCompleted')`, sql`instr(${events.body}, ${needle}) > 0`))
+      .orderBy(desc(events.sequence))
+      .all()
+      .map((r) => JSON.parse(r.body) as TestEvent);
+  }
+
+  /** True when this Session references the digest (one primary-key lookup). */
+  references(sessionId: string, sha256: string): boolean {
+    return this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(and(eq(sessionEvidence.sessionId, sessionId), eq(sessionEvidence.sha256, sha256))).limit(1).all().length > 0;
   }
 
   /** Digests of the Evidence this Session references. */

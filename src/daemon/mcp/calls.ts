@@ -78,9 +78,26 @@ const describeSelector = (s: McpSelector) => JSON.stringify(s);
 async function observeListed(deps: CallDeps, lane: Lane): Promise<{ o: Observation; listing: TreeListing | null; previous: TreeListing | null; nodeCount: number }> {
   const o = (await lane.call("device.observe", undefined, deps.signal)).result as Observation;
   if (!o.uiSnapshot) return { o, listing: null, previous: null, nodeCount: 0 };
-  const snapshot = (await lane.call("ui.snapshot.get", { observationId: o.id }, deps.signal)).result as UiSnapshot;
+  const snapshot = await treeOf(deps, lane, o);
   const { listing, previous } = deps.refs.list(lane.deviceId, snapshot, o.viewport, uiStatesOf(o.metadata));
   return { o, listing, previous, nodeCount: snapshot.nodes.length };
+}
+
+/**
+ * The tree of an observation this client just made: its stored evidence, read by digest (the store
+ * checks the bytes against it) as GET /evidence does, which spares ui.snapshot.get's search of the
+ * Session's log. Anything unexpected falls back to ui.snapshot.get and its typed errors.
+ */
+async function treeOf(deps: CallDeps, lane: Lane, o: Observation): Promise<UiSnapshot> {
+  const sha = o.uiSnapshot?.evidence.sha256;
+  const stored = sha ? await deps.evidence.read(sha).catch(() => null) : null;
+  if (stored) {
+    try {
+      const snapshot = JSON.parse(new TextDecoder().decode(stored.bytes)) as UiSnapshot;
+      if (snapshot.observationId === o.id && Array.isArray(snapshot.nodes)) return snapshot;
+    } catch {}
+  }
+  return (await lane.call("ui.snapshot.get", { observationId: o.id }, deps.signal)).result as UiSnapshot;
 }
 
 export async function observeTool(deps: CallDeps, lane: Lane, want: { image: boolean; tree: boolean; diff: boolean }): Promise<ToolResult> {
@@ -171,7 +188,7 @@ async function screenLines(deps: CallDeps, lane: Lane, selector: McpSelector | u
   try {
     const o = (await lane.call("device.observe", undefined, deps.signal)).result as Observation;
     if (!o.uiSnapshot) return [`screen: ${foregroundOf(o.metadata) ?? "unknown"} (no element tree)`];
-    const snapshot = (await lane.call("ui.snapshot.get", { observationId: o.id }, deps.signal)).result as UiSnapshot;
+    const snapshot = await treeOf(deps, lane, o);
     const { listing } = deps.refs.list(lane.deviceId, snapshot, o.viewport, uiStatesOf(o.metadata));
     const byId = new Map(listing.elements.map((e) => [e.node.stableNodeId, e]));
     const closest = selector

@@ -85,6 +85,7 @@ export class McpHttp {
     const entry: Entry = { id: null, transport: null as unknown as WebStandardStreamableHTTPServerTransport, client, boundToStream: req.headers.get(LIFETIME_HEADER)?.toLowerCase() === "stream", streams: 0, inFlight: 0, graceDue: false, timer: null };
     entry.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
+      enableJsonResponse: true,
       onsessioninitialized: (sid) => {
         entry.id = sid;
         this.sessions.set(sid, entry);
