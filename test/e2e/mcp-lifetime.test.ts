@@ -101,6 +101,7 @@ describe("MCP clients over HTTP that go without DELETE", () => {
     await using s = await serve();
     const get = await fetch(`${s.base}/mcp`, { headers: { Accept: "text/event-stream" } });
     expect([get.status, ((await get.json()) as any).error.code]).toEqual([400, -32000]);
+    expect([get.headers.get("cache-control"), get.headers.get("x-content-type-options")]).toEqual(["no-store", "nosniff"]);
     const notInit = await fetch(`${s.base}/mcp`, { method: "POST", headers: MCP_HEADERS, body: rpc(1, "tools/list") });
     expect(notInit.status).toBe(400);
     const bad = await fetch(`${s.base}/mcp`, { method: "POST", headers: MCP_HEADERS, body: "{not json" });

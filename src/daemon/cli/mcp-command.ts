@@ -15,5 +15,10 @@ export async function mcpCommand(env: Record<string, string | undefined> = proce
   // The daemon of the data directory serves the MCP clients of every host process; started when none runs.
   const attached = await attach(dataDirOf(env), env, { start: true });
   attached.conn.close();
+  // A person who runs it at a terminal learns what it is waiting for; a host's pipe sees nothing.
+  if (process.stdin.isTTY)
+    process.stderr.write(
+      "devicerail mcp: an MCP server on stdin/stdout, for an AI agent host to start (e.g. `claude mcp add devicerail -- devicerail mcp`; see the README's \"AI agents (MCP)\"). Waiting for MCP messages; Ctrl-C quits.\n",
+    );
   return bridgeStdio(attached.endpoint, env.DEVICERAIL_TOKEN || null);
 }

@@ -55,6 +55,14 @@ export class McpHttp {
   }
 
   async handle(req: Request, body: string): Promise<Response> {
+    const res = await this.route(req, body);
+    // As on every other route: nothing here may be cached or sniffed as another type.
+    res.headers.set("Cache-Control", "no-store");
+    res.headers.set("X-Content-Type-Options", "nosniff");
+    return res;
+  }
+
+  private async route(req: Request, body: string): Promise<Response> {
     if (this.stopping) return jsonRpcError(503, -32000, "the daemon is shutting down");
     let parsed: unknown;
     if (req.method === "POST") {
