@@ -5,7 +5,7 @@ import { DaemonProcess, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } fro
 import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
-const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "export", "doctor"];
+const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "export", "doctor", "mcp"];
 /** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them, and protected actions for type --secret). */
 const MOCK_ACTIONS = "tap, inputText, scroll, back, inputSecret, findElement, tapElement, clearElement, setElementValue, waitForElement";
 
@@ -18,12 +18,13 @@ describe("devicerail --help and usage errors", () => {
       const r = await cli([name, "--help"]);
       expect([name, r.code, r.stderr]).toEqual([name, 0, ""]);
       expect(r.stdout).toStartWith(`Usage: devicerail ${name}`);
-      if (name !== "serve") expect(r.stdout).toContain("--json");
+      // serve and mcp speak protocols on stdout; there is no other output to make machine-readable.
+      if (name !== "serve" && name !== "mcp") expect(r.stdout).toContain("--json");
     }
     const root = await cli(["--help"]);
     expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
       0,
-      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "export", "doctor", "--version", "--help"],
+      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "export", "mcp", "doctor", "--version", "--help"],
     ]);
   });
 
