@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { filesUnder, processArgvs } from "../support/canary.ts";
-import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../support/adb-device/index.ts";
+import { adbServerForFile, demoScenario, describeWithAdb, startFakeDevice } from "../support/adb-device/index.ts";
 import { spawnDaemon } from "../support/daemon.ts";
 import { pollUntil } from "../support/wait.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
-const androidEnv = () => ({ DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(server.port) });
+const { server, androidEnv } = adbServerForFile();
 const sel = (m: Record<string, unknown>) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
 const target = (m: Record<string, unknown>) => ({ kind: "selector", selector: sel(m) });
 
@@ -23,7 +15,7 @@ const FORMS = [CANARY, JSON.stringify(CANARY).slice(1, -1), Buffer.from(CANARY).
 
 describeWithAdb("the daemon with an Android phone on the real adb server", () => {
   test("a phone is the sole device, so a client drives it by semantic actions without selecting it", async () => {
-    await using phone = await startFakeDevice(server, { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
+    await using phone = await startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
     await using d = spawnDaemon({ env: androidEnv() });
     await d.hello();
     const id = `android-adb:${phone.serial}`;
@@ -67,7 +59,7 @@ describeWithAdb("the daemon with an Android phone on the real adb server", () =>
     await d.hello();
     const ids = async () => ((await d.call("devices.list")).result.devices as { id: string }[]).map((x) => x.id);
     expect(await ids()).toEqual(["mock-1"]);
-    const phone = await startFakeDevice(server, { scenario: demoScenario });
+    const phone = await startFakeDevice(server(), { scenario: demoScenario });
     const id = `android-adb:${phone.serial}`;
     await pollUntil("the plugged-in phone was not listed", ids, (listed) => listed.includes(id), 5_000);
     expect(await ids()).toEqual([id]);

@@ -3,12 +3,11 @@
  * tool Android supports, through the official SDK client over Streamable HTTP (a `serve` daemon on
  * TCP) and over stdio (`devicerail mcp`), with the effect read back from the fake phone.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { lstatSync, readFileSync } from "node:fs";
 import { canaryForms, filesUnder, leaksIn, processArgvs } from "../support/canary.ts";
 import {
-  ADB_PATH,
-  type AdbServer,
+  adbServerForFile,
   DEMO_PACKAGE,
   type DemoState,
   type FakeDevice,
@@ -17,22 +16,13 @@ import {
   demoScenario,
   describeWithAdb,
   screenRoot,
-  startAdbServer,
   startFakeDevice,
 } from "../support/adb-device/index.ts";
 import { type DaemonProcess, spawnDaemon, tempDataDir } from "../support/daemon.ts";
 import { type McpPeer, type ToolResult, call, daemonBase, errorOf, httpPeer, imageOf, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
 import { pollUntil, until } from "../support/wait.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
-const androidEnv = () => ({ DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(server.port) });
+const { server, androidEnv } = adbServerForFile();
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 const LAUNCHER = "com.android.launcher3";
 const BROWSER = "com.android.chrome";
@@ -70,7 +60,7 @@ async function tcpDaemon(env: Record<string, string> = {}): Promise<TcpDaemon> {
   };
 }
 
-const demoPhone = () => startFakeDevice(server, { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
+const demoPhone = () => startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
 const deviceIdOf = (phone: FakeDevice) => `android-adb:${phone.serial}`;
 const demo = (phone: FakeDevice) => phone.phone.runtime(DEMO_PACKAGE) as unknown as { screen: string; state: DemoState; focusedField: string | null };
 
@@ -487,7 +477,7 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
   }, 60_000);
 
   test("a screen of 3,000 elements gives a tree cut with a note, and every result stays under 1 MB", async () => {
-    await using phone = await startFakeDevice(server, { scenario: gridScenario() });
+    await using phone = await startFakeDevice(server(), { scenario: gridScenario() });
     await using d = await tcpDaemon();
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);
@@ -511,7 +501,7 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
   test("DEVICERAIL_MCP_IMAGE_MAX_BYTES brings a busy screen's screenshot within a lower byte limit", async () => {
     // The grid's screenshot encodes to about 290 KB at the defaults.
     const limit = 60_000;
-    await using phone = await startFakeDevice(server, { scenario: gridScenario() });
+    await using phone = await startFakeDevice(server(), { scenario: gridScenario() });
     await using d = await tcpDaemon({ DEVICERAIL_MCP_IMAGE_MAX_BYTES: String(limit) });
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);

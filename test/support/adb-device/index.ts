@@ -14,4 +14,4 @@ export { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake
 export { type CommandRecord, DEFAULT_PROPS, FakePhone, type FakePhoneOptions, type Faults, type InputRecord, type ServiceRecord } from "./fake-phone.ts";
 export { type Bounds, type Scenario, type ScenarioContext, screenRoot, type SnapshotNode, type UiNode, type View, vstack } from "./scenario.ts";
 export { DEFAULT_DUMP_FILE, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "./commands-screen.ts";
-export { describeWithAdb } from "./with-adb.ts";
+export { adbServerForFile, describeWithAdb } from "./with-adb.ts";

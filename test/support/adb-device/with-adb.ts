@@ -3,9 +3,9 @@
  * CI=true (or 1): one failing test says so (a CI image without adb must not pass by skipping). Missing
  * elsewhere: the suite is skipped with a message.
  */
-import { describe, test } from "bun:test";
+import { afterAll, beforeAll, describe, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { ADB_PATH } from "./adb-server.ts";
+import { ADB_PATH, type AdbServer, startAdbServer } from "./adb-server.ts";
 
 export const adbInstalled = existsSync(ADB_PATH);
 let warned = false;
@@ -22,4 +22,23 @@ export function describeWithAdb(name: string, body: () => void): void {
   if (!warned) console.warn(`skipping adb-device tests: ${ADB_PATH} is missing (apt-get install -y adb); under CI=true they fail instead`);
   warned = true;
   describe.skip(name, body);
+}
+
+/**
+ * A private adb server for the calling test file (started before its tests, stopped after them)
+ * and the daemon settings that use it: a daemon under test never reaches the machine's server on 5037.
+ */
+export function adbServerForFile(): { server: () => AdbServer; androidEnv: () => Record<string, string> } {
+  let server: AdbServer | undefined;
+  beforeAll(async () => {
+    if (adbInstalled) server = await startAdbServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  const current = () => {
+    if (!server) throw new Error("the file's adb server is not running");
+    return server;
+  };
+  return { server: current, androidEnv: () => ({ DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(current().port) }) };
 }
