@@ -192,15 +192,19 @@ describe("signing in to the Mock app through MCP tools", () => {
       expect(textOf(typed)).toMatch(new RegExp(`^type .* on ${deviceId}: ok\\b.*\\baction ${UUID}, session ${sessionId}\\)$`, "m"));
       expect(typed.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId, actionId: expect.stringMatching(new RegExp(`^${UUID}$`)) }));
       ok(await call(peer, "set_secret", { deviceId, selector: { identifier: "password" }, secret: canary }), "set_secret");
+      // On the same screen the diff names each changed element with its ref, old and new.
+      const same = textOf(ok(await call(peer, "ui_tree", { deviceId, diff: true }), "ui_tree diff on the login screen"));
+      expect(same).toMatch(new RegExp(`^~ @e\\d+ TextField "alice" id=username .*\\(was: TextField "User name" id=username `, "m"));
+      expect(same).toMatch(new RegExp(`^~ ${signInRef} Button "Sign in" id=sign_in at=640,292 size=480x56 \\(was: Button "Sign in" id=sign_in \\[disabled\\] `, "m"));
 
       const tapped = ok(await call(peer, "tap", { deviceId, ref: signInRef }), "tap by ref");
       expect(textOf(tapped).split("\n")[0]).toMatch(new RegExp(`^tap .*on ${deviceId}: ok\\b.*\\baction ${UUID}, session ${sessionId}\\)$`));
       expect(tapped.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId, actionId: expect.any(String) }));
 
-      // Before wait_for: its own observations would otherwise be the base of the diff.
+      // A new screen: the listing is new, and the diff says so in one line.
       const diff = textOf(ok(await call(peer, "ui_tree", { deviceId, diff: true }), "ui_tree diff"));
-      expect(diff).toMatch(/^\s*\+.*Welcome, alice/m);
-      expect(diff).toMatch(/^\s*-.*id=username/m);
+      expect(diff).toMatch(/^@e1 Text "Welcome, alice"/m);
+      expect(diff).toMatch(/^changes since observation \S+: a new screen \(its UI context changed\): the 4 elements listed then are gone, and every element above is new$/m);
 
       const waited = ok(await call(peer, "wait_for", { deviceId, selector: { text: { value: "Welcome, alice", mode: "contains" } }, timeoutMs: 10_000 }), "wait_for");
       expect(waited.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId }));

@@ -156,6 +156,9 @@ export function treeLines(listing: TreeListing, budget = TREE_CHAR_BUDGET): { li
 /** Added (+), removed (-) and changed (~) elements since `previous`, by node identity. */
 export function diffLines(previous: TreeListing | null, current: TreeListing, maxLines = 60): string[] {
   if (!previous) return ["changes: none to compare with (this is the first listed observation of the device)"];
+  // Listing every element twice says less than this, in more tokens.
+  if (!sameContext(previous.context, current.context))
+    return [`changes since observation ${previous.observationId}: a new screen (its UI context changed): the ${previous.elements.length} elements listed then are gone, and every element above is new`];
   const before = new Map(previous.elements.map((e) => [e.node.stableNodeId, e]));
   const after = new Map(current.elements.map((e) => [e.node.stableNodeId, e]));
   const out: string[] = [];

@@ -101,6 +101,15 @@ describe("tree diff", () => {
     ]);
   });
 
+  test("sums up a change of screen in one line instead of listing every element as gone and new", () => {
+    const book = new RefBook();
+    const first = book.list("d1", snapshot(LOGIN), VIEWPORT, {}).listing;
+    const { listing, previous } = book.list("d1", snapshot(LOGIN.slice(0, 2), 2), VIEWPORT, {});
+    expect(diffLines(previous, listing)).toEqual([
+      `changes since observation ${first.observationId}: a new screen (its UI context changed): the 3 elements listed then are gone, and every element above is new`,
+    ]);
+  });
+
   test("says so when there is nothing to compare with", () => {
     const { listing, previous } = new RefBook().list("d1", snapshot(LOGIN), VIEWPORT, {});
     expect(diffLines(previous, listing)).toEqual(["changes: none to compare with (this is the first listed observation of the device)"]);
