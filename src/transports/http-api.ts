@@ -18,8 +18,11 @@ export interface HttpApiOptions {
   log: Logger;
   evidence: EvidenceSource;
   serverVersion: string;
-  /** Further routes by exact path (the daemon's /mcp), after the same browser protection, token and body checks. */
-  routes?: Readonly<Record<string, (req: Request, body: string) => Promise<Response>>>;
+  /**
+   * Routes the daemon adds (/mcp, /sessions/{id}/report), tried before the API's own, after the
+   * same browser protection, token and body checks; null when none matches.
+   */
+  routes?: (req: Request, url: URL, body: string) => Promise<Response> | null;
 }
 
 /** The response header naming the Session a device request was recorded in. */

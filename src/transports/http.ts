@@ -63,8 +63,8 @@ export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy })
     }
     // Device requests last as long as the device takes; Bun's idle timeout (10 s) is for idle and trickling connections only.
     server.timeout(req, 0);
-    const extra = opts.routes?.[url.pathname];
-    if (extra) return extra(req, body);
+    const extra = opts.routes?.(req, url, body);
+    if (extra) return extra;
     const routed = api.route(req, url, body);
     if (routed) return routed;
     return errorResponse(404, JSON.stringify(errorObject("method_not_found", { arg: `${req.method} ${url.pathname}`, details: { path: url.pathname } })));

@@ -12,6 +12,7 @@ import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForComman
 import { printJson, reportFailure } from "./output.ts";
 import { SERVE_HELP, serve } from "./serve.ts";
 import { followCommand } from "./follow.ts";
+import { openLiveReport, reportCommand } from "./report-command.ts";
 import { age, exportCommand, pruneCommand, sessionsCommand } from "./sessions.ts";
 
 export const HELP = `devicerail ${VERSION} — drive phones over DeviceRail protocol 1.5 (JSON-RPC 2.0)
@@ -39,6 +40,12 @@ Usage:
                                (default 10s) and exits 1 when nothing matched
   devicerail sessions [--follow [SESSION]] | sessions prune --older-than AGE | --keep N
                                list the recorded Sessions, follow one live, delete old ones
+  devicerail sessions --open SESSION
+                               open a Session's live report (the daemon's page) in the browser
+  devicerail report SESSION [-o FILE] [--full-images] [--open]
+                               write a Session as one HTML page that opens offline in a browser
+  devicerail report SESSION... | --since AGE --junit FILE
+                               write Sessions as JUnit XML for CI, screenshots attached
   devicerail export SESSION [-o DIR]
                                write a Session's events and evidence into a folder
   devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
@@ -193,9 +200,11 @@ export async function runCli(argv: string[]): Promise<number> {
 
   const sessions = cmd("sessions", "list the recorded Sessions, newest first: device, start, duration, actions, errors, outcome or verdict")
     .option("-f, --follow [session]", "print a Session's events as they happen (default: the newest active one, or the next to start)")
+    .option("--open <session>", "open the Session's live report in the browser (it follows an active Session)")
     .action(run(() => {
-      const follow = sessions.opts<{ follow?: string | boolean }>().follow;
-      return follow === undefined ? sessionsCommand({ json }) : followCommand(typeof follow === "string" ? follow : undefined, { json });
+      const o = sessions.opts<{ follow?: string | boolean; open?: string }>();
+      if (o.open !== undefined) return openLiveReport(o.open, { json });
+      return o.follow === undefined ? sessionsCommand({ json }) : followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
     }));
   const prune = sessions
     .command("prune")
@@ -221,6 +230,15 @@ export async function runCli(argv: string[]): Promise<number> {
     });
     sub.action(run(() => daemonCommand(action, { json })));
   }
+  const rep = cmd("report", "write a Session as one self-contained HTML page (timeline, screenshots with tap markers, UI trees and their diffs), or Sessions as JUnit XML")
+    .argument("[sessions...]", "the Session id(s) (see devicerail sessions)")
+    .option("-o, --output <file>", "where to write the HTML (a file, or a folder for the default name)")
+    .option("--full-images", "embed every screenshot at full size too (larger file)")
+    .option("--open", "open the HTML report in the browser")
+    .option("--junit <file>", "write JUnit XML for the Sessions (screenshots go beside it)")
+    .option("--since <age>", "with --junit: also every Session started within AGE, e.g. 2h", age)
+    .action((ids: string[]) => run(() => reportCommand(ids, rep.opts()))());
+
   const exp = cmd("export", "write a Session as a self-contained folder: events.ndjson, evidence/<sha256>.<png|json>, manifest.json")
     .argument("<session>", "the Session id (see devicerail sessions)")
     .option("-o, --output <dir>", "the folder to create (default ./devicerail-session-<id>)")

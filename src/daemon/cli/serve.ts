@@ -9,6 +9,7 @@ import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
 import { McpHttp } from "../mcp/http.ts";
 import { McpHub } from "../mcp/server.ts";
+import { ReportHttp } from "../report/http.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
@@ -137,8 +138,9 @@ const MCP_MAX_SESSIONS = 64;
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
   const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
+  const reports = new ReportHttp({ ...base, evidence: daemon.evidence });
   const shared = {
-    routes: { "/mcp": (req: Request, body: string) => mcp.handle(req, body) },
+    routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : reports.route(req, url)),
     dispatcher: daemon.dispatcher,
     services: daemon.services,
     log,

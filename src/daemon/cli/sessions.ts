@@ -57,7 +57,7 @@ export async function pruneCommand(opts: { olderThan?: number; keep?: number; dr
 type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
 
 /** The whole log, in pages that each fit a frame; an active Session only in one piece (paging needs it ended). */
-async function allEvents(c: CoreClient, sessionId: string): Promise<ExportPage> {
+export async function allEvents(c: CoreClient, sessionId: string): Promise<ExportPage> {
   const events: TestEvent[] = [];
   let after: number | undefined;
   let session: SessionInfo | undefined;

@@ -1,0 +1,9 @@
+/** The report page's script and style, imported as text (Bun's text loader) so the binary embeds them. */
+declare module "*.js.txt" {
+  const text: string;
+  export default text;
+}
+declare module "*.css.txt" {
+  const text: string;
+  export default text;
+}

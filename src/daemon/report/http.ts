@@ -1,0 +1,111 @@
+/**
+ * The live viewer: GET /sessions/{id}/report on the daemon's port serves the same page as
+ * `devicerail report`, with screenshots linked from the daemon's /evidence rather than embedded,
+ * and, while the Session is active, a single-use event-plane capability bound to the page's own
+ * origin (http://127.0.0.1:PORT), over which the page follows the Session. No other origin can
+ * read the page (the HTTP guard refuses cross-site requests) nor use the capability (the event
+ * plane checks the Origin).
+ */
+import type { DevicesListResult } from "../../protocol/types/device.ts";
+import type { TestEvent } from "../../protocol/types/event.ts";
+import type { SessionSummary } from "../../protocol/types/extensions.ts";
+import type { SessionInfo } from "../../protocol/types/session.ts";
+import type { Dispatcher } from "../../rpc/dispatcher.ts";
+import type { ServerServices } from "../../rpc/handshake.ts";
+import type { Logger } from "../../rpc/rpc-error.ts";
+import type { EvidenceSource } from "../../transports/http-api.ts";
+import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
+import { type ReportSource, buildModel } from "./model.ts";
+import { contentSecurityPolicy, renderPage } from "./page.ts";
+
+export interface ReportHttpOptions {
+  dispatcher: Dispatcher;
+  services: ServerServices;
+  log: Logger;
+  evidence: EvidenceSource;
+  serverVersion: string;
+}
+
+const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report$/;
+const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "events.stream.v1"];
+
+type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
+
+const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) =>
+  new Response(JSON.stringify({ error: { code: -32000, message, data: { code, message, retryable: false, details } } }), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+  });
+
+/** The daemon's own records, as a report needs them, over an in-process connection. */
+function localSource(rpc: LocalRpc, evidence: EvidenceSource): ReportSource {
+  return {
+    async exportSession(sessionId) {
+      const events: TestEvent[] = [];
+      let after: number | undefined;
+      for (;;) {
+        const out = await rpc.call("session.export", { sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+        // An active Session is exported whole (paging is for ended ones).
+        if (!out.ok && out.error.data.code === "session_active") return (await rpc.must("session.export", { sessionId })).result as ExportPage;
+        if (!out.ok) throw new RpcFailure("session.export", out.error);
+        const page = out.result as ExportPage;
+        events.push(...page.events);
+        if (page.nextAfterSequence === undefined) return { session: page.session, events };
+        after = page.nextAfterSequence;
+      }
+    },
+    async summary(sessionId) {
+      const { sessions } = (await rpc.must("devicerail.sessions.list", { limit: 1000 })).result as { sessions: SessionSummary[] };
+      return sessions.find((s) => s.id === sessionId) ?? null;
+    },
+    async device(deviceId) {
+      return ((await rpc.must("devices.list")).result as DevicesListResult).devices.find((d) => d.id === deviceId) ?? null;
+    },
+    evidence: async (sha) => (await evidence.read(sha).catch(() => null))?.bytes ?? null,
+  };
+}
+
+export class ReportHttp {
+  constructor(private readonly opts: ReportHttpOptions) {}
+
+  /** The route's answer, or null when the path is not a report's. */
+  route(req: Request, url: URL): Promise<Response> | null {
+    const id = REPORT_PATH.exec(url.pathname)?.[1];
+    if (!id) return null;
+    if (req.method !== "GET") return Promise.resolve(jsonError(405, "method_not_found", `${req.method} ${url.pathname}: only GET`));
+    return this.serve(req, id.toLowerCase());
+  }
+
+  private async serve(req: Request, sessionId: string): Promise<Response> {
+    // The event plane admits exactly http://127.0.0.1:PORT: a page opened as localhost is sent there first.
+    const host = req.headers.get("host") ?? "";
+    const port = /:(\d+)$/.exec(host)?.[1];
+    if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report`, "Cache-Control": "no-store" } });
+    const { dispatcher, services, log, serverVersion } = this.opts;
+    const rpc = new LocalRpc(dispatcher, services, { kind: "http", framing: "jsonMessage" }, log);
+    try {
+      const hello = await rpc.must("system.hello", {
+        client: { name: "devicerail-report", version: serverVersion },
+        protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
+        features: { required: [], optional: FEATURES },
+      });
+      const model = await buildModel(localSource(rpc, this.opts.evidence), sessionId, { daemonVersion: serverVersion, linkedImages: true });
+      const streams = ((hello.result as { features: { enabled: string[] } }).features.enabled ?? []).includes("events.stream.v1");
+      if (model.session.state === "active" && streams && port) {
+        const cap = (await rpc.must("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })).result as { endpoint: string; streamEpoch: string };
+        model.live = { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/" };
+      }
+      return new Response(renderPage(model), {
+        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": contentSecurityPolicy(model), "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+      });
+    } catch (err) {
+      if (err instanceof RpcFailure) {
+        const code = err.error.data.code;
+        return jsonError(code === "session_not_found" ? 404 : 500, code, err.error.message, (err.error.data.details ?? {}) as Record<string, unknown>);
+      }
+      throw err;
+    } finally {
+      await rpc.close();
+    }
+  }
+}

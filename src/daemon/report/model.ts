@@ -1,0 +1,170 @@
+/**
+ * What a session report shows, gathered once: the Session's events as recorded, with the
+ * screenshots they name as small embedded JPEGs (one per distinct screen) and the UI trees they
+ * name in a compact form. The page (page.ts) draws everything from this; the live viewer sends
+ * the same shape and then appends events as they come.
+ */
+import { hostname } from "node:os";
+import type { DeviceInfo } from "../../protocol/types/device.ts";
+import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
+import type { TestEvent } from "../../protocol/types/event.ts";
+import type { SessionSummary } from "../../protocol/types/extensions.ts";
+import type { SessionInfo } from "../../protocol/types/session.ts";
+import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+
+const MEDIA_PNG = "image/png";
+
+/** A UI tree node, short keys: the page needs only this. */
+export interface TreeNode {
+  /** stableNodeId */
+  id: string;
+  /** parent's stableNodeId */
+  p: string | null;
+  role: string;
+  text: string | null;
+  name: string | null;
+  value: string | null;
+  ident: string | null;
+  /** bounds x, y, width, height in device pixels */
+  b: [number, number, number, number] | null;
+  en: boolean | null;
+}
+
+export interface ReportImage {
+  /** What the page shows: a data: URL (a file report) or /evidence/<sha> (the live viewer). */
+  src: string;
+  width: number;
+  height: number;
+  /** The stored picture's own size. */
+  sourceWidth: number;
+  sourceHeight: number;
+  /** The full-size picture when the report embeds it (--full-images), else null. */
+  full: string | null;
+}
+
+export interface ReportModel {
+  formatVersion: 1;
+  generatedAtMs: number;
+  host: string;
+  daemonVersion: string;
+  session: SessionInfo;
+  summary: SessionSummary | null;
+  device: DeviceInfo | null;
+  events: TestEvent[];
+  /** By screenshot digest. */
+  images: Record<string, ReportImage>;
+  /** By UI-tree digest. */
+  trees: Record<string, TreeNode[]>;
+  /** Set by the live viewer: where the page subscribes to the Session's new events. */
+  live: { endpoint: string; streamEpoch: string; evidenceBase: string } | null;
+}
+
+/** Where the report's facts come from: a CLI client of the daemon, or the daemon itself. */
+export interface ReportSource {
+  /** The whole Session: its info and every event, in order. */
+  exportSession(sessionId: string): Promise<{ session: SessionInfo; events: TestEvent[] }>;
+  summary(sessionId: string): Promise<SessionSummary | null>;
+  device(deviceId: string): Promise<DeviceInfo | null>;
+  evidence(sha256: string): Promise<Uint8Array | null>;
+}
+
+export interface ReportOptions {
+  daemonVersion: string;
+  /** Long edge of the embedded screenshots (default 480). */
+  thumbEdge?: number;
+  /** Embed every screenshot at full size as well. */
+  fullImages?: boolean;
+  /** Screenshots as links to the daemon (`/evidence/<sha>`) instead of embedded bytes. */
+  linkedImages?: boolean;
+}
+
+export const THUMB_EDGE = 480;
+const THUMB_QUALITY = 70;
+
+/** Screenshot and tree digests the events name, each once, in the order first named. */
+export function evidenceOf(events: readonly TestEvent[]): { screenshots: string[]; trees: string[] } {
+  const screenshots = new Set<string>();
+  const trees = new Set<string>();
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(walk);
+    if (!x || typeof x !== "object") return;
+    const o = x as Record<string, unknown>;
+    if (typeof o.sha256 === "string" && typeof o.mediaType === "string" && typeof o.uri === "string") {
+      if (o.mediaType === MEDIA_PNG) screenshots.add(o.sha256);
+      else if (o.mediaType === MEDIA_TYPE_UI_TREE) trees.add(o.sha256);
+    }
+    for (const v of Object.values(o)) walk(v);
+  };
+  walk(events);
+  return { screenshots: [...screenshots], trees: [...trees] };
+}
+
+export function compactTree(nodes: readonly UiNode[]): TreeNode[] {
+  return nodes.map((n) => ({
+    id: n.stableNodeId,
+    p: n.parentStableNodeId,
+    role: n.role,
+    text: n.text,
+    name: n.name,
+    value: n.value,
+    ident: n.identifier,
+    b: n.bounds ? [n.bounds.x, n.bounds.y, n.bounds.width, n.bounds.height] : null,
+    en: n.enabled,
+  }));
+}
+
+async function image(bytes: Uint8Array, sha: string, opts: ReportOptions): Promise<ReportImage> {
+  const { width: sw, height: sh } = await new Bun.Image(bytes).metadata();
+  if (opts.linkedImages) return { src: `/evidence/${sha}`, width: sw, height: sh, sourceWidth: sw, sourceHeight: sh, full: null };
+  const edge = opts.thumbEdge ?? THUMB_EDGE;
+  const scale = Math.min(1, edge / Math.max(sw, sh));
+  const [w, h] = [Math.max(1, Math.round(sw * scale)), Math.max(1, Math.round(sh * scale))];
+  let img = new Bun.Image(bytes);
+  if (w !== sw || h !== sh) img = img.resize(w, h, { filter: "lanczos3" });
+  const thumb = await img.jpeg({ quality: THUMB_QUALITY }).bytes();
+  const full = opts.fullImages ? `data:image/png;base64,${Buffer.from(bytes).toString("base64")}` : null;
+  return { src: `data:image/jpeg;base64,${Buffer.from(thumb).toString("base64")}`, width: w, height: h, sourceWidth: sw, sourceHeight: sh, full };
+}
+
+/** Runs `work` over `items` with at most `n` at a time (image encodes run off the main thread). */
+async function pool<T>(items: readonly T[], n: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) await work(items[next++] as T);
+  }));
+}
+
+export async function buildModel(source: ReportSource, sessionId: string, opts: ReportOptions): Promise<ReportModel> {
+  const { session, events } = await source.exportSession(sessionId);
+  const summary = await source.summary(sessionId);
+  const deviceId = summary?.deviceId ?? events.find((e) => e.deviceId)?.deviceId ?? null;
+  const device = deviceId ? await source.device(deviceId) : null;
+  const { screenshots, trees } = evidenceOf(events);
+  const images: Record<string, ReportImage> = {};
+  const treeNodes: Record<string, TreeNode[]> = {};
+  await pool(screenshots, 4, async (sha) => {
+    const bytes = await source.evidence(sha);
+    if (bytes) images[sha] = await image(bytes, sha, opts);
+  });
+  await pool(trees, 8, async (sha) => {
+    const bytes = await source.evidence(sha);
+    if (!bytes) return;
+    try {
+      treeNodes[sha] = compactTree((JSON.parse(new TextDecoder().decode(bytes)) as UiSnapshot).nodes);
+    } catch {}
+  });
+  return {
+    formatVersion: 1,
+    generatedAtMs: Date.now(),
+    host: hostname(),
+    daemonVersion: opts.daemonVersion,
+    session,
+    summary,
+    // A device no longer attached is still named by its id.
+    device: device ?? (deviceId ? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false } : null),
+    events,
+    images,
+    trees: treeNodes,
+    live: null,
+  };
+}
