@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import type { DeviceInfo } from "../../protocol/types/device.ts";
 import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
+import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
@@ -53,8 +54,11 @@ export interface ReportModel {
   events: TestEvent[];
   /** By screenshot digest. */
   images: Record<string, ReportImage>;
-  /** By UI-tree digest. */
-  trees: Record<string, TreeNode[]>;
+  /**
+   * By UI-tree digest. Trees differ by digest even when their nodes are the same (a tree names its
+   * observation), so a repeated tree is the digest of the first with those nodes.
+   */
+  trees: Record<string, TreeNode[] | string>;
   /** Set by the live viewer: where the page subscribes to the Session's new events. */
   live: { endpoint: string; streamEpoch: string; evidenceBase: string } | null;
 }
@@ -134,6 +138,40 @@ async function pool<T>(items: readonly T[], n: number, work: (item: T) => Promis
   }));
 }
 
+/**
+ * An Observation with what the page reads and nothing else: its screenshot and tree digests,
+ * viewport and foreground. The rest (asset URIs, contexts, byte counts) would be most of a long
+ * Session's report.
+ */
+function slimObservation(o: Observation | null): Observation | null {
+  if (!o) return o;
+  const m = o.metadata ?? {};
+  const metadata = Object.fromEntries(["foreground", "foregroundApp", "screen", "uiStates"].filter((k) => k in m).map((k) => [k, m[k]]));
+  return {
+    id: o.id,
+    deviceId: o.deviceId,
+    capturedAtMs: o.capturedAtMs,
+    viewport: o.viewport,
+    screenshot: o.screenshot ? ({ sha256: o.screenshot.sha256 } as Observation["screenshot"]) : null,
+    ...(o.screenshotOmission ? { screenshotOmission: o.screenshotOmission } : {}),
+    ...(o.uiSnapshot ? { uiSnapshot: { evidence: { sha256: o.uiSnapshot.evidence.sha256 } } as Observation["uiSnapshot"] } : {}),
+    ...(o.uiSnapshotOmission ? { uiSnapshotOmission: o.uiSnapshotOmission } : {}),
+    metadata,
+  };
+}
+
+export function slimEvent(e: TestEvent): TestEvent {
+  const p = e.payload;
+  // The event types describe the wire form; a slimmed observation is the page's, hence the casts.
+  if (p.type === "observationCaptured") return { ...e, payload: { ...p, observation: slimObservation(p.observation as Observation) as never } };
+  if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
+    const r = p.outcome.result;
+    const slim = { ...r, before: slimObservation(r.before as Observation | null), after: slimObservation(r.after as Observation | null), evidence: [] };
+    return { ...e, payload: { ...p, outcome: { ...p.outcome, result: slim as never } } };
+  }
+  return e;
+}
+
 export async function buildModel(source: ReportSource, sessionId: string, opts: ReportOptions): Promise<ReportModel> {
   const { session, events } = await source.exportSession(sessionId);
   const summary = await source.summary(sessionId);
@@ -141,7 +179,8 @@ export async function buildModel(source: ReportSource, sessionId: string, opts: 
   const device = deviceId ? await source.device(deviceId) : null;
   const { screenshots, trees } = evidenceOf(events);
   const images: Record<string, ReportImage> = {};
-  const treeNodes: Record<string, TreeNode[]> = {};
+  const treeNodes: Record<string, TreeNode[] | string> = {};
+  const firstWith = new Map<string, string>();
   await pool(screenshots, 4, async (sha) => {
     const bytes = await source.evidence(sha);
     if (bytes) images[sha] = await image(bytes, sha, opts);
@@ -153,6 +192,15 @@ export async function buildModel(source: ReportSource, sessionId: string, opts: 
       treeNodes[sha] = compactTree((JSON.parse(new TextDecoder().decode(bytes)) as UiSnapshot).nodes);
     } catch {}
   });
+  // In the events' order, so an alias always names a tree listed before it.
+  for (const sha of trees) {
+    const nodes = treeNodes[sha];
+    if (!nodes || typeof nodes === "string") continue;
+    const key = JSON.stringify(nodes);
+    const first = firstWith.get(key);
+    if (first) treeNodes[sha] = first;
+    else firstWith.set(key, sha);
+  }
   return {
     formatVersion: 1,
     generatedAtMs: Date.now(),
@@ -162,7 +210,7 @@ export async function buildModel(source: ReportSource, sessionId: string, opts: 
     summary,
     // A device no longer attached is still named by its id.
     device: device ?? (deviceId ? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false } : null),
-    events,
+    events: events.map(slimEvent),
     images,
     trees: treeNodes,
     live: null,
