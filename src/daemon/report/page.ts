@@ -35,6 +35,7 @@ export function renderPage(model: ReportModel): string {
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(model))}">
 <meta name="generator" content="devicerail ${escapeHtml(model.daemonVersion)}">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <style>${style}</style>
 </head>
 <body>
