@@ -86,7 +86,6 @@ export async function undecodedImages(page: Page): Promise<string[]> {
   });
 }
 
-
 export interface Rgba {
   width: number;
   height: number;
