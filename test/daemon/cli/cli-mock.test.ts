@@ -5,7 +5,7 @@ import { DaemonProcess, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } fro
 import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
-const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "export", "doctor", "mcp"];
+const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "report", "export", "doctor", "mcp"];
 /** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them, and protected actions for type --secret). */
 const MOCK_ACTIONS = "tap, inputText, scroll, back, inputSecret, findElement, tapElement, clearElement, setElementValue, waitForElement";
 
@@ -24,7 +24,7 @@ describe("devicerail --help and usage errors", () => {
     const root = await cli(["--help"]);
     expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
       0,
-      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "export", "mcp", "doctor", "--version", "--help"],
+      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "sessions", "report", "report", "export", "mcp", "doctor", "--version", "--help"],
     ]);
   });
 
