@@ -28,19 +28,20 @@ const env = { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const f = (n: number) => n.toFixed(1);
 
-/** A Session of at least `events` events: observe, inputText of one letter, tap, … (5 events a round). */
+/** A Session of exactly `events` events: observe, inputText of one letter, tap, … (5 events a round), topped up with observations. */
 async function recordSession(c: CoreClient, events: number): Promise<string> {
   await c.call("device.connect");
   const { id } = await c.call<{ id: string }>("session.start");
   const exec = (name: string, args: object) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
   await exec("tap", { x: 640, y: 148 });
+  // sessionStarted and the tap so far; sessionEnded comes last.
   let n = 3;
-  for (let i = 0; n < events - 1; i++) {
+  for (let i = 0; n + 5 <= events - 1; i++, n += 5) {
     await c.call("device.observe");
     await exec("inputText", { text: String.fromCharCode(97 + (i % 26)) });
     await exec("tap", { x: 640, y: 148 });
-    n += 5;
   }
+  for (; n < events - 1; n++) await c.call("device.observe");
   await c.call("session.end", { outcome: "completed" });
   return id;
 }
