@@ -46,6 +46,8 @@ export function readState(dir: string): SimState {
 
 const LOCK_TIMEOUT_MS = 10_000;
 const STALE_LOCK_MS = 5_000;
+/** A lock whose owner is gone is taken over once it is this old (a live holder keeps it for milliseconds). */
+const DEAD_OWNER_LOCK_MS = 250;
 
 function pidAlive(pid: number): boolean {
   try {
@@ -67,11 +69,13 @@ function acquire(dir: string): void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
-    // A holder that died (killed mid-transaction) leaves the lock behind: take it over.
+    // A holder that died (killed mid-transaction) leaves the lock behind: take it over. The lock's
+    // age is read after its owner: an owner that just finished and exited may already have been
+    // followed by a new holder, whose fresh lock must not be taken for the dead one's.
     let stale = false;
     try {
       const owner = Number(readFileSync(join(lock, "owner"), "utf8"));
-      stale = owner > 0 && owner !== process.pid && !pidAlive(owner);
+      stale = owner > 0 && owner !== process.pid && !pidAlive(owner) && Date.now() - statSync(lock).mtimeMs > DEAD_OWNER_LOCK_MS;
     } catch {
       try {
         stale = Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS;
