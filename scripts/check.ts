@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkImports } from "./check-imports.ts";
-import { staleMigrations } from "./gen-migrations.ts";
+import { staleAllMigrations } from "./gen-migrations.ts";
 import { staleFiles } from "./gen-protocol.ts";
 import { staleReadme } from "./gen-readme.ts";
 
@@ -27,7 +27,7 @@ const tsc = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript
 step("typecheck", tsc.exitCode === 0 ? [] : tsc.stdout.toString().trim().split("\n"));
 step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
-step("migrations current (gen-migrations --check)", staleMigrations());
+step("migrations current (gen-migrations --check)", staleAllMigrations());
 step("README environment table current (gen-readme --check)", staleReadme());
 step(
   "no .only in tests",

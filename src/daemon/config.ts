@@ -87,6 +87,12 @@ const EnvSchema = v.object({
     integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"),
     "300000",
   ),
+  DEVICERAIL_FARM_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\/\S+$/, "expected a postgres:// URL"))),
+  DEVICERAIL_FARM_ADVERTISE: v.optional(ListenAddressSchema),
+  DEVICERAIL_FARM_HEARTBEAT_MS: v.optional(
+    integerIn(/^[1-9]\d{1,5}$/, 50, 600_000, "expected milliseconds from 50 to 600000"),
+    "5000",
+  ),
   ANDROID_ADB_SERVER_PORT: v.optional(
     integerIn(/^[1-9]\d{0,4}$/, 1, 65_535, "expected a TCP port"),
     "5037",
@@ -132,6 +138,8 @@ export type Config = {
   mcpActionTimeoutMs: number;
   /** How long an MCP client without an open event stream may stay silent before its Sessions end. */
   mcpIdleMs: number;
+  /** The farm this daemon joins (DEVICERAIL_FARM_URL, never logged), the address it advertises, and its heartbeat. */
+  farm: { url: string; advertise: ListenAddress | null; heartbeatMs: number } | null;
 };
 
 export class ConfigError extends Error {}
@@ -144,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const key = issue.path?.map((p) => String(p.key)).join(".") ?? "environment";
     // The token's value must never reach stderr or a log, not even a mistyped one.
     if (key === "DEVICERAIL_TOKEN") throw new ConfigError(`invalid DEVICERAIL_TOKEN: ${tokenProblem(String(env.DEVICERAIL_TOKEN))}`);
+    // The URL may hold the database password.
+    if (key === "DEVICERAIL_FARM_URL") throw new ConfigError("invalid DEVICERAIL_FARM_URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
     throw new ConfigError(`invalid ${key}=${JSON.stringify(issue.input)}: ${issue.message}`);
   }
   return {
@@ -169,6 +179,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE as number, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES as number },
     mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS as number,
     mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS as number,
+    farm: r.output.DEVICERAIL_FARM_URL
+      ? { url: r.output.DEVICERAIL_FARM_URL, advertise: r.output.DEVICERAIL_FARM_ADVERTISE ?? null, heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS as number }
+      : null,
   };
 }
 

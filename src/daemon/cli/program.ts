@@ -7,6 +7,7 @@ import { devicesCommand, screenshotCommand, uiCommand } from "./device-commands.
 import { DEFAULT_TIMEOUT_MS } from "./client.ts";
 import { daemonCommand } from "./daemon-command.ts";
 import { doctorCommand } from "./doctor.ts";
+import { farmDevicesCommand, farmHostsCommand } from "./farm-command.ts";
 import { mcpCommand } from "./mcp-command.ts";
 import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
 import { printJson, reportFailure } from "./output.ts";
@@ -48,6 +49,8 @@ Usage:
                                write Sessions as JUnit XML for CI, screenshots attached
   devicerail export SESSION [-o DIR]
                                write a Session's events and evidence into a folder
+  devicerail farm hosts | farm devices
+                               the farm's hosts and devices (DEVICERAIL_FARM_URL), from its database
   devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
                                the daemon serves the same one at /mcp on its port
   devicerail doctor [--smoke [-n N]]
@@ -137,6 +140,14 @@ export async function runCli(argv: string[]): Promise<number> {
     });
     return c;
   };
+
+  const farm = program.command("farm").description("the farm this host's daemons join (DEVICERAIL_FARM_URL): hosts and devices");
+  const farmCmd = (name: string, summary: string, work: (o: { json?: boolean }) => Promise<number>) => {
+    const c = farm.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
+    c.action(run(() => work(c.opts())));
+  };
+  farmCmd("hosts", "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat", farmHostsCommand);
+  farmCmd("devices", "every device of the farm with its host and state (available, connected, absent, gone)", farmDevicesCommand);
 
   program
     .command("mcp")

@@ -10,6 +10,11 @@ import { createLogger } from "../log.ts";
 import { McpHttp } from "../mcp/http.ts";
 import { McpHub } from "../mcp/server.ts";
 import { ReportHttp } from "../report/http.ts";
+import { FarmMember } from "../farm/member.ts";
+import { farmHostId } from "../farm/host-id.ts";
+import { LocalRpc } from "../../transports/local-rpc.ts";
+import type { DevicesListResult } from "../../protocol/types/device.ts";
+import { hostname } from "node:os";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
@@ -105,7 +110,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   }
   if (listen || socket)
     return serveSockets(
-      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs },
+      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs, farm: config.farm },
       daemon,
       log,
       config.screenshotPolicy,
@@ -128,6 +133,7 @@ type Sockets = {
   mcpImage: Config["mcpImage"];
   mcpIdleMs: number;
   mcpActionTimeoutMs: number;
+  farm: Config["farm"];
 };
 
 /** How long an MCP client's closed event stream may take to come back before its Sessions end. */
@@ -136,6 +142,14 @@ const MCP_MAX_SESSIONS = 64;
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
+  // A farm hands its hosts' addresses to any client: each host must check who connects.
+  const farmProblem = want.farm && (!want.token ? "DEVICERAIL_FARM_URL needs DEVICERAIL_TOKEN: a farm host must authenticate its clients" : !want.listen ? "DEVICERAIL_FARM_URL needs a TCP listener (--listen HOST:PORT) for farm clients to reach" : null);
+  if (farmProblem) {
+    process.stderr.write(`devicerail: ${farmProblem}\n`);
+    await daemon.shutdown();
+    removeRecord(daemon.paths.dataDir);
+    return 2;
+  }
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
   const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   const reports = new ReportHttp({ ...base, evidence: daemon.evidence });
@@ -152,7 +166,9 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   };
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
+  let farm: FarmMember | null = null;
   const stopAll = async () => {
+    await farm?.stop();
     await mcp.stop();
     await Promise.all([tcp?.stop(), unix?.stop()]);
     await daemon.shutdown();
@@ -179,6 +195,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     { state: "serving", ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) },
     startedAtMs,
   );
+  if (want.farm && tcp && want.listen) farm = await joinFarm(want.farm, { host: want.listen.host, port: tcp.port }, daemon, log);
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
@@ -196,3 +213,32 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
 }
 
 export const formatAddress = (a: ListenAddress) => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
+
+/**
+ * Joins the farm (DEVICERAIL_FARM_URL): registers this host under the id kept in its data
+ * directory and starts heartbeating. The devices are read over an in-process connection, like any
+ * client would list them.
+ */
+async function joinFarm(farm: NonNullable<Config["farm"]>, listening: ListenAddress, daemon: Daemon, log: Log): Promise<FarmMember> {
+  const devices = async () => {
+    const rpc = new LocalRpc(daemon.dispatcher, daemon.services, { kind: "farm", framing: "jsonMessage" }, log);
+    try {
+      await rpc.must("system.hello", { client: { name: "devicerail-farm", version: VERSION }, protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] }, features: { required: [], optional: ["device.routing.v1"] } });
+      return ((await rpc.must("devices.list")).result as DevicesListResult).devices;
+    } finally {
+      await rpc.close();
+    }
+  };
+  const member = new FarmMember({
+    url: farm.url,
+    hostId: farmHostId(daemon.paths.dataDir),
+    hostName: hostname(),
+    version: VERSION,
+    endpoint: formatAddress(farm.advertise ?? listening),
+    heartbeatMs: farm.heartbeatMs,
+    log,
+    devices,
+  });
+  await member.start();
+  return member;
+}
