@@ -11,7 +11,7 @@ import { adbServerForFile, demoScenario, startFakeDevice } from "../support/adb-
 import { ADB_PATH } from "../support/adb-device/index.ts";
 import { tempDataDir } from "../support/daemon.ts";
 import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
-import { pollUntil } from "../support/wait.ts";
+import { pollUntil, until } from "../support/wait.ts";
 import { cli, cliJson } from "../daemon/cli/run.ts";
 import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 
@@ -85,7 +85,8 @@ describeWithPostgres("a farm on PostgreSQL", () => {
     await c.hello();
     expect((await c.call("devices.list")).result.devices.map((x: { id: string }) => x.id)).toEqual(["mock-1"]);
     c.close();
-    await pollUntil("the outage logged once", async () => d.stderr, (s) => s.includes("farm database unreachable"), 10_000);
+    // stderr is state, not a request: until() gives the reader a turn between looks.
+    await until("the outage logged", () => d.stderr.includes("farm database unreachable"), 10_000);
     const lastSeenDown = before.lastSeenMs;
     await pg.restart();
     const back = await pollUntil("heartbeating again", () => hosts(pg), (all) => (hostOn(all, d.port)?.lastSeenMs ?? 0) > lastSeenDown && hostOn(all, d.port)?.state === "up", 15_000);

@@ -35,6 +35,23 @@ export function farmWhere(url: string): string {
   }
 }
 
+/** `work`, or a rejection once `ms` have passed (after calling `onTimeout`). */
+async function withinBudget<T>(work: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`no answer from the farm database within ${ms} ms`));
+    }, ms);
+  });
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class FarmMember {
   private sql: SQL | null = null;
   private epoch: number | null = null;
@@ -85,9 +102,20 @@ export class FarmMember {
   private async tick(): Promise<void> {
     try {
       if (!this.sql) this.sql = new SQL(this.opts.url, { max: 2, idleTimeout: 30, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
-      if (this.epoch === null) await this.register(this.sql);
-      else await this.heartbeat(this.sql);
-      await this.syncDevices(this.sql);
+      const sql = this.sql;
+      await withinBudget(
+        (async () => {
+          if (this.epoch === null) await this.register(sql);
+          else await this.heartbeat(sql);
+          await this.syncDevices(sql);
+        })(),
+        Math.max(2_000, 2 * this.opts.heartbeatMs),
+        () => {
+          // A query that never answers (the server died mid-query, a partition) must not stop the heartbeat: start afresh.
+          this.sql = null;
+          void sql.close({ timeout: 0 }).catch(() => {});
+        },
+      );
       if (this.reachable !== true) this.opts.log.info({ farm: farmWhere(this.opts.url), hostId: this.opts.hostId, epoch: this.epoch }, "farm: registered");
       this.reachable = true;
     } catch (err) {
