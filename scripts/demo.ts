@@ -108,6 +108,15 @@ const exportRun =
         env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_LOG_LEVEL: "warn" },
       })
     : null;
+// Like every CLI command, export started the data directory's daemon in the background (as adb
+// does); the demo leaves nothing running behind it.
+if (exportRun)
+  Bun.spawnSync([...cli, "daemon", "stop"], {
+    cwd: ROOT,
+    stdout: "ignore",
+    stderr: "ignore",
+    env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: "warn" },
+  });
 const shotFile = screenshot ? join(exportDir, "evidence", `${screenshot.sha256}.png`) : null;
 const exportedShot = exportRun?.exitCode === 0 && shotFile !== null && existsSync(shotFile);
 
