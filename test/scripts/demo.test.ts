@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { ADB_PATH } from "../support/adb-device/index.ts";
 import { ROOT, tempDataDir } from "../support/daemon.ts";
+import { isAlive, readRecord } from "../../src/daemon/cli/daemon-record.ts";
 
 /** A port nothing listens on now, for an adb server only this test uses. */
 async function freePort(): Promise<number> {
@@ -38,5 +39,8 @@ describe("scripts/demo.ts", () => {
     expect(shot?.[1]?.startsWith(join(dataDir, "export"))).toBe(true);
     const bytes = new Uint8Array(readFileSync(shot?.[1] as string));
     expect([new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), Buffer.from(bytes.subarray(1, 4)).toString()]).toEqual([shot?.[2] as string, "PNG"]);
+    // Nothing left running: the daemon export started in the background was stopped.
+    const record = readRecord(dataDir);
+    expect(record === null || !isAlive(record.pid)).toBe(true);
   });
 });
