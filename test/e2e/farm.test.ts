@@ -119,7 +119,8 @@ describe("a farm host with an Android phone", () => {
       await pollUntil("registered", () => hosts(pg), (all) => hostOn(all, d.port)?.state === "up", 10_000);
       const phone = await startFakeDevice(adb.server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Farm" } });
       const id = `android-adb:${phone.serial}`;
-      const seen = await pollUntil("the phone in the farm", () => devices(pg), (ds) => ds.some((x) => x.deviceId === id && x.state !== "absent"), 10_000);
+      // adb reports a phone "offline" for a moment while it connects; the farm shows that too, then the phone as it settles.
+      const seen = await pollUntil("the phone in the farm", () => devices(pg), (ds) => ds.some((x) => x.deviceId === id && x.name === "Pixel Farm"), 10_000);
       expect(seen.find((x) => x.deviceId === id)).toEqual(expect.objectContaining({ platform: "android", name: "Pixel Farm", state: "available" }));
       await phone[Symbol.asyncDispose]();
       await pollUntil("the phone absent", () => devices(pg), (ds) => ds.find((x) => x.deviceId === id)?.state === "absent", 15_000);
