@@ -35,7 +35,8 @@ describeWithPostgres("a farm on PostgreSQL", () => {
     await using pg = await startPostgres();
     await using a = await ServeDaemon.start(["--listen", "127.0.0.1:0"], farmEnv(pg, { DEVICERAIL_MOCK_DEVICES: "2" }));
     await using b = await ServeDaemon.start(["--listen", "127.0.0.1:0"], farmEnv(pg));
-    const up = await pollUntil("both hosts up", () => hosts(pg), (all) => all.filter((h) => h.state === "up").length === 2, 10_000);
+    // A host's row and its devices' rows are written one after the other: wait for both.
+    const up = await pollUntil("both hosts up with their devices", () => hosts(pg), (all) => hostOn(all, a.port)?.devices === 2 && hostOn(all, b.port)?.devices === 1, 10_000);
     expect(hostOn(up, a.port)).toEqual(expect.objectContaining({ state: "up", epoch: 1, devices: 2, version: expect.any(String) }));
     expect(hostOn(up, b.port)).toEqual(expect.objectContaining({ state: "up", epoch: 1, devices: 1 }));
     expect(brief(await devices(pg))).toEqual([
@@ -67,7 +68,7 @@ describeWithPostgres("a farm on PostgreSQL", () => {
     const left = await hosts(pg);
     expect(left.map((h) => [h.id, h.state, h.devices])).toEqual([[first?.id as string, "left", 0]]);
     await using again = await ServeDaemon.start(["--listen", "127.0.0.1:0"], farmEnv(pg, { DEVICERAIL_DATA_DIR: dataDir }));
-    const back = await pollUntil("registered again", () => hosts(pg), (all) => hostOn(all, again.port)?.state === "up", 10_000);
+    const back = await pollUntil("registered again with its device", () => hosts(pg), (all) => hostOn(all, again.port)?.state === "up" && hostOn(all, again.port)?.devices === 1, 10_000);
     expect(back.map((h) => [h.id, h.state, h.epoch, h.devices])).toEqual([[first?.id as string, "up", 2, 1]]);
     await using db = new SQL({ url: pg.url, max: 1 });
     expect(await db`SELECT count(*)::int AS n FROM devices`).toEqual([{ n: 1 }]);
