@@ -45,10 +45,11 @@ export async function endSession(
 }
 
 /**
- * When a connection ends (client gone, daemon shutdown) its Session ends with outcome shutdown and
- * the lease is released even if ending failed, so the device never stays stuck.
+ * When a connection ends (client gone, daemon shutdown) or loses its right to the device (a farm
+ * allocation that lapsed), its Session ends with outcome shutdown and the lease is released even if
+ * ending failed, so the device never stays stuck.
  */
-export async function closeConnectionSession(core: Core, conn: Connection, reason: "daemon shutdown" | "RPC connection closed", log: Logger): Promise<void> {
+export async function closeConnectionSession(core: Core, conn: Connection, reason: string, log: Logger): Promise<void> {
   const state = stateOf(conn);
   if (!state.activeSessionId) return;
   try {

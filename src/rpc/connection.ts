@@ -2,6 +2,20 @@ import type { FeatureName } from "../protocol/features.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { HelloResult, PeerInfo, TransportInfo } from "../protocol/types/handshake.ts";
 import type { ServerServices } from "./handshake.ts";
+import type { RpcError } from "./rpc-error.ts";
+
+/**
+ * What a connection authenticated with a narrower credential than the host's token may do (a farm
+ * allocation: one device, for as long as the allocation lives). Null on a connection means no limit.
+ */
+export interface ConnectionGrant {
+  /** The one device the connection may see, select and lease. */
+  readonly deviceId: string;
+  /** Runs before each request: null lets it through; an error is the answer (a lapsed allocation); a promise while the grant is being confirmed. */
+  check(conn: Connection, method: string, params: unknown): RpcError | null | Promise<RpcError | null>;
+  /** The connection closed (after its Session, if any, has ended). */
+  closed(): void;
+}
 
 export type AbortReason = "requested" | "timeout" | "shutdown";
 
@@ -40,6 +54,8 @@ export class Connection {
   readonly closeController = new AbortController();
   /** Inline requests whose handler has not settled; close waits for them (see Dispatcher.close). */
   readonly inline = new Set<Promise<unknown>>();
+  /** Set by the transport when the client authenticated with a grant instead of the host's token. */
+  grant: ConnectionGrant | null = null;
 
   constructor(
     readonly transport: TransportInfo,

@@ -104,10 +104,21 @@ export class Dispatcher {
     conn.closeController.abort("shutdown");
     await withinGrace(Promise.allSettled([...running.map((e) => e.done), ...conn.inline]), SHUTDOWN_GRACE_MS);
     await this.opts.policy.close(conn, reason);
+    conn.grant?.closed();
+  }
+
+  /** A granted connection's check first (it may wait for the grant's confirmation), then the request. */
+  private handle(conn: Connection, req: RpcRequest, reply: Reply): void | Promise<void> {
+    if (conn.closing) return reply.failure(conn, req.id, errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }));
+    const grant = conn.grant;
+    if (!grant) return this.handleAdmitted(conn, req, reply);
+    const verdict = grant.check(conn, req.method, req.params);
+    if (verdict instanceof Promise) return verdict.then((refused) => (refused ? reply.failure(conn, req.id, refused.error) : this.handleAdmitted(conn, req, reply)));
+    return verdict ? reply.failure(conn, req.id, verdict.error) : this.handleAdmitted(conn, req, reply);
   }
 
   /** Dispatch steps 1–2 (id reservation, admission), then the rest (method-steps.ts). */
-  private handle(conn: Connection, req: RpcRequest, reply: Reply): void | Promise<void> {
+  private handleAdmitted(conn: Connection, req: RpcRequest, reply: Reply): void | Promise<void> {
     if (conn.closing) return reply.failure(conn, req.id, errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }));
     const key = req.id;
     if (conn.inFlight.has(key)) return reply.failure(conn, req.id, errorObject("request_id_in_use", { details: { requestId: req.id } }));

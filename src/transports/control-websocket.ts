@@ -1,6 +1,6 @@
 import type { ServerWebSocket, WebSocketHandler } from "bun";
 import { errorObject } from "../protocol/errors.ts";
-import { Connection } from "../rpc/connection.ts";
+import { Connection, type ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import { checkedFailureFrame } from "../rpc/encode.ts";
 import { withinGrace } from "../rpc/grace.ts";
@@ -31,9 +31,11 @@ export interface ControlSocket {
   /** Set once the socket is closed or cut: output is dropped from then on. */
   closed: boolean;
   closing: Promise<void> | null;
+  /** The grant the upgrade request authenticated with, when not the host's token. */
+  grant: ConnectionGrant | null;
 }
 
-export const newControlSocket = (): ControlSocket => ({ conn: null, input: null, outbox: null, closed: false, closing: null });
+export const newControlSocket = (grant: ConnectionGrant | null = null): ControlSocket => ({ conn: null, input: null, outbox: null, closed: false, closing: null, grant });
 
 /**
  * JSON-RPC over WebSocket (`GET /rpc`): each socket is one control Connection with its own
@@ -78,6 +80,7 @@ export function controlWebSocket(opts: { dispatcher: Dispatcher; services: Serve
       if (pushed === "overflow") return fatal(ws, "output queue overflow: the client is not reading");
       return pushed === "queued" ? outbox.drained() : undefined;
     });
+    conn.grant = s.grant;
     s.conn = conn;
     s.outbox = outbox;
     s.input = new InputLoop<Message>({

@@ -1,5 +1,6 @@
 import { type ErrorName, errorObject } from "../protocol/errors.ts";
-import type { AccessToken } from "./token.ts";
+import type { ConnectionGrant } from "../rpc/connection.ts";
+import type { AccessToken, GrantIssuer } from "./token.ts";
 
 /** Request bodies larger than this are refused with 413 (the same limit as one NDJSON line). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -11,7 +12,11 @@ export interface HttpPolicy {
   /** Exact Origin values accepted; a request without Origin is a non-browser client. */
   origins: ReadonlySet<string>;
   token: AccessToken | null;
+  /** Credentials other than the token, honoured on the JSON-RPC WebSocket (`/rpc`) only. */
+  grants?: GrantIssuer | null;
 }
+
+
 
 /** The Host values a loopback listener on `port` accepts: the three spellings of loopback a browser sends. */
 export const loopbackHosts = (port: number): ReadonlySet<string> => new Set([`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
@@ -51,6 +56,19 @@ export function admit(req: Request, policy: HttpPolicy): Response | null {
     if (auth === "wrong") return refusal(401, "authentication_failed", "remote authentication failed", { reason: "wrongBearerToken" }, { "WWW-Authenticate": "Bearer" });
   }
   return null;
+}
+
+/**
+ * The grant a request's bearer credential opens, when it is not the host's token but a credential
+ * the policy's issuer honours (a farm allocation's). Only the JSON-RPC WebSocket asks: a grant opens
+ * one device's control connection, not the HTTP routes.
+ */
+export function grantOf(req: Request, policy: HttpPolicy): ConnectionGrant | null {
+  if (!policy.token || !policy.grants) return null;
+  const header = req.headers.get("authorization");
+  if (policy.token.matchesAuthorization(header) !== "wrong") return null;
+  const credential = /^bearer +(\S+)$/i.exec(header ?? "")?.[1];
+  return credential ? policy.grants(credential) : null;
 }
 
 /** POST bodies must be declared JSON: a browser form or a no-cors fetch cannot send that type without a preflight. */

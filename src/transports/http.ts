@@ -6,13 +6,15 @@ import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import type { ConnectionLimits } from "./accept-table.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
-import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, errorResponse, readBody } from "./http-guard.ts";
-import type { AccessToken } from "./token.ts";
+import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, errorResponse, readBody } from "./http-guard.ts";
+import type { AccessToken, GrantIssuer } from "./token.ts";
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
 export interface PublicListenerOptions extends HttpApiOptions {
   /** When set, every connection authenticates first (and on TCP, non-loopback addresses may be bound). */
   token?: AccessToken | null;
+  /** Credentials besides the token that open a connection limited to one device (farm allocations). */
+  grants?: GrantIssuer | null;
   /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
   /** Overrides of the listener's connection limits (handshake deadline, TCP keepalive). */
@@ -42,15 +44,17 @@ export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy })
 
   const fetch = async (req: Request, server: Server<ControlSocket>): Promise<Response | undefined> => {
     if (stopping) return errorResponse(503, JSON.stringify(errorObject("event_store_shutting_down")), { Connection: "close" });
-    const refused = admit(req, policy);
-    if (refused) return refused;
     // HTTP/1.0 without Host gives a relative URL (only reachable when the Host policy is off).
     const url = new URL(req.url, "http://localhost");
+    const grant = url.pathname === "/rpc" ? grantOf(req, policy) : null;
+    // With a grant, only its token check is replaced: the Host, Origin and Sec-Fetch-Site checks still run.
+    const refused = admit(req, grant ? { ...policy, token: null } : policy);
+    if (refused) return refused;
     if (url.pathname === "/rpc") {
       const upgrade = req.headers.get("upgrade")?.toLowerCase() === "websocket";
       if (req.method !== "GET" || !upgrade)
         return errorResponse(426, JSON.stringify(errorObject("invalid_request", { message: "GET /rpc is JSON-RPC over WebSocket: send Upgrade: websocket", details: { reason: "upgradeRequired" } })), { Upgrade: "websocket" });
-      if (server.upgrade(req, { data: newControlSocket() })) return undefined;
+      if (server.upgrade(req, { data: newControlSocket(grant) })) return undefined;
       return errorResponse(400, JSON.stringify(errorObject("invalid_request", { message: "WebSocket upgrade failed", details: { reason: "badUpgrade" } })));
     }
     let body = "";

@@ -1,5 +1,5 @@
 import type { Dispatcher } from "../rpc/dispatcher.ts";
-import { Connection } from "../rpc/connection.ts";
+import { Connection, type ConnectionGrant } from "../rpc/connection.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
 import { errorObject } from "../protocol/errors.ts";
@@ -45,6 +45,8 @@ export interface NdjsonOptions {
    * that is only read when the loop asks for more (stdin) cannot overflow and passes Infinity.
    */
   maxQueuedInputBytes?: number;
+  /** What the connection is limited to when it authenticated with a grant's credential. */
+  grant?: ConnectionGrant | null;
 }
 
 /**
@@ -76,6 +78,7 @@ export class NdjsonConnection {
     // The output failed under a write: nobody can read answers any more, like a closed socket.
     this.writer = new FrameWriter(this.outbox, (err) => this.gone(err));
     this.conn = new Connection(opts.transport, opts.services, (frame) => this.writer.write(frame));
+    this.conn.grant = opts.grant ?? null;
     const maxQueuedInput = opts.maxQueuedInputBytes ?? MAX_INPUT_QUEUE_BYTES;
     this.input = new InputLoop<Uint8Array>({
       size: (chunk) => chunk.length,

@@ -1,3 +1,4 @@
+import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
@@ -5,7 +6,7 @@ import type { Logger } from "../rpc/rpc-error.ts";
 import { HttpPipe } from "./http-pipe.ts";
 import { type ByteChannel, NdjsonConnection, setReading } from "./ndjson-connection.ts";
 import { socketSink } from "./outbox.ts";
-import { type AccessToken, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./token.ts";
+import { type AccessToken, type GrantIssuer, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./token.ts";
 
 /** How long a connection may take to authenticate when a token is configured. */
 export const AUTH_TIMEOUT_MS = 5_000;
@@ -40,6 +41,8 @@ export interface AcceptOptions {
   services: ServerServices;
   log: Logger;
   token: AccessToken | null;
+  /** Credentials other than the token that open a connection limited to a grant (farm allocations). */
+  grants?: GrantIssuer | null;
   /** The internal HTTP server's socket path that connections beginning like HTTP are spliced onto. */
   httpPath: string;
 }
@@ -192,8 +195,10 @@ export class Accepted {
     if (line.endsWith("\r")) line = line.slice(0, -1);
     // The value is never logged, matched or not.
     if (!this.opts.token) return this.refuse("a token line was sent but no token is configured");
-    if (!this.opts.token.matches(line)) return this.refuse("authentication failed: wrong token");
-    this.becomeNdjson(this.head.subarray(nl + 1));
+    if (this.opts.token.matches(line)) return this.becomeNdjson(this.head.subarray(nl + 1));
+    const grant = this.opts.grants?.(line) ?? null;
+    if (!grant) return this.refuse("authentication failed: wrong token");
+    this.becomeNdjson(this.head.subarray(nl + 1), grant);
   }
 
   /** The listener needs the room for a newer connection (this one is the oldest pending). */
@@ -201,7 +206,7 @@ export class Accepted {
     this.quietly("shed for a newer connection");
   }
 
-  private becomeNdjson(rest: Uint8Array): void {
+  private becomeNdjson(rest: Uint8Array, grant: ConnectionGrant | null = null): void {
     this.clearAuthTimer();
     const peer = new NdjsonConnection(socketChannel(this.socket), {
       transport: this.opts.transport,
@@ -212,6 +217,7 @@ export class Accepted {
       closeReason: "RPC connection closed",
       flushGraceMs: FLUSH_GRACE_MS,
       onHandshake: () => this.handshakeDone(),
+      grant,
     });
     this.route = peer;
     this.head = new Uint8Array(0);

@@ -50,9 +50,11 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   checkListenAddress(opts.host, opts.port, { token: token !== null });
   const loopback = isLoopbackAddress(opts.host);
   const { services } = opts;
-  const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token };
+  // A grant narrows what the token allows, so grants are honoured only where a token is required.
+  const grants = token ? (opts.grants ?? null) : null;
+  const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token, grants };
   const http = startHttpFrontend({ ...opts, services, policy });
-  const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
+  const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, grants, httpPath: http.path };
   const table = new AcceptTable(accept, {
     limits: { ...DEFAULT_LIMITS, keepAliveMs: TCP_KEEPALIVE_MS, ...opts.limits },
     log,

@@ -1,4 +1,12 @@
 import { timingSafeEqual } from "node:crypto";
+import type { ConnectionGrant } from "../rpc/connection.ts";
+
+/**
+ * Turns a presented credential that is not the host's token into a grant (a farm allocation's
+ * credential), or null when it is not one this host honours. Synchronous: it runs inside the
+ * transport's authentication step; anything needing I/O happens in the grant's first check.
+ */
+export type GrantIssuer = (credential: string) => ConnectionGrant | null;
 
 /** The plain-text line an NDJSON client sends first when the daemon has a token: `DEVICERAIL-TOKEN <token>`. */
 export const TOKEN_LINE_PREFIX = "DEVICERAIL-TOKEN ";

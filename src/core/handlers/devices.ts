@@ -29,10 +29,13 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
     visibleTo(conn, defs).map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
 
   return {
-    "devices.list": (_p, { conn }) => ({ devices: devices.registry.list(), selectedDeviceId: stateOf(conn).selectedDeviceId }),
+    "devices.list": (_p, { conn }) => ({
+      devices: conn.grant ? devices.registry.list().filter((d) => d.id === conn.grant?.deviceId) : devices.registry.list(),
+      selectedDeviceId: stateOf(conn).selectedDeviceId,
+    }),
 
     "device.select": ({ deviceId }, { conn }) => {
-      const device = devices.registry.get(deviceId);
+      const device = conn.grant && conn.grant.deviceId !== deviceId ? undefined : devices.registry.get(deviceId);
       if (!device) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });
       stateOf(conn).selectedDeviceId = deviceId;
       return { device };
