@@ -99,7 +99,8 @@ export class Discovery {
       id: idOf(e.serial),
       name: e.state === "device" ? base : `${base} (${e.state})`,
       platform: { kind: "android" },
-      osVersion: known?.info.osVersion ?? null,
+      // Known from the properties read at discovery, so lists (and the farm's OS ranges) have it before a connect.
+      osVersion: known?.info.osVersion ?? (props?.["ro.build.version.release"] || null),
       connected: (known?.info.connected ?? false) && e.state === "device",
     };
     this.devices.set(e.serial, { serial: e.serial, state: e.state, info, props });

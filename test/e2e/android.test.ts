@@ -20,7 +20,7 @@ describeWithAdb("the daemon with an Android phone on the real adb server", () =>
     await d.hello();
     const id = `android-adb:${phone.serial}`;
     // The Mock steps aside while a real device is present (DEVICERAIL_MOCK=auto).
-    expect((await d.call("devices.list")).result.devices).toEqual([{ id, name: "Pixel Test", platform: { kind: "android" }, osVersion: null, connected: false }]);
+    expect((await d.call("devices.list")).result.devices).toEqual([{ id, name: "Pixel Test", platform: { kind: "android" }, osVersion: "10", connected: false }]);
     expect((await d.call("device.connect")).result).toEqual({ id, name: "Pixel Test", platform: { kind: "android" }, osVersion: "10", connected: true });
     await d.call("session.start");
     const obs = (await d.call("device.observe")).result;

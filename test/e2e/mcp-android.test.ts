@@ -166,7 +166,7 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(textOf(list)).toContain(deviceId);
     // The Mock steps aside while a real device is present (DEVICERAIL_MOCK=auto).
     const entry = { id: deviceId, name: "Pixel Test", platform: { kind: "android" } };
-    expect(list.structuredContent.devices).toEqual([{ ...entry, osVersion: null, connected: false, heldBy: null }]);
+    expect(list.structuredContent.devices).toEqual([{ ...entry, osVersion: "10", connected: false, heldBy: null }]);
 
     const obs = await ok(mcp, "device_observe", { deviceId });
     const text = textOf(obs);

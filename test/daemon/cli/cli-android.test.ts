@@ -32,10 +32,10 @@ const commandsSince = (n: number, name: string) => phone.phone.commandLog.slice(
 
 describeWithAdb("the CLI with an Android phone on the real adb server", () => {
   test("devices lists the phone (the Mock steps aside) as JSON and as a table", async () => {
-    const device = { id, name: "Pixel Test", platform: { kind: "android" }, osVersion: null, connected: false };
+    const device = { id, name: "Pixel Test", platform: { kind: "android" }, osVersion: "10", connected: false };
     expect(await cliJson(["devices"], env())).toEqual({ devices: [device], selectedDeviceId: null });
     const r = await cli(["devices"], env());
-    expect(r.stdout).toBe(`${id}\tandroid\tPixel Test\t-\tavailable\t-\n`);
+    expect(r.stdout).toBe(`${id}\tandroid\tPixel Test\t10\tavailable\t-\n`);
   }, 30_000);
 
   test("screenshot writes exactly the phone's screen as PNG", async () => {

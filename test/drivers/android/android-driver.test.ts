@@ -68,7 +68,7 @@ describeWithAdb("AndroidDriver discovery", () => {
       await using device = await startFakeDevice(server, { props: { "ro.product.model": "Pixel_7_Pro", "ro.build.version.release": "14" } });
       const id = `android-adb:${device.serial}`;
       const mine = () => changes.filter((c) => (c.type === "present" ? c.device.id : c.deviceId) === id);
-      const present: DeviceInfo = { id, name: "Pixel 7 Pro", platform: { kind: "android" }, osVersion: null, connected: false };
+      const present: DeviceInfo = { id, name: "Pixel 7 Pro", platform: { kind: "android" }, osVersion: "14", connected: false };
       await until("the phone reported present", () => {
         const last = mine().at(-1);
         return last?.type === "present" && last.device.name === "Pixel 7 Pro";

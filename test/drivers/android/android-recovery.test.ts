@@ -80,7 +80,7 @@ describeWithAdb("AndroidDriver and a killed adb server", () => {
         return last?.type === "present" && last.device.name === "Fake Pixel";
       });
       expect(mine().slice(before).map((c) => c.type)).toEqual(expect.arrayContaining(["gone", "present"]));
-      expect(mine().at(-1)).toEqual({ type: "present", device: { id, name: "Fake Pixel", platform: { kind: "android" }, osVersion: null, connected: false } });
+      expect(mine().at(-1)).toEqual({ type: "present", device: { id, name: "Fake Pixel", platform: { kind: "android" }, osVersion: "10", connected: false } });
       expect((await driver.connect(id, ctx())).connected).toBe(true);
       expect((await driver.observe(id, { screenshot: true, uiTree: false }, ctx())).screenshot).toEqual(device.phone.screenshot());
     } finally {
