@@ -20,6 +20,8 @@ export interface MockOptions {
   count?: number;
   /** Observations and/or actions never finish until their call is aborted (cancellation tests). */
   hang?: "none" | "observe" | "execute" | "all";
+  /** Ids become PREFIX-mock-N, so the mocks of several hosts (a farm) are told apart. */
+  idPrefix?: string | null;
 }
 
 /** Waits until the call is aborted, then fails the way a driver stopped by its caller does. */
@@ -63,7 +65,7 @@ export class MockDriver implements Driver {
     this.hang = opts.hang ?? "none";
     const count = Math.max(1, opts.count ?? 1);
     for (let i = 1; i <= count; i++) {
-      const id = `mock-${i}`;
+      const id = opts.idPrefix ? `${opts.idPrefix}-mock-${i}` : `mock-${i}`;
       const name = count === 1 ? "DeviceRail Mock Device" : `DeviceRail Mock Device ${i}`;
       this.devices.set(id, { info: { id, name, platform: { kind: "mock" }, osVersion: "0.1", connected: false }, app: new MockApp() });
     }

@@ -49,6 +49,7 @@ const EnvSchema = v.object({
     integerIn(/^[1-9]\d{0,1}$/, 1, 64, "expected a count from 1 to 64"),
     "1",
   ),
+  DEVICERAIL_MOCK_ID_PREFIX: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "expected lower-case letters, digits and -, at most 32"))),
   DEVICERAIL_EVIDENCE_INLINE_BYTES: v.optional(
     integerIn(/^(0|[1-9]\d{0,6})$/, 0, MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
     String(DEFAULT_INLINE_BYTES),
@@ -92,6 +93,15 @@ const EnvSchema = v.object({
   DEVICERAIL_FARM_HEARTBEAT_MS: v.optional(
     integerIn(/^[1-9]\d{1,5}$/, 50, 600_000, "expected milliseconds from 50 to 600000"),
     "5000",
+  ),
+  DEVICERAIL_FARM_LEASE_MS: v.optional(
+    integerIn(/^[1-9]\d{2,6}$/, 500, 3_600_000, "expected milliseconds from 500 to 3600000"),
+    "30000",
+  ),
+  DEVICERAIL_FARM_QUARANTINE_FAILURES: v.optional(integerIn(/^(0|[1-9]\d{0,3})$/, 0, 1_000, "expected a count from 0 to 1000"), "3"),
+  DEVICERAIL_FARM_QUARANTINE_WINDOW_MS: v.optional(
+    integerIn(/^[1-9]\d{2,8}$/, 1_000, 604_800_000, "expected milliseconds from 1000 to 604800000"),
+    "600000",
   ),
   ANDROID_ADB_SERVER_PORT: v.optional(
     integerIn(/^[1-9]\d{0,4}$/, 1, 65_535, "expected a TCP port"),
@@ -139,7 +149,15 @@ export type Config = {
   /** How long an MCP client without an open event stream may stay silent before its Sessions end. */
   mcpIdleMs: number;
   /** The farm this daemon joins (DEVICERAIL_FARM_URL, never logged), the address it advertises, and its heartbeat. */
-  farm: { url: string; advertise: ListenAddress | null; heartbeatMs: number } | null;
+  farm: {
+    url: string;
+    advertise: ListenAddress | null;
+    heartbeatMs: number;
+    leaseMs: number;
+    quarantine: { failures: number; windowMs: number };
+  } | null;
+  /** Prefix of the mock devices' ids (DEVICERAIL_MOCK_ID_PREFIX): PREFIX-mock-N. */
+  mockIdPrefix?: string | null;
 };
 
 export class ConfigError extends Error {}
@@ -180,8 +198,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS as number,
     mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS as number,
     farm: r.output.DEVICERAIL_FARM_URL
-      ? { url: r.output.DEVICERAIL_FARM_URL, advertise: r.output.DEVICERAIL_FARM_ADVERTISE ?? null, heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS as number }
+      ? {
+          url: r.output.DEVICERAIL_FARM_URL,
+          advertise: r.output.DEVICERAIL_FARM_ADVERTISE ?? null,
+          heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS as number,
+          leaseMs: r.output.DEVICERAIL_FARM_LEASE_MS as number,
+          quarantine: { failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES as number, windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS as number },
+        }
       : null,
+    mockIdPrefix: r.output.DEVICERAIL_MOCK_ID_PREFIX ?? null,
   };
 }
 

@@ -69,7 +69,7 @@ export async function createDaemon(
   const core: Core = { devices, evidence: new FileEvidenceStore(objects, eventLog, config.evidenceInlineBytes), log: eventLog, screenshotPolicy: config.screenshotPolicy };
   const never = new AbortController().signal;
   const ctx = { signal: never, deadline: null, log };
-  if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang }), ctx, { fallback: config.mock === "auto" });
+  if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang, idPrefix: config.mockIdPrefix ?? null }), ctx, { fallback: config.mock === "auto" });
   if (config.android !== "off") {
     // Loaded only when used: adbkit and its dependencies are most of the start-up cost otherwise.
     const AndroidDriver = await (await import("../../drivers/android/index.ts")).loadAndroidDriver();

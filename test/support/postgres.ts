@@ -148,6 +148,8 @@ export interface StartPostgresOptions {
   database?: string;
   /** A fixed port instead of a free one. */
   port?: number;
+  /** Extra server settings (-c NAME=VALUE), e.g. shared_preload_libraries for a benchmark. */
+  settings?: Record<string, string>;
 }
 
 export class PgCluster implements AsyncDisposable {
@@ -160,6 +162,7 @@ export class PgCluster implements AsyncDisposable {
     readonly dir: string,
     readonly database: string,
     private currentPort: number,
+    private readonly settings: Record<string, string> = {},
   ) {}
 
   static async start(options: StartPostgresOptions = {}): Promise<PgCluster> {
@@ -168,7 +171,7 @@ export class PgCluster implements AsyncDisposable {
     if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`database name ${database} is not a plain lower-case identifier`);
     sweepAbandoned();
     const dir = mkdtempSync(join(tmpdir(), `devicerail-pg-${process.pid}-`));
-    const cluster = new PgCluster(dir, database, options.port ?? 0);
+    const cluster = new PgCluster(dir, database, options.port ?? 0, options.settings ?? {});
     live.add(cluster);
     try {
       if (asRoot) {
@@ -250,7 +253,7 @@ export class PgCluster implements AsyncDisposable {
 
   /** Resolves true once the server accepts connections, false when it exits or times out first. */
   private async spawn(): Promise<boolean> {
-    const settings = { listen_addresses: "127.0.0.1", unix_socket_directories: this.dir, fsync: "off", lc_messages: "C" };
+    const settings = { listen_addresses: "127.0.0.1", unix_socket_directories: this.dir, fsync: "off", lc_messages: "C", ...this.settings };
     const proc = Bun.spawn([...runAs(), join(PG_BIN, "postgres"), "-D", this.dataDir, "-p", String(this.currentPort), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])], {
       cwd: this.dir,
       env: this.env(),

@@ -7,7 +7,8 @@ import { devicesCommand, screenshotCommand, uiCommand } from "./device-commands.
 import { DEFAULT_TIMEOUT_MS } from "./client.ts";
 import { daemonCommand } from "./daemon-command.ts";
 import { doctorCommand } from "./doctor.ts";
-import { farmDevicesCommand, farmHostsCommand } from "./farm-command.ts";
+import { farmDevicesCommand, farmHostsCommand, farmSessionsCommand } from "./farm-command.ts";
+import { farmAcquireCommand, farmBlockCommand, farmReleaseCommand } from "./farm-admin-command.ts";
 import { mcpCommand } from "./mcp-command.ts";
 import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
 import { printJson, reportFailure } from "./output.ts";
@@ -49,8 +50,13 @@ Usage:
                                write Sessions as JUnit XML for CI, screenshots attached
   devicerail export SESSION [-o DIR]
                                write a Session's events and evidence into a folder
-  devicerail farm hosts | farm devices
-                               the farm's hosts and devices (DEVICERAIL_FARM_URL), from its database
+  devicerail farm hosts | devices | sessions
+                               the farm's hosts, devices and Sessions (DEVICERAIL_FARM_URL)
+  devicerail farm acquire [--platform P] [--os RANGE] [--model M] [--wait 10m] [--json]
+                               a free matching device: its host, id and a credential
+  devicerail farm release ALLOCATION | DEVICE --force --reason TEXT
+  devicerail farm block DEVICE --reason TEXT | farm unblock DEVICE
+                               operators: free, block, clear a device (recorded)
   devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
                                the daemon serves the same one at /mcp on its port
   devicerail doctor [--smoke [-n N]]
@@ -141,13 +147,43 @@ export async function runCli(argv: string[]): Promise<number> {
     return c;
   };
 
-  const farm = program.command("farm").description("the farm this host's daemons join (DEVICERAIL_FARM_URL): hosts and devices");
+  const farm = program.command("farm").description("the farm this host's daemons join (DEVICERAIL_FARM_URL): its hosts, devices and Sessions, allocation, and operators' controls");
   const farmCmd = (name: string, summary: string, work: (o: { json?: boolean }) => Promise<number>) => {
     const c = farm.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
     c.action(run(() => work(c.opts())));
   };
   farmCmd("hosts", "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat", farmHostsCommand);
-  farmCmd("devices", "every device of the farm with its host and state (available, connected, absent, gone)", farmDevicesCommand);
+  farmCmd("devices", "every device with its host, state (available, allocated, busy, blocked, quarantined, absent, gone), holder, since and health", farmDevicesCommand);
+  const farmSub = (name: string, summary: string) => farm.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
+  const sessionsSub = farmSub("sessions", "the Sessions run on every host: host, device, holder, outcome and a link to the owning host's report")
+    .option("--host <host>", "only this host (id, name or endpoint)")
+    .option("--device <id>", "only this device")
+    .option("--limit <n>", "how many, newest first (default 50)", integer(1, 10_000));
+  sessionsSub.action(run(() => farmSessionsCommand(sessionsSub.opts())));
+  const acquireSub = farmSub("acquire", "ask the farm for a device: prints its host's endpoint, its id and a short-lived credential")
+    .option("--platform <name>", "android, ios, mock …")
+    .option("--model <pattern>", "the device's name or id, * for any run of characters (case ignored)")
+    .option("--os <range>", "OS major version: 14, >=14, >13, <=15, <16 or 14-15")
+    .option("--host <host>", "a host's id, name or endpoint")
+    .option("--capability <action>", "an action the device must support, e.g. swipe")
+    .option("--device <id>", "one particular device")
+    .option("--priority <n>", "higher is served first (default 0; -100 to 100)", (t) => {
+      if (!/^-?\d+$/.test(t) || Math.abs(Number(t)) > 100) throw new InvalidArgumentError("expected an integer from -100 to 100");
+      return Number(t);
+    })
+    .option("--wait <duration>", "how long to wait for a matching device to become free, e.g. 10m (default: do not wait)", (t) => (t === "0" ? 0 : duration(t)))
+    .option("--holder <name>", "who is asking, shown to operators (default $DEVICERAIL_FARM_HOLDER, else user@host)");
+  // The program's own -d/--device takes the value when it is written after the command too.
+  acquireSub.action(run(() => farmAcquireCommand({ ...acquireSub.opts(), device: acquireSub.opts().device ?? program.opts<DeviceOpts>().device })));
+  const releaseSub = farmSub("release", "give back an allocation (its id), or take a device from its holder (--force --reason, recorded)")
+    .argument("<allocation|device>", "an allocation id, or DEVICE / HOST/DEVICE with --force")
+    .option("--force", "take the device from whoever holds it")
+    .option("--reason <text>", "why (recorded; required with --force)");
+  releaseSub.action(run(() => farmReleaseCommand(releaseSub.args[0] as string, releaseSub.opts())));
+  const blockSub = farmSub("block", "keep a device out of allocation until unblocked (recorded)").argument("<device>", "DEVICE or HOST/DEVICE").option("--reason <text>", "why (required)");
+  blockSub.action(run(() => farmBlockCommand(blockSub.args[0] as string, blockSub.opts(), true)));
+  const unblockSub = farmSub("unblock", "allocate a blocked or quarantined device again (recorded)").argument("<device>", "DEVICE or HOST/DEVICE").option("--reason <text>", "why");
+  unblockSub.action(run(() => farmBlockCommand(unblockSub.args[0] as string, unblockSub.opts(), false)));
 
   program
     .command("mcp")

@@ -10,11 +10,7 @@ import { createLogger } from "../log.ts";
 import { McpHttp } from "../mcp/http.ts";
 import { McpHub } from "../mcp/server.ts";
 import { ReportHttp } from "../report/http.ts";
-import { FarmMember } from "../farm/member.ts";
-import { farmHostId } from "../farm/host-id.ts";
-import { LocalRpc } from "../../transports/local-rpc.ts";
-import type { DevicesListResult } from "../../protocol/types/device.ts";
-import { hostname } from "node:os";
+import { FarmHost } from "../farm/host.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
@@ -153,8 +149,11 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
   const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   const reports = new ReportHttp({ ...base, evidence: daemon.evidence });
+  // Farm mode needs the token and a TCP listener (checked with the configuration).
+  const farm = want.farm && want.listen ? new FarmHost(daemon, want.farm, log) : null;
   const shared = {
-    routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : reports.route(req, url)),
+    routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : (farm?.http.route(req, url, body) ?? reports.route(req, url))),
+    grants: farm?.grants.issue ?? null,
     dispatcher: daemon.dispatcher,
     services: daemon.services,
     log,
@@ -166,11 +165,11 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   };
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
-  let farm: FarmMember | null = null;
   const stopAll = async () => {
-    await farm?.stop();
     await mcp.stop();
     await Promise.all([tcp?.stop(), unix?.stop()]);
+    // After the connections closed: their allocations were released while the farm was still joined.
+    await farm?.stop();
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);
   };
@@ -195,7 +194,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     { state: "serving", ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) },
     startedAtMs,
   );
-  if (want.farm && tcp && want.listen) farm = await joinFarm(want.farm, { host: want.listen.host, port: tcp.port }, daemon, log);
+  if (farm && want.farm && tcp && want.listen) await farm.start(formatAddress(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
@@ -213,32 +212,3 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
 }
 
 export const formatAddress = (a: ListenAddress) => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
-
-/**
- * Joins the farm (DEVICERAIL_FARM_URL): registers this host under the id kept in its data
- * directory and starts heartbeating. The devices are read over an in-process connection, like any
- * client would list them.
- */
-async function joinFarm(farm: NonNullable<Config["farm"]>, listening: ListenAddress, daemon: Daemon, log: Log): Promise<FarmMember> {
-  const devices = async () => {
-    const rpc = new LocalRpc(daemon.dispatcher, daemon.services, { kind: "farm", framing: "jsonMessage" }, log);
-    try {
-      await rpc.must("system.hello", { client: { name: "devicerail-farm", version: VERSION }, protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] }, features: { required: [], optional: ["device.routing.v1"] } });
-      return ((await rpc.must("devices.list")).result as DevicesListResult).devices;
-    } finally {
-      await rpc.close();
-    }
-  };
-  const member = new FarmMember({
-    url: farm.url,
-    hostId: farmHostId(daemon.paths.dataDir),
-    hostName: hostname(),
-    version: VERSION,
-    endpoint: formatAddress(farm.advertise ?? listening),
-    heartbeatMs: farm.heartbeatMs,
-    log,
-    devices,
-  });
-  await member.start();
-  return member;
-}

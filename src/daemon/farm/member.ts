@@ -6,9 +6,26 @@
  * same rows) when the database is back.
  */
 import { SQL } from "bun";
-import type { DeviceInfo } from "../../protocol/types/device.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
+import type { FarmCatalogue } from "./catalogue.ts";
+import { osMajor } from "./constraints.ts";
+import { releaseSql } from "./allocator.ts";
+import { farmKey } from "./credential.ts";
+import type { FarmGrants } from "./grants.ts";
 import { migrateFarm } from "./migrate.ts";
+
+/** A device as the farm lists it. */
+export interface FarmDevice {
+  id: string;
+  name: string;
+  platform: string;
+  osVersion: string | null;
+  connected: boolean;
+  /** A Session holds it outside the farm (a client with the host's token). */
+  leasedLocally: boolean;
+  /** Action names (device.capabilities). */
+  capabilities: string[];
+}
 
 export interface FarmMemberOptions {
   url: string;
@@ -20,10 +37,12 @@ export interface FarmMemberOptions {
   heartbeatMs: number;
   log: Logger;
   /** The devices this daemon has now. */
-  devices: () => Promise<DeviceInfo[]>;
+  devices: () => Promise<FarmDevice[]>;
+  /** Allocations this host honours (renewed at each heartbeat). */
+  grants?: FarmGrants;
+  /** Sessions and failures to report (written at each heartbeat). */
+  catalogue?: FarmCatalogue;
 }
-
-const platformOf = (d: DeviceInfo) => (d.platform.kind === "other" ? String((d.platform as { value?: unknown }).value) : d.platform.kind);
 
 /** Where the farm database is, for logs: never its user or password. */
 export function farmWhere(url: string): string {
@@ -60,8 +79,20 @@ export class FarmMember {
   private reachable: boolean | null = null;
   private stopped = false;
   private beat: Promise<void> = Promise.resolve();
+  private credentialKey: string | null = null;
+  private present = new Set<string>();
 
   constructor(private readonly opts: FarmMemberOptions) {}
+
+  /** The farm's credential key, once registered. */
+  get key(): string | null {
+    return this.credentialKey;
+  }
+
+  /** The database connection, while the farm is reachable. */
+  get database(): SQL | null {
+    return this.reachable ? this.sql : null;
+  }
 
   /** Joins now if the database answers, else keeps trying every heartbeat; never throws for an unreachable database. */
   async start(): Promise<void> {
@@ -81,9 +112,11 @@ export class FarmMember {
     if (sql && this.epoch !== null && this.reachable) {
       try {
         const { hostId } = this.opts;
+        await this.opts.catalogue?.flush(sql).catch(() => []);
         await sql.begin(async (tx) => {
           await tx`UPDATE hosts SET state = 'left', last_seen = now() WHERE id = ${hostId} AND epoch = ${this.epoch}`;
           await tx`UPDATE devices SET present = false, updated_at = now() WHERE host_id = ${hostId} AND present`;
+          await tx.unsafe(releaseSql("a.host_id = $2"), ["host stopped", hostId]);
         });
       } catch (err) {
         this.opts.log.warn({ err: (err as Error).message }, "could not tell the farm this host is leaving");
@@ -108,6 +141,9 @@ export class FarmMember {
           if (this.epoch === null) await this.register(sql);
           else await this.heartbeat(sql);
           await this.syncDevices(sql);
+          await this.opts.grants?.renew(sql);
+          const quarantined = (await this.opts.catalogue?.flush(sql)) ?? [];
+          if (quarantined.length) this.opts.log.warn({ devices: quarantined }, "farm: devices quarantined after repeated infrastructure failures");
         })(),
         Math.max(2_000, 2 * this.opts.heartbeatMs),
         () => {
@@ -119,6 +155,8 @@ export class FarmMember {
       if (this.reachable !== true) this.opts.log.info({ farm: farmWhere(this.opts.url), hostId: this.opts.hostId, epoch: this.epoch }, "farm: registered");
       this.reachable = true;
     } catch (err) {
+      // Allocations the database could not renew lapse on their own deadline.
+      this.opts.grants?.expireDue();
       // Said once per outage, not every heartbeat.
       if (this.reachable !== false) this.opts.log.warn({ farm: farmWhere(this.opts.url), err: (err as Error).message }, "farm database unreachable; serving local clients, retrying");
       this.reachable = false;
@@ -131,6 +169,11 @@ export class FarmMember {
   /** The first registration of this run: a new epoch, the host row (re)written. */
   private async register(sql: SQL): Promise<void> {
     await migrateFarm(sql);
+    this.credentialKey = await farmKey(sql);
+    // A farm's tables are small when its first hosts join; until autovacuum analyses them (a minute
+    // or so) the planner would take a device table of thousands for an empty one.
+    const [stats] = (await sql`SELECT last_analyze IS NULL AND last_autoanalyze IS NULL AS never FROM pg_stat_user_tables WHERE relname = 'devices'`) as { never: boolean }[];
+    if (stats?.never) await sql`ANALYZE hosts, devices, allocations, requests`;
     const { hostId, hostName, version, endpoint, heartbeatMs } = this.opts;
     const [row] = (await sql`
       INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state)
@@ -155,18 +198,20 @@ export class FarmMember {
   /** Writes the device rows when the list changed since the last write (or the database came back). */
   private async syncDevices(sql: SQL): Promise<void> {
     const devices = await this.opts.devices();
+    const ids = new Set(devices.map((d) => d.id));
+    for (const gone of this.present) if (!ids.has(gone) && this.opts.grants?.holds(gone)) this.opts.catalogue?.deviceLost(gone, "the device left its host (unplugged, or adb offline) while a farm client held it");
+    this.present = ids;
     const key = JSON.stringify(devices);
     if (key === this.synced) return;
     const { hostId } = this.opts;
     await sql.begin(async (tx) => {
       for (const d of devices)
         await tx`
-          INSERT INTO devices (host_id, device_id, name, platform, os_version, connected, present, capabilities, updated_at)
-          VALUES (${hostId}, ${d.id}, ${d.name}, ${platformOf(d)}, ${d.osVersion}, ${d.connected}, true, ${"[]"}::jsonb, now())
+          INSERT INTO devices (host_id, device_id, name, platform, os_version, os_major, connected, leased_locally, present, capabilities, updated_at)
+          VALUES (${hostId}, ${d.id}, ${d.name}, ${d.platform}, ${d.osVersion}, ${osMajor(d.osVersion)}, ${d.connected}, ${d.leasedLocally}, true, ${d.capabilities}::jsonb, now())
           ON CONFLICT (host_id, device_id) DO UPDATE SET name = EXCLUDED.name, platform = EXCLUDED.platform, os_version = EXCLUDED.os_version,
-            connected = EXCLUDED.connected, present = true, updated_at = now()`;
-      const ids = devices.map((d) => d.id);
-      await tx`UPDATE devices SET present = false, updated_at = now() WHERE host_id = ${hostId} AND present AND NOT (device_id = ANY(${sql.array(ids, "TEXT")}))`;
+            os_major = EXCLUDED.os_major, connected = EXCLUDED.connected, leased_locally = EXCLUDED.leased_locally, present = true, capabilities = EXCLUDED.capabilities, updated_at = now()`;
+      await tx`UPDATE devices SET present = false, updated_at = now() WHERE host_id = ${hostId} AND present AND NOT (device_id = ANY(${sql.array([...ids], "TEXT")}))`;
     });
     this.synced = key;
   }

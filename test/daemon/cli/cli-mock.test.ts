@@ -24,7 +24,7 @@ describe("devicerail --help and usage errors", () => {
     const root = await cli(["--help"]);
     expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
       0,
-      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "sessions", "report", "report", "export", "farm", "mcp", "doctor", "--version", "--help"],
+      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "sessions", "report", "report", "export", "farm", "farm", "farm", "farm", "mcp", "doctor", "--version", "--help"],
     ]);
   });
 
