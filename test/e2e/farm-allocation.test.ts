@@ -6,50 +6,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import type { FarmDeviceRow, FarmSessionRow } from "../../src/daemon/cli/farm-command.ts";
+import type { FarmSessionRow } from "../../src/daemon/cli/farm-command.ts";
 import type { Allocation } from "../../src/daemon/farm/allocator.ts";
 import { ADB_PATH, adbServerForFile, demoScenario, startFakeDevice } from "../support/adb-device/index.ts";
-import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
+import { describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { helloParams } from "../support/hello.ts";
 import { pollUntil, until } from "../support/wait.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
-import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
+import { cliJson } from "../daemon/cli/run.ts";
+import { LEASE_MS, TOKEN, acquireCli, available, claim, deviceRow, farmCli, farmDevices, startHost, tap } from "./farm-hosts.ts";
+import { RpcSocket } from "./serve-daemon.ts";
 
-const TOKEN = "farm-test-token-0123456789abcdef";
-const HEARTBEAT_MS = 200;
-const LEASE_MS = 2_000;
-
-const hostEnv = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) => ({
-  DEVICERAIL_FARM_URL: pg.url,
-  DEVICERAIL_TOKEN: TOKEN,
-  DEVICERAIL_FARM_HEARTBEAT_MS: String(HEARTBEAT_MS),
-  DEVICERAIL_FARM_LEASE_MS: String(LEASE_MS),
-  DEVICERAIL_MOCK_ID_PREFIX: prefix,
-  DEVICERAIL_ANDROID: "off",
-  ...extra,
-});
-const startHost = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) => ServeDaemon.start(["--listen", "127.0.0.1:0"], hostEnv(pg, prefix, extra));
-const farmCli = (pg: PgCluster, args: string[]) => cli(["farm", ...args], { DEVICERAIL_FARM_URL: pg.url, DEVICERAIL_FARM_LEASE_MS: String(LEASE_MS) });
-const acquireCli = async (pg: PgCluster, args: string[]): Promise<Allocation> => {
-  const r = await farmCli(pg, ["acquire", ...args, "--json"]);
-  if (r.code !== 0) throw new Error(`farm acquire exited ${r.code}: ${r.stderr}`);
-  return (JSON.parse(r.stdout) as { allocation: Allocation }).allocation;
-};
-const devices = async (pg: PgCluster) => (await cliJson<{ devices: FarmDeviceRow[] }>(["farm", "devices"], { DEVICERAIL_FARM_URL: pg.url })).devices;
-const deviceRow = async (pg: PgCluster, id: string) => (await devices(pg)).find((d) => d.deviceId === id);
-const allPresent = (pg: PgCluster, n: number) => pollUntil(`${n} devices in the farm`, () => devices(pg), (ds) => ds.filter((d) => d.state === "available").length === n, 15_000);
-const portOf = (a: Allocation) => Number(a.endpoint.split(":")[1]);
-
-/** A client of the owning host, authenticated with the allocation's credential. */
-async function claim(a: Allocation): Promise<RpcSocket> {
-  const c = await RpcSocket.connect({ port: portOf(a) }, { tokenLine: a.credential });
-  await c.hello();
-  const connected = await c.call("device.connect");
-  if (!connected.result) throw new Error(`device.connect failed: ${JSON.stringify(connected)}`);
-  return c;
-}
-
-const tap = (c: RpcSocket, extra: Record<string, unknown> = {}) => c.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 }, ...extra });
 const json = async (r: Response | Promise<Response>): Promise<any> => (await r).json();
 const postJson = (port: number, path: string, body: unknown, signal?: AbortSignal) =>
   fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body), signal });
@@ -60,7 +26,7 @@ describeWithPostgres("farm allocation", () => {
     await using a = await startHost(pg, "a", { DEVICERAIL_MOCK_DEVICES: "2" });
     await using b = await startHost(pg, "b");
     await using c = await startHost(pg, "c");
-    await allPresent(pg, 4);
+    await available(pg, 4);
 
     const got = await acquireCli(pg, ["--platform", "mock", "--model", "b-*", "--holder", "ci-job-7"]);
     expect(got).toEqual({
@@ -142,7 +108,7 @@ describeWithPostgres("farm allocation", () => {
     await using pg = await startPostgres();
     await using a = await startHost(pg, "a");
     await using b = await startHost(pg, "b");
-    await allPresent(pg, 2);
+    await available(pg, 2);
     const first = (await json(postJson(a.port, "/farm/acquire", { platform: "mock", holder: "h1" }))).allocation as Allocation;
     const second = (await json(postJson(b.port, "/farm/acquire", { platform: "mock", holder: "h2" }))).allocation as Allocation;
     expect([first.deviceId, second.deviceId].sort()).toEqual(["a-mock-1", "b-mock-1"]);
@@ -185,7 +151,7 @@ describeWithPostgres("farm allocation", () => {
   test("operators block and unblock a device and take one from its holder; the holder's next call is a typed error and the device goes to the next client", async () => {
     await using pg = await startPostgres();
     await using a = await startHost(pg, "a", { DEVICERAIL_MOCK_DEVICES: "2" });
-    await allPresent(pg, 2);
+    await available(pg, 2);
     const blocked = await farmCli(pg, ["block", "a-mock-2", "--reason", "cracked screen"]);
     expect([blocked.code, blocked.stdout]).toEqual([0, expect.stringMatching(/^blocked \S+\/a-mock-2: cracked screen; a holder keeps it until it releases\n$/)]);
     expect(await deviceRow(pg, "a-mock-2")).toEqual(expect.objectContaining({ state: "blocked", health: "blocked: cracked screen" }));
@@ -232,7 +198,7 @@ describeWithPostgres("farm allocation", () => {
   test("a device that keeps failing is quarantined until an operator clears it", async () => {
     await using pg = await startPostgres();
     await using a = await startHost(pg, "q", { DEVICERAIL_MOCK_HANG: "execute", DEVICERAIL_FARM_QUARANTINE_FAILURES: "2", DEVICERAIL_FARM_QUARANTINE_WINDOW_MS: "60000" });
-    await allPresent(pg, 1);
+    await available(pg, 1);
     const held = await acquireCli(pg, ["--platform", "mock"]);
     const client = await claim(held);
     await client.call("session.start");
@@ -268,7 +234,7 @@ describe("farm allocation with an Android phone", () => {
       });
       const phone = await startFakeDevice(adb.server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Farm", "ro.build.version.release": "14" } });
       const id = `android-adb:${phone.serial}`;
-      await pollUntil("the phone in the farm", () => devices(pg), (ds) => ds.some((d) => d.deviceId === id && d.name === "Pixel Farm" && d.state === "available"), 15_000);
+      await pollUntil("the phone in the farm", () => farmDevices(pg), (ds) => ds.some((d) => d.deviceId === id && d.name === "Pixel Farm" && d.state === "available"), 15_000);
       const old = await farmCli(pg, ["acquire", "--platform", "android", "--os", "<14"]);
       expect([old.code, old.stderr.trim()]).toEqual([1, "devicerail: no device in the farm matches platform=android os=<14: see `devicerail farm devices`"]);
       const got = await acquireCli(pg, ["--platform", "android", "--os", ">=14", "--capability", "swipe"]);
@@ -279,7 +245,7 @@ describe("farm allocation with an Android phone", () => {
       expect(observed.result?.screenshot).toEqual(expect.objectContaining({ mediaType: "image/png" }));
       // Unplugged (or gone offline) while held: an infrastructure failure, and with the threshold at 1, quarantine.
       await phone[Symbol.asyncDispose]();
-      const lost = await pollUntil("the phone's failure counted", () => devices(pg), (ds) => ds.find((d) => d.deviceId === id)?.health !== "ok", 15_000);
+      const lost = await pollUntil("the phone's failure counted", () => farmDevices(pg), (ds) => ds.find((d) => d.deviceId === id)?.health !== "ok", 15_000);
       expect(lost.find((d) => d.deviceId === id)).toEqual(expect.objectContaining({ state: "absent", health: "quarantined: 1 infrastructure failure within 10 min (last: device lost)" }));
       client.close();
       void a;

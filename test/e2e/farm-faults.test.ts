@@ -5,43 +5,13 @@
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync } from "node:fs";
-import type { FarmDeviceRow, FarmHostRow } from "../../src/daemon/cli/farm-command.ts";
 import type { Allocation } from "../../src/daemon/farm/allocator.ts";
 import { daemonCommand, daemonEnv, tempDataDir } from "../support/daemon.ts";
 import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { pollUntil } from "../support/wait.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
-import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
-
-const TOKEN = "farm-test-token-0123456789abcdef";
-const HEARTBEAT_MS = 200;
-const LEASE_MS = 2_000;
-
-const hostEnv = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) => ({
-  DEVICERAIL_FARM_URL: pg.url,
-  DEVICERAIL_TOKEN: TOKEN,
-  DEVICERAIL_FARM_HEARTBEAT_MS: String(HEARTBEAT_MS),
-  DEVICERAIL_FARM_LEASE_MS: String(LEASE_MS),
-  DEVICERAIL_MOCK_ID_PREFIX: prefix,
-  DEVICERAIL_ANDROID: "off",
-  ...extra,
-});
-const startHost = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) => ServeDaemon.start(["--listen", "127.0.0.1:0"], hostEnv(pg, prefix, extra));
-const farmEnv = (pg: PgCluster) => ({ DEVICERAIL_FARM_URL: pg.url, DEVICERAIL_FARM_LEASE_MS: String(LEASE_MS) });
-const acquireCli = async (pg: PgCluster, args: string[]): Promise<Allocation> => (await cliJson<{ allocation: Allocation }>(["farm", "acquire", ...args], farmEnv(pg))).allocation;
-const devices = async (pg: PgCluster) => (await cliJson<{ devices: FarmDeviceRow[] }>(["farm", "devices"], { DEVICERAIL_FARM_URL: pg.url })).devices;
-const hosts = async (pg: PgCluster) => (await cliJson<{ hosts: FarmHostRow[] }>(["farm", "hosts"], { DEVICERAIL_FARM_URL: pg.url })).hosts;
-const available = (pg: PgCluster, n: number) => pollUntil(`${n} devices available`, () => devices(pg), (ds) => ds.filter((d) => d.state === "available").length === n, 15_000);
-
-async function claim(a: Allocation): Promise<RpcSocket> {
-  const c = await RpcSocket.connect({ port: Number(a.endpoint.split(":")[1]) }, { tokenLine: a.credential });
-  await c.hello();
-  await c.call("device.connect");
-  const started = await c.call("session.start");
-  if (!started.result) throw new Error(`session.start failed: ${JSON.stringify(started)}`);
-  return c;
-}
-const tap = (c: RpcSocket) => c.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 } });
+import { cli } from "../daemon/cli/run.ts";
+import { HEARTBEAT_MS, LEASE_MS, TOKEN, acquireCli, available, claimSession as claim, farmDevices as devices, farmEnv, farmHosts as hosts, startHost, tap } from "./farm-hosts.ts";
+import { RpcSocket } from "./serve-daemon.ts";
 
 /** `devicerail farm acquire` as a separate process that waits in the queue. */
 function queuedAcquire(pg: PgCluster, holder: string) {
