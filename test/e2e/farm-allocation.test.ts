@@ -222,9 +222,10 @@ describeWithPostgres("farm allocation", () => {
 describe("farm allocation with an Android phone", () => {
   const adb = adbServerForFile();
   describeWithPostgres("constraints", () => {
-    test("an OS range picks the phone on the host it is plugged into, and its credential drives it there", async () => {
+    test("an OS range picks the phone on the host it is plugged into, among three hosts, and its credential drives it there", async () => {
       await using pg = await startPostgres();
       await using a = await startHost(pg, "a");
+      await using c = await startHost(pg, "c");
       await using b = await startHost(pg, "b", {
         DEVICERAIL_ANDROID: "auto",
         DEVICERAIL_ADB_PATH: ADB_PATH,
@@ -248,7 +249,7 @@ describe("farm allocation with an Android phone", () => {
       const lost = await pollUntil("the phone's failure counted", () => farmDevices(pg), (ds) => ds.find((d) => d.deviceId === id)?.health !== "ok", 15_000);
       expect(lost.find((d) => d.deviceId === id)).toEqual(expect.objectContaining({ state: "absent", health: "quarantined: 1 infrastructure failure within 10 min (last: device lost)" }));
       client.close();
-      void a;
+      void [a, c];
     }, 90_000);
   });
 });

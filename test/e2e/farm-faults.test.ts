@@ -63,6 +63,22 @@ describeWithPostgres("farm faults", () => {
     await c[Symbol.asyncDispose]();
   }, 90_000);
 
+  test("a host killed and started again at once frees what its earlier run held", async () => {
+    await using pg = await startPostgres();
+    const dataDir = tempDataDir();
+    const first = await startHost(pg, "r", { DEVICERAIL_DATA_DIR: dataDir });
+    await available(pg, 1);
+    const held = await acquireCli(pg, ["--platform", "mock"]);
+    await claim(held);
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    // Back before it missed three heartbeats: never shown gone, so only the new run can tell.
+    await using again = await startHost(pg, "r", { DEVICERAIL_DATA_DIR: dataDir });
+    await using db = new SQL({ url: pg.url, max: 1 });
+    await pollUntil("the old run's allocation released", () => db`SELECT release_reason FROM allocations WHERE id = ${held.allocationId}`, (r) => r[0]?.release_reason === "host restarted", 10_000);
+    expect((await acquireCli(pg, ["--platform", "mock"])).endpoint).toBe(`127.0.0.1:${again.port}`);
+  }, 60_000);
+
   test("the database away: farm calls fail with a typed error, a granted client keeps its device for one lease and then gets a typed error, and everything comes back without duplicates", async () => {
     await using pg = await startPostgres();
     await using a = await startHost(pg, "a");

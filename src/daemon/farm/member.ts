@@ -182,6 +182,8 @@ export class FarmMember {
         epoch = hosts.epoch + 1, heartbeat_ms = EXCLUDED.heartbeat_ms, started_at = now(), last_seen = now(), state = 'up'
       RETURNING epoch`) as { epoch: string | number }[];
     this.epoch = Number(row?.epoch);
+    // Nothing of an earlier run is connected to this one: what it held is free again.
+    await sql.unsafe(releaseSql("a.host_id = $2"), ["host restarted", hostId]);
   }
 
   /** Every later heartbeat, also after an outage: the same epoch; a row that vanished is written again. */
@@ -193,6 +195,8 @@ export class FarmMember {
         INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state)
         VALUES (${hostId}, ${hostName}, ${version}, ${endpoint}, ${this.epoch}, ${heartbeatMs}, now(), now(), 'up')
         ON CONFLICT (id) DO UPDATE SET last_seen = now(), state = 'up', epoch = GREATEST(hosts.epoch, EXCLUDED.epoch)`;
+    // This host's allocations nobody claimed or renewed in time lapse now, not at the next queue pass.
+    await sql.unsafe(releaseSql("a.host_id = $2 AND a.expires_at <= now()"), ["expired", hostId]);
   }
 
   /** Writes the device rows when the list changed since the last write (or the database came back). */
