@@ -1,7 +1,9 @@
 /**
  * Asks `probe` again as soon as each answer arrives, with no fixed delay in between, until `done`
  * accepts an answer, which it returns; fails naming `what` after `ms`. For state a daemon reports
- * only when asked: `probe` must wait for I/O (a request to the daemon), which paces the loop.
+ * only when asked: `probe` should wait for I/O (a request to the daemon), which paces the loop.
+ * Between answers the event loop gets a turn, so a probe that answers from memory cannot starve
+ * the sockets and timers that would change its answer.
  */
 export async function pollUntil<T>(what: string, probe: () => Promise<T>, done: (answer: T) => boolean, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -9,6 +11,7 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T>, done: 
     const answer = await probe();
     if (done(answer)) return answer;
     if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms; last answer: ${JSON.stringify(answer)?.slice(0, 2_000)}`);
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
