@@ -1,26 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ImageTooLargeError, ModelImages, encodeForModel } from "../../../src/daemon/mcp/image.ts";
-
-/** A PNG of noise: the hardest kind of picture to compress. */
-async function noisePng(width: number, height: number): Promise<Uint8Array> {
-  const rgb = new Uint8Array(width * height * 3);
-  let seed = 7;
-  for (let i = 0; i < rgb.length; i++) rgb[i] = seed = (seed * 1103515245 + 12345) & 0xff;
-  // A tiny BMP is the simplest container Bun.Image decodes; re-encoding it gives the PNG a phone sends.
-  const row = Math.ceil((width * 3) / 4) * 4;
-  const bmp = new Uint8Array(54 + row * height);
-  const v = new DataView(bmp.buffer);
-  bmp.set([0x42, 0x4d]);
-  v.setUint32(2, bmp.length, true);
-  v.setUint32(10, 54, true);
-  v.setUint32(14, 40, true);
-  v.setInt32(18, width, true);
-  v.setInt32(22, -height, true);
-  v.setUint16(26, 1, true);
-  v.setUint16(28, 24, true);
-  for (let y = 0; y < height; y++) bmp.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), 54 + y * row);
-  return new Bun.Image(bmp).png().bytes();
-}
+import { noisePng } from "../../support/png.ts";
 
 describe("screenshots for a model", () => {
   test("scales a phone screen to a long edge of 1568 px and states the scale", async () => {

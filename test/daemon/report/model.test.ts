@@ -3,25 +3,13 @@ import type { TestEvent } from "../../../src/protocol/types/event.ts";
 import type { UiSnapshot } from "../../../src/protocol/types/ui.ts";
 import { type ReportSource, buildModel, evidenceOf } from "../../../src/daemon/report/model.ts";
 import { contentSecurityPolicy, renderPage } from "../../../src/daemon/report/page.ts";
+import { greyPng } from "../../support/png.ts";
 
 const SESSION = "5a0c0000-0000-4000-8000-000000000001";
 const TREE = "application/vnd.devicerail.ui-tree+json;version=1";
 const asset = (sha: string, mediaType: string) => ({ id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
 
-async function png(width: number, height: number): Promise<Uint8Array> {
-  const bmp = new Uint8Array(54 + Math.ceil((width * 3) / 4) * 4 * height);
-  const v = new DataView(bmp.buffer);
-  bmp.set([0x42, 0x4d]);
-  v.setUint32(2, bmp.length, true);
-  v.setUint32(10, 54, true);
-  v.setUint32(14, 40, true);
-  v.setInt32(18, width, true);
-  v.setInt32(22, -height, true);
-  v.setUint16(26, 1, true);
-  v.setUint16(28, 24, true);
-  bmp.fill(200, 54);
-  return new Bun.Image(bmp).png().bytes();
-}
+const png = greyPng;
 
 const snapshot = (observationId: string, label: string): UiSnapshot => ({
   formatVersion: 1,
