@@ -8,6 +8,7 @@ import { AdbkitPort, platformError } from "./adbkit-port.ts";
 import { AndroidShell } from "./android-shell.ts";
 import { Discovery, ID_PREFIX, idOf } from "./discovery.ts";
 import { type Display, readDisplay, effectiveSize } from "./display.ts";
+import { parseBatteryPercent } from "./parse/battery.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import { orientationOf, pngSize } from "./parse/display.ts";
 import { stateProblem } from "./parse/devices.ts";
@@ -144,6 +145,11 @@ export class AndroidDriver implements Driver {
 
   async health(deviceId: string): Promise<void> {
     this.usable(deviceId);
+  }
+
+  /** `dumpsys battery`, which any phone in the `device` state answers, connected or not. */
+  async battery(deviceId: string, ctx: CallContext): Promise<number | null> {
+    return parseBatteryPercent(await this.shell.run(this.usable(deviceId), "dumpsys battery", ctx, { ceilingMs: 5_000 }));
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {

@@ -47,6 +47,7 @@ const members = Array.from({ length: HOSTS }, (_, h) => {
     connected: true,
     leasedLocally: false,
     capabilities: ["tap", "swipe", "inputText"],
+    battery: 80,
   }));
   return new FarmMember({
     url: pg.url,

@@ -99,6 +99,7 @@ const EnvSchema = v.object({
     "30000",
   ),
   DEVICERAIL_FARM_QUARANTINE_FAILURES: v.optional(integerIn(/^(0|[1-9]\d{0,3})$/, 0, 1_000, "expected a count from 0 to 1000"), "3"),
+  DEVICERAIL_FARM_MIN_BATTERY: v.optional(integerIn(/^(0|[1-9]\d?)$/, 0, 99, "expected a percent from 0 to 99"), "15"),
   DEVICERAIL_FARM_QUARANTINE_WINDOW_MS: v.optional(
     integerIn(/^[1-9]\d{2,8}$/, 1_000, 604_800_000, "expected milliseconds from 1000 to 604800000"),
     "600000",
@@ -155,6 +156,7 @@ export type Config = {
     heartbeatMs: number;
     leaseMs: number;
     quarantine: { failures: number; windowMs: number };
+    minBattery: number;
   } | null;
   /** Prefix of the mock devices' ids (DEVICERAIL_MOCK_ID_PREFIX): PREFIX-mock-N. */
   mockIdPrefix?: string | null;
@@ -204,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS as number,
           leaseMs: r.output.DEVICERAIL_FARM_LEASE_MS as number,
           quarantine: { failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES as number, windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS as number },
+          minBattery: r.output.DEVICERAIL_FARM_MIN_BATTERY as number,
         }
       : null,
     mockIdPrefix: r.output.DEVICERAIL_MOCK_ID_PREFIX ?? null,

@@ -150,6 +150,8 @@ export interface Driver {
   disconnect(deviceId: string, ctx: CallContext): Promise<void>;
   /** Cheap, non-mutating probe; throws the DriverError that explains why the device cannot be used. */
   health(deviceId: string, ctx: CallContext): Promise<void>;
+  /** The battery level in percent where the platform reports one; null (or absent) where it has none. */
+  battery?(deviceId: string, ctx: CallContext): Promise<number | null>;
   /** The action space: names, JSON Schema of arguments (2020-12, object root), protection. */
   actions(deviceId: string, ctx: CallContext): Promise<ActionDefinition[]>;
   /** Protection of an action name without I/O; undefined for names the device does not know. */

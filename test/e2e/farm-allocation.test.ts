@@ -251,5 +251,27 @@ describe("farm allocation with an Android phone", () => {
       client.close();
       void [a, c];
     }, 90_000);
+
+    test("a phone whose battery stays under the threshold is quarantined, and the farm shows its level", async () => {
+      await using pg = await startPostgres();
+      await using b = await startHost(pg, "b", {
+        DEVICERAIL_ANDROID: "auto",
+        DEVICERAIL_ADB_PATH: ADB_PATH,
+        ANDROID_ADB_SERVER_PORT: String(adb.server().port),
+        DEVICERAIL_MOCK: "on",
+        DEVICERAIL_FARM_QUARANTINE_FAILURES: "2",
+        DEVICERAIL_FARM_MIN_BATTERY: "20",
+      });
+      await using phone = await startFakeDevice(adb.server(), { scenario: demoScenario, battery: 57, props: { "ro.product.model": "Pixel_Farm" } });
+      const id = `android-adb:${phone.serial}`;
+      const row = async () => (await farmDevices(pg)).find((d) => d.deviceId === id);
+      expect(await pollUntil("the phone's battery in the farm", row, (d) => d?.battery === 57, 15_000)).toEqual(expect.objectContaining({ state: "available", health: "ok", battery: 57 }));
+      expect((await farmDevices(pg)).find((d) => d.deviceId === "b-mock-1")?.battery).toBeNull();
+      phone.phone.battery = 9;
+      // Read about every 12 heartbeats (2.4 s here): two low readings quarantine it.
+      const low = await pollUntil("quarantined for its battery", row, (d) => d?.state === "quarantined", 20_000);
+      expect(low).toEqual(expect.objectContaining({ battery: 9, health: "quarantined: 2 infrastructure failures within 10 min (last: battery low)" }));
+      void b;
+    }, 90_000);
   });
 });

@@ -100,6 +100,11 @@ export class DeviceService {
     return this.driver(deviceId).classify(deviceId, name);
   }
 
+  /** The device's battery level in percent, where its driver can tell; null otherwise. */
+  async battery(deviceId: string, ctx: CallContext): Promise<number | null> {
+    return (await this.driver(deviceId).battery?.(deviceId, ctx)) ?? null;
+  }
+
   info(deviceId: string): DeviceInfo {
     const info = this.registry.get(deviceId);
     if (!info) throw new RpcError("device_not_found", { arg: deviceId, details: { deviceId } });

@@ -39,6 +39,8 @@ export interface FarmDeviceRow {
   health: string;
   connected: boolean;
   capabilities: string[];
+  /** Percent, where the platform reports it (Android). */
+  battery: number | null;
 }
 
 export interface FarmSessionRow {
@@ -106,7 +108,7 @@ export async function farmDevices(sql: SQL, windowMs: number): Promise<FarmDevic
   const rows = (await sql.unsafe(
     `
     SELECT d.device_id AS "deviceId", d.name, d.platform, d.os_version AS "osVersion", d.host_id AS "hostId", h.name AS host, h.endpoint,
-      d.connected, d.capabilities, a.holder, a.id AS "allocationId",
+      d.connected, d.capabilities, d.battery, a.holder, a.id AS "allocationId",
       CASE WHEN ${HOST_STATE} <> 'up' THEN 'gone' WHEN NOT d.present THEN 'absent' WHEN a.id IS NOT NULL THEN 'allocated'
         WHEN d.blocked_reason IS NOT NULL THEN 'blocked' WHEN d.quarantined_reason IS NOT NULL THEN 'quarantined' WHEN d.leased_locally THEN 'busy' ELSE 'available' END AS state,
       (extract(epoch FROM CASE WHEN ${HOST_STATE} <> 'up' THEN h.last_seen WHEN a.id IS NOT NULL THEN a.created_at
@@ -134,8 +136,8 @@ export async function farmDevicesCommand(opts: { json?: boolean }): Promise<numb
   else if (devices.length === 0) process.stdout.write("no devices in the farm\n");
   else
     printRows(
-      ["DEVICE", "PLATFORM", "NAME", "OS", "HOST", "STATE", "HOLDER", "SINCE", "HEALTH"],
-      devices.map((d) => [d.deviceId, d.platform, d.name, d.osVersion ?? "-", `${d.host} (${d.endpoint})`, d.state, d.holder ?? "-", isoSeconds(d.sinceMs), d.health]),
+      ["DEVICE", "PLATFORM", "NAME", "OS", "HOST", "STATE", "HOLDER", "SINCE", "BATTERY", "HEALTH"],
+      devices.map((d) => [d.deviceId, d.platform, d.name, d.osVersion ?? "-", `${d.host} (${d.endpoint})`, d.state, d.holder ?? "-", isoSeconds(d.sinceMs), d.battery === null ? "-" : `${d.battery}%`, d.health]),
     );
   return 0;
 }

@@ -82,6 +82,11 @@ export class FarmCatalogue {
     this.pushFailure({ deviceId, kind: "device lost", detail });
   }
 
+  /** A failure the host saw outside any Session (a battery under the threshold). */
+  failure(deviceId: string, kind: string, detail: string): void {
+    this.pushFailure({ deviceId, kind, detail });
+  }
+
   private fail(e: TestEvent, kind: string | null, detail: string): void {
     const deviceId = e.deviceId ?? this.deviceOf(e.sessionId);
     if (kind && deviceId) this.pushFailure({ deviceId, kind, detail });

@@ -22,7 +22,12 @@ export interface FarmSettings {
   heartbeatMs: number;
   leaseMs: number;
   quarantine: QuarantinePolicy;
+  /** A battery below this percent counts as an infrastructure failure at each reading (0 = never). */
+  minBattery: number;
 }
+
+/** Batteries are read every this many heartbeats (a minute at the default 5 s): they change slowly, and each read is an adb shell. */
+const BATTERY_EVERY_TICKS = 12;
 
 
 export class FarmHost {
@@ -33,6 +38,8 @@ export class FarmHost {
   private member: FarmMember | null = null;
   private unwatch: (() => void) | null = null;
   private readonly capabilities = new Map<string, string[]>();
+  private readonly batteries = new Map<string, { percent: number | null; tick: number }>();
+  private ticks = 0;
 
   constructor(
     private readonly daemon: Daemon,
@@ -86,9 +93,10 @@ export class FarmHost {
     await this.member?.stop();
   }
 
-  /** The devices as the farm lists them; capabilities asked of the driver once per device. */
+  /** The devices as the farm lists them; capabilities asked of the driver once per device, batteries now and then. */
   private async devices(): Promise<FarmDevice[]> {
     const core = this.daemon.core;
+    const tick = ++this.ticks;
     const out: FarmDevice[] = [];
     for (const d of core.devices.registry.list()) {
       let caps = this.capabilities.get(d.id);
@@ -102,9 +110,24 @@ export class FarmHost {
       }
       const platform = d.platform.kind === "other" ? d.platform.value : d.platform.kind;
       const leasedLocally = core.devices.leaseOf(d.id) !== undefined && !this.grants.holds(d.id);
-      out.push({ id: d.id, name: d.name, platform, osVersion: d.osVersion, connected: d.connected, leasedLocally, capabilities: caps });
+      out.push({ id: d.id, name: d.name, platform, osVersion: d.osVersion, connected: d.connected, leasedLocally, capabilities: caps, battery: await this.battery(d.id, tick) });
     }
     return out;
+  }
+
+  /** The last battery reading, renewed every BATTERY_EVERY_TICKS; a reading under the threshold is a failure. */
+  private async battery(deviceId: string, tick: number): Promise<number | null> {
+    const known = this.batteries.get(deviceId);
+    if (known && tick - known.tick < BATTERY_EVERY_TICKS) return known.percent;
+    let percent = known?.percent ?? null;
+    try {
+      percent = await this.daemon.core.devices.battery(deviceId, { signal: AbortSignal.timeout(5_000), deadline: Date.now() + 5_000, log: this.log });
+    } catch {
+      // Unreadable now (the phone is busy or going away): the last reading stands.
+    }
+    this.batteries.set(deviceId, { percent, tick });
+    if (percent !== null && percent < this.settings.minBattery) this.catalogue.failure(deviceId, "battery low", `battery at ${percent} % (under ${this.settings.minBattery} %)`);
+    return percent;
   }
 
   private deviceOf(sessionId: string): string | null {

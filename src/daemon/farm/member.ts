@@ -25,6 +25,8 @@ export interface FarmDevice {
   leasedLocally: boolean;
   /** Action names (device.capabilities). */
   capabilities: string[];
+  /** Percent, where the platform reports it. */
+  battery: number | null;
 }
 
 export interface FarmMemberOptions {
@@ -211,10 +213,10 @@ export class FarmMember {
     await sql.begin(async (tx) => {
       for (const d of devices)
         await tx`
-          INSERT INTO devices (host_id, device_id, name, platform, os_version, os_major, connected, leased_locally, present, capabilities, updated_at)
-          VALUES (${hostId}, ${d.id}, ${d.name}, ${d.platform}, ${d.osVersion}, ${osMajor(d.osVersion)}, ${d.connected}, ${d.leasedLocally}, true, ${d.capabilities}::jsonb, now())
+          INSERT INTO devices (host_id, device_id, name, platform, os_version, os_major, connected, leased_locally, present, capabilities, battery, updated_at)
+          VALUES (${hostId}, ${d.id}, ${d.name}, ${d.platform}, ${d.osVersion}, ${osMajor(d.osVersion)}, ${d.connected}, ${d.leasedLocally}, true, ${d.capabilities}::jsonb, ${d.battery}, now())
           ON CONFLICT (host_id, device_id) DO UPDATE SET name = EXCLUDED.name, platform = EXCLUDED.platform, os_version = EXCLUDED.os_version,
-            os_major = EXCLUDED.os_major, connected = EXCLUDED.connected, leased_locally = EXCLUDED.leased_locally, present = true, capabilities = EXCLUDED.capabilities, updated_at = now()`;
+            os_major = EXCLUDED.os_major, connected = EXCLUDED.connected, leased_locally = EXCLUDED.leased_locally, present = true, capabilities = EXCLUDED.capabilities, battery = EXCLUDED.battery, updated_at = now()`;
       await tx`UPDATE devices SET present = false, updated_at = now() WHERE host_id = ${hostId} AND present AND NOT (device_id = ANY(${sql.array([...ids], "TEXT")}))`;
     });
     this.synced = key;

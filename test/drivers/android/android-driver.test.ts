@@ -105,6 +105,16 @@ describeWithAdb("AndroidDriver discovery", () => {
   });
 });
 
+describeWithAdb("AndroidDriver.battery", () => {
+  test("reads the level from dumpsys battery, connected or not, and follows it as it changes", async () => {
+    await using a = await attach(server, { battery: 57, connect: false });
+    expect(await a.driver.battery?.(a.id, ctx())).toBe(57);
+    a.phone.battery = 9;
+    expect(await a.driver.battery?.(a.id, ctx())).toBe(9);
+    expect(a.phone.serviceLog.map((s) => s.command).filter((c) => c.startsWith("dumpsys battery"))).toHaveLength(2);
+  });
+});
+
 describeWithAdb("AndroidDriver.observe", () => {
   test("returns the PNG the phone rendered, its size as viewport and density/160 as scale, running screencap and the dump when both are asked", async () => {
     await using a = await attach(server);

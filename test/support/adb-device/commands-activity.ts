@@ -1,4 +1,4 @@
-/** Activity and package commands of the simulated phone: am (start, force-stop, broadcast), pm, monkey and dumpsys. */
+/** Activity and package commands of the simulated phone: am (start, force-stop, broadcast), pm, monkey and dumpsys (window, activity, battery). */
 import type { CommandFn, CommandIo } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
 import type { FakePhone } from "./fake-phone.ts";
@@ -211,6 +211,11 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       // Android 11 dropped the AppWindowToken wrapper around the focused app's record.
       const focusedApp = sdk >= 30 ? activityRecord() : `AppWindowToken{${hash(`a${pkg}`)} token=Token{${hash(`t${pkg}`)} ${activityRecord()}}}`;
       io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n  mCurrentFocus=Window{${hash(`w${pkg}`)} u0 ${pkg}/${phone.focusedActivity}}\n  mFocusedApp=${focusedApp}\n`);
+      return 0;
+    }
+    if (service === "battery" && section === undefined) {
+      // The battery service's state, shaped like fixtures/platform/android/dumpsys-battery.
+      io.out(`Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  status: 2\n  health: 2\n  present: true\n  level: ${phone.battery}\n  scale: 100\n  technology: Li-ion\n`);
       return 0;
     }
     if (service === "activity" && (section === "activities" || section === "a")) {

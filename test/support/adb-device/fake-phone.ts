@@ -47,6 +47,8 @@ export interface FakePhoneOptions {
    * assumption, unverified on real phones) behave like `false` is an assumption of this fake.
    */
   clipboardShell?: boolean;
+  /** The battery level `dumpsys battery` reports (default 100); settable later through `battery`. */
+  battery?: number;
 }
 
 /** Where a command's text came from: the service's command line (visible in `ps` on the host), a script on stdin, or a script file. */
@@ -95,6 +97,8 @@ export class FakePhone implements AdbdDevice {
   readonly physical: { width: number; height: number; density: number };
   sizeOverride: { width: number; height: number } | null = null;
   densityOverride: number | null = null;
+  /** Percent, as `dumpsys battery` reports it. */
+  battery: number;
   readonly settings = new Map<string, string>();
   readonly commands = new Map<string, CommandFn>();
   readonly apps = new Map<string, AppInfo & { scenario: Scenario; runtime: ScenarioRuntime | null }>();
@@ -115,6 +119,7 @@ export class FakePhone implements AdbdDevice {
   private readonly watchers = new Set<(record: CommandRecord, phase: "start" | "end") => void>();
 
   constructor(options: FakePhoneOptions = {}) {
+    this.battery = options.battery ?? 100;
     this.props = new Map(Object.entries({ ...DEFAULT_PROPS, ...options.props }));
     this.files = new PhoneFiles(options.files);
     this.physical = { width: options.screen?.width ?? 1080, height: options.screen?.height ?? 2400, density: options.screen?.density ?? 420 };
