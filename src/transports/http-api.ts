@@ -3,7 +3,7 @@ import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import { parseJson } from "../rpc/json.ts";
 import { type Logger, RpcError } from "../rpc/rpc-error.ts";
-import { NO_STORE, errorResponse } from "./http-guard.ts";
+import { NO_STORE, errorResponse, jsonResponse } from "./http-guard.ts";
 import { LocalRpc, RpcFailure } from "./local-rpc.ts";
 
 /** Stored Evidence by digest, as the daemon wires it from core (structural: transports stay below core). */
@@ -50,9 +50,6 @@ status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "reque
 status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
 
 export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
-
-const json = (body: string, headers: Record<string, string> = {}) =>
-  new Response(body, { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
 
 const failure = (f: RpcFailure, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
 
@@ -189,7 +186,7 @@ export class HttpApi {
   private async plain(method: string, params?: object): Promise<Response> {
     const rpc = await this.connect();
     try {
-      return json((await rpc.must(method, params)).json);
+      return jsonResponse((await rpc.must(method, params)).json);
     } finally {
       await this.release(rpc);
     }
@@ -236,7 +233,7 @@ export class HttpApi {
 
   private async ui(rpc: LocalRpc): Promise<Response> {
     const o = (await rpc.must("device.observe")).result as { id: string };
-    return json((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
+    return jsonResponse((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
   }
 
   /** unknown_action with the names the device offers, so the caller can correct the path. */
@@ -247,7 +244,7 @@ export class HttpApi {
 
   private async action(rpc: LocalRpc, name: string, args: object): Promise<Response> {
     const params = { id: crypto.randomUUID(), name, arguments: args };
-    return json((await rpc.must("device.execute", params)).json);
+    return jsonResponse((await rpc.must("device.execute", params)).json);
   }
 
   private async evidence(id: string): Promise<Response> {

@@ -28,6 +28,17 @@ export function errorResponse(status: number, errorJson: string, headers: Record
   return new Response(`{"error":${errorJson}}`, { status, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
 }
 
+/**
+ * An error from a devicerail extension route whose codes are not in the protocol's error table (the
+ * report and the farm): the same envelope, with the route's own numeric code and `data.code`.
+ */
+export const extensionError = (status: number, numeric: number, code: string, message: string, retryable: boolean, details: Record<string, unknown> = {}) =>
+  errorResponse(status, JSON.stringify({ code: numeric, message, data: { code, message, retryable, details } }));
+
+/** A 200 answer with a JSON body, never cached. */
+export const jsonResponse = (body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
+
 export const refusal = (status: number, name: ErrorName, message: string, details: Record<string, unknown>, headers?: Record<string, string>) =>
   errorResponse(status, JSON.stringify(errorObject(name, { message, details })), headers);
 

@@ -11,10 +11,10 @@
  * data.code farm_no_matching_device (404), farm_acquire_timed_out (408), farm_unavailable (503)
  * or invalid_params (400).
  */
-import type { SQL } from "bun";
+import { SQL } from "bun";
 import * as v from "valibot";
 import type { Logger } from "../../rpc/rpc-error.ts";
-import { NO_STORE } from "../../transports/http-guard.ts";
+import { extensionError, jsonResponse } from "../../transports/http-guard.ts";
 import { FarmAcquireError, acquire, release } from "./allocator.ts";
 import { AcquireRequestSchema } from "./constraints.ts";
 import { farmWhere } from "./member.ts";
@@ -22,12 +22,10 @@ import { farmWhere } from "./member.ts";
 /** JSON-RPC's implementation-defined range; devicerail uses it for the farm's HTTP errors only. */
 export const FARM_ERROR_NUMERIC = -32099;
 
-export function farmError(status: number, code: string, message: string, retryable: boolean, details: Record<string, unknown> = {}): Response {
-  const body = { error: { code: FARM_ERROR_NUMERIC, message, data: { code, message, retryable, details } } };
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...NO_STORE } });
-}
+const farmError = (status: number, code: string, message: string, retryable: boolean, details: Record<string, unknown> = {}) =>
+  extensionError(status, FARM_ERROR_NUMERIC, code, message, retryable, details);
 
-const ok = (body: unknown) => new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE } });
+const ok = (body: unknown) => jsonResponse(JSON.stringify(body));
 
 const ReleaseSchema = v.strictObject({ allocationId: v.pipe(v.string(), v.uuid("expected an allocation id")) });
 
@@ -58,7 +56,7 @@ export class FarmHttp {
   }
 
   private database(): SQL {
-    this.pool ??= new (Bun.SQL)(this.opts.url, { max: 8, idleTimeout: 30, connectionTimeout: 5 });
+    this.pool ??= new SQL(this.opts.url, { max: 8, idleTimeout: 30, connectionTimeout: 5 });
     return this.pool;
   }
 

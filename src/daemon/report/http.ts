@@ -14,6 +14,7 @@ import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { ServerServices } from "../../rpc/handshake.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
+import { extensionError } from "../../transports/http-guard.ts";
 import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { type ReportSource, buildModel } from "./model.ts";
 import { contentSecurityPolicy, renderPage } from "./page.ts";
@@ -31,11 +32,7 @@ const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.pag
 
 type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
 
-const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) =>
-  new Response(JSON.stringify({ error: { code: -32000, message, data: { code, message, retryable: false, details } } }), {
-    status,
-    headers: { "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
-  });
+const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) => extensionError(status, -32000, code, message, false, details);
 
 /** The daemon's own records, as a report needs them, over an in-process connection. */
 function localSource(rpc: LocalRpc, evidence: EvidenceSource): ReportSource {
