@@ -82,18 +82,24 @@ export const releaseSql = (where: string, set = "") => `
   SELECT id, host_id, device_id, holder FROM r`;
 
 /**
- * Serves one request with the first free matching device, if any, in one statement: the device
- * row locked (skipping rows another transaction holds), the allocation written, the request marked.
+ * Takes the first free matching device (MATCH_SQL's $1…$7, plus `where`) in one statement's
+ * CTEs: the device row locked (rows another transaction holds are skipped), the allocation $8 for
+ * holder $9 and request `requestId` written with a lease of $11 ms, and the device marked as held.
+ * The statement's last clause follows, over `a` (the allocation, when one was made).
  */
-const SERVE_SQL = `
+const takeSql = (where: string, requestId: string) => `
   WITH d AS (
     SELECT d.host_id, d.device_id FROM devices d JOIN hosts h ON h.id = d.host_id
-    WHERE ${FREE_SQL} AND ${MATCH_SQL}
+    WHERE ${FREE_SQL} AND ${MATCH_SQL} ${where}
     ORDER BY d.host_id, d.device_id LIMIT 1 FOR UPDATE OF d SKIP LOCKED),
   a AS (
     INSERT INTO allocations (id, host_id, device_id, holder, request_id, created_at, expires_at)
-    SELECT $8, d.host_id, d.device_id, $9, $10, now(), now() + make_interval(secs => $11 / 1000.0) FROM d RETURNING id, host_id, device_id),
-  held AS (UPDATE devices SET allocation_id = a.id FROM a WHERE devices.host_id = a.host_id AND devices.device_id = a.device_id)
+    SELECT $8, d.host_id, d.device_id, $9, ${requestId}, now(), now() + make_interval(secs => $11 / 1000.0) FROM d
+    RETURNING id, host_id, device_id),
+  held AS (UPDATE devices SET allocation_id = a.id FROM a WHERE devices.host_id = a.host_id AND devices.device_id = a.device_id)`;
+
+/** Serves waiting request $10 with the first free matching device, if any, and marks it served. */
+const SERVE_SQL = `${takeSql("", "$10")}
   UPDATE requests SET state = 'served', allocation_id = a.id FROM a WHERE requests.id = $10 RETURNING requests.id`;
 
 /**
@@ -137,20 +143,13 @@ export async function dispatch(sql: SQL, leaseMs: number): Promise<number | null
  * from the start, so concurrent callers rarely reach for the same row, wear spreads over the
  * devices, and a farm of many free devices answers after a few rows, not a scan of all of them.
  */
-const directSql = (fromRandomHost: boolean) => `
-  WITH d AS (
-    SELECT d.host_id, d.device_id FROM devices d JOIN hosts h ON h.id = d.host_id
-    WHERE ${FREE_SQL} AND ${MATCH_SQL}
-      AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.state = 'waiting' AND r.priority >= $10 AND r.deadline > now() AND r.alive_until > now()
-        AND ${WAITER_WANTS_SQL})
-      ${fromRandomHost ? "AND d.host_id >= $12 AND h.id >= $12" : ""}
-    ORDER BY d.host_id, d.device_id LIMIT 1 FOR UPDATE OF d SKIP LOCKED),
-  a AS (
-    INSERT INTO allocations (id, host_id, device_id, holder, request_id, created_at, expires_at)
-    SELECT $8, d.host_id, d.device_id, $9, NULL, now(), now() + make_interval(secs => $11 / 1000.0) FROM d
-    RETURNING id, host_id, device_id)
-  UPDATE devices SET allocation_id = a.id FROM a WHERE devices.host_id = a.host_id AND devices.device_id = a.device_id
-  RETURNING a.id`;
+const directSql = (fromRandomHost: boolean) => `${takeSql(
+  `AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.state = 'waiting' AND r.priority >= $10 AND r.deadline > now() AND r.alive_until > now()
+      AND ${WAITER_WANTS_SQL})
+    ${fromRandomHost ? "AND d.host_id >= $12 AND h.id >= $12" : ""}`,
+  "NULL",
+)}
+  SELECT a.id FROM a`;
 const DIRECT_FROM_RANDOM_HOST = directSql(true);
 const DIRECT_FROM_FIRST_HOST = directSql(false);
 

@@ -77,12 +77,7 @@ export class FarmCatalogue {
     }
   }
 
-  /** A device that vanished (adb offline, unplugged) while a farm client held it. */
-  deviceLost(deviceId: string, detail: string): void {
-    this.pushFailure({ deviceId, kind: "device lost", detail });
-  }
-
-  /** A failure the host saw outside any Session (a battery under the threshold). */
+  /** A failure the host saw outside any Session: a held device that left it, a battery under the threshold. */
   failure(deviceId: string, kind: string, detail: string): void {
     this.pushFailure({ deviceId, kind, detail });
   }
@@ -121,11 +116,8 @@ export class FarmCatalogue {
             allocation_id = coalesce(EXCLUDED.allocation_id, sessions.allocation_id), holder = coalesce(EXCLUDED.holder, sessions.holder),
             ended_at = EXCLUDED.ended_at, outcome = EXCLUDED.outcome, reason = EXCLUDED.reason`;
       }
-      if (failures.length === 0 || this.policy.failures === 0) {
-        if (failures.length) await this.insertFailures(tx as unknown as SQL, failures);
-        return [] as string[];
-      }
-      await this.insertFailures(tx as unknown as SQL, failures);
+      if (failures.length) await this.insertFailures(tx as unknown as SQL, failures);
+      if (failures.length === 0 || this.policy.failures === 0) return [] as string[];
       const devices = [...new Set(failures.map((f) => f.deviceId))];
       const rows = (await tx`
         WITH counted AS (

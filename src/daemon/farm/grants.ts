@@ -57,7 +57,7 @@ export class AllocationGrant implements ConnectionGrant {
     this.conn = conn;
     const s = this.state;
     if (s.kind === "confirming") return s.done.then(() => this.check(conn, method, params));
-    if (s.kind === "live" && performance.now() > s.validUntil) this.lapse("expired: the farm database could not renew it in time");
+    this.expireIfDue();
     if (this.state.kind === "lapsed") return lapsedError(this.allocationId, this.state.reason);
     const active = this.host.activeSession(conn);
     if (active) {
@@ -165,17 +165,13 @@ export class FarmGrants {
     return false;
   }
 
-  get size(): number {
-    return this.grants.size;
-  }
-
   /** At every heartbeat: renews the live allocations in one statement; those the database no longer has lapse. */
   async renew(sql: SQL): Promise<void> {
+    for (const g of this.grants) g.expireIfDue();
     const live = [...this.grants].filter((g) => g.live);
-    for (const g of live) g.expireIfDue();
-    const ids = live.filter((g) => g.live).map((g) => g.allocationId);
-    if (ids.length === 0) return;
+    if (live.length === 0) return;
     const t0 = performance.now();
+    const ids = live.map((g) => g.allocationId);
     const sessions = live.map((g) => g.lastSession ?? "");
     const rows = (await sql`
       UPDATE allocations a SET expires_at = now() + make_interval(secs => ${this.host.leaseMs} / 1000.0), session_id = coalesce(nullif(x.session_id, ''), a.session_id)

@@ -4,7 +4,6 @@
  * and the farm's HTTP routes on its port. Built before the listener (the transports need the grant
  * issuer), started once the listener's port is known.
  */
-import { SQL } from "bun";
 import { hostname } from "node:os";
 import { stateOf } from "../../core/connection-state.ts";
 import { closeConnectionSession } from "../../core/session-access.ts";
@@ -28,7 +27,6 @@ export interface FarmSettings {
 
 /** Batteries are read every this many heartbeats (a minute at the default 5 s): they change slowly, and each read is an adb shell. */
 const BATTERY_EVERY_TICKS = 12;
-
 
 export class FarmHost {
   readonly hostId: string;
@@ -136,6 +134,3 @@ export class FarmHost {
     return null;
   }
 }
-
-/** A pool for farm clients (acquire, operator commands): few connections, held only while a query runs. */
-export const farmPool = (url: string, max = 4) => new SQL(url, { max, idleTimeout: 30, connectionTimeout: 5 });

@@ -205,7 +205,7 @@ export class FarmMember {
   private async syncDevices(sql: SQL): Promise<void> {
     const devices = await this.opts.devices();
     const ids = new Set(devices.map((d) => d.id));
-    for (const gone of this.present) if (!ids.has(gone) && this.opts.grants?.holds(gone)) this.opts.catalogue?.deviceLost(gone, "the device left its host (unplugged, or adb offline) while a farm client held it");
+    for (const gone of this.present) if (!ids.has(gone) && this.opts.grants?.holds(gone)) this.opts.catalogue?.failure(gone, "device lost", "the device left its host (unplugged, or adb offline) while a farm client held it");
     this.present = ids;
     const key = JSON.stringify(devices);
     if (key === this.synced) return;
