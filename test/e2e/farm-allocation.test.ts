@@ -9,7 +9,7 @@ import { SQL } from "bun";
 import type { FarmSessionRow } from "../../src/daemon/cli/farm-command.ts";
 import type { Allocation } from "../../src/daemon/farm/allocator.ts";
 import { ADB_PATH, adbServerForFile, demoScenario, startFakeDevice } from "../support/adb-device/index.ts";
-import { describeWithPostgres, startPostgres } from "../support/postgres.ts";
+import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { helloParams } from "../support/hello.ts";
 import { pollUntil, until } from "../support/wait.ts";
 import { cliJson } from "../daemon/cli/run.ts";
@@ -221,18 +221,15 @@ describeWithPostgres("farm allocation", () => {
 
 describe("farm allocation with an Android phone", () => {
   const adb = adbServerForFile();
+  /** Host "b", which sees the phones of this file's adb server beside its Mock device. */
+  const phoneHost = (pg: PgCluster, extra: Record<string, string>) =>
+    startHost(pg, "b", { DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(adb.server().port), DEVICERAIL_MOCK: "on", ...extra });
   describeWithPostgres("constraints", () => {
     test("an OS range picks the phone on the host it is plugged into, among three hosts, and its credential drives it there", async () => {
       await using pg = await startPostgres();
       await using a = await startHost(pg, "a");
       await using c = await startHost(pg, "c");
-      await using b = await startHost(pg, "b", {
-        DEVICERAIL_ANDROID: "auto",
-        DEVICERAIL_ADB_PATH: ADB_PATH,
-        ANDROID_ADB_SERVER_PORT: String(adb.server().port),
-        DEVICERAIL_MOCK: "on",
-        DEVICERAIL_FARM_QUARANTINE_FAILURES: "1",
-      });
+      await using b = await phoneHost(pg, { DEVICERAIL_FARM_QUARANTINE_FAILURES: "1" });
       const phone = await startFakeDevice(adb.server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Farm", "ro.build.version.release": "14" } });
       const id = `android-adb:${phone.serial}`;
       await pollUntil("the phone in the farm", () => farmDevices(pg), (ds) => ds.some((d) => d.deviceId === id && d.name === "Pixel Farm" && d.state === "available"), 15_000);
@@ -254,14 +251,7 @@ describe("farm allocation with an Android phone", () => {
 
     test("a phone whose battery stays under the threshold is quarantined, and the farm shows its level", async () => {
       await using pg = await startPostgres();
-      await using b = await startHost(pg, "b", {
-        DEVICERAIL_ANDROID: "auto",
-        DEVICERAIL_ADB_PATH: ADB_PATH,
-        ANDROID_ADB_SERVER_PORT: String(adb.server().port),
-        DEVICERAIL_MOCK: "on",
-        DEVICERAIL_FARM_QUARANTINE_FAILURES: "2",
-        DEVICERAIL_FARM_MIN_BATTERY: "20",
-      });
+      await using b = await phoneHost(pg, { DEVICERAIL_FARM_QUARANTINE_FAILURES: "2", DEVICERAIL_FARM_MIN_BATTERY: "20" });
       await using phone = await startFakeDevice(adb.server(), { scenario: demoScenario, battery: 57, props: { "ro.product.model": "Pixel_Farm" } });
       const id = `android-adb:${phone.serial}`;
       const row = async () => (await farmDevices(pg)).find((d) => d.deviceId === id);
