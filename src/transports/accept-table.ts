@@ -27,7 +27,7 @@ export const TCP_KEEPALIVE_MS = 10_000;
 /** How long Bun's keepalive probes take to give up: ten, one a second. */
 const KEEPALIVE_PROBING_MS = 10_000;
 /** The descriptor of a Bun socket: present at run time, missing from bun-types; -1 when absent. */
-const socketFd = (socket: Socket<unknown>): number => (socket as unknown as { fd?: number }).fd ?? -1;
+export const socketFd = (socket: Socket<unknown>): number => (socket as unknown as { fd?: number }).fd ?? -1;
 
 /** Shed connections are summed into at most one log line per this interval, so a flood cannot flood the log. */
 const SHED_LOG_MS = 1_000;

@@ -1,9 +1,11 @@
 import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { UnixSocketListener } from "bun";
+import type { Socket, UnixSocketListener } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
+import type { Logger } from "../rpc/rpc-error.ts";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
-import { AcceptTable, DEFAULT_LIMITS } from "./accept-table.ts";
+import { AcceptTable, DEFAULT_LIMITS, socketFd } from "./accept-table.ts";
+import { peerCredentials, peerCredentialsSupported } from "./peer-credentials.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
 
 /** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
@@ -88,11 +90,70 @@ async function claimPath(path: string): Promise<void> {
   }
 }
 
+/** Refusals logged one by one, per second; past that they are summed into one line a second. */
+const REFUSAL_LINES_PER_SECOND = 10;
+
+/**
+ * The peer check of every accepted connection: the kernel's record of who connected must be this
+ * daemon's uid or root (root can read the data directory's files anyway, so refusing it would
+ * protect nothing). Another uid is closed in the open handler, before any byte of it is read.
+ */
+export class PeerCheck {
+  private readonly uid: number | undefined = process.getuid?.();
+  private window = { startMs: 0, logged: 0, suppressed: 0 };
+  private summary: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly log: Logger) {}
+
+  /** Null where the platform reports no peer credentials: then the file modes alone protect the socket. */
+  static create(log: Logger): PeerCheck | null {
+    return peerCredentialsSupported() && process.getuid ? new PeerCheck(log) : null;
+  }
+
+  admit(socket: Socket<unknown>): boolean {
+    const peer = peerCredentials(socketFd(socket));
+    if (peer && (peer.uid === this.uid || peer.uid === 0)) return true;
+    socket.terminate();
+    this.refused(peer ? { peerUid: peer.uid, peerGid: peer.gid, peerPid: peer.pid } : { reason: "the peer's credentials could not be read" });
+    return false;
+  }
+
+  stop(): void {
+    if (this.summary) clearTimeout(this.summary);
+    this.summary = null;
+    this.flush();
+  }
+
+  private refused(fields: Record<string, unknown>): void {
+    const now = Date.now();
+    if (now - this.window.startMs >= 1_000) {
+      this.flush();
+      this.window = { startMs: now, logged: 0, suppressed: 0 };
+    }
+    if (this.window.logged < REFUSAL_LINES_PER_SECOND) {
+      this.window.logged++;
+      this.log.warn(fields, "Unix socket connection from another user refused");
+      return;
+    }
+    this.window.suppressed++;
+    this.summary ??= setTimeout(() => {
+      this.summary = null;
+      this.flush();
+    }, 1_000);
+  }
+
+  private flush(): void {
+    if (this.window.suppressed === 0) return;
+    this.log.warn({ refused: this.window.suppressed }, "more Unix socket connections from other users refused");
+    this.window.suppressed = 0;
+  }
+}
+
 /**
  * Serves NDJSON, HTTP and WebSocket on a Unix socket, exactly like the TCP port. The socket is
- * 0600 in a directory only this uid can write. Bun has no peer-credential API (no SO_PEERCRED on
- * its sockets), so the file modes are the protection: connect(2) needs write permission on the
- * socket, and another uid gets EACCES.
+ * 0600 in a directory only this uid can write (connect(2) needs write permission on the socket, so
+ * another uid gets EACCES), and where the platform reports peer credentials (Linux, macOS) every
+ * connection's peer is checked as well, so loosened modes do not let another user in.
  */
 export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   const { log } = opts;
@@ -104,7 +165,13 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
   const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
   const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
-  const table = new AcceptTable(accept, { limits: { ...DEFAULT_LIMITS, ...opts.limits, keepAliveMs: null }, log, logKey: "unixConnection" });
+  const peers = PeerCheck.create(log);
+  const table = new AcceptTable(accept, {
+    limits: { ...DEFAULT_LIMITS, ...opts.limits, keepAliveMs: null },
+    log,
+    logKey: "unixConnection",
+    ...(peers ? { admit: (socket: Socket<unknown>) => peers.admit(socket) } : {}),
+  });
 
   // bind(2) creates the file with the umask's mode; 0177 keeps it 0600 from the first instant.
   const umask = process.umask(0o177);
@@ -119,10 +186,12 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
     process.umask(umask);
   }
   const ino = lstatSync(path).ino;
-  log.info({ socket: path, authentication: token ? "token" : "none" }, "Unix socket listener accepting (NDJSON, HTTP, WebSocket)");
+  log.info({ socket: path, authentication: token ? "token" : "none", peerCheck: peers ? "uid" : "unavailable" }, "Unix socket listener accepting (NDJSON, HTTP, WebSocket)");
+  if (!peers) log.warn({ socket: path, platform: process.platform }, "peer credentials cannot be read here: the socket's file modes alone keep other users out");
 
   const stop = async () => {
     await table.close(listener, http);
+    peers?.stop();
     // Bun unlinks the path on stop; this covers runtimes that do not, and never removes a successor's socket.
     try {
       if (lstatOrNull(path)?.ino === ino) unlinkSync(path);
