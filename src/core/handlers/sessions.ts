@@ -58,9 +58,14 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
     // events, and SQLite computes them without the events being loaded here.
     "devicerail.sessions.list": (p) => ({ sessions: log.summaries({ limit: p.limit, state: p.state }) }),
 
-    "events.list": (p, { conn }) => {
+    "events.list": (p, { conn, requestId }) => {
       const info = target(p.sessionId, conn);
-      const events = log.read(info.id, p.afterSequence ?? 0, p.limit);
+      const after = p.afterSequence ?? 0;
+      const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: [] }));
+      const fit = fitting(log, info.id, after, p.limit, MAX_FRAME_BYTES - overhead);
+      // Refused from the stored sizes: the events are not read, so a huge Session costs no memory here.
+      if (fit.over !== null) throw frameTooLarge(overhead + fit.over, fit.count);
+      const events = fit.count ? log.read(info.id, after, fit.count) : [];
       checkCompatible(events, conn, "events.list");
       return events;
     },
@@ -71,7 +76,10 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
       if (p.limit !== undefined && !conn.has("session.export.page.v1")) throw methodUnavailable("session.export", "session.export.page.v1");
       const session = target(p.sessionId, conn);
       if (p.limit === undefined) {
-        const events = log.read(session.id);
+        const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [] } }));
+        const fit = fitting(log, session.id, 0, undefined, MAX_FRAME_BYTES - overhead);
+        if (fit.over !== null) throw frameTooLarge(overhead + fit.over);
+        const events = fit.count ? log.read(session.id, 0, fit.count) : [];
         checkCompatible(events, conn, "session.export");
         return { session, events };
       }
@@ -82,7 +90,11 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
           message: `session ${session.id} export cursor EventSequence(${after}) is ahead of last sequence EventSequence(${session.lastSequence})`,
           details: { afterSequence: after, lastSequence: session.lastSequence, sessionId: session.id },
         });
-      const candidates = log.read(session.id, after, p.limit);
+      // Only the events whose stored sizes fit one line are read; exportPage then trims exactly.
+      const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER } }));
+      const fit = fitting(log, session.id, after, p.limit, MAX_FRAME_BYTES - overhead);
+      if (fit.count === 0 && fit.over !== null) throw frameTooLarge(overhead + fit.over);
+      const candidates = fit.count ? log.read(session.id, after, fit.count) : [];
       checkCompatible(candidates, conn, "session.export");
       return exportPage(session, candidates, requestId);
     },
@@ -102,6 +114,37 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
     },
   };
 }
+
+/** Rows of stored sizes read at a time while planning a page. */
+const SIZE_ROWS = 4096;
+
+/**
+ * How many of the events after `after` (at most `limit`, all when absent) fit in `budget` bytes of
+ * JSON joined by commas, judged from their stored sizes without reading them. `over` is the size
+ * the answer would at least have when they do not all fit, else null.
+ */
+function fitting(log: Core["log"], sessionId: string, after: number, limit: number | undefined, budget: number): { count: number; over: number | null } {
+  let count = 0;
+  let bytes = 0;
+  let cursor = after;
+  for (;;) {
+    const want = limit === undefined ? SIZE_ROWS : Math.min(SIZE_ROWS, limit - count);
+    if (want <= 0) return { count, over: null };
+    const sizes = log.sizes(sessionId, cursor, want);
+    for (const s of sizes) {
+      const add = s.bytes + (count ? 1 : 0);
+      if (bytes + add > budget) return { count, over: bytes + add };
+      bytes += add;
+      count++;
+      cursor = s.sequence;
+    }
+    if (sizes.length < want) return { count, over: null };
+  }
+}
+
+/** response_frame_too_large before anything was read; `fittingLimit`: the largest limit whose page fits, when one event does. */
+const frameTooLarge = (atLeast: number, fittingLimit = 0) =>
+  new RpcError("response_frame_too_large", { details: { actualBytesAtLeast: atLeast, limitBytes: MAX_FRAME_BYTES, ...(fittingLimit > 0 ? { fittingLimit } : {}) } });
 
 /**
  * The longest prefix of `candidates` whose complete response line fits in 1 MiB (docs/protocol/sessions-and-events.md#exporting-a-session), with

@@ -27,7 +27,8 @@ export interface EventWatcher {
 /**
  * The append-only Session log and the only writer of the database. An append is checked against
  * its Session's invariants and numbered at once, then group-committed: it resolves only once its
- * transaction is on disk (synchronous=FULL), so acknowledged means durable.
+ * transaction is on disk (synchronous=FULL), so acknowledged means durable. An action's terminal
+ * event the disk refused is kept and written as soon as the store accepts writes again.
  */
 export class EventLog {
   private readonly watchers = new Set<EventWatcher>();
@@ -90,9 +91,14 @@ export class EventLog {
     return () => this.watchers.delete(w);
   }
 
-  /** Resolves once everything appended so far is on disk. */
+  /** Resolves once everything appended so far is on disk, or failed. */
   flushed(): Promise<void> {
     return this.writer.flushed();
+  }
+
+  /** Actions whose terminal event the store refused and that are waiting for it (group-commit.ts). */
+  owedOutcomes(): number {
+    return this.writer.owedCount();
   }
 
   info(id: string): SessionInfo | undefined {
@@ -120,6 +126,11 @@ export class EventLog {
   /** Committed events with sequence > afterSequence, at most `limit`. */
   read(sessionId: string, afterSequence = 0, limit?: number): TestEvent[] {
     return this.committed.read(sessionId, afterSequence, limit);
+  }
+
+  /** The JSON size of each committed event after afterSequence, at most `limit`, without reading the events. */
+  sizes(sessionId: string, afterSequence: number, limit: number): { sequence: number; bytes: number }[] {
+    return this.committed.sizes(sessionId, afterSequence, limit);
   }
 
   /** Digests of the Evidence this Session references. */

@@ -23,6 +23,21 @@ export class SessionQueries {
   }
 
   /**
+   * The size in bytes of each committed event's JSON with sequence > afterSequence, in order, at
+   * most `limit`. octet_length takes a text's size from its record header, so no body is loaded:
+   * a reader can plan a page of bounded bytes however large the events are.
+   */
+  sizes(sessionId: string, afterSequence: number, limit: number): { sequence: number; bytes: number }[] {
+    return this.db
+      .select({ sequence: events.sequence, bytes: sql<number>`octet_length(${events.body})` })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), gt(events.sequence, afterSequence)))
+      .orderBy(asc(events.sequence))
+      .limit(limit)
+      .all();
+  }
+
+  /**
    * The committed events that may carry an Observation with this id (observationCaptured, and
    * actionCompleted with its before/after), newest first. SQLite finds the id in the bodies, so
    * only those are parsed, however long the Session.
