@@ -4,10 +4,15 @@
  */
 import { createHash } from "node:crypto";
 import { type UiNode, type UiState, UI_STATES } from "../../../src/protocol/types/ui.ts";
+import { clipText } from "../../../src/driver/clip-text.ts";
 import { scanXml, XmlSyntaxError } from "./xml-scanner.ts";
 
 export interface AndroidUiTree {
-  /** Preorder; every node of the dump, none skipped. Empty only for an empty hierarchy. */
+  /**
+   * Preorder; every node of the dump, none skipped, up to one more than MAX_UI_NODES: a longer
+   * tree is only known to be over the limit (the daemon then records the Observation without it).
+   * Empty only for an empty hierarchy.
+   */
   nodes: UiNode[];
   /** stableNodeId → what the dump says beyond the UiNode fields (passed on as `metadata.uiStates`), in UI_STATES order, only for nodes that have one (insertion in preorder). */
   states: Record<string, UiState[]>;
@@ -124,7 +129,11 @@ class TreeBuilder {
       return;
     }
     if (name !== "node") throw malformed(`unexpected <${name}> inside <hierarchy>`);
-    if (this.nodes.length >= MAX_UI_NODES) throw malformed(`more than ${MAX_UI_NODES} nodes`);
+    if (this.nodes.length > MAX_UI_NODES) {
+      // Still scanned for well-formedness, but not kept: the tree is over the limit already.
+      this.stack.push({ id: parent.id, depth: parent.depth + 1, next: 0, used: new Set() });
+      return;
+    }
     const segment = claimSegment(parent, attrs.get("index"));
     const id = parent.id === null ? segment : `${parent.id}.${segment}`;
     if (id.length > MAX_ID) throw malformed("the hierarchy is nested too deeply for node ids");
@@ -196,11 +205,8 @@ function codePointCount(s: string): number {
   return n;
 }
 
-/** Longer values would fail the snapshot schema; the start of a huge text is still useful. */
-function clip(s: string, max: number): string {
-  if (s.length <= max) return s;
-  return Array.from(s).slice(0, max).join("");
-}
+/** Longer values would fail the snapshot schema; the start of a huge text, marked as cut, is still useful. */
+const clip = clipText;
 
 const orNull = (s: string | undefined, max: number) => (s ? clip(s, max) : null);
 

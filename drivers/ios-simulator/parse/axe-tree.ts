@@ -1,3 +1,4 @@
+import { clipText } from "../../../src/driver/clip-text.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 
 /** A size in points (the unit of accessibility frames and of every input coordinate). */
@@ -7,7 +8,10 @@ export interface PointSize {
 }
 
 export interface AxeTree {
-  /** Nodes with bounds in screenshot pixels (points × scale), in preorder. */
+  /**
+   * Nodes with bounds in screenshot pixels (points × scale), in preorder; up to one more than
+   * 10,000, so a longer tree is known to be over the limit without being held.
+   */
   nodes: UiNode[];
   /** The root's frame size in points. */
   screen: PointSize;
@@ -21,9 +25,14 @@ export class AxeTreeError extends Error {}
 
 const FRAME = /^\{\{(-?[\d.]+), (-?[\d.]+)\}, \{([\d.]+), ([\d.]+)\}\}$/;
 const MAX_NODES = 10_000;
+/** The protocol's lengths (src/protocol/types/ui.ts); longer app text is cut with a visible marker. */
+const MAX_TEXT = 65_536;
+const MAX_ID = 4096;
+const MAX_ROLE = 256;
 
 type Raw = Record<string, unknown>;
 const str = (x: unknown): string | null => (typeof x === "string" && x.trim() !== "" ? x : typeof x === "number" ? String(x) : null);
+const clipped = (s: string | null, max: number) => (s === null ? null : clipText(s, max));
 
 /** AXe's type/role fields to the roles clients select by (research §6b); unknown types keep their own name. */
 function roleOf(n: Raw): string {
@@ -81,20 +90,22 @@ export function parseAxeTree(json: string, scaleOf: (screen: PointSize) => numbe
   const scale = empty ? 1 : scaleOf(screen);
   const nodes: UiNode[] = [];
   const walk = (n: Raw, id: string, parent: string | null, depth: number) => {
-    if (nodes.length >= MAX_NODES) throw new AxeTreeError(`more than ${MAX_NODES} elements`);
+    if (nodes.length > MAX_NODES) return;
     if (depth > 512) throw new AxeTreeError("describe-ui tree is nested too deeply");
-    const role = roleOf(n);
+    const type = roleOf(n);
+    const role = clipText(type, MAX_ROLE);
     const f = framePt(n);
-    const label = str(n.AXLabel) ?? str(n.title);
+    const label = clipped(str(n.AXLabel) ?? str(n.title), MAX_TEXT);
     let value = str(n.AXValue);
-    if (role === "secureTextField" && value !== null) value = "•".repeat([...value].length);
+    if (type === "secureTextField" && value !== null) value = clipText("•".repeat([...value].length), MAX_TEXT);
+    else value = clipped(value, MAX_TEXT);
     nodes.push({
       stableNodeId: id,
       parentStableNodeId: parent,
       role,
       name: label,
       value,
-      identifier: str(n.AXUniqueId) ?? str(n.AXIdentifier),
+      identifier: clipped(str(n.AXUniqueId) ?? str(n.AXIdentifier), MAX_ID),
       text: role === "secureTextField" ? value : (label ?? value),
       bounds: f ? { x: Math.round(f.x * scale), y: Math.round(f.y * scale), width: Math.round(f.width * scale), height: Math.round(f.height * scale) } : null,
       enabled: typeof n.enabled === "boolean" ? n.enabled : null,
@@ -106,5 +117,5 @@ export function parseAxeTree(json: string, scaleOf: (screen: PointSize) => numbe
     });
   };
   walk(root, "0", null, 0);
-  return { nodes, screen, empty, appName: str(root.AXLabel) };
+  return { nodes, screen, empty, appName: clipped(str(root.AXLabel), MAX_ID) };
 }

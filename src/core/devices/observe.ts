@@ -7,7 +7,8 @@ import type { UiContextRef, UiNode } from "../../protocol/types/ui.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
-import { buildUiSnapshot, snapshotRef } from "../sessions/ui-snapshot.ts";
+import { MAX_UI_SNAPSHOT_BYTES, buildUiSnapshot, snapshotRef } from "../sessions/ui-snapshot.ts";
+import { UI_TEXT_MAX, UI_TEXT_TIGHT_MAX, UI_TREE_MAX_NODES, boundUiTree } from "./ui-bounds.ts";
 
 const isPng = (b: Uint8Array) => pngSize(b) !== null;
 
@@ -36,6 +37,9 @@ export interface Pending {
   raw: RawObservation;
   omission: "protectedAction" | "policy" | null;
   treeAllowed: boolean;
+  /** Text fields the bounds clipped in the driver's tree (docs/protocol/limits.md#device-text). */
+  clipped: number;
+  log: CallContext["log"];
 }
 
 /** The driver half of an observation: nothing is stored yet, so a poll can be thrown away. */
@@ -45,9 +49,11 @@ export async function observeRaw(core: Core, deviceId: string, conn: Connection,
   // No UI-snapshot claim at all from a driver without trees (both fields absent = "no claim", docs/protocol/devices-and-actions.md#how-a-tree-is-stored).
   const treeAllowed = conn.has("observation.uiSnapshot.v1") && driver.uiTrees;
   const wantTree = (treeAllowed && omission === null) || (opts.needTree === true && driver.uiTrees);
-  const raw = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
-  if (opts.needTree && !raw.uiTree) throw new DriverError("semantic_channel_unavailable");
-  return { raw, omission, treeAllowed };
+  const observed = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
+  if (opts.needTree && !observed.uiTree) throw new DriverError("semantic_channel_unavailable");
+  if (!observed.uiTree) return { raw: observed, omission, treeAllowed, clipped: 0, log: ctx.log };
+  const bounded = boundUiTree(observed.uiTree, UI_TEXT_MAX);
+  return { raw: { ...observed, uiTree: bounded.tree }, omission, treeAllowed, clipped: bounded.clipped, log: ctx.log };
 }
 
 /**
@@ -56,14 +62,19 @@ export async function observeRaw(core: Core, deviceId: string, conn: Connection,
  * only for connections that negotiated observation.uiSnapshot.v1. Bytes become Evidence before the
  * Observation that references them exists.
  */
-export async function recordObservation(core: Core, deviceId: string, { raw, omission, treeAllowed }: Pending): Promise<Captured> {
+export async function recordObservation(core: Core, deviceId: string, pending: Pending): Promise<Captured> {
+  const { raw, omission, treeAllowed, log } = pending;
   const id = crypto.randomUUID();
   const stored: StoredEvidence[] = [];
   if (omission === null && (!raw.screenshot || !isPng(raw.screenshot))) throw new DriverError("protocol_error", { detail: "observation without a PNG screenshot" });
-  const tree = raw.uiTree ?? null;
+  const sized = sizeTree(id, raw.uiTree ?? null, pending.clipped);
+  const { tree, built } = sized;
   // Validated even when not stored: semantic actions must never act on a malformed tree.
-  const built = tree ? buildUiSnapshot(id, tree) : null;
-  if (built?.problem) throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}` });
+  if (built?.problem) {
+    log.warn({ deviceId, problem: built.problem }, "the driver's UI tree breaks the snapshot rules");
+    throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}`, message: `driver protocol error: the device's UI tree is invalid (${built.problem.slice(0, 200)})` });
+  }
+  if (sized.tooLarge) log.warn({ deviceId, ...sized.tooLarge }, "UI tree over the snapshot limits: observation recorded without it");
   const keepTree = built !== null && treeAllowed && omission === null;
   // Both files are made durable at once: their fsyncs overlap instead of adding up.
   const [shot, treeEvidence] = await Promise.all([
@@ -80,12 +91,50 @@ export async function recordObservation(core: Core, deviceId: string, { raw, omi
     viewport: raw.viewport,
     screenshot,
     ...(omission ? { screenshotOmission: omission } : {}),
-    metadata: raw.metadata,
+    metadata: treeAllowed && omission === null ? { ...raw.metadata, ...sized.metadata } : raw.metadata,
   };
   if (built && treeEvidence) observation.uiSnapshot = snapshotRef(built.snapshot, built.bytes.length, treeEvidence.ref);
   if (tree) core.devices.trees.remember(deviceId, id, tree.context);
   if (treeAllowed && !observation.uiSnapshot) observation.uiSnapshotOmission = omission ?? "driverUnsupported";
   return { observation, stored, tree };
+}
+
+interface SizedTree {
+  tree: UiTree | null;
+  /** Null when there is no tree or it is over the limits. */
+  built: ReturnType<typeof buildUiSnapshot> | null;
+  tooLarge: { nodeCount: number; byteLength: number | null } | null;
+  /** Observation metadata saying what the bounds did (docs/protocol/limits.md#device-text). */
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The tree within the snapshot limits: clipped to UI_TEXT_MAX per field already, then, if its
+ * bytes are still over, to UI_TEXT_TIGHT_MAX; a tree still over (or with too many nodes) is
+ * kept out of the Observation, whose screenshot stays.
+ */
+function sizeTree(id: string, given: UiTree | null, clipped: number): SizedTree {
+  if (!given) return { tree: null, built: null, tooLarge: null, metadata: {} };
+  const textLimit = (fields: number, limit: number) => (fields > 0 ? { uiTextTruncated: { fields, limit } } : {});
+  if (given.nodes.length > UI_TREE_MAX_NODES) {
+    const tooLarge = { nodeCount: given.nodes.length, byteLength: null };
+    return { tree: given, built: null, tooLarge, metadata: { uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES } } };
+  }
+  let tree = given;
+  let built = buildUiSnapshot(id, tree);
+  let limit = UI_TEXT_MAX;
+  if (built.bytes.length > MAX_UI_SNAPSHOT_BYTES) {
+    const tight = boundUiTree(tree, UI_TEXT_TIGHT_MAX);
+    tree = tight.tree;
+    clipped = tight.clipped;
+    limit = UI_TEXT_TIGHT_MAX;
+    built = buildUiSnapshot(id, tree);
+  }
+  if (built.bytes.length > MAX_UI_SNAPSHOT_BYTES) {
+    const tooLarge = { nodeCount: tree.nodes.length, byteLength: built.bytes.length };
+    return { tree, built: null, tooLarge, metadata: { ...textLimit(clipped, limit), uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES } } };
+  }
+  return { tree, built, tooLarge: null, metadata: textLimit(clipped, limit) };
 }
 
 export async function captureObservation(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}): Promise<Captured> {

@@ -240,18 +240,18 @@ describe("parseUiautomatorDump", () => {
     });
   });
 
-  test("clips values to the snapshot limits when a text is huge", () => {
+  test("clips values to the snapshot limits with a truncation marker when a text is huge", () => {
     const xml = doc(`<node index="0" text="${"é".repeat(70_000)}" resource-id="${"r".repeat(5000)}" class="${"C".repeat(300)}" />`);
     const [node] = parseUiautomatorDump(xml).nodes;
     expect([node?.text?.length, node?.identifier?.length, node?.role.length]).toEqual([65_536, 4096, 256]);
+    const textMarker = "…[truncated 4487 chars]";
+    expect(node?.text).toBe("é".repeat(65_536 - textMarker.length) + textMarker);
+    expect(node?.identifier?.endsWith("…[truncated 926 chars]")).toBe(true);
   });
 
-  test("accepts 10,000 nodes and refuses one more when the dump is at the protocol limit", () => {
+  test("keeps one node past 10,000 and no more when the dump is over the protocol limit", () => {
     const flat = (count: number) => doc(`<node index="0">${'<node class="c" />'.repeat(count - 1)}</node>`);
-    expect([parseUiautomatorDump(flat(10_000)).nodes.length, thrown(() => parseUiautomatorDump(flat(10_001)))]).toEqual([
-      10_000,
-      { kind: "malformed", message: "uiautomator XML: more than 10000 nodes" },
-    ]);
+    expect([10_000, 10_001, 25_000].map((n) => parseUiautomatorDump(flat(n)).nodes.length)).toEqual([10_000, 10_001, 10_001]);
   });
 
   test("throws malformed when the XML is outside what uiautomator writes", () => {
