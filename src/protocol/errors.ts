@@ -152,6 +152,8 @@ export const ERRORS = {
   event_store_shutting_down: e(-32006, "event_store_shutting_down", false, "event store is shutting down"),
   timestamp_out_of_range: e(-32006, "timestamp_out_of_range", false, "timestamp exceeds the cross-language safe integer limit"),
   event_store_error: e(-32006, "event_store_error", true, (t) => `event store failed: ${t}`),
+  // Never retryable: the device may already have acted, and a blind retry would act twice.
+  action_outcome_unknown: e(-32006, "action_outcome_unknown", false, (id) => `the outcome of action ${id} could not be recorded; it may have run on the device: observe the device before retrying`),
   // Event stream (−32013)
   stream_capability_limit: e(-32013, "stream_capability_limit", true, "event stream capability limit reached"),
   stream_server_shutdown: e(-32013, "stream_server_shutdown", true, "event stream server is shutting down"),

@@ -56,6 +56,9 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   let outcome: ActionOutcome;
   let failure: RpcError | null = null;
   let result: ActionResult | null = null;
+  // From the driver call on, the phone may have acted: a failure to store what followed is no
+  // reason to run the action again.
+  let mayHaveActed = false;
   try {
     const keep = (c: Captured) => {
       stored.push(...c.stored);
@@ -68,8 +71,10 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
     let done: { output: unknown; after: Observation; execution?: ActionResult["execution"] };
     if (semantic) {
       const waitUntil = params.actionTimeoutMs === undefined ? startedAtMs + DEFAULT_WAIT_MS : null;
+      mayHaveActed = true;
       done = await runSemantic({ core, conn, deviceId, redacted, ctx: callCtx, waitUntil, keep }, semantic, args, beforeCaptured);
     } else {
+      mayHaveActed = true;
       const { output } = await driver.execute(deviceId, { name: params.name, arguments: args }, callCtx);
       done = { output, after: keep(await captureObservation(core, deviceId, conn, callCtx, opts)) };
     }
@@ -98,6 +103,8 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
       // The driver knows its own names only; which of them this connection may see is core's to say.
       if (err instanceof DriverError && err.driverCode === "unknown_action") failure = unknownAction(params.name, conn, definitions);
       if (!(err instanceof RpcError)) ctx.log.error({ err }, "driver failed with an unexpected error");
+      if (mayHaveActed && STORAGE_FAILURES.has(failure.code))
+        failure = new RpcError("action_outcome_unknown", { arg: params.id, details: { callId: params.id, reason: storageReason(failure) } });
       outcome = { outcome: "failed", error: failure.error.data };
     }
   } finally {
@@ -113,6 +120,14 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
   });
   if (failure) throw failure;
   return result as ActionResult;
+}
+
+/** Errors of the stores (a full or failing disk), which say nothing of what the device did. */
+const STORAGE_FAILURES = new Set(["evidence_io_error", "evidence_store_error", "evidence_store_busy", "event_store_error"]);
+
+function storageReason(err: RpcError): string {
+  const errno = (err.error.data.details as { errno?: unknown } | null)?.errno;
+  return typeof errno === "string" ? `${err.message} (${errno})` : err.message;
 }
 
 /**

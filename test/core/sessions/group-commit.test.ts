@@ -131,3 +131,158 @@ describe("GroupCommit", () => {
     expect(thrown(() => writer.assertOpen())).toEqual(SHUTTING_DOWN);
   });
 });
+
+/** Retries the writer asked for, fired by hand: no timers, no sleeps. */
+function manualRetries() {
+  const asked: number[] = [];
+  let pending: (() => void) | null = null;
+  const timer = (fn: () => void, delayMs: number) => {
+    asked.push(delayMs);
+    pending = fn;
+    return () => {
+      pending = null;
+    };
+  };
+  return {
+    timer,
+    asked,
+    pending: () => pending !== null,
+    /** Fires the pending retry and waits for the flush it schedules. */
+    async fire(writer: GroupCommit) {
+      const fn = pending;
+      pending = null;
+      fn?.();
+      await writer.flushed();
+    },
+  };
+}
+
+const CALL = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
+const startedPayload = (id = CALL): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
+const completedPayload = (id = CALL): TestEventPayload => ({
+  type: "actionCompleted",
+  callId: id,
+  outcome: { outcome: "failed", error: { code: "driver_internal_error", message: "x", retryable: false, details: null } },
+});
+const OUTCOME_UNKNOWN = {
+  code: "action_outcome_unknown",
+  message: `the outcome of action ${CALL} could not be recorded; it may have run on the device: observe the device before retrying`,
+  retryable: false,
+  details: { callId: CALL, reason: "event store failed: disk full" },
+};
+
+async function rpcData(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    return err instanceof RpcError ? err.error.data : `not an RpcError: ${err}`;
+  }
+}
+
+function owedSetup() {
+  const store = new FakeStore();
+  const retries = manualRetries();
+  const kinds: string[] = [];
+  const writer = new GroupCommit(store, () => 1000, (batch) => kinds.push(batch.map((p) => `${p.event.sequence}:${p.event.payload.type}`).join(",")), retries.timer);
+  const s = newSessionState(SESSION, 1);
+  return { store, retries, kinds, writer, s };
+}
+
+describe("GroupCommit with an action's terminal event the store refused", () => {
+  test("answers action_outcome_unknown, never retryable, when the terminal event cannot be written", async () => {
+    const { store, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    expect(await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}))).toEqual(OUTCOME_UNKNOWN);
+  });
+
+  test("writes the terminal event at the next retry when the store accepts writes again", async () => {
+    const { store, retries, kinds, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    const undone: string[] = [];
+    await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => undone.push("completion")));
+    const owedWhileFull = writer.owedCount();
+    await retries.fire(writer);
+    store.failing = false;
+    await retries.fire(writer);
+    expect({ owedWhileFull, undone, kinds, committed: s.committedSequence, owed: writer.owedCount(), retryPending: retries.pending() }).toEqual({
+      owedWhileFull: 1,
+      undone: [],
+      kinds: ["1:actionStarted", "2:actionCompleted"],
+      committed: 2,
+      owed: 0,
+      retryPending: false,
+    });
+  });
+
+  test("writes the terminal event in its own transaction before a later event of the Session when both are queued", async () => {
+    const { store, kinds, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
+    store.failing = false;
+    const ended = await writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => {});
+    expect({ kinds, ended: ended.sequence, batches: store.batches.map((b) => b.sequences) }).toEqual({
+      kinds: ["1:actionStarted", "2:actionCompleted", "3:sessionEnded"],
+      ended: 3,
+      batches: [[1], [2], [3]],
+    });
+  });
+
+  test("refuses every other event of the Session, sessionEnded included, while the terminal event cannot be written", async () => {
+    const { store, kinds, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
+    const undone: string[] = [];
+    const end = await rpcData(writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => undone.push("end")));
+    expect({ end, undone, kinds, last: s.lastSequence, committed: s.committedSequence, owed: writer.owedCount() }).toEqual({
+      end: { code: "event_store_error", message: "event store failed: disk full", retryable: true, details: null },
+      undone: ["end"],
+      kinds: ["1:actionStarted"],
+      last: 2,
+      committed: 1,
+      owed: 1,
+    });
+  });
+
+  test("renumbers the terminal event when an earlier event of its failed batch is given back", async () => {
+    const { store, retries, kinds, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    await Promise.all([rpcData(writer.enqueue(s, { payload: note(1) }, false, () => {})), rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}))]);
+    store.failing = false;
+    await retries.fire(writer);
+    const next = await writer.enqueue(s, { payload: note(2) }, false, () => {});
+    expect({ kinds, next: next.sequence }).toEqual({ kinds: ["1:actionStarted", "2:actionCompleted", "3:error"], next: 3 });
+  });
+
+  test("gives a terminal event back like any other when its actionStarted is in the same failed batch", async () => {
+    const { store, retries, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: note(0) }, true, () => {});
+    store.failing = true;
+    const [start, end] = await Promise.all([rpcData(writer.enqueue(s, { payload: startedPayload() }, false, () => {})), rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}))]);
+    const failure = { code: "event_store_error", message: "event store failed: disk full", retryable: true, details: null };
+    expect({ start, end, owed: writer.owedCount(), last: s.lastSequence, retryPending: retries.pending() }).toEqual({ start: failure, end: failure, owed: 0, last: 1, retryPending: false });
+  });
+
+  test("retries with a back-off doubling from 50 ms up to 2 s when the store keeps refusing", async () => {
+    const { store, retries, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
+    for (let i = 0; i < 8; i++) await retries.fire(writer);
+    expect(retries.asked).toEqual([50, 100, 200, 400, 800, 1600, 2000, 2000, 2000]);
+  });
+
+  test("tries the terminal event once more and stops retrying when closed", async () => {
+    const { store, retries, kinds, writer, s } = owedSetup();
+    await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
+    store.failing = true;
+    await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
+    store.failing = false;
+    await writer.close();
+    expect({ kinds, owed: writer.owedCount(), retryPending: retries.pending() }).toEqual({ kinds: ["1:actionStarted", "2:actionCompleted"], owed: 0, retryPending: false });
+  });
+});
