@@ -10,7 +10,7 @@ import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR, SERVER_OFFER, WEBSOCKET_O
 import { MAX_SAFE } from "../src/protocol/ids.ts";
 import * as jsonrpc from "../src/protocol/jsonrpc.ts";
 import * as errors from "../src/protocol/errors.ts";
-import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec } from "../src/protocol/methods.ts";
+import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec, PRIVILEGED_TRANSPORTS, type Privileged } from "../src/protocol/methods.ts";
 import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
 import * as action from "../src/protocol/types/action.ts";
 import * as device from "../src/protocol/types/device.ts";
@@ -244,6 +244,18 @@ const sessionText = (s: MethodSpec["session"]) =>
 const planeText = (p: MethodSpec["plane"]) =>
   p === "control" ? "control connections" : p === "webSocket" ? "the event WebSocket only" : "control connections and the event WebSocket";
 
+/** Which calls of a privileged method are privileged (docs/protocol/transport-and-framing.md#privileged-methods). */
+export const PRIVILEGE_WORDS: Record<Privileged, string> = {
+  always: "every call",
+  otherSession: "a call naming a Session this connection did not start",
+  protectedAction: "a call whose action the device classifies as protected",
+};
+
+const privilegeText = (p: Privileged | undefined) =>
+  p
+    ? `privileged for ${PRIVILEGE_WORDS[p]} (${code(p)}): runs on ${PRIVILEGED_TRANSPORTS.map(code).join(", ")} only ([transport-and-framing.md](transport-and-framing.md#privileged-methods))`
+    : "no: runs on every transport";
+
 function paramsText(spec: MethodSpec, page: string, toJson: ToJson): string {
   if (!spec.params) return "none (absent, `{}` or `[]`)";
   const name = byObject.get(spec.params);
@@ -271,12 +283,13 @@ function methodsPage(toJson: ToJson): string {
     "- **Feature**: the method exists for a connection only when its hello enabled this feature; otherwise it answers `method_not_found` (-32601) with `details.requiredFeature`.",
     "- **Session**: whether the connection must (or must not) have an active Session.",
     "- **Device**: the method works on the connection's routed device (the selected one, or the only registered one).",
+    `- **Privileged**: the calls refused with \`method_not_permitted_on_transport\` (-32015) on a transport a web page can reach (the JSON-RPC WebSocket, and HTTP requests a page sent); they run on ${PRIVILEGED_TRANSPORTS.map(code).join(", ")} ([transport-and-framing.md](transport-and-framing.md#privileged-methods)). \`always\`: every call; \`otherSession\`: a call naming a Session the connection did not start; \`protectedAction\`: a call of an action the device classifies as protected.`,
     "- **Concurrent**: the method runs beside other requests of the connection, may carry an envelope `timeoutMs` (with `request.control.v1`) and can be cancelled with `request.cancel`. All other methods run one at a time, in arrival order, and refuse `timeoutMs`.",
     "",
     "## Summary",
     "",
     table(
-      ["Method", "Params", "Result", "Feature", "Session", "Device", "Concurrent", "Summary"],
+      ["Method", "Params", "Result", "Feature", "Session", "Device", "Concurrent", "Privileged", "Summary"],
       names.map((m) => {
         const s = METHODS[m] as MethodSpec;
         return [
@@ -287,6 +300,7 @@ function methodsPage(toJson: ToJson): string {
           s.session === "any" ? "—" : s.session,
           s.device ? "yes" : "—",
           concurrent.has(m) ? "yes" : "—",
+          s.privileged ? code(s.privileged) : "—",
           s.summary,
         ];
       }),
@@ -311,6 +325,7 @@ function methodsPage(toJson: ToJson): string {
           ["Device", s.device ? "the routed device" : "none"],
           ["Runs", concurrent.has(m) ? "concurrently; accepts `timeoutMs`; cancellable with `request.cancel`" : "inline, one at a time; `timeoutMs` is refused"],
           ["Plane", planeText(s.plane)],
+          ["Privileged", privilegeText(s.privileged)],
           ["JSON Schema", `${code(`src/protocol/generated/methods/${file}.request.schema.json`)}, ${code(`${file}.response.schema.json`)}`],
         ],
       ),

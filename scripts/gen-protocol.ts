@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { CONCURRENT_METHODS, METHODS, METHOD_NAMES, type MethodName } from "../src/protocol/methods.ts";
+import { CONCURRENT_METHODS, METHODS, METHOD_NAMES, type MethodName, type MethodSpec, PRIVILEGED_TRANSPORTS, type Privileged } from "../src/protocol/methods.ts";
 import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
 import { SEMANTIC_ARGUMENTS } from "../src/protocol/types/ui.ts";
 import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR } from "../src/protocol/features.ts";
@@ -16,7 +16,7 @@ import type { ActionContract } from "../src/driver/action-space.ts";
 import { ANDROID_CONTRACTS } from "../drivers/android/action-contracts.ts";
 import { IOS_CONTRACTS } from "../drivers/ios-simulator/action-contracts.ts";
 import { MOCK_CONTRACTS } from "../drivers/mock/action-contracts.ts";
-import { DOCS_NOTE, generateDocs } from "./gen-protocol-docs.ts";
+import { DOCS_NOTE, PRIVILEGE_WORDS, generateDocs } from "./gen-protocol-docs.ts";
 
 export const OUT_DIR = join(import.meta.dir, "../src/protocol/generated");
 /** The generated reference pages (gen-protocol-docs.ts) live here beside hand-written ones. */
@@ -56,8 +56,12 @@ const fileDoc = (name: string, title: string, body: JsonSchema) => ({
   ...body,
 });
 
+/** The request schema's description of a privileged method: JSON Schema has no keyword for it, and strict validators refuse unknown ones. */
+const privilegeDescription = (privileged: Privileged) =>
+  `Privileged (${privileged}): ${PRIVILEGE_WORDS[privileged]} runs only on ${PRIVILEGED_TRANSPORTS.join(", ")}; elsewhere it is refused with method_not_permitted_on_transport.`;
+
 function requestSchema(method: MethodName): JsonSchema {
-  const spec = METHODS[method];
+  const spec: MethodSpec = METHODS[method];
   const concurrent = (CONCURRENT_METHODS as readonly string[]).includes(method);
   const params = spec.params
     ? { $ref: schemaId(`${dtoOf(spec.params) ?? "RpcParams"}`) }
@@ -70,6 +74,7 @@ function requestSchema(method: MethodName): JsonSchema {
   };
   if (concurrent) properties.timeoutMs = { $ref: schemaId("RequestTimeoutMs") };
   return {
+    ...(spec.privileged ? { description: privilegeDescription(spec.privileged) } : {}),
     type: "object",
     properties,
     required: spec.paramsRequired ? ["jsonrpc", "id", "method", "params"] : ["jsonrpc", "id", "method"],
@@ -105,7 +110,7 @@ function openRpc(): unknown {
     [...Object.entries(DTOS), ...Object.entries(SCALARS)].map(([n, s]) => [n, convert(s, n, ref)]),
   );
   const methods = METHOD_NAMES.map((method) => {
-    const spec = METHODS[method];
+    const spec: MethodSpec = METHODS[method];
     const entries = spec.params && "entries" in spec.params ? (spec.params.entries as Record<string, v.GenericSchema>) : {};
     const paramsDoc = spec.params ? (convert(spec.params, null, ref) as { properties?: Record<string, unknown>; required?: string[] }) : {};
     const params = Object.keys(entries).map((key) => ({
@@ -127,6 +132,7 @@ function openRpc(): unknown {
         session: spec.session,
         deviceRoute: spec.device,
         plane: spec.plane,
+        privileged: spec.privileged ? { when: spec.privileged, allowedTransports: [...PRIVILEGED_TRANSPORTS] } : null,
       },
     };
   });

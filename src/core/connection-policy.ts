@@ -40,6 +40,7 @@ export function connectionPolicy(core: Core, log: Logger): ConnectionPolicy {
       };
     },
     activeSession: (conn) => stateOf(conn).activeSessionId,
+    startedSession: (conn, sessionId) => stateOf(conn).startedSessions.has(sessionId),
     close: (conn, reason) => closeConnectionSession(core, conn, reason, log),
   };
 }

@@ -10,6 +10,8 @@ import { MediaTable } from "./media/streams.ts";
 export class ConnectionState {
   selectedDeviceId: string | null = null;
   activeSessionId: string | null = null;
+  /** Every Session this connection started: the ones it may read where privileged calls are refused. */
+  readonly startedSessions = new Set<string>();
   readonly media = new MediaTable();
   /** Reused while selection and Session are unchanged: describe is polled, and a frozen result is encoded once. */
   describe: SystemDescribeResult | null = null;

@@ -194,6 +194,7 @@ export const ERRORS = {
   auth_random_unavailable: e(-32015, "auth_random_unavailable", false, "remote authentication failed"),
   auth_configuration_invalid: e(-32015, "auth_configuration_invalid", false, "remote authentication failed"),
   permission_denied: e(-32015, "permission_denied", false, "the authenticated principal is not permitted to call this method"),
+  method_not_permitted_on_transport: e(-32015, "method_not_permitted_on_transport", false, (m) => `${m} is privileged and not permitted on this transport: use stdio, the Unix socket or TCP NDJSON`),
   // Media stream (−32016)
   media_stream_conflict: e(-32016, "media_stream_conflict", false, "media stream id is already bound to different metadata"),
   media_stream_busy: e(-32016, "media_stream_busy", true, "another capture is already in flight for this stream"),

@@ -65,8 +65,23 @@ export interface MethodSpec {
   /** Resolves a device route (selected device, or the sole registered one). */
   readonly device: boolean;
   readonly plane: "control" | "webSocket" | "both";
+  /**
+   * Privileged calls are refused on transports a web page can reach (docs/protocol/transport-and-framing.md#privileged-methods):
+   * every call ("always"), a call naming a Session this connection did not start ("otherSession",
+   * checked once params are decoded), or a call whose action the device classifies as protected
+   * ("protectedAction", checked by the handler once it knows the classification).
+   */
+  readonly privileged?: Privileged;
   readonly summary: string;
 }
+
+export type Privileged = "always" | "otherSession" | "protectedAction";
+
+/**
+ * The transports (`TransportInfo.kind`) that run privileged calls: a web page can reach none of
+ * them. The JSON-RPC WebSocket refuses them; so does the HTTP API for requests a page sent.
+ */
+export const PRIVILEGED_TRANSPORTS = ["stdio", "tcp", "unix"] as const;
 
 const m = <const S extends Omit<MethodSpec, "paramsRequired" | "plane" | "concurrent"> & Partial<MethodSpec>>(spec: S) => ({
   paramsRequired: false,
@@ -85,7 +100,7 @@ export const METHODS = {
   "device.disconnect": m({ params: null, result: DeviceDisconnectResultSchema, concurrent: true, session: "any", device: true, summary: "Disconnect the routed device" }),
   "device.capabilities": m({ params: null, result: DeviceCapabilitiesResultSchema, concurrent: true, session: "any", device: true, summary: "List the routed device's actions" }),
   "device.observe": m({ params: null, result: ObservationSchema, concurrent: true, session: "required", sessionCheck: "handler", device: true, summary: "Capture an Observation of the leased device" }),
-  "device.execute": m({ params: DeviceExecuteParamsSchema, paramsRequired: true, result: ActionResultSchema, concurrent: true, session: "required", sessionCheck: "handler", keepsResultWhenAborted: true, device: true, summary: "Execute one action on the leased device" }),
+  "device.execute": m({ params: DeviceExecuteParamsSchema, paramsRequired: true, result: ActionResultSchema, concurrent: true, session: "required", sessionCheck: "handler", keepsResultWhenAborted: true, device: true, privileged: "protectedAction", summary: "Execute one action on the leased device" }),
   "media.stream.start": m({ params: MediaStreamStartParamsSchema, paramsRequired: true, result: MediaStreamStartResultSchema, feature: "media.stream.v1", session: "required", sessionCheck: "handler", device: true, summary: "Start a media stream" }),
   "media.stream.capture": m({ params: MediaStreamCaptureParamsSchema, paramsRequired: true, result: MediaStreamCaptureResultSchema, feature: "media.stream.v1", concurrent: true, session: "required", device: true, summary: "Capture the next frame of a media stream" }),
   "media.stream.end": m({ params: MediaStreamEndParamsSchema, paramsRequired: true, result: MediaStreamEndResultSchema, feature: "media.stream.v1", session: "required", device: false, summary: "End a media stream" }),
@@ -93,16 +108,16 @@ export const METHODS = {
   "session.start": m({ params: null, result: SessionInfoSchema, session: "forbidden", sessionConflict: "session_already_active", device: true, summary: "Start a Session and lease the routed device" }),
   "session.current": m({ params: null, result: SessionCurrentResultSchema, session: "required", device: false, summary: "The active Session id" }),
   "session.end": m({ params: SessionEndParamsSchema, result: SessionInfoSchema, session: "required", sessionCheck: "beforeParams", device: false, summary: "End the active Session" }),
-  "sessions.list": m({ params: null, result: SessionsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List every Session" }),
-  "session.export": m({ params: SessionExportParamsSchema, result: SessionExportResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "Export a Session log, whole or paged" }),
-  "events.list": m({ params: EventsListParamsSchema, result: EventsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List a Session's events" }),
-  "events.clear": m({ params: SessionTargetParamsSchema, result: EventsClearResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "Delete one ended Session" }),
-  "events.stream.open": m({ params: EventsStreamOpenParamsSchema, paramsRequired: true, result: EventsStreamOpenResultSchema, feature: "events.stream.v1", session: "any", device: false, summary: "Issue a WebSocket capability for a Session's event stream" }),
+  "sessions.list": m({ params: null, result: SessionsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, privileged: "always", summary: "List every Session" }),
+  "session.export": m({ params: SessionExportParamsSchema, result: SessionExportResultSchema, feature: "events.snapshot.v1", session: "any", device: false, privileged: "otherSession", summary: "Export a Session log, whole or paged" }),
+  "events.list": m({ params: EventsListParamsSchema, result: EventsListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, privileged: "otherSession", summary: "List a Session's events" }),
+  "events.clear": m({ params: SessionTargetParamsSchema, result: EventsClearResultSchema, feature: "events.snapshot.v1", session: "any", device: false, privileged: "always", summary: "Delete one ended Session" }),
+  "events.stream.open": m({ params: EventsStreamOpenParamsSchema, paramsRequired: true, result: EventsStreamOpenResultSchema, feature: "events.stream.v1", session: "any", device: false, privileged: "otherSession", summary: "Issue a WebSocket capability for a Session's event stream" }),
   "events.subscribe": m({ params: EventsSubscribeParamsSchema, paramsRequired: true, result: EventsSubscribeResultSchema, session: "any", device: false, plane: "webSocket", summary: "Subscribe the event WebSocket to a Session" }),
   "ui.snapshot.get": m({ params: UiSnapshotGetParamsSchema, paramsRequired: true, result: UiSnapshotSchema, feature: "observation.uiSnapshot.v1", session: "required", device: false, summary: "Read the UI tree of an Observation" }),
   "verdict.record": m({ params: VerdictRecordParamsSchema, paramsRequired: true, result: VerdictRecordResultSchema, feature: "verdict.record.v1", session: "required", device: false, summary: "Record a Verdict in the active Session" }),
   // Beyond the reference (docs/protocol/sessions-and-events.md#session-summaries): gated like the reads they extend.
-  "devicerail.sessions.list": m({ params: SessionSummaryListParamsSchema, result: SessionSummaryListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, summary: "List Sessions newest first with their device, duration, counts, outcome and last verdict (devicerail extension)" }),
+  "devicerail.sessions.list": m({ params: SessionSummaryListParamsSchema, result: SessionSummaryListResultSchema, feature: "events.snapshot.v1", session: "any", device: false, privileged: "always", summary: "List Sessions newest first with their device, duration, counts, outcome and last verdict (devicerail extension)" }),
   "rpc.discover": m({ params: null, result: OpenRpcDocumentSchema, session: "any", device: false, summary: "The OpenRPC document of every method (OpenRPC service discovery)" }),
 } as const satisfies Record<string, MethodSpec>;
 

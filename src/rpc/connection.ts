@@ -1,4 +1,5 @@
 import type { FeatureName } from "../protocol/features.ts";
+import { PRIVILEGED_TRANSPORTS } from "../protocol/methods.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { HelloResult, PeerInfo, TransportInfo } from "../protocol/types/handshake.ts";
 import type { ServerServices } from "./handshake.ts";
@@ -16,6 +17,9 @@ export interface ConnectionGrant {
   /** The connection closed (after its Session, if any, has ended). */
   closed(): void;
 }
+
+/** The wire transports of PRIVILEGED_TRANSPORTS and the in-process ones (HTTP API, MCP, tests' memory transport). */
+const PRIVILEGED_KINDS: ReadonlySet<string> = new Set([...PRIVILEGED_TRANSPORTS, "http", "mcp", "memory"]);
 
 export type AbortReason = "requested" | "timeout" | "shutdown";
 
@@ -56,13 +60,22 @@ export class Connection {
   readonly inline = new Set<Promise<unknown>>();
   /** Set by the transport when the client authenticated with a grant instead of the host's token. */
   grant: ConnectionGrant | null = null;
+  /**
+   * Whether privileged calls may run (docs/protocol/transport-and-framing.md#privileged-methods).
+   * Decided by the transport kind: the wire transports a web page cannot reach, and in-process
+   * callers, which act for a request their own transport admitted; the HTTP API clears it for a
+   * request a web page sent. Any other kind (the JSON-RPC WebSocket) starts without.
+   */
+  privileged: boolean;
 
   constructor(
     readonly transport: TransportInfo,
     readonly services: ServerServices,
     /** Writes one encoded frame (without the newline); resolves when the transport accepted it. */
     readonly send: (frame: string) => void | Promise<void>,
-  ) {}
+  ) {
+    this.privileged = PRIVILEGED_KINDS.has(transport.kind);
+  }
 
   has(feature: FeatureName): boolean {
     return this.features.has(feature);

@@ -7,7 +7,7 @@ import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec, type Par
 import type { PeerInfo } from "../protocol/types/handshake.ts";
 import type { AbortReason, Connection, InFlight } from "./connection.ts";
 import { negotiate } from "./handshake.ts";
-import { type Logger, RpcError, methodUnavailable, sessionRequired } from "./rpc-error.ts";
+import { type Logger, RpcError, methodUnavailable, notPermittedOnTransport, sessionRequired } from "./rpc-error.ts";
 
 /** Per-request context handed to every handler: the signal, the deadline, the route and the Session. */
 export interface HandlerContext {
@@ -25,6 +25,12 @@ export interface HandlerContext {
    * method's processing order the protocol names.
    */
   requireSession(): string;
+  /**
+   * For methods whose table entry says `privileged: "protectedAction"`: the handler calls this once
+   * it knows the call is privileged; it throws method_not_permitted_on_transport on a connection
+   * whose transport does not run privileged calls.
+   */
+  requirePrivileged(): void;
   /** Cancels a running concurrent request of the same connection. */
   cancel(id: RpcId): "requested" | "alreadyRequested" | "notFound";
   /** The error this request answers when its signal has fired (cancel, deadline, shutdown), else null. */
@@ -49,6 +55,8 @@ export interface ConnectionPolicy {
   route(conn: Connection): Route;
   /** The connection's active Session id, or null. */
   activeSession(conn: Connection): string | null;
+  /** Whether this connection started the Session (what `privileged: "otherSession"` asks). */
+  startedSession(conn: Connection, sessionId: string): boolean;
   /** Core cleanup when a connection ends: its Session ended, its lease released. */
   close(conn: Connection, reason: CloseReason): Promise<void>;
 }
@@ -68,7 +76,7 @@ const EMPTY_PARAMS = Object.freeze({});
 const NO_PARAM_METHODS = new Set(Object.entries(METHODS).filter(([, s]) => s.params === null).map(([n]) => n));
 
 /**
- * Steps 3–12 of the dispatch precedence (docs/protocol/envelope-and-errors.md): hello, the
+ * Steps 3–13 of the dispatch precedence (docs/protocol/envelope-and-errors.md): hello, the
  * handshake, gates, timeouts, params, the table's Session requirement, then the handler. Returns
  * the result, or a promise of it; throws (or rejects with) the error to answer.
  */
@@ -80,6 +88,7 @@ export function runSteps(deps: StepDeps, conn: Connection, req: RpcRequest, rout
   const spec: MethodSpec | undefined = isMethodName(method) && METHODS[method].plane !== "webSocket" ? METHODS[method] : undefined;
   if (!spec) throw new RpcError("method_not_found", { arg: method, details: { method } });
   if (spec.feature && !conn.has(spec.feature)) throw methodUnavailable(method, spec.feature);
+  if (spec.privileged === "always" && !conn.privileged) throw notPermittedOnTransport(method, conn.transport.kind, "always");
   if (req.timeoutMs !== undefined) {
     if (!conn.has("request.control.v1"))
       throw new RpcError("feature_not_negotiated", { arg: "timeoutMs", details: { field: "timeoutMs", requiredFeature: "request.control.v1" } });
@@ -90,6 +99,7 @@ export function runSteps(deps: StepDeps, conn: Connection, req: RpcRequest, rout
   const checkSession = () => sessionOf(deps.policy, conn, spec);
   if (spec.sessionCheck === "beforeParams") checkSession();
   const params = spec.params ? decodeParams(method, spec.params, req.params) : EMPTY_PARAMS;
+  if (spec.privileged === "otherSession" && !conn.privileged) checkOwnSession(deps.policy, conn, method, params as { sessionId?: string });
   if ((spec.sessionCheck ?? "afterParams") === "afterParams") checkSession();
   const handler = deps.handlers[method as ControlMethod] as Handler<ControlMethod>;
   const ctx: HandlerContext = {
@@ -110,6 +120,9 @@ export function runSteps(deps: StepDeps, conn: Connection, req: RpcRequest, rout
       if (!id) throw sessionRequired();
       return id;
     },
+    requirePrivileged: () => {
+      if (!conn.privileged) throw notPermittedOnTransport(method, conn.transport.kind, spec.privileged ?? "always");
+    },
     cancel: (id) => deps.cancel(conn, id),
     abortError: () => (flight?.reason ? abortError(flight) : null),
   };
@@ -124,6 +137,16 @@ function sessionOf(policy: ConnectionPolicy, conn: Connection, spec: MethodSpec)
   const active = policy.activeSession(conn);
   if (spec.session === "required" && !active) throw sessionRequired();
   if (spec.session === "forbidden" && active) throw new RpcError(spec.sessionConflict ?? "session_already_active", { details: { sessionId: active } });
+}
+
+/**
+ * A read of a Session this connection did not start, on a transport that does not run privileged
+ * calls. Without `sessionId` the method reads the connection's own active Session. An id that
+ * names no Session is refused the same way, so such a connection cannot tell which ids exist.
+ */
+function checkOwnSession(policy: ConnectionPolicy, conn: Connection, method: string, params: { sessionId?: string }): void {
+  if (params.sessionId === undefined || policy.startedSession(conn, params.sessionId)) return;
+  throw notPermittedOnTransport(method, conn.transport.kind, "otherSession");
 }
 
 /** A result that does not match its schema is a bug: logged, and answered as internal_error. */

@@ -1,5 +1,6 @@
 import { type ErrorName, type ErrorOptions, type RpcErrorObject, errorObject } from "../protocol/errors.ts";
 import type { FeatureName } from "../protocol/features.ts";
+import { PRIVILEGED_TRANSPORTS, type Privileged } from "../protocol/methods.ts";
 
 /** The one error type a handler throws for anything a client may branch on; anything else is a bug. */
 export class RpcError extends Error {
@@ -20,6 +21,16 @@ export const sessionRequired = () => new RpcError("session_required", { details:
 /** A gated method whose feature is off, or whose runtime service is absent (docs/protocol/handshake.md#feature-availability). */
 export const methodUnavailable = (method: string, requiredFeature: FeatureName) =>
   new RpcError("method_not_found", { arg: method, details: { method, requiredFeature } });
+
+/**
+ * A privileged call on a transport a web page can reach (docs/protocol/transport-and-framing.md#privileged-methods).
+ * `method` is the method, or the HTTP route when no method stands behind it (`GET /evidence/{id}`).
+ */
+export const notPermittedOnTransport = (method: string, transport: string, privileged: Privileged) =>
+  new RpcError("method_not_permitted_on_transport", {
+    arg: method,
+    details: { method, transport, privileged, allowedTransports: [...PRIVILEGED_TRANSPORTS] },
+  });
 
 /** Minimal structured logger (pino satisfies it); keeps rpc free of logging libraries. */
 export interface Logger {

@@ -2,7 +2,7 @@ import { errorObject } from "../protocol/errors.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import { parseJson } from "../rpc/json.ts";
-import { type Logger, RpcError } from "../rpc/rpc-error.ts";
+import { type Logger, RpcError, notPermittedOnTransport } from "../rpc/rpc-error.ts";
 import { NO_STORE, errorResponse, jsonResponse } from "./http-guard.ts";
 import { LocalRpc, RpcFailure } from "./local-rpc.ts";
 
@@ -39,7 +39,7 @@ const status = (code: number, names: string[]) => names.forEach((n) => (STATUS[n
 status(400, ["parse_error", "invalid_request", "invalid_params", "invalid_arguments", "feature_not_negotiated", "request_timeout_not_supported", "device_selection_required"]);
 status(400, ["protected_action_not_negotiated", "semantic_action_not_negotiated", "invalid_page_limit", "event_cursor_ahead", "invalid_evidence_digest"]);
 status(401, ["authentication_required", "authentication_failed"]);
-status(403, ["permission_denied"]);
+status(403, ["permission_denied", "method_not_permitted_on_transport"]);
 status(404, ["method_not_found", "unknown_action", "device_not_found", "session_not_found", "evidence_not_found", "ui_snapshot_not_found"]);
 status(409, ["device_in_use", "device_lease_active", "session_busy", "session_active", "session_already_active", "session_ended", "duplicate_action_call"]);
 status(409, ["device_lease_expired", "device_lease_not_found", "device_lease_mismatch", "device_registration_changed"]);
@@ -56,6 +56,15 @@ const failure = (f: RpcFailure, headers?: Record<string, string>) => errorRespon
 const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof errorObject>[1] = {}): never => {
   throw new RpcFailure("http", errorObject(name, opts));
 };
+
+/**
+ * A request a web page sent: browsers add Origin to every cross-origin fetch and to every
+ * non-GET request, and a page cannot remove it. Such a request runs no privileged call
+ * (docs/protocol/transport-and-framing.md#privileged-methods). The daemon's own pages (the live
+ * report) fetch same-origin GETs, which carry no Origin, and the HTTP guard refuses other sites'
+ * requests that carry none (Sec-Fetch-Site).
+ */
+export const sentByPage = (req: Request): boolean => req.headers.has("origin");
 
 const INTEGER_QUERY = new Set(["afterSequence", "limit"]);
 
@@ -120,7 +129,7 @@ export class HttpApi {
     const parts = url.pathname.split("/").slice(1).map(decodeSegment);
     const [top, id, leaf, name] = parts;
     const n = parts.length;
-    if (top === "devices" && n === 1) return this.handle(req, "GET", () => this.plain("devices.list"));
+    if (top === "devices" && n === 1) return this.handle(req, "GET", () => this.plain(req, "devices.list"));
     if (top === "devices" && n === 3 && leaf === "screenshot.png") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.screenshot(rpc)));
     if (top === "devices" && n === 3 && leaf === "ui") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.ui(rpc)));
     if (top === "devices" && n === 4 && leaf === "actions")
@@ -131,12 +140,12 @@ export class HttpApi {
     // The summaries rather than sessions.list: a person reading this wants the device, the outcome
     // and the counts, and the reference's bare array is kept for JSON-RPC clients only.
     if (top === "sessions" && n === 1)
-      return this.handle(req, "GET", () => this.plain("devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])));
+      return this.handle(req, "GET", () => this.plain(req, "devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])));
     if (top === "sessions" && n === 3 && leaf === "events")
-      return this.handle(req, "GET", () => this.plain("events.list", { sessionId: id, ...queryParams(url, "events.list", ["afterSequence", "limit"]) }));
+      return this.handle(req, "GET", () => this.plain(req, "events.list", { sessionId: id, ...queryParams(url, "events.list", ["afterSequence", "limit"]) }));
     if (top === "sessions" && n === 3 && leaf === "export")
-      return this.handle(req, "GET", () => this.plain("session.export", { sessionId: id, ...queryParams(url, "session.export", ["afterSequence", "limit"]) }));
-    if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(id as string));
+      return this.handle(req, "GET", () => this.plain(req, "session.export", { sessionId: id, ...queryParams(url, "session.export", ["afterSequence", "limit"]) }));
+    if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(req, id as string));
     return null;
   }
 
@@ -159,10 +168,11 @@ export class HttpApi {
     }
   }
 
-  /** A fresh connection after its hello; closed by the caller. */
-  private async connect(): Promise<LocalRpc> {
+  /** A fresh connection after its hello, privileged unless a web page sent the request; closed by the caller. */
+  private async connect(req: Request): Promise<LocalRpc> {
     if (this.stopping) fail("event_store_shutting_down");
     const rpc = new LocalRpc(this.opts.dispatcher, this.opts.services, { kind: "http", framing: "jsonMessage" }, this.opts.log);
+    rpc.conn.privileged = !sentByPage(req);
     this.open.add(rpc);
     const hello = {
       client: { name: "devicerail-http", version: this.opts.serverVersion },
@@ -183,8 +193,8 @@ export class HttpApi {
     this.open.delete(rpc);
   }
 
-  private async plain(method: string, params?: object): Promise<Response> {
-    const rpc = await this.connect();
+  private async plain(req: Request, method: string, params?: object): Promise<Response> {
+    const rpc = await this.connect(req);
     try {
       return jsonResponse((await rpc.must(method, params)).json);
     } finally {
@@ -194,7 +204,7 @@ export class HttpApi {
 
   /** `admit` runs after the device is connected and before session.start: its refusal starts no Session. */
   private async device(req: Request, deviceId: string, work: (rpc: LocalRpc) => Promise<Response>, admit?: (rpc: LocalRpc) => Promise<void>): Promise<Response> {
-    const rpc = await this.connect();
+    const rpc = await this.connect(req);
     // A client that hangs up mid-request closes the connection: its action is cancelled and its Session ended.
     const onAbort = () => void rpc.close();
     req.signal.addEventListener("abort", onAbort, { once: true });
@@ -236,10 +246,15 @@ export class HttpApi {
     return jsonResponse((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
   }
 
-  /** unknown_action with the names the device offers, so the caller can correct the path. */
+  /**
+   * unknown_action with the names the device offers, so the caller can correct the path; a
+   * protected action a page asked for is refused here too, before a Session is started for it.
+   */
   private async knownAction(rpc: LocalRpc, name: string): Promise<void> {
-    const available = ((await rpc.must("device.capabilities")).result as { name: string }[]).map((d) => d.name);
-    if (!available.includes(name)) fail("unknown_action", { arg: name, details: { action: name, availableActions: available } });
+    const defs = (await rpc.must("device.capabilities")).result as { name: string; protection?: string }[];
+    const def = defs.find((d) => d.name === name);
+    if (!def) fail("unknown_action", { arg: name, details: { action: name, availableActions: defs.map((d) => d.name) } });
+    if (def?.protection === "protected" && !rpc.conn.privileged) throw notPermittedOnTransport("device.execute", "http", "protectedAction");
   }
 
   private async action(rpc: LocalRpc, name: string, args: object): Promise<Response> {
@@ -247,7 +262,9 @@ export class HttpApi {
     return jsonResponse((await rpc.must("device.execute", params)).json);
   }
 
-  private async evidence(id: string): Promise<Response> {
+  /** Evidence is read by digest, whoever's Session holds it: a page may not read it. */
+  private async evidence(req: Request, id: string): Promise<Response> {
+    if (sentByPage(req)) throw notPermittedOnTransport("GET /evidence/{id}", "http", "always");
     const sha256 = id.startsWith(EVIDENCE_ID_PREFIX) ? id.slice(EVIDENCE_ID_PREFIX.length) : id;
     if (!SHA256.test(sha256)) return fail("invalid_evidence_digest", { details: { digest: id } });
     const stored = await this.opts.evidence.read(sha256);

@@ -86,7 +86,7 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
     await c.call("system.hello", helloParams());
     c.sendRaw(new Uint8Array([0x7b, 0x7d]));
     const message = "WebSocket application messages must be text JSON";
-    expect((await c.call("sessions.list")).result).toEqual([]);
+    expect((await c.call("devices.list")).result.devices.map((d: { id: string }) => d.id)).toEqual(["mock-1"]);
     expect(c.unmatched).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { code: "invalid_request", message, retryable: false, details: null } } }]);
   });
 

@@ -105,6 +105,8 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       const protection = devices.classify(deviceId, params.name);
       if (protection === "protected" && !conn.has("action.protected.v1"))
         throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
+      // Before the Session is touched: a refused protected action writes no event.
+      if (protection === "protected") ctx.requirePrivileged();
       // Protected and unknown actions never overlap media capture on one connection (docs/protocol/media-streams.md#protected-actions-and-capture).
       const releaseSensitive = protection === "standard" ? () => {} : stateOf(conn).media.beginSensitiveAction();
       try {
@@ -142,6 +144,7 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       const state = stateOf(conn);
       state.selectedDeviceId = deviceId;
       state.activeSessionId = session.id;
+      state.startedSessions.add(session.id);
       return session;
     },
   };
