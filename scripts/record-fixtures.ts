@@ -549,6 +549,20 @@ add({
   replay: replayAll(),
   note: "deliberately not the reference's idempotent {deleted:true} for ids that never existed (docs/protocol/sessions-and-events.md#deleting-a-session)",
 });
+add({
+  dir: "events.clear",
+  name: "not-permitted-on-websocket",
+  method: "events.clear",
+  request: request(1, "events.clear", { sessionId: S_UNKNOWN }),
+  response: failure(1, -32015, "method_not_permitted_on_transport", "events.clear is privileged and not permitted on this transport: use stdio, the Unix socket or TCP NDJSON", false, {
+    method: "events.clear",
+    transport: "webSocket",
+    privileged: "always",
+    allowedTransports: ["stdio", "tcp", "unix"],
+  }),
+  replay: "JSON-RPC over WebSocket (GET /rpc), where privileged methods are refused: replayed over the daemon's real WebSocket by test/e2e/privileged.test.ts; over stdio the same request is session-not-found",
+  note: "privileged methods are refused on transports a web page can reach (docs/protocol/transport-and-framing.md#privileged-methods)",
+});
 
 // events.stream.* / events.subscribe --------------------------------------------------------
 add({

@@ -4,12 +4,12 @@
  * NDJSON with the token and on the Unix socket.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { errorObject } from "../../src/protocol/errors.ts";
 import type { Privileged } from "../../src/protocol/methods.ts";
-import { helloParams } from "../support/daemon.ts";
+import { ROOT, helloParams } from "../support/daemon.ts";
 import { RpcSocket, ServeDaemon, within } from "./serve-daemon.ts";
 
 const TOKEN = "privileged-test-token-0123456789";
@@ -113,6 +113,23 @@ describe("privileged methods", () => {
       expect((await owner.call("events.list", { sessionId: other })).result).toHaveLength(4);
       expect((await owner.call("events.list", { sessionId: own })).result.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
       owner.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  test("reproduces the golden not-permitted-on-websocket fixture when its request is sent over GET /rpc", async () => {
+    const { d, dir } = await serve();
+    await using _ = d;
+    try {
+      const fixture = (kind: string) => JSON.parse(readFileSync(join(ROOT, `fixtures/protocol/events.clear/not-permitted-on-websocket.${kind}.json`), "utf8"));
+      const { jsonrpc: _v, id: _id, ...request } = fixture("request");
+      const ws = new RpcWs(d.port);
+      expect(await ws.opened).toBe(true);
+      await ws.call("system.hello", helloParams());
+      // RpcWs numbers its requests; the fixture's id is 1 and this is the socket's second request.
+      expect({ ...(await ws.call(request.method, request.params)), id: 1 }).toEqual(fixture("response"));
+      ws.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
