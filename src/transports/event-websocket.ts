@@ -2,6 +2,7 @@ import type { Server, ServerWebSocket } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { type EventPlane, EventSubscriber, MAX_MESSAGE_BYTES } from "./event-subscriber.ts";
+import { refusalLog } from "./log-limiter.ts";
 import { WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";
 
 export type { EventPlane } from "./event-subscriber.ts";
@@ -26,17 +27,24 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
   const server: Server<EventSubscriber> = Bun.serve<EventSubscriber>({
     hostname: "127.0.0.1",
     port: 0,
+    // Bun's development mode answers a throw with a page naming the working directory and source lines.
+    development: false,
     fetch(req, srv) {
-      const url = new URL(req.url);
-      const token = TOKEN_PATH.exec(url.pathname)?.[1];
-      const host = req.headers.get("host");
+      // The exact Host first: any other makes req.url unparsable or names another server.
+      if (req.headers.get("host") !== `127.0.0.1:${srv.port}`) return forbidden();
+      const url = URL.parse(req.url);
+      const token = url ? TOKEN_PATH.exec(url.pathname)?.[1] : undefined;
       const proto = req.headers.get("sec-websocket-protocol");
-      if (stopping || open.size >= MAX_SOCKETS || !token || url.search !== "" || host !== `127.0.0.1:${srv.port}` || proto !== SUBPROTOCOL) return forbidden();
+      if (stopping || open.size >= MAX_SOCKETS || !url || !token || url.search !== "" || proto !== SUBPROTOCOL) return forbidden();
       if (req.headers.get("upgrade")?.toLowerCase() !== "websocket" || !req.headers.get("sec-websocket-key")) return forbidden();
       const cap = plane.consume(token, req.headers.get("origin"));
       if (!cap) return forbidden();
       const data = new EventSubscriber(cap, plane, opts.serverVersion);
       if (srv.upgrade(req, { data, headers: { "Sec-WebSocket-Protocol": SUBPROTOCOL } })) return undefined;
+      return forbidden();
+    },
+    error(err) {
+      refusalLog(opts.log).error({ err }, "event plane request failed unexpectedly");
       return forbidden();
     },
     websocket: {

@@ -65,6 +65,17 @@ export class HttpPipe {
     if (this.toBack.bytes >= PAUSE_BYTES) setReading(this.front, false);
   }
 
+  /** Answers the client with `response` instead of the internal server (which is cut off), then ends. */
+  answerInstead(response: Uint8Array): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.back?.terminate();
+    this.toBack.clear();
+    this.front.write(response);
+    this.front.end();
+    this.done.resolve();
+  }
+
   /** The public client half-closed: pass it on once its bytes are through. */
   endOfInput(): void {
     this.frontEnded = true;

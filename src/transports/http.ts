@@ -6,8 +6,12 @@ import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import type { ConnectionLimits } from "./accept-table.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
-import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, errorResponse, readBody } from "./http-guard.ts";
+import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, errorResponse, readBody, refusal } from "./http-guard.ts";
+import { refusalLog } from "./log-limiter.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
+
+/** RFC 3986 authority without userinfo: a bracketed IP literal or a reg-name, then an optional port. */
+const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
 export interface PublicListenerOptions extends HttpApiOptions {
@@ -44,12 +48,16 @@ export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy })
 
   const fetch = async (req: Request, server: Server<ControlSocket>): Promise<Response | undefined> => {
     if (stopping) return errorResponse(503, JSON.stringify(errorObject("event_store_shutting_down")), { Connection: "close" });
+    // Nothing here may throw on a malformed head: a Host that is no authority makes Bun's URL unparsable.
     // HTTP/1.0 without Host gives a relative URL (only reachable when the Host policy is off).
-    const url = new URL(req.url, "http://localhost");
-    const grant = url.pathname === "/rpc" ? grantOf(req, policy) : null;
+    const url = URL.parse(req.url, "http://localhost");
+    const grant = url?.pathname === "/rpc" ? grantOf(req, policy) : null;
     // With a grant, only its token check is replaced: the Host, Origin and Sec-Fetch-Site checks still run.
     const refused = admit(req, grant ? { ...policy, token: null } : policy);
     if (refused) return refused;
+    const host = req.headers.get("host");
+    if (host !== null && !AUTHORITY.test(host)) return refusal(400, "invalid_request", "request refused: the Host header is not a valid authority", { reason: "badHost" }, { Connection: "close" });
+    if (!url) return refusal(400, "invalid_request", "request refused: the request target is not a valid URL", { reason: "badRequestTarget" }, { Connection: "close" });
     if (url.pathname === "/rpc") {
       const upgrade = req.headers.get("upgrade")?.toLowerCase() === "websocket";
       if (req.method !== "GET" || !upgrade)
@@ -86,7 +94,7 @@ export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy })
       fetch,
       websocket: sockets.handler,
       error(err) {
-        log.error({ err }, "HTTP handler failed unexpectedly");
+        refusalLog(log).error({ err }, "HTTP handler failed unexpectedly");
         return errorResponse(500, JSON.stringify(errorObject("internal_error")));
       },
     });

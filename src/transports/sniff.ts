@@ -1,9 +1,11 @@
+import { errorObject } from "../protocol/errors.ts";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { HttpPipe } from "./http-pipe.ts";
+import { refusalLog } from "./log-limiter.ts";
 import { type ByteChannel, NdjsonConnection, setReading } from "./ndjson-connection.ts";
 import { socketSink } from "./outbox.ts";
 import { type AccessToken, type GrantIssuer, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./token.ts";
@@ -12,6 +14,12 @@ import { type AccessToken, type GrantIssuer, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PR
 export const AUTH_TIMEOUT_MS = 5_000;
 /** Bytes of an HTTP request head (request line and headers) before the connection counts as working. */
 const MAX_HTTP_HEAD_BYTES = 16 * 1024;
+const HEAD_TOO_LARGE_BODY = JSON.stringify({
+  error: errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
+});
+const HEAD_TOO_LARGE = new TextEncoder().encode(
+  `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${HEAD_TOO_LARGE_BODY.length}\r\n\r\n${HEAD_TOO_LARGE_BODY}`,
+);
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
 /** How long closing an NDJSON connection waits for its client to take the last answers. */
@@ -139,6 +147,7 @@ export class Accepted {
     if (this.refused) return;
     if (this.route) {
       if (this.httpHead) this.scanHead(chunk);
+      if (this.refused) return;
       return this.route.receive(chunk);
     }
     this.head = concat(this.head, chunk);
@@ -241,7 +250,18 @@ export class Accepted {
     if (head.push(chunk)) {
       this.httpHead = null;
       this.handshakeDone();
-    } else if (head.bytes > MAX_HTTP_HEAD_BYTES) this.refuse("the HTTP request head is too large");
+    } else if (head.bytes > MAX_HTTP_HEAD_BYTES) this.headTooLarge();
+  }
+
+  /** 431 from here: the internal server has not seen a whole head, so it has not answered. */
+  private headTooLarge(): void {
+    const pipe = this.route as HttpPipe;
+    this.refused = true;
+    this.httpHead = null;
+    this.clearTimers();
+    refusalLog(this.opts.log).warn({ reason: "the HTTP request head is too large", limitBytes: MAX_HTTP_HEAD_BYTES }, `${this.opts.label} connection refused`, this.log);
+    pipe.answerInstead(HEAD_TOO_LARGE);
+    this.done.resolve();
   }
 
   private handshakeDone(): void {
@@ -265,7 +285,7 @@ export class Accepted {
     if (this.refused) return;
     this.refused = true;
     this.clearTimers();
-    if (why) this.log.warn({ reason: why }, `${this.opts.label} connection refused`);
+    if (why) refusalLog(this.opts.log).warn({ reason: why }, `${this.opts.label} connection refused`, this.log);
     this.socket.terminate();
     this.done.resolve();
   }
