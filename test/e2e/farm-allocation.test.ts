@@ -144,6 +144,11 @@ describeWithPostgres("farm allocation", () => {
     expect([busy.status, (await json(busy)).error.data]).toEqual([408, expect.objectContaining({ code: "farm_acquire_timed_out", retryable: true })]);
     const bad = await postJson(a.port, "/farm/acquire", { os: "fourteen" });
     expect([bad.status, (await json(bad)).error.data.code]).toEqual([400, "invalid_params"]);
+    // PostgreSQL refuses NUL in text: the request is refused before it reaches the database.
+    for (const field of ["platform", "model", "host", "capability", "device", "holder"]) {
+      const nul = await postJson(a.port, "/farm/acquire", { [field]: "x\u0000y" });
+      expect([field, nul.status, (await json(nul)).error.data]).toEqual([field, 400, expect.objectContaining({ code: "invalid_params", retryable: false })]);
+    }
     const released = await postJson(b.port, "/farm/release", { allocationId: served.allocationId });
     expect(await json(released)).toEqual({ released: true });
   }, 90_000);

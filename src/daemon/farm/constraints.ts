@@ -8,7 +8,15 @@ import * as v from "valibot";
 /** The longest a request may wait for a device: a day. */
 export const MAX_WAIT_MS = 86_400_000;
 
-const text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(max, `at most ${max} characters`));
+// PostgreSQL refuses NUL in text, and the other control characters would reach operators' terminals.
+const text = (max: number) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(max, `at most ${max} characters`),
+    v.regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain NUL or other control characters"),
+  );
 
 export const AcquireRequestSchema = v.strictObject({
   /** android, ios, mock … */

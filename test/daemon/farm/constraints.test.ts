@@ -43,4 +43,11 @@ describe("farm constraints", () => {
     expect(issues({ platform: "" })).toEqual(["platform: must not be empty"]);
     expect(issues({ colour: "red" })?.[0]).toStartWith("colour: ");
   });
+
+  test("a NUL or another control character is refused in every text field when a request carries one", () => {
+    const fields = ["platform", "model", "os", "host", "capability", "device", "holder"];
+    const issues = (x: unknown) => v.safeParse(AcquireRequestSchema, x).issues?.map((i) => `${i.path?.map((p) => p.key).join(".")}: ${i.message}`);
+    expect(fields.map((f) => issues({ [f]: "1\u0000" })?.[0])).toEqual(fields.map((f) => `${f}: must not contain NUL or other control characters`));
+    expect(issues({ holder: "ci\u001b[2Jjob" })).toEqual(["holder: must not contain NUL or other control characters"]);
+  });
 });
