@@ -81,8 +81,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
     }
   };
   const evidence = async (sha256: string): Promise<Uint8Array> => {
-    const { endpoint } = attached;
-    const token = env.DEVICERAIL_TOKEN;
+    const { endpoint, token } = attached;
     const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
     const res =
       "socket" in endpoint

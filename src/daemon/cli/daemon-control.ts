@@ -10,6 +10,7 @@ import type { HelloResult } from "../../protocol/types/handshake.ts";
 import { ensurePrivateDir } from "../data-dir.ts";
 import { VERSION } from "../version.ts";
 import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-record.ts";
+import { readLocalToken } from "./local-token.ts";
 import { CliError } from "./output.ts";
 import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
 
@@ -43,6 +44,8 @@ export interface Attached {
   hello: HelloResult;
   record: DaemonRecord;
   endpoint: Endpoint;
+  /** The credential `endpoint` was opened with, for the command's other requests there (HTTP, MCP); never printed. */
+  token: string | null;
   /** True when this command started the daemon. */
   started: boolean;
 }
@@ -62,11 +65,35 @@ async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ conn
   }
 }
 
+/**
+ * What a client presents on one of the record's endpoints. A daemon whose TCP port requires the
+ * data directory's token names its file; its Unix socket needs none (it checks the peer's uid).
+ * Otherwise DEVICERAIL_TOKEN, when set, is what the daemon was given (and it wins on both).
+ */
+export function credentialFor(record: DaemonRecord, endpoint: Endpoint, env: Record<string, string | undefined>): string | null {
+  if (record.tokenFile) return "socket" in endpoint ? null : readLocalToken(record.tokenFile);
+  return env.DEVICERAIL_TOKEN || null;
+}
+
+/**
+ * Whether the endpoint serves a hello to a client that presents nothing, as any other local user
+ * could; false when it refuses or closes the connection, or says nothing within `ms`.
+ */
+export async function answersWithoutCredential(endpoint: Endpoint, ms = 2_000): Promise<boolean> {
+  const attempt = helloOn(endpoint, null).then(({ conn }) => {
+    conn.close();
+    return true;
+  });
+  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref?.());
+  return Promise.race([attempt.catch(() => false), timeout]);
+}
+
 /** Connects to the daemon the record names; null when none of its endpoints answers a hello. */
-async function reach(record: DaemonRecord, token: string | null): Promise<Omit<Attached, "started"> | null> {
+async function reach(record: DaemonRecord, env: Record<string, string | undefined>): Promise<Omit<Attached, "started"> | null> {
   for (const endpoint of endpointsOf(record)) {
+    const token = credentialFor(record, endpoint, env);
     try {
-      return { ...(await helloOn(endpoint, token)), record, endpoint };
+      return { ...(await helloOn(endpoint, token)), record, endpoint, token };
     } catch {}
   }
   return null;
@@ -94,7 +121,8 @@ function selfCommand(): string[] {
  */
 function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { pid: number | undefined; exited: Promise<number | null> } {
   const socket = defaultSocket(dataDir);
-  const args = ["serve", "--listen", "127.0.0.1:0", ...(socket ? ["--socket", socket] : [])];
+  // The TCP port is for what cannot use the socket (a browser, Windows, a long path): with a token only.
+  const args = ["serve", "--listen", "127.0.0.1:0", "--local-token", ...(socket ? ["--socket", socket] : [])];
   // The daemon makes (and checks) the folder itself; the log just needs it to exist first.
   ensurePrivateDir(dataDir);
   const log = openSync(logPath(dataDir), "a", 0o600);
@@ -133,6 +161,12 @@ const logSize = (dataDir: string) => {
   }
 };
 
+/** Why a daemon may have refused this command's credential. */
+function tokenHint(record: DaemonRecord, env: Record<string, string | undefined>): string {
+  if (record.tokenFile) return readLocalToken(record.tokenFile) === null ? ` (its token file ${record.tokenFile} cannot be read)` : "";
+  return env.DEVICERAIL_TOKEN ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)";
+}
+
 const unreachable = (dataDir: string, pid?: number) =>
   new CliError(
     `${dataDir} is held by a devicerail daemon${pid ? ` (pid ${pid}) serving stdio only` : " that commands cannot reach (one serving stdio only?)"}; stop it, or set DEVICERAIL_DATA_DIR to another folder`,
@@ -145,7 +179,6 @@ const unreachable = (dataDir: string, pid?: number) =>
  * serves both, and the other's daemon exits.
  */
 export async function attach(dataDir: string, env: Record<string, string | undefined>, opts: { start: boolean; waitMs?: number }): Promise<Attached> {
-  const token = env.DEVICERAIL_TOKEN || null;
   const waitMs = opts.waitMs ?? START_WAIT_MS;
   const deadline = Date.now() + waitMs;
   let child: { pid: number | undefined; exited: Promise<number | null> } | null = null;
@@ -155,12 +188,12 @@ export async function attach(dataDir: string, env: Record<string, string | undef
   for (;;) {
     const record = readRecord(dataDir);
     if (record && isAlive(record.pid)) {
-      const reached = await reach(record, token);
+      const reached = await reach(record, env);
       if (reached) return { ...reached, started: child !== null && child.pid === record.pid };
       if (record.stdio) throw unreachable(dataDir, record.pid);
       if (record.state !== "starting")
         throw new CliError(
-          `a devicerail daemon (pid ${record.pid}) holds ${dataDir} but does not answer on ${endpointsOf(record).map(endpointText).join(" or ") || "any socket"}${token ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)"}`,
+          `a devicerail daemon (pid ${record.pid}) holds ${dataDir} but does not answer on ${endpointsOf(record).map(endpointText).join(" or ") || "any socket"}${tokenHint(record, env)}`,
         );
       // Starting: its record names endpoints once it listens.
     } else {

@@ -21,9 +21,14 @@ export interface DaemonRecord {
   host?: string;
   port?: number;
   socket?: string;
+  /**
+   * Set when the TCP port requires the data directory's token: the file to read it from
+   * (local-token.ts). The record is read by tools that need no secret, so it never holds one.
+   */
+  tokenFile?: string;
 }
 
-export type Endpoints = Pick<DaemonRecord, "host" | "port" | "socket">;
+export type Endpoints = Pick<DaemonRecord, "host" | "port" | "socket" | "tokenFile">;
 
 export const recordPath = (dataDir: string) => join(dataDir, "listen.json");
 

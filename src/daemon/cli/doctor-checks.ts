@@ -10,6 +10,8 @@ import { DatabaseLockedError, openDatabase } from "../../core/sessions/db.ts";
 import { ListenAddressError, checkListenAddress, isLoopbackAddress } from "../../transports/tcp.ts";
 import type { Config } from "../config.ts";
 import { DataDirError, ensurePrivateDir, resolveDataPaths } from "../data-dir.ts";
+import { peerCredentialsSupported } from "../../transports/peer-credentials.ts";
+import { answersWithoutCredential } from "./daemon-control.ts";
 import { isAlive, readRecord } from "./daemon-record.ts";
 import { formatAddress } from "./serve.ts";
 import { hostRequest, listeningAddresses, parseDevices } from "./adb-host.ts";
@@ -167,4 +169,42 @@ export async function listenCheck(config: Config): Promise<Check> {
     `${text} cannot be bound: ${error.code ?? error.message}${inUse ? " (already in use, perhaps by a running daemon)" : ""}`,
     inUse ? "stop what listens there, or choose another port in DEVICERAIL_RPC_LISTEN" : "choose another address in DEVICERAIL_RPC_LISTEN",
   );
+}
+
+/**
+ * Who else can reach the data directory's daemon: its TCP port is probed with no credential (as
+ * another local user would), and the Unix socket's protection on this platform is named.
+ */
+export async function accessChecks(env: Env): Promise<Check[]> {
+  const { dataDir } = resolveDataPaths(env, process.platform, homedir(), process.cwd());
+  const checks: Check[] = [];
+  const record = readRecord(dataDir);
+  const running = record && isAlive(record.pid) && !record.stdio ? record : null;
+  if (!running || running.port === undefined) checks.push(check("daemon TCP port", "skip", running ? "the running daemon has no TCP listener" : "no devicerail daemon runs on this data directory"));
+  else {
+    const where = formatAddress({ host: running.host ?? "127.0.0.1", port: running.port });
+    checks.push(
+      (await answersWithoutCredential({ host: running.host ?? "127.0.0.1", port: running.port }))
+        ? check(
+            "daemon TCP port",
+            "warn",
+            `the daemon (pid ${running.pid}) serves ${where} with no token: every local user of this machine can list, export and delete its Sessions and drive its devices`,
+            "restart it with a token: `devicerail daemon stop` (commands then start one that requires <data dir>/daemon.token), or set DEVICERAIL_TOKEN for serve --listen",
+          )
+        : check("daemon TCP port", "ok", `${where} requires a token${running.tokenFile ? ` (${running.tokenFile}, readable by you only)` : " (DEVICERAIL_TOKEN)"}`),
+    );
+  }
+  if (process.platform === "win32") checks.push(check("daemon socket", "skip", "Windows: the daemon serves TCP only"));
+  else if (peerCredentialsSupported())
+    checks.push(check("daemon socket", "ok", `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`));
+  else
+    checks.push(
+      check(
+        "daemon socket",
+        "warn",
+        `${process.platform} reports no peer credentials to devicerail: only the socket's file modes (0600 in a 0700 folder) keep other users out`,
+        "keep the data directory 0700 and do not loosen the socket's mode",
+      ),
+    );
+  return checks;
 }

@@ -1,7 +1,7 @@
 /** `devicerail doctor [--smoke]`: what is wrong and how to fix it, and the latency figures of one device. */
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { type CoreClient, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
-import { type Check, adbChecks, dataDirCheck, listenCheck, macChecks } from "./doctor-checks.ts";
+import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, macChecks } from "./doctor-checks.ts";
 import { CliError, RpcCallError, out, printJson, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
@@ -101,6 +101,7 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
   checks.push(...macChecks(env));
   checks.push(dataDirCheck(env));
   checks.push(await listenCheck(config));
+  checks.push(...(await accessChecks(env)));
   let result: SmokeResult | undefined;
   if (opts.smoke) {
     const cycles = opts.cycles ?? 10;

@@ -20,5 +20,6 @@ export async function mcpCommand(env: Record<string, string | undefined> = proce
     process.stderr.write(
       "devicerail mcp: an MCP server on stdin/stdout, for an AI agent host to start (e.g. `claude mcp add devicerail -- devicerail mcp`; see the README's \"AI agents (MCP)\"). Waiting for MCP messages; Ctrl-C quits.\n",
     );
-  return bridgeStdio(attached.endpoint, env.DEVICERAIL_TOKEN || null);
+  // The credential the endpoint was reached with: the data directory's token on its TCP port.
+  return bridgeStdio(attached.endpoint, attached.token);
 }

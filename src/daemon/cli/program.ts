@@ -197,6 +197,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("--listen <host:port>", "loopback TCP clients")
     .option("--socket <path>", "Unix socket clients")
     .option("--token <token>", "every connection must authenticate with this token (prefer DEVICERAIL_TOKEN)")
+    .option("--local-token", "TCP requires a token made at start and kept in <data dir>/daemon.token")
     .action(run(() => serve(serveCmd.opts())));
   serveCmd.helpInformation = () => SERVE_HELP;
 

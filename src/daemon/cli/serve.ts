@@ -14,8 +14,9 @@ import { FarmHost } from "../farm/host.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
+import { localTokenPath, removeLocalToken, writeLocalToken } from "./local-token.ts";
 
-export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN]
+export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN | --local-token]
 
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
 (max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
@@ -25,7 +26,9 @@ address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is als
 <data dir>/listen.json). The first byte of a connection picks its protocol: { NDJSON JSON-RPC; a
 letter HTTP/1.1 (the HTTP API, and JSON-RPC over WebSocket at GET /rpc). Other addresses need a
 token. stdin is not read. Once listening it prints one line to stdout,
-{"listening":{"host":"127.0.0.1","port":NNNN}}, and nothing else.
+{"listening":{"host":"127.0.0.1","port":NNNN}}, and nothing else. Without a token every local
+user of the machine can reach the port (loopback keeps out other machines, not other users), and
+serve says so on stderr.
 
 --socket PATH (or DEVICERAIL_RPC_SOCKET): the same on a Unix socket, created 0600 in a directory
 only you can write (created 0700 when missing). A stale socket is replaced; a live one is refused.
@@ -33,6 +36,12 @@ only you can write (created 0700 when missing). A stale socket is replaced; a li
 --token TOKEN (or DEVICERAIL_TOKEN, preferred: argv is visible to other users): every connection
 must authenticate first: NDJSON with the line "DEVICERAIL-TOKEN <token>", HTTP and WebSocket with
 "Authorization: Bearer <token>". 16 to 512 printable ASCII characters.
+
+--local-token: the TCP listener requires a token made at start and written to
+<data dir>/daemon.token (0600, removed on a clean stop), where the data directory's own clients
+read it; the Unix socket needs none (it admits only this user, see the README's Security). The
+daemon that commands start in the background runs with it. A --token or DEVICERAIL_TOKEN given
+as well wins, on both listeners, and no file is written.
 
 Stops gracefully on SIGINT or SIGTERM (exit 0).
 `;
@@ -42,12 +51,13 @@ export interface ServeOptions {
   listen?: string;
   socket?: string;
   token?: string;
+  localToken?: boolean;
 }
 
 type Log = Awaited<ReturnType<typeof createLogger>>;
 
 /** What `serve` was asked to do, or the exit code of a usage/configuration error (already reported). */
-function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | null; socket: string | null; token: AccessToken | null } | number {
+function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | null; socket: string | null; token: AccessToken | null; localToken: boolean } | number {
   const usage = (message: string) => {
     process.stderr.write(`devicerail: ${message}\n`);
     return 2;
@@ -75,14 +85,19 @@ function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | nul
     } catch (err) {
       return usage(`cannot listen on ${formatAddress(listen)}: ${(err as Error).message}`);
     }
+    if (secret === null && !opts.localToken)
+      process.stderr.write(
+        `devicerail: warning: the TCP listener ${formatAddress(listen)} has no token, so every local user of this machine can reach it (list, export and delete Sessions, drive the devices); set DEVICERAIL_TOKEN, or serve --socket only\n`,
+      );
   }
-  return { config, listen, socket, token: secret === null ? null : new AccessToken(secret) };
+  const localToken = secret === null && listen !== null && opts.localToken === true;
+  return { config, listen, socket, token: secret === null ? null : new AccessToken(secret), localToken };
 }
 
 export async function serve(opts: ServeOptions): Promise<number> {
   const planned = plan(opts);
   if (typeof planned === "number") return planned;
-  const { config, listen, socket, token } = planned;
+  const { config, listen, socket, token, localToken } = planned;
   const log = await createLogger(config.logLevel);
   let daemon: Daemon;
   const startedAtMs = Date.now();
@@ -106,7 +121,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   }
   if (listen || socket)
     return serveSockets(
-      { listen, socket, token, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs, farm: config.farm },
+      { listen, socket, token, localToken, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs, farm: config.farm },
       daemon,
       log,
       config.screenshotPolicy,
@@ -124,6 +139,8 @@ type Sockets = {
   listen: ListenAddress | null;
   socket: string | null;
   token: AccessToken | null;
+  /** The TCP listener requires a token made now and kept in the data directory (local-token.ts). */
+  localToken: boolean;
   allowedOrigins: readonly string[];
   limits: { handshakeMs: number; keepAliveMs: number };
   mcpImage: Config["mcpImage"];
@@ -165,6 +182,8 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   };
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
+  // Written before the port exists, so no client ever finds the port without its token.
+  const dataToken = want.localToken ? writeLocalToken(daemon.paths.dataDir) : null;
   const stopAll = async () => {
     await mcp.stop();
     await Promise.all([tcp?.stop(), unix?.stop()]);
@@ -172,9 +191,10 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     await farm?.stop();
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);
+    if (dataToken) removeLocalToken(daemon.paths.dataDir, dataToken);
   };
   try {
-    if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen });
+    if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen, ...(dataToken ? { token: new AccessToken(dataToken) } : {}) });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     process.stderr.write(`devicerail: cannot listen on ${formatAddress(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
@@ -191,7 +211,12 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   // How the CLI and other local tools find this daemon (see cli/daemon-control.ts).
   writeRecord(
     daemon.paths.dataDir,
-    { state: "serving", ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) },
+    {
+      state: "serving",
+      ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}),
+      ...(unix ? { socket: unix.path } : {}),
+      ...(tcp && dataToken ? { tokenFile: localTokenPath(daemon.paths.dataDir) } : {}),
+    },
     startedAtMs,
   );
   if (farm && want.farm && tcp && want.listen) await farm.start(formatAddress(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));

@@ -137,6 +137,8 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
       { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
       { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
       { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },
+      { name: "daemon TCP port", status: "skip", detail: "no devicerail daemon runs on this data directory", fix: null },
+      { name: "daemon socket", status: "ok", detail: `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`, fix: null },
     ]);
     const smoke = await cliJson(["doctor", "--smoke", "-d", id, "-n", "2"], env());
     expect(smoke.smoke).toEqual({ deviceId: id, cycles: 2, observe: { p50Ms: expect.any(Number), p95Ms: expect.any(Number) }, tap: { p50Ms: expect.any(Number), p95Ms: expect.any(Number) } });

@@ -292,6 +292,8 @@ describe("devicerail doctor on the Mock", () => {
         { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
         { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
         { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },
+        { name: "daemon TCP port", status: "skip", detail: "no devicerail daemon runs on this data directory", fix: null },
+        { name: "daemon socket", status: "ok", detail: `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`, fix: null },
       ],
     });
   });
@@ -314,7 +316,7 @@ describe("devicerail doctor on the Mock", () => {
       ]);
       const text = await cli(["doctor"], env);
       expect(text.stdout).toContain(`fail  listen address       127.0.0.1:${server.port} cannot be bound: EADDRINUSE`);
-      expect(text.stdout).toEndWith("\n2 failed, 0 warning(s), 1 ok\n");
+      expect(text.stdout).toEndWith("\n2 failed, 0 warning(s), 2 ok\n");
     } finally {
       server.stop(true);
     }
