@@ -6,7 +6,7 @@ import { FileEvidenceStore } from "../core/evidence/evidence-store.ts";
 import { ObjectStore } from "../core/evidence/object-store.ts";
 import { connectionPolicy } from "../core/connection-policy.ts";
 import { createHandlers } from "../core/handlers/index.ts";
-import { openDatabase } from "../core/sessions/db.ts";
+import { QUICK_CHECK_MAX_BYTES, openDatabase, storeProblem } from "../core/sessions/db.ts";
 import { EventLog } from "../core/sessions/event-log.ts";
 import { EventStreams } from "../core/streams/event-stream.ts";
 import { listenEventPlane } from "../transports/event-websocket.ts";
@@ -48,22 +48,32 @@ export async function createDaemon(
   const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
   ensurePrivateDir(paths.dataDir);
   const opened = openDatabase(paths.databasePath);
-  try {
-    hooks.held?.(paths);
-  } catch (err) {
-    opened.raw.close();
-    throw err;
-  }
+  if (opened.integrity === "skipped") log.info({ database: paths.databasePath, maxBytes: QUICK_CHECK_MAX_BYTES }, "integrity check skipped: the database is larger than the start-up check covers");
   const { raw } = opened;
-  const eventLog = new EventLog(opened);
-  const recovered = await eventLog.recover();
+  let started: EventLog | null = null;
+  // A full disk or a damaged file met while starting is the user's to fix: name the file and the fix.
+  const storeStep = async <T>(path: string, step: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (err) {
+      started?.dispose();
+      raw.close();
+      throw storeProblem(path, err) ?? err;
+    }
+  };
+  await storeStep(paths.dataDir, () => hooks.held?.(paths));
+  const eventLog = await storeStep(paths.databasePath, () => (started = new EventLog(opened)));
+  const recovered = await storeStep(paths.databasePath, () => eventLog.recover());
   if (recovered.sealed.length)
     log.warn({ sealed: recovered.sealed.length, interruptedActions: recovered.interruptedActions }, "sealed Sessions left open by an unclean exit");
-  ensurePrivateDir(paths.evidenceDir);
-  const objects = await ObjectStore.open(paths.evidenceDir);
-  // Before any new put: an object without a database row is a leftover of a crash mid-operation.
-  const swept = await objects.sweep((sha) => eventLog.hasEvidence(sha));
-  if (swept.length) log.info({ removed: swept.length }, "removed unreferenced Evidence objects");
+  const objects = await storeStep(paths.evidenceDir, async () => {
+    ensurePrivateDir(paths.evidenceDir);
+    const store = await ObjectStore.open(paths.evidenceDir);
+    // Before any new put: an object without a database row is a leftover of a crash mid-operation.
+    const swept = await store.sweep((sha) => eventLog.hasEvidence(sha));
+    if (swept.length) log.info({ removed: swept.length }, "removed unreferenced Evidence objects");
+    return store;
+  });
 
   const devices = new DeviceService(log);
   const core: Core = { devices, evidence: new FileEvidenceStore(objects, eventLog, config.evidenceInlineBytes), log: eventLog, screenshotPolicy: config.screenshotPolicy };
@@ -137,6 +147,8 @@ export async function createDaemon(
       await plane?.stop();
       await devices.stop();
       await eventLog.close();
+      // Still refused by the store at exit: the next start records them as it does interrupted actions.
+      if (eventLog.owedOutcomes()) log.warn({ actions: eventLog.owedOutcomes() }, "actions whose outcome could not be written before shutdown");
       eventLog.dispose();
       mediaTypeOf.finalize();
       raw.close();

@@ -8,10 +8,42 @@ export type Db = BunSQLiteDatabase<typeof tables>;
 export interface OpenedDatabase {
   raw: Database;
   db: Db;
+  /** Whether start-up ran PRAGMA quick_check ("skipped" above QUICK_CHECK_MAX_BYTES). */
+  integrity?: "ok" | "skipped";
 }
 
-/** The database cannot be used (another daemon holds it, or another build wrote it); start-up stops with this message. */
+/**
+ * The database cannot be used (another daemon holds it, another build wrote it, its disk is full,
+ * it is damaged); start-up stops with this message, which names the file and the fix.
+ */
 export class DatabaseLockedError extends Error {}
+
+/**
+ * The largest database checked with PRAGMA quick_check at every start. The check reads every page,
+ * so it costs about one read of the file: measured 0.3 s for 186 MB with the file in the page cache
+ * and 3.1 s with a cold cache (1.26 GB: 1 s and 18 s). Larger files start unchecked (the daemon
+ * logs that it skipped the check) rather than make every start wait that long.
+ */
+export const QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024;
+
+const FULL = /database or disk is full|SQLITE_FULL|ENOSPC|EDQUOT/;
+const DAMAGED = /malformed|file is not a database|SQLITE_CORRUPT|SQLITE_NOTADB/;
+
+/** A failure of the store at `path` the user can fix (full disk, damaged file), as one line naming the file and the fix; null for anything else. */
+export function storeProblem(path: string, err: unknown): DatabaseLockedError | null {
+  const e = err as { code?: unknown; message?: unknown; error?: { data?: { details?: { errno?: unknown } } } };
+  const text = [e?.code, e?.message, e?.error?.data?.details?.errno].filter((x) => typeof x === "string").join(" ");
+  const why = typeof e?.message === "string" ? e.message : String(err);
+  if (FULL.test(text)) return new DatabaseLockedError(`the disk holding ${path} is full (${why}); free space on it and start again, or choose another DEVICERAIL_DATA_DIR`);
+  if (DAMAGED.test(text)) return damaged(path, why);
+  return null;
+}
+
+function damaged(path: string, why: string): DatabaseLockedError {
+  return new DatabaseLockedError(
+    `${path} is damaged (${why}); move it aside with its -wal and -shm files, if any (do not delete them: they hold the recorded Sessions), and start again with a new store, or choose another DEVICERAIL_DATA_DIR`,
+  );
+}
 
 /**
  * Opens (or creates) the event store: WAL, synchronous=FULL (a commit returns only once it is on
@@ -24,11 +56,16 @@ export class DatabaseLockedError extends Error {}
  * closes (releasing what it held) and tries again after a random pause, for up to `lockWaitMs`:
  * one of them wins, the other is refused only if the lock is still held then.
  */
-export function openDatabase(path: string, lockWaitMs = 500): OpenedDatabase {
+export function openDatabase(path: string, lockWaitMs = 500, quickCheckMaxBytes = QUICK_CHECK_MAX_BYTES): OpenedDatabase {
   const deadline = Date.now() + lockWaitMs;
   for (;;) {
-    const raw = tryLock(path);
-    if (raw) return configure(raw, path);
+    let raw: Database | null;
+    try {
+      raw = tryLock(path);
+    } catch (err) {
+      throw storeProblem(path, err) ?? err;
+    }
+    if (raw) return configure(raw, path, quickCheckMaxBytes);
     if (Date.now() >= deadline) throw new DatabaseLockedError(`another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`);
     Bun.sleepSync(5 + Math.random() * 25);
   }
@@ -54,20 +91,43 @@ function tryLock(path: string): Database | null {
   }
 }
 
-function configure(raw: Database, path: string): OpenedDatabase {
+function configure(raw: Database, path: string, quickCheckMaxBytes: number): OpenedDatabase {
   raw.run("PRAGMA synchronous = FULL");
   // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it, and at the
   // default (1000 pages) they stalled appends every few hundred commits.
   raw.run("PRAGMA wal_autocheckpoint = 10000");
   raw.run("PRAGMA foreign_keys = ON");
   raw.run("PRAGMA busy_timeout = 5000");
+  let integrity: OpenedDatabase["integrity"];
   try {
+    integrity = path === ":memory:" ? undefined : quickCheck(raw, path, quickCheckMaxBytes);
     migrate(raw);
   } catch (err) {
     raw.close();
-    throw new DatabaseLockedError(`cannot use ${path}: ${(err as Error).message}; move it away or choose another DEVICERAIL_DATA_DIR`);
+    if (err instanceof DatabaseLockedError) throw err;
+    throw storeProblem(path, err) ?? new DatabaseLockedError(`cannot use ${path}: ${(err as Error).message}; move it away or choose another DEVICERAIL_DATA_DIR`);
   }
-  return { raw, db: drizzle(raw, { schema: tables }) };
+  return { raw, db: drizzle(raw, { schema: tables }), ...(integrity ? { integrity } : {}) };
+}
+
+/**
+ * SQLite's structural check (every b-tree page, cell and overflow chain; not the index contents),
+ * so a file with damaged pages is refused at start instead of failing reads later. The size comes
+ * from SQLite itself: the live file is never opened or stat'ed outside its connection.
+ */
+function quickCheck(raw: Database, path: string, maxBytes: number): "ok" | "skipped" {
+  const pages = raw.query<{ page_count: number }, []>("PRAGMA page_count").get()?.page_count ?? 0;
+  const pageSize = raw.query<{ page_size: number }, []>("PRAGMA page_size").get()?.page_size ?? 4096;
+  if (pages * pageSize > maxBytes) return "skipped";
+  // At most three problems: enough to name the damage, and the check stops early on a wreck.
+  const rows = raw.query<{ quick_check: string }, []>("PRAGMA quick_check(3)").all();
+  if (rows.length === 1 && rows[0]?.quick_check === "ok") return "ok";
+  const found = rows
+    .flatMap((r) => r.quick_check.split("\n"))
+    .map((line) => line.replace(/\s+/g, " ").trim())
+    .filter((line) => line && !line.startsWith("***"))
+    .join("; ");
+  throw damaged(path, `PRAGMA quick_check: ${found.length > 200 ? `${found.slice(0, 200)}…` : found}`);
 }
 
 /** Applies the embedded migrations that are not recorded yet, each in its own transaction. */
