@@ -4,7 +4,8 @@ import { type CallContext, type Driver, type ObserveOptions, type Protection, ty
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
-import { sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
+import { type EvidenceStore, sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
+import { RpcError } from "../../../src/rpc/rpc-error.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 import { OneDeviceDriver } from "../../support/fake-driver.ts";
 import { LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, pngRef } from "../../support/mock-screens.ts";
@@ -439,5 +440,53 @@ describe("executeAction", () => {
     expect(r.result.output).toEqual({ accepted: true });
     expect(s.driver.executed[0]?.deadline).toBeGreaterThanOrEqual(t0 + 2 ** 31);
     expect(s.events()[1]?.payload).toEqual({ type: "actionCompleted", callId: CALL_ID, outcome: { outcome: "succeeded", result: r.result } });
+  });
+});
+
+/** The harness's Evidence store, with its `failAt`-th put (0-based) failing as a full disk does. */
+function failingPut(s: Awaited<ReturnType<typeof setup>>, failAt: number): void {
+  const real = s.core.evidence;
+  let puts = 0;
+  const store: EvidenceStore = {
+    put: (bytes, mediaType) => {
+      if (puts++ === failAt) return Promise.reject(new RpcError("evidence_io_error", { details: { operation: "write", errno: "ENOSPC" } }));
+      return real.put(bytes, mediaType);
+    },
+    read: (sha) => real.read(sha),
+    remove: (shas) => real.remove(shas),
+  };
+  (s.core as { evidence: EvidenceStore }).evidence = store;
+}
+
+describe("executeAction on a full disk", () => {
+  test("answers action_outcome_unknown, not retryable, and records it when the after observation cannot be stored", async () => {
+    const s = await setup();
+    failingPut(s, 1);
+    const call = s.execute({ name: "tap", arguments: { x: 1, y: 1 } });
+    const r = await call.response;
+    const unknown = errorInfo(
+      "action_outcome_unknown",
+      `the outcome of action ${CALL_ID} could not be recorded; it may have run on the device: observe the device before retrying`,
+      false,
+      { callId: CALL_ID, reason: "evidence store I/O failed (ENOSPC)" },
+    );
+    expect({ error: r.error?.data, executed: s.driver.executed.length, events: s.events() }).toEqual({
+      error: unknown,
+      executed: 1,
+      events: [started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }), completed(call.id, { outcome: "failed", error: unknown })],
+    });
+  });
+
+  test("answers the store's retryable error when the before observation cannot be stored, as the device was not touched", async () => {
+    const s = await setup();
+    failingPut(s, 0);
+    const call = s.execute({ name: "tap", arguments: { x: 1, y: 1 } });
+    const r = await call.response;
+    const io = errorInfo("evidence_io_error", "evidence store I/O failed", true, { operation: "write", errno: "ENOSPC" });
+    expect({ error: r.error?.data, executed: s.driver.executed.length, events: s.events() }).toEqual({
+      error: io,
+      executed: 0,
+      events: [started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }), completed(call.id, { outcome: "failed", error: io })],
+    });
   });
 });
