@@ -93,4 +93,46 @@ describeWithChromium("privileged methods from a web page", () => {
       site.stop(true);
     }
   }, 60_000);
+
+  test("the daemon's own report page still fetches its evidence while a page of an allowed Origin is refused it", async () => {
+    const site = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><title>dashboard</title>", { headers: { "Content-Type": "text/html" } }) });
+    const origin = `http://127.0.0.1:${site.port}`;
+    await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"], { DEVICERAIL_ALLOWED_ORIGINS: origin });
+    const context = await browser().newContext();
+    const owner = await RpcSocket.connect({ port: d.port });
+    try {
+      await owner.hello();
+      await owner.call("device.connect");
+      const live = (await owner.call("session.start")).result.id as string;
+      const sha = (await owner.call("device.observe")).result.screenshot.sha256 as string;
+      const evidence = `http://127.0.0.1:${d.port}/evidence/${sha}`;
+      const fetchFrom = async (url: string) => {
+        const page = await context.newPage();
+        await page.goto(url);
+        const read = await page.evaluate(async (target: string) => {
+          try {
+            const r = await fetch(target);
+            return { status: r.status, bytes: (await r.arrayBuffer()).byteLength };
+          } catch (e) {
+            return { error: String(e) };
+          }
+        }, evidence);
+        await page.close();
+        return read;
+      };
+      const report = `http://127.0.0.1:${d.port}/sessions/${live}/report`;
+      const own = await fetchFrom(report);
+      expect(own).toEqual({ status: 200, bytes: expect.any(Number) });
+      const foreign = await fetchFrom(`${origin}/`);
+      expect(foreign).toEqual({ error: expect.stringContaining("TypeError") });
+      // The browser hides the answer from that page; what the daemon answers such a request is the refusal.
+      const direct = await fetch(evidence, { headers: { Origin: origin } });
+      expect([direct.status, ((await direct.json()) as any).error.data.code]).toEqual([403, "method_not_permitted_on_transport"]);
+      await owner.call("session.end");
+    } finally {
+      owner.close();
+      await context.close();
+      site.stop(true);
+    }
+  }, 60_000);
 });
