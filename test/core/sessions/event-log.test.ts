@@ -247,3 +247,48 @@ describe("EventLog on disk", () => {
     });
   });
 });
+
+describe("EventLog when the database is full", () => {
+  /** SQLite's own "database or disk is full": the file may not grow past the pages it has now. */
+  const fillUp = (raw: ReturnType<typeof memoryLog>["raw"]) => {
+    const pages = raw.query<{ page_count: number }, []>("PRAGMA page_count").get()?.page_count ?? 0;
+    raw.run(`PRAGMA max_page_count = ${pages}`);
+  };
+  const failedWith = (callId: string, text: string): TestEventPayload => ({
+    type: "actionCompleted",
+    callId,
+    outcome: { outcome: "failed", error: { code: "driver_internal_error", message: text, retryable: false, details: null } },
+  });
+
+  test("writes a refused terminal event before sessionEnded, and refuses sessionEnded until then, when space returns", async () => {
+    const { raw, log } = memoryLog();
+    const { session } = await log.startSession();
+    const call = "9d7c3b52-40a4-4b7e-9a53-1d2f3e4a5b6c";
+    await log.append(session.id, { payload: started(call) });
+    fillUp(raw);
+    // Larger than any free space in the pages the file has, so it needs new ones.
+    const completion = await codeOf(log.append(session.id, { payload: failedWith(call, "x".repeat(64 * 1024)) }));
+    const endWhileFull = await codeOf(log.endSession(session.id, { outcome: "completed", reason: null }));
+    const whileFull = { info: log.info(session.id), owed: log.owedOutcomes() };
+    raw.run("PRAGMA max_page_count = 1073741823");
+    await log.endSession(session.id, { outcome: "completed", reason: null });
+    expect({
+      completion,
+      endWhileFull,
+      whileFull,
+      owed: log.owedOutcomes(),
+      kinds: log.read(session.id).map((e) => [e.sequence, e.payload.type]),
+    }).toEqual({
+      completion: "action_outcome_unknown",
+      endWhileFull: "event_store_error",
+      whileFull: { info: { ...session, eventCount: 2, lastSequence: 2 }, owed: 1 },
+      owed: 0,
+      kinds: [
+        [1, "sessionStarted"],
+        [2, "actionStarted"],
+        [3, "actionCompleted"],
+        [4, "sessionEnded"],
+      ],
+    });
+  });
+});
