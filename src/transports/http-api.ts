@@ -58,8 +58,8 @@ const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof e
 };
 
 /**
- * A request a web page sent: browsers add Origin to every cross-origin fetch and to every
- * non-GET request, and a page cannot remove it. Such a request runs no privileged call
+ * A request a web page sent: browsers add Origin to a cross-origin fetch in CORS mode and to
+ * every non-GET request, and a page cannot remove it. Such a request runs no privileged call
  * (docs/protocol/transport-and-framing.md#privileged-methods). The daemon's own pages (the live
  * report) fetch same-origin GETs, which carry no Origin, and the HTTP guard refuses other sites'
  * requests that carry none (Sec-Fetch-Site).
