@@ -1,28 +1,48 @@
 /**
  * `report`: a Session as one self-contained HTML file (and, with --junit, as JUnit XML for CI),
- * built from what the daemon recorded: session.export, the session summary, and the evidence.
+ * built from what the daemon recorded: the session summary, the events a page at a time, and the
+ * evidence. Both files are written as the events are read, so a Session of any size takes the
+ * same memory here and in the daemon.
  */
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
+import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
-import { type JunitSuite, attachmentShots, junitXml } from "../report/junit.ts";
-import { type ReportModel, type ReportSource, buildModel } from "../report/model.ts";
-import { renderPage } from "../report/page.ts";
+import type { SessionInfo } from "../../protocol/types/session.ts";
+import { type ListPage, eventPages } from "../../transports/event-pages.ts";
+import { AttachmentShots, type JunitSource, junitChunks } from "../report/junit.ts";
+import { type ReportHead, type ReportSource, infoOf, modelChunks } from "../report/model.ts";
+import { pageChunks, pagePolicy } from "../report/page.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { outputFile } from "./device-commands.ts";
 import { CliError, RpcCallError, printJson } from "./output.ts";
-import { allEvents } from "./sessions.ts";
+
+/** events.list through the client, a page too large for one line told apart from other failures. */
+function clientPages(c: CoreClient, sessionId: string): ListPage {
+  return async (afterSequence, limit) => {
+    try {
+      return await c.call<TestEvent[]>("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
+    } catch (e) {
+      if (e instanceof RpcCallError && e.data.code === "response_frame_too_large") return "too_large";
+      throw e;
+    }
+  };
+}
 
 /** The daemon, as a report needs it, through a CLI client. */
 export function clientSource(c: CoreClient): ReportSource {
   let devices: DeviceInfo[] | null = null;
+  const summaryOf = async (id: string, params: object) => (await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
   return {
-    exportSession: (id) => allEvents(c, id),
-    async summary(id) {
-      const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 1000 });
-      return sessions.find((s) => s.id === id) ?? null;
+    async head(id) {
+      const summary = (await summaryOf(id, { limit: 1000 })) ?? (await summaryOf(id, { state: "active" }));
+      if (summary) return { session: infoOf(summary), summary };
+      // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
+      return { session: (await c.call<{ session: SessionInfo }>("session.export", { sessionId: id, limit: 1 })).session, summary: null };
     },
+    pages: (session) => eventPages(clientPages(c, session.id), { untilSequence: session.lastSequence }),
     async device(id) {
       devices ??= (await c.call<DevicesListResult>("devices.list")).devices;
       return devices.find((d) => d.id === id) ?? null;
@@ -49,34 +69,61 @@ async function sessionsFor(c: CoreClient, ids: string[], sinceMs: number | undef
   return [...ids, ...recent.filter((id) => !ids.includes(id))];
 }
 
-async function modelOf(c: CoreClient, sessionId: string, opts: ReportOpts): Promise<ReportModel> {
+async function headOf(source: ReportSource, sessionId: string): Promise<ReportHead> {
   try {
-    return await buildModel(clientSource(c), sessionId, { daemonVersion: c.attached.hello.server.version, fullImages: opts.fullImages });
+    return await source.head(sessionId);
   } catch (e) {
     if (e instanceof RpcCallError && e.data.code === "session_not_found") throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     throw e;
   }
 }
 
+/** Writes `chunks` to `file` as they come, through a file beside it renamed at the end: a failed report leaves no half file. */
+async function writeChunks(file: string, chunks: AsyncIterable<string>): Promise<void> {
+  const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+  const fd = openSync(partial, "w");
+  try {
+    for await (const chunk of chunks) writeSync(fd, chunk);
+    closeSync(fd);
+    renameSync(partial, file);
+  } catch (e) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    throw e;
+  }
+}
+
+async function writeHtml(source: ReportSource, head: ReportHead, file: string, opts: ReportOpts, version: string) {
+  const counts = { events: 0, screenshots: 0 };
+  const model = modelChunks(source, head, { daemonVersion: version, fullImages: opts.fullImages, counts });
+  await writeChunks(file, pageChunks(model, { policy: pagePolicy(null, false), daemonVersion: version, sessionId: head.session.id }));
+  return { file, bytes: statSync(file).size, ...counts };
+}
+
 /** JUnit XML for the Sessions, with the screenshots it names written beside it. */
-async function writeJunit(c: CoreClient, file: string, models: ReportModel[]): Promise<{ file: string; attachments: number }> {
+async function writeJunit(c: CoreClient, source: ReportSource, file: string, heads: ReportHead[], version: string): Promise<{ file: string; attachments: number }> {
   const dir = join(dirname(file), `${basename(file).replace(/\.xml$/i, "")}-attachments`);
   let attachments = 0;
-  const suites: JunitSuite[] = [];
-  for (const model of models) {
+  const suites: JunitSource[] = [];
+  for (const { session, summary } of heads) {
+    const shots = new AttachmentShots();
+    for await (const page of source.pages(session)) for (const e of page) shots.feed(e);
     const files: string[] = [];
-    for (const sha of attachmentShots(model.events)) {
+    for (const sha of shots.result()) {
       const bytes = await c.evidence(sha).catch(() => null);
       if (!bytes) continue;
-      const path = join(dir, model.session.id, `${sha}.png`);
+      const path = join(dir, session.id, `${sha}.png`);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, bytes);
       files.push(path);
       attachments++;
     }
-    suites.push({ model, attachments: new Map([[0, files]]) });
+    const deviceId = summary?.deviceId ?? null;
+    // A device no longer attached is still named by its id.
+    const device = deviceId ? ((await source.device(deviceId)) ?? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false }) : null;
+    suites.push({ head: { session, summary, device, host: hostname(), daemonVersion: version }, pages: () => source.pages(session), attachments: files });
   }
-  writeFileSync(file, junitXml(suites));
+  await writeChunks(file, junitChunks(suites));
   return { file, attachments };
 }
 
@@ -88,24 +135,26 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
   const junitFile = opts.junit ? resolve(outputFile(opts.junit, "devicerail-junit.xml")) : null;
   const started = performance.now();
   const done = await withClient(async (c) => {
-    const models: ReportModel[] = [];
-    for (const id of await sessionsFor(c, ids, opts.since)) models.push(await modelOf(c, id, opts));
-    const junit = junitFile ? await writeJunit(c, junitFile, models) : null;
-    return { models, junit };
+    const source = clientSource(c);
+    const version = c.attached.hello.server.version;
+    const heads: ReportHead[] = [];
+    // Every Session is known before anything is written.
+    for (const id of await sessionsFor(c, ids, opts.since)) heads.push(await headOf(source, id));
+    const page = htmlFile ? await writeHtml(source, heads[0] as ReportHead, htmlFile, opts, version) : null;
+    const junit = junitFile ? await writeJunit(c, source, junitFile, heads, version) : null;
+    return { page, junit, sessions: heads.length };
   });
   const out: Record<string, unknown> = { ms: Math.round(performance.now() - started) };
   const lines: string[] = [];
-  if (htmlFile) {
-    const model = done.models[0] as ReportModel;
-    writeFileSync(htmlFile, renderPage(model));
-    const bytes = statSync(htmlFile).size;
-    out.html = { file: htmlFile, bytes, events: model.events.length, screenshots: Object.keys(model.images).length };
-    lines.push(`${htmlFile}: ${model.events.length} events, ${Object.keys(model.images).length} screenshots, ${(bytes / 1024).toFixed(0)} KiB`);
-    if (opts.open) openInBrowser(htmlFile);
+  if (done.page) {
+    const { file, bytes, events, screenshots } = done.page;
+    out.html = { file, bytes, events, screenshots };
+    lines.push(`${file}: ${events} events, ${screenshots} screenshots, ${(bytes / 1024).toFixed(0)} KiB`);
+    if (opts.open) openInBrowser(file);
   }
   if (done.junit) {
-    out.junit = { ...done.junit, sessions: done.models.length };
-    lines.push(`${done.junit.file}: ${done.models.length} Session${done.models.length === 1 ? "" : "s"}, ${done.junit.attachments} screenshot${done.junit.attachments === 1 ? "" : "s"} attached`);
+    out.junit = { ...done.junit, sessions: done.sessions };
+    lines.push(`${done.junit.file}: ${done.sessions} Session${done.sessions === 1 ? "" : "s"}, ${done.junit.attachments} screenshot${done.junit.attachments === 1 ? "" : "s"} attached`);
   }
   if (opts.json) printJson(out);
   else process.stdout.write(`${lines.join("\n")}\n`);

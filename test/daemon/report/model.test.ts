@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { TestEvent } from "../../../src/protocol/types/event.ts";
 import type { UiSnapshot } from "../../../src/protocol/types/ui.ts";
-import { type ReportSource, buildModel, evidenceOf } from "../../../src/daemon/report/model.ts";
-import { contentSecurityPolicy, renderPage } from "../../../src/daemon/report/page.ts";
+import { type ReportSource, buildModel, evidenceOf, modelChunks } from "../../../src/daemon/report/model.ts";
+import { contentSecurityPolicy, pageChunks, pagePolicy, renderPage } from "../../../src/daemon/report/page.ts";
 import { greyPng } from "../../support/png.ts";
 
 const SESSION = "5a0c0000-0000-4000-8000-000000000001";
@@ -54,8 +54,10 @@ async function model() {
   const { events, store } = fixture();
   store.set("f".repeat(64), await png(1280, 720));
   const source: ReportSource = {
-    exportSession: async () => ({ session: { id: SESSION, state: "ended", startedAtMs: 1_000, endedAtMs: 2_000, eventCount: 3, lastSequence: 3 }, events }),
-    summary: async () => null,
+    head: async () => ({ session: { id: SESSION, state: "ended", startedAtMs: 1_000, endedAtMs: 2_000, eventCount: 3, lastSequence: 3 }, summary: null }),
+    pages: async function* () {
+      yield events;
+    },
     device: async () => ({ id: "mock-1", name: "Mock", platform: { kind: "mock" }, osVersion: "0.1", connected: true }),
     evidence: async (sha) => store.get(sha) ?? null,
   };
@@ -106,5 +108,43 @@ describe("report page", () => {
     expect(contentSecurityPolicy(live)).toContain("img-src data: 'self'; style-src 'unsafe-inline'; script-src 'sha256-");
     expect(contentSecurityPolicy(live)).toContain("connect-src 'self' ws://127.0.0.1:41867;");
     expect(renderPage(m)).toContain(`<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(m).replace(/'/g, "&#39;")}">`);
+  });
+});
+
+describe("report stream", () => {
+  test("writes each page of events before the next is read, and the same page as renderPage, when the Session comes in pages", async () => {
+    const { events, store } = fixture();
+    store.set("f".repeat(64), await png(1280, 720));
+    const asked: string[] = [];
+    const session = { id: SESSION, state: "ended" as const, startedAtMs: 1_000, endedAtMs: 2_000, eventCount: 3, lastSequence: 3 };
+    const source: ReportSource = {
+      head: async () => ({ session, summary: null }),
+      pages: async function* () {
+        for (const e of events) {
+          asked.push(`page ${e.sequence}`);
+          yield [e];
+        }
+      },
+      device: async () => ({ id: "mock-1", name: "Mock", platform: { kind: "mock" }, osVersion: "0.1", connected: true }),
+      evidence: async (sha) => {
+        asked.push(`evidence ${sha.slice(0, 1)}`);
+        return store.get(sha) ?? null;
+      },
+    };
+    const head = await source.head(SESSION);
+    const chunks = pageChunks(modelChunks(source, head, { daemonVersion: "test" }), { policy: pagePolicy(null, false), daemonVersion: "test", sessionId: SESSION });
+    let html = "";
+    const seenWhen: Record<number, string[]> = {};
+    for await (const chunk of chunks) {
+      html += chunk;
+      for (const seq of [1, 2, 3]) if (!seenWhen[seq] && chunk.includes(`"sequence":${seq},`)) seenWhen[seq] = [...asked];
+    }
+    // Each page is written before the next is asked for; evidence is read after the events.
+    expect(seenWhen).toEqual({ 1: ["page 1"], 2: ["page 1", "page 2"], 3: ["page 1", "page 2", "page 3"] });
+    expect(asked).toEqual(["page 1", "page 2", "page 3", "evidence f", "evidence 0", "evidence 1", "evidence 2"]);
+    const data = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)?.[1] as string;
+    const model = JSON.parse(data);
+    expect(html).toBe(renderPage(model));
+    expect(model).toEqual({ ...(await buildModel({ ...source, head: async () => ({ session, summary: null }) }, SESSION, { daemonVersion: "test" })), generatedAtMs: model.generatedAtMs });
   });
 });
