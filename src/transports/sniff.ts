@@ -14,12 +14,19 @@ import { type AccessToken, type GrantIssuer, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PR
 export const AUTH_TIMEOUT_MS = 5_000;
 /** Bytes of an HTTP request head (request line and headers) before the connection counts as working. */
 const MAX_HTTP_HEAD_BYTES = 16 * 1024;
-const HEAD_TOO_LARGE_BODY = JSON.stringify({
-  error: errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
-});
-const HEAD_TOO_LARGE = new TextEncoder().encode(
-  `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${HEAD_TOO_LARGE_BODY.length}\r\n\r\n${HEAD_TOO_LARGE_BODY}`,
-);
+/** An HTTP/1.x request line: a method token, a target without spaces or control characters, the version. */
+const REQUEST_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32} [\x21-\x7e]+ HTTP\/1\.[01]$/;
+
+/** A whole answer, written by this layer, which then closes the connection. */
+function rawAnswer(status: string, message: string, details: Record<string, unknown>): Uint8Array {
+  const body = JSON.stringify({ error: errorObject("invalid_request", { message, details }) });
+  return new TextEncoder().encode(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
+}
+const HEAD_TOO_LARGE = rawAnswer("431 Request Header Fields Too Large", `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES });
+const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", "request refused: the request line is not METHOD TARGET HTTP/1.x", { reason: "badRequestLine" });
+
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
 /** How long closing an NDJSON connection waits for its client to take the last answers. */
@@ -100,11 +107,21 @@ export interface Handshake {
 class HeadEnd {
   private tail = "";
   bytes = 0;
+  /** The request line so far, until its line feed arrives. */
+  private line = "";
+  /** The complete request line (without its line end), once seen. */
+  requestLine: string | null = null;
 
   /** True once the head is complete. */
   push(chunk: Uint8Array): boolean {
     this.bytes += chunk.length;
     const text = this.tail + String.fromCharCode(...chunk.subarray(0, Math.min(chunk.length, MAX_HTTP_HEAD_BYTES)));
+    if (this.requestLine === null) {
+      this.line += text.slice(this.tail.length);
+      const nl = this.line.indexOf("\n");
+      if (nl >= 0) this.requestLine = this.line.slice(0, nl).replace(/\r$/, "");
+      else if (this.line.length > MAX_HTTP_HEAD_BYTES) this.line = "";
+    }
     if (text.includes("\r\n\r\n") || text.includes("\n\n")) return true;
     this.tail = text.slice(-3);
     return false;
@@ -247,20 +264,22 @@ export class Accepted {
 
   private scanHead(chunk: Uint8Array): void {
     const head = this.httpHead as HeadEnd;
-    if (head.push(chunk)) {
+    const complete = head.push(chunk);
+    if (head.requestLine !== null && !REQUEST_LINE.test(head.requestLine)) return this.answerHead(BAD_REQUEST_LINE, "the HTTP request line is malformed");
+    if (complete) {
       this.httpHead = null;
       this.handshakeDone();
-    } else if (head.bytes > MAX_HTTP_HEAD_BYTES) this.headTooLarge();
+    } else if (head.bytes > MAX_HTTP_HEAD_BYTES) this.answerHead(HEAD_TOO_LARGE, "the HTTP request head is too large");
   }
 
-  /** 431 from here: the internal server has not seen a whole head, so it has not answered. */
-  private headTooLarge(): void {
+  /** Answered from here: the internal server has not seen a whole head, so it has not answered. */
+  private answerHead(response: Uint8Array, why: string): void {
     const pipe = this.route as HttpPipe;
     this.refused = true;
     this.httpHead = null;
     this.clearTimers();
-    refusalLog(this.opts.log).warn({ reason: "the HTTP request head is too large", limitBytes: MAX_HTTP_HEAD_BYTES }, `${this.opts.label} connection refused`, this.log);
-    pipe.answerInstead(HEAD_TOO_LARGE);
+    refusalLog(this.opts.log).warn({ reason: why }, `${this.opts.label} connection refused`, this.log);
+    pipe.answerInstead(response);
     this.done.resolve();
   }
 

@@ -25,7 +25,7 @@ const bodyOf = (answer: string) => answer.slice(answer.indexOf("\r\n\r\n") + 4);
 const stackLines = (stderr: string) => stderr.split("\n").filter((l) => l.includes('"stack"') || /^\s+at /.test(l));
 
 describe("HTTP request heads before authentication", () => {
-  test("a Host that is not a valid authority gets a 4xx and no log line with a stack when it is sent raw", async () => {
+  test("a Host that is not a valid authority or a malformed request line gets a 4xx and no log line with a stack when it is sent raw", async () => {
     const socket = join(mkdtempSync(join(tmpdir(), "devicerail-heads-")), "d.sock");
     await using d = await ServeDaemon.start([...LISTEN, "--socket", socket]);
     const badHostOn = async (target: number | string, host: string) => {
@@ -36,6 +36,11 @@ describe("HTTP request heads before authentication", () => {
       // The loopback port's Host allow-list refuses it first; the Unix socket has no allow-list.
       expect(await badHostOn(d.port, host)).toEqual(["HTTP/1.1 403 Forbidden", "hostNotAllowed"]);
       expect(await badHostOn(socket, host)).toEqual(["HTTP/1.1 400 Bad Request", "badHost"]);
+    }
+    // A target with a space is no request line (Bun itself would answer 505).
+    for (const target of [d.port, socket]) {
+      const answer = await exchange(target, "GET http://a b/ HTTP/1.1\r\nHost: localhost\r\n\r\n");
+      expect([statusLine(answer), JSON.parse(bodyOf(answer)).error.data.details]).toEqual(["HTTP/1.1 400 Bad Request", { reason: "badRequestLine" }]);
     }
     // Bun's own parser refuses control characters, bodyless.
     expect(statusLine(await exchange(d.port, `GET /sessions HTTP/1.1\r\nHost: x\u0001y\r\nConnection: close\r\n\r\n`))).toBe("HTTP/1.1 400 Bad Request");

@@ -16,6 +16,7 @@ import { AttachmentShots, type JunitSource, junitChunks } from "../report/junit.
 import { type ReportHead, type ReportSource, infoOf, modelChunks } from "../report/model.ts";
 import { pageChunks, pagePolicy } from "../report/page.ts";
 import { type CoreClient, withClient } from "./client.ts";
+import { credentialFor } from "./daemon-control.ts";
 import { outputFile } from "./device-commands.ts";
 import { CliError, RpcCallError, printJson } from "./output.ts";
 
@@ -176,15 +177,27 @@ export function openInBrowser(target: string): void {
  * `sessions --open ID`: the daemon's live report page of a Session, opened in the browser (its
  * loopback TCP address: the page follows the Session over the event plane, which admits only that
  * origin). The URL is printed too, for a browser on another desktop.
+ *
+ * A port that requires a token cannot be opened so: a browser sends no bearer token, and handing
+ * it the token would put the secret in the opener's argv, which every local user can read. Then
+ * the report is written to a file and opened, as `devicerail report ID --open` does.
  */
-export async function openLiveReport(sessionId: string, opts: { json?: boolean }): Promise<number> {
+export async function openLiveReport(sessionId: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
   const url = await withClient(async (c) => {
     const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 1000 });
     if (!sessions.some((s) => s.id === sessionId)) throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
-    const port = c.attached.record.port;
+    const { record } = c.attached;
+    const port = record.port;
     if (port === undefined) throw new CliError("the daemon has no TCP listener for a browser to reach; start it with devicerail daemon start");
+    if (credentialFor(record, { host: record.host ?? "127.0.0.1", port }, env) !== null) return null;
     return `http://127.0.0.1:${port}/sessions/${sessionId}/report`;
-  });
+  }, env);
+  if (url === null) {
+    process.stderr.write(
+      `devicerail: the daemon's port requires a token, which a browser cannot present, so its live page is not opened; the report is written to a file instead (devicerail sessions --follow ${sessionId} follows the Session live)\n`,
+    );
+    return reportCommand([sessionId], { open: true, json: opts.json });
+  }
   if (opts.json) printJson({ url });
   else process.stdout.write(`${url}\n`);
   openInBrowser(url);
