@@ -222,3 +222,31 @@ describe("the daemon the CLI starts with DEVICERAIL_TOKEN set", () => {
     expect([without.code, without.stderr]).toEqual([1, expect.stringContaining("(if it requires a token, set DEVICERAIL_TOKEN)")]);
   }, 60_000);
 });
+
+describe("sessions --open", () => {
+  test("writes the report to a file and opens that, never putting the token in a browser's argv, when the daemon's port requires a token", async () => {
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    expect((await cli(["tap", "1", "1"], env)).code).toBe(0);
+    const [session] = (await cliJson(["sessions"], env)).sessions;
+    const cwd = tempDataDir();
+    // No browser opener on PATH: the command says where the file is instead.
+    const r = await cli(["sessions", "--open", session.id], { ...env, PATH: "/nonexistent" }, cwd);
+    const file = join(cwd, `devicerail-report-${session.id}.html`);
+    expect([r.code, r.stdout]).toEqual([0, expect.stringContaining(`${file}: `)]);
+    expect(r.stderr).toContain("the daemon's port requires a token, which a browser cannot present, so its live page is not opened");
+    expect(r.stderr).toContain(`could not start a browser; open ${file}`);
+    const token = readFileSync(join(env.DEVICERAIL_DATA_DIR, "daemon.token"), "utf8").trim();
+    expect(readFileSync(file, "utf8")).toContain(session.id);
+    expect(`${r.stdout}${r.stderr}${readFileSync(file, "utf8")}`).not.toContain(token);
+  }, 60_000);
+
+  test("prints and opens the live page's URL when the daemon's port requires no token", async () => {
+    await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"]);
+    const env = { DEVICERAIL_DATA_DIR: d.dataDir, PATH: "/nonexistent" };
+    expect((await cli(["tap", "1", "1"], env)).code).toBe(0);
+    const [session] = (await cliJson(["sessions"], env)).sessions;
+    const r = await cli(["sessions", "--open", session.id], env);
+    const url = `http://127.0.0.1:${d.port}/sessions/${session.id}/report`;
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, `${url}\n`, `devicerail: could not start a browser; open ${url}\n`]);
+  }, 60_000);
+});

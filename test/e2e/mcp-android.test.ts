@@ -19,7 +19,7 @@ import {
   startFakeDevice,
 } from "../support/adb-device/index.ts";
 import { type DaemonProcess, spawnDaemon, tempDataDir } from "../support/daemon.ts";
-import { type McpPeer, type ToolResult, call, daemonBase, errorOf, httpPeer, imageOf, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
+import { type McpPeer, type ToolResult, call, daemonBase, errorOf, httpPeer, imageOf, ownerAuth, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
 import { pollUntil, until } from "../support/wait.ts";
 
 const { server, androidEnv } = adbServerForFile();
@@ -536,7 +536,7 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     }
     expect(leaks).toEqual([]);
     const base = daemonBase(dataDir);
-    const sessions = async () => ((await (await fetch(`${base}/sessions`)).json()) as { sessions: { id: string; state: string }[] }).sessions;
+    const sessions = async () => ((await (await fetch(`${base}/sessions`, { headers: ownerAuth(dataDir) })).json()) as { sessions: { id: string; state: string }[] }).sessions;
     await pollUntil("the stdio client's Session to end", sessions, (all) => all.find((s) => s.id === sessionId)?.state === "ended", 5_000);
 
     await using b = await stdioPeer({ dataDir, env: androidEnv() });

@@ -4,15 +4,17 @@
  * Session ends and the device is freed, and nothing waits forever.
  */
 import { describe, expect, test } from "bun:test";
-import { call, errorOf, httpPeer } from "../support/mcp-client.ts";
+import { call, errorOf, httpPeer, ownerAuth } from "../support/mcp-client.ts";
 import { pollUntil } from "../support/wait.ts";
 import { ROOT, daemonCommand, daemonEnv, tempDataDir } from "../support/daemon.ts";
 import { ServeDaemon } from "./serve-daemon.ts";
 
 const json = async (url: string, init?: RequestInit) => {
-  const r = await fetch(url, init);
+  const r = await fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string> | undefined), ...(owners.get(new URL(url).origin) ?? {}) } });
   return { status: r.status, body: (await r.json()) as any };
 };
+/** The owner's credential for the TCP port of a daemon `devicerail mcp` started (it requires the data directory's token). */
+const owners = new Map<string, Record<string, string>>();
 const sessionsOn = async (base: string) => (await json(`${base}/sessions`)).body.sessions as { id: string; state: string; outcome: string | null; reason: string | null }[];
 const eventsOf = async (base: string, id: string) => (await json(`${base}/sessions/${id}/events`)).body as { payload: any }[];
 
@@ -135,6 +137,7 @@ describe("devicerail mcp fed by a pipe", () => {
     const sessionId = /session ([0-9a-f-]{36})/.exec(answers[1].result.content[0].text)?.[1];
     const { readRecord } = await import("../../src/daemon/cli/daemon-record.ts");
     const base = `http://127.0.0.1:${readRecord(dataDir)?.port}`;
+    owners.set(new URL(base).origin, ownerAuth(dataDir));
     const ended = await pollUntil("the Session ended", () => sessionsOn(base), (all) => all.find((x) => x.id === sessionId)?.state === "ended", 10_000);
     expect(ended.find((x) => x.id === sessionId)).toEqual(expect.objectContaining({ outcome: "completed" }));
   }, 30_000);

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { canaryForms, filesUnder, leaksIn } from "../support/canary.ts";
-import { type McpPeer, type ToolResult, allResults, call, daemonReady, errorOf, httpPeer, imageOf, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
+import { type McpPeer, type ToolResult, allResults, call, daemonReady, errorOf, httpPeer, imageOf, ownerAuth, ownerToken, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
 import { pollUntil } from "../support/wait.ts";
 import { RpcSocket, ServeDaemon, within } from "./serve-daemon.ts";
 
@@ -45,6 +45,14 @@ interface Rig extends AsyncDisposable {
   another(): Promise<McpPeer>;
 }
 
+/**
+ * The owner's credential for each rig's base URL: the daemon `devicerail mcp` starts requires its
+ * data directory's token on TCP, as every other local client of the owner presents it.
+ */
+const credentials = new Map<string, { headers: Record<string, string>; tokenLine?: string }>();
+const authFor = (url: string) => credentials.get(new URL(url).origin)?.headers ?? {};
+const rpcTo = (base: string) => RpcSocket.connect({ port: Number(new URL(base).port) }, { tokenLine: credentials.get(new URL(base).origin)?.tokenLine });
+
 type Kind = "stdio" | "http";
 const KINDS: Kind[] = ["stdio", "http"];
 
@@ -54,6 +62,7 @@ async function openRig(kind: Kind, env: Record<string, string> = {}): Promise<Ri
     const peer = await stdioPeer({ env });
     peers.push(peer);
     const base = await daemonReady(peer.dataDir);
+    credentials.set(new URL(base).origin, { headers: ownerAuth(peer.dataDir), tokenLine: ownerToken(peer.dataDir) });
     return {
       peer,
       base,
@@ -98,7 +107,7 @@ async function openRig(kind: Kind, env: Record<string, string> = {}): Promise<Ri
 }
 
 const getJson = async (url: string) => {
-  const res = await fetch(url, { headers: { Accept: "*/*" } });
+  const res = await fetch(url, { headers: { Accept: "*/*", ...authFor(url) } });
   return { status: res.status, body: (await res.json()) as any };
 };
 type SessionRow = { id: string; state: string; deviceId: string | null; outcome: string | null; verdict: { status: string; summary: string } | null };
@@ -347,11 +356,11 @@ describe("a secret set through set_secret", () => {
       await peer.close();
       await pollUntil("the Session ended", () => sessionRow(rig.base, sessionId), (s) => s?.state === "ended");
 
-      const rpc = await RpcSocket.connect({ port: Number(new URL(rig.base).port) });
+      const rpc = await rpcTo(rig.base);
       await rpc.hello();
       const rpcExport = await rpc.call("session.export", { sessionId });
       rpc.close();
-      const httpExport = await (await fetch(`${rig.base}/sessions/${sessionId}/export`)).text();
+      const httpExport = await (await fetch(`${rig.base}/sessions/${sessionId}/export`, { headers: authFor(rig.base) })).text();
       expect(rpcExport.result).toBeDefined();
       const files = filesUnder(rig.dataDir).filter((f) => statSync(f).isFile());
       const leaks = [
@@ -385,7 +394,7 @@ describe("recording an MCP session", () => {
 
       const row = await sessionRow(rig.base, sessionId);
       expect(row).toEqual(expect.objectContaining({ id: sessionId, state: "active", deviceId }));
-      const rpc = await RpcSocket.connect({ port: Number(new URL(rig.base).port) });
+      const rpc = await rpcTo(rig.base);
       await rpc.hello();
       const viaRpc = ((await rpc.call("devicerail.sessions.list")).result.sessions as SessionRow[]).find((s) => s.id === sessionId);
       expect(viaRpc?.state).toBe("active");
@@ -410,7 +419,7 @@ describe("recording an MCP session", () => {
       expect(ended?.deviceId).toBe(deviceId);
       expect((await eventsOf(rig.base, sessionId)).at(-1)?.payload.type).toBe("sessionEnded");
       // The device is free for anyone else at once.
-      const tap = await fetch(`${rig.base}/devices/${deviceId}/actions/tap`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"x":1,"y":1}' });
+      const tap = await fetch(`${rig.base}/devices/${deviceId}/actions/tap`, { method: "POST", headers: { "Content-Type": "application/json", ...authFor(rig.base) }, body: '{"x":1,"y":1}' });
       expect(tap.status).toBe(200);
       rpc.close();
     }, 60_000);
@@ -466,7 +475,7 @@ describe("devicerail mcp over stdio killed mid-call", () => {
     // In flight once the daemon has recorded some of its work (its first observation or action).
     await pollUntil("the wait_for call recorded in the Session", () => eventsOf(base, sessionId), (events) => events.length > before, 10_000);
     const probe = async () => {
-      const r = await fetch(`${base}/devices/${deviceId}/actions/tap`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"x":1,"y":1}' });
+      const r = await fetch(`${base}/devices/${deviceId}/actions/tap`, { method: "POST", headers: { "Content-Type": "application/json", ...authFor(base) }, body: '{"x":1,"y":1}' });
       return { status: r.status, code: r.status === 200 ? null : ((await r.json()) as any).error?.data?.code };
     };
     // Held until the kill: the probe below measures the lease's release, not a free device.

@@ -4,6 +4,7 @@
  * HTTP against a daemon's `/mcp`. Every tool result passes through `call`, which keeps it for the
  * size and secret checks.
  */
+import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -42,6 +43,21 @@ export function daemonBase(dataDir: string): string {
   const r = readRecord(dataDir);
   if (!r?.port) throw new Error(`no TCP endpoint in ${dataDir}/listen.json: ${JSON.stringify(r)}`);
   return `http://127.0.0.1:${r.port}`;
+}
+
+/**
+ * The headers the owner's own clients send to the TCP port of the daemon serving `dataDir`: a
+ * daemon started by a command requires its data directory's token (listen.json names the file).
+ */
+export function ownerAuth(dataDir: string): Record<string, string> {
+  const token = ownerToken(dataDir);
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+/** The data directory's token the daemon serving `dataDir` requires on TCP; undefined when it requires none. */
+export function ownerToken(dataDir: string): string | undefined {
+  const file = readRecord(dataDir)?.tokenFile;
+  return file ? readFileSync(file, "utf8").trim() : undefined;
 }
 
 /** Waits until the daemon serving `dataDir` has written a record with a TCP port. */
