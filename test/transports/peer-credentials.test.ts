@@ -32,7 +32,7 @@ describe("peerCredentials", () => {
   test.if(onPosixWithPeerCredentials)("gives this process's uid, gid and pid on both ends when it connected to itself", async () => {
     const pair = await unixPair();
     try {
-      const self = { uid: process.getuid?.(), gid: process.getgid?.(), pid: process.pid };
+      const self = { uid: process.getuid?.() as number, gid: process.getgid?.() as number, pid: process.pid };
       expect(peerCredentials(pair.accepted)).toEqual(self);
       expect(peerCredentials(pair.connecting)).toEqual(self);
     } finally {
