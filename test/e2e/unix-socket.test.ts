@@ -110,7 +110,7 @@ describe("the Unix socket listener", () => {
     expect(statSync(path).isFile()).toBe(true);
   });
 
-  // Bun has no SO_PEERCRED, so this is the file modes at work: connect(2) needs write permission.
+  // The file modes at work: connect(2) needs write permission (the peer uid check behind them is local-access.test.ts's).
   const script = (path: string) =>
     `try { await Bun.connect({ unix: ${JSON.stringify(path)}, socket: { data() {} } }); console.log("connected"); } catch (e) { console.log(e.code); }`;
   const probe = otherUidCommand("");
