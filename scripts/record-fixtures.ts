@@ -553,7 +553,7 @@ add({
   dir: "events.clear",
   name: "not-permitted-on-websocket",
   method: "events.clear",
-  request: request(1, "events.clear", { sessionId: S_UNKNOWN }),
+  request: request(1, "events.clear", { sessionId: S1 }),
   response: failure(1, -32015, "method_not_permitted_on_transport", "events.clear is privileged and not permitted on this transport: use stdio, the Unix socket or TCP NDJSON", false, {
     method: "events.clear",
     transport: "webSocket",
