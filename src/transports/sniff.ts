@@ -17,15 +17,18 @@ const MAX_HTTP_HEAD_BYTES = 16 * 1024;
 /** An HTTP/1.x request line: a method token, a target without spaces or control characters, the version. */
 const REQUEST_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32} [\x21-\x7e]+ HTTP\/1\.[01]$/;
 
-/** A whole answer, written by this layer, which then closes the connection. */
-function rawAnswer(status: string, message: string, details: Record<string, unknown>): Uint8Array {
-  const body = JSON.stringify({ error: errorObject("invalid_request", { message, details }) });
+/** A whole answer with `error` as its body, written by this layer, which then closes the connection. */
+function rawAnswer(status: string, error: ReturnType<typeof errorObject>): Uint8Array {
+  const body = JSON.stringify({ error });
   return new TextEncoder().encode(
     `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
   );
 }
-const HEAD_TOO_LARGE = rawAnswer("431 Request Header Fields Too Large", `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES });
-const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", "request refused: the request line is not METHOD TARGET HTTP/1.x", { reason: "badRequestLine" });
+const HEAD_TOO_LARGE = rawAnswer(
+  "431 Request Header Fields Too Large",
+  errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
+);
+const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", errorObject("invalid_request", { message: "request refused: the request line is not METHOD TARGET HTTP/1.x", details: { reason: "badRequestLine" } }));
 
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
