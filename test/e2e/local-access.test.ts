@@ -64,6 +64,10 @@ if (t.port) {
   out.results["GET /devices with a guessed bearer token"] = await status("/devices", { headers: { Authorization: "Bearer " + "0".repeat(43) } });
 }
 if (t.socket) out.results["unix ndjson hello"] = await stream((o) => Bun.connect({ unix: t.socket, ...o }), hello);
+if (t.burst) {
+  const all = await Promise.all(Array.from({ length: t.burst }, () => stream((o) => Bun.connect({ unix: t.socket, ...o }), hello)));
+  out.results["unix burst answered"] = all.filter((r) => r.answered !== 0 || r.closed !== true).length;
+}
 console.log(JSON.stringify(out));
 `;
 
@@ -73,7 +77,7 @@ interface Attack {
   results: Record<string, number | string | { answered?: number; closed?: boolean; error?: string }>;
 }
 
-async function asNobody(target: { port?: number; socket?: string; session?: string; sha?: string; device?: string }): Promise<Attack> {
+async function asNobody(target: { port?: number; socket?: string; burst?: number; session?: string; sha?: string; device?: string }): Promise<Attack> {
   const child = Bun.spawn([setpriv as string, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "-e", ATTACKER], {
     stdout: "pipe",
     stderr: "pipe",
@@ -173,6 +177,20 @@ suite("the daemon the CLI starts, seen by another local user", () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     await until("the refusal logged", () => refusals().length > 0);
     expect(refusals().map(({ peerUid, peerGid, peerPid }) => ({ peerUid, peerGid, peerPid }))).toEqual([{ peerUid: NOBODY, peerGid: NOBODY, peerPid: attack.pid }]);
+
+    // A flood of such connections is refused just the same, without a log line for each.
+    const BURST = 50;
+    const flood = await asNobody({ socket, burst: BURST });
+    expect(flood.results).toEqual({ "unix ndjson hello": { answered: 0, closed: true }, "unix burst answered": 0 });
+    refusedAttempts += BURST + 1;
+    const summed = () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.includes("more Unix socket connections from other users refused"))
+        .reduce((n, l) => n + (JSON.parse(l) as { refused: number }).refused, 0);
+    await until("every refusal logged or counted", () => refusals().length + summed() === BURST + 2, 10_000);
+    // Ten lines a second at most: the burst spans one or two such windows.
+    expect(refusals().length - 1).toBeLessThanOrEqual(2 * 10);
 
     // The owner still gets in on the same socket.
     const r = await cli(["devices"], env);
