@@ -164,7 +164,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     return 2;
   }
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
-  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
+  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, references: (sessionId, sha) => daemon.core.log.references(sessionId, sha), images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   const reports = new ReportHttp({ ...base, evidence: daemon.evidence });
   // Farm mode needs the token and a TCP listener (checked with the configuration).
   const farm = want.farm && want.listen ? new FarmHost(daemon, want.farm, log) : null;

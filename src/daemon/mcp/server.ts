@@ -7,13 +7,17 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { TestEvent } from "../../protocol/types/event.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
-import { RpcFailure } from "../../transports/local-rpc.ts";
+import { listPage } from "../../transports/event-pages.ts";
+import { type LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { type CallDeps, appTool, devicesTool, keyTool, observeTool, parseArgs, pointTool, secretTool, swipeTool, typeTool, urlTool, verdictTool, waitTool } from "./calls.ts";
 import { DEFAULT_IMAGE_SETTINGS, type ImageSettings, ModelImages } from "./image.ts";
 import { type LaneDeps, McpClient } from "./lanes.ts";
@@ -23,6 +27,8 @@ import { RefBook } from "./tree-text.ts";
 
 export interface McpHubOptions extends LaneDeps {
   evidence: EvidenceSource;
+  /** Whether the Session references the evidence: a client reads only evidence its own Sessions hold. */
+  references(sessionId: string, sha256: string): boolean;
   actionTimeoutMs: number;
   images?: Partial<ImageSettings>;
 }
@@ -36,10 +42,50 @@ const INSTRUCTIONS = [
 /** Errors saying the client's Session on the device is gone. */
 const LANE_GONE = new Set(["session_required", "session_ended", "session_not_found"]);
 
-const SESSION_URI = /^devicerail:\/\/sessions\/([0-9a-fA-F-]{36})$/;
+const SESSION_URI = /^devicerail:\/\/sessions\/([0-9a-fA-F-]{36})(?:\?([^#]*))?$/;
 const EVIDENCE_URI = /^devicerail:\/\/evidence\/(?:sha256:)?([0-9a-f]{64})$/;
 /** A resource larger than this is sent as the model-sized image, or refused (the 1 MB result limit). */
 const RESOURCE_BYTES = 700_000;
+/** Events in a Session resource's page unless the URI asks for another `limit` (1 … 1000). */
+const SESSION_PAGE_EVENTS = 200;
+/** In an event too large for a page on its own, strings longer than this are cut. */
+const CLIPPED_STRING_CHARS = 2_000;
+/** MCP's code for a resource that does not exist (or, here, is not the client's). */
+const RESOURCE_NOT_FOUND = -32002;
+
+const SESSION_TEMPLATE = {
+  uriTemplate: "devicerail://sessions/{id}{?afterSequence,limit}",
+  name: "session",
+  title: "A DeviceRail Session's events",
+  description:
+    "One of your Sessions' events, a page at a time: {sessionId, events, next}. Read `next` (the same URI with afterSequence and limit) for the following page; it is absent on the last one. limit is 1 to 1000 events (200 by default) and a page is cut to fit one resource.",
+  mimeType: "application/json",
+};
+
+const notFound = (uri: string, code: string, what: string) => new McpError(RESOURCE_NOT_FOUND, `${code}: ${what}`, { code, uri });
+
+/** `afterSequence` and `limit` of a Session resource's URI; anything else there is invalid_params. */
+function pageQuery(uri: string, query: string | undefined): { afterSequence: number; limit: number } {
+  const params = new URLSearchParams(query ?? "");
+  const number = (name: string, min: number, max: number, fallback: number) => {
+    const text = params.get(name);
+    if (text === null) return fallback;
+    const n = /^(0|[1-9]\d{0,15})$/.test(text) ? Number(text) : Number.NaN;
+    if (!(n >= min && n <= max)) throw new McpError(ErrorCode.InvalidParams, `invalid_params: ${name} in ${uri} must be an integer from ${min} to ${max}`, { code: "invalid_params", uri, parameter: name });
+    return n;
+  };
+  for (const key of params.keys())
+    if (key !== "afterSequence" && key !== "limit") throw new McpError(ErrorCode.InvalidParams, `invalid_params: ${uri} may give only afterSequence and limit`, { code: "invalid_params", uri, parameter: key });
+  return { afterSequence: number("afterSequence", 0, Number.MAX_SAFE_INTEGER, 0), limit: number("limit", 1, 1000, SESSION_PAGE_EVENTS) };
+}
+
+/** A copy of `value` with each string longer than `max` characters cut, saying how much was left out and where it is. */
+function clipStrings(value: unknown, max: number, whole: string): unknown {
+  if (typeof value === "string") return value.length > max ? `${value.slice(0, max)}… [${value.length - max} more characters: ${whole}]` : value;
+  if (Array.isArray(value)) return value.map((v) => clipStrings(v, max, whole));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v, max, whole)]));
+  return value;
+}
 
 export class McpHub {
   readonly refs = new RefBook();
@@ -63,8 +109,8 @@ export class McpHub {
     }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: [
-        { uriTemplate: "devicerail://sessions/{id}", name: "session", title: "A DeviceRail Session's events", mimeType: "application/json" },
-        { uriTemplate: "devicerail://evidence/{sha256}", name: "evidence", title: "Stored evidence (screenshots, UI trees) by SHA-256" },
+        SESSION_TEMPLATE,
+        { uriTemplate: "devicerail://evidence/{sha256}", name: "evidence", title: "Stored evidence (screenshots, UI trees) by SHA-256", description: "A screenshot or UI tree one of your Sessions recorded." },
       ],
     }));
     server.setRequestHandler(ReadResourceRequestSchema, (req) => this.read(client, req.params.uri));
@@ -133,35 +179,67 @@ export class McpHub {
     }
   }
 
+  /**
+   * A resource of this client's: its Sessions, and evidence one of them references. Another
+   * client's Session or evidence reads as not found, as its listing does not show them.
+   */
   private async read(client: McpClient, uri: string) {
     const session = SESSION_URI.exec(uri);
     if (session) {
-      // The first page that fits one result; the rest is one events.list (or GET /sessions/{id}/events) away.
-      const text = await client.plain(async (rpc) => {
-        try {
-          let page = "";
-          for (const limit of [1000, 250, 50, 10]) {
-            page = (await rpc.must("events.list", { sessionId: session[1], limit })).json;
-            if (page.length <= RESOURCE_BYTES) break;
-          }
-          return page;
-        } catch (err) {
-          if (err instanceof RpcFailure) throw new Error(`${err.error.data.code}: ${err.error.message}`);
-          throw err;
-        }
-      });
+      const sessionId = (session[1] as string).toLowerCase();
+      const page = pageQuery(uri, session[2]);
+      if (!client.sessions.some((s) => s.id === sessionId)) throw notFound(uri, "session_not_found", `none of this client's Sessions is ${sessionId}`);
+      const text = await client.plain((rpc) => this.sessionPage(rpc, sessionId, page));
       return { contents: [{ uri, mimeType: "application/json", text }] };
     }
     const evidence = EVIDENCE_URI.exec(uri);
     if (evidence) {
       const sha = evidence[1] as string;
-      const stored = await this.opts.evidence.read(sha);
-      if (!stored) throw new Error(`evidence_not_found: no evidence ${sha}`);
+      const mine = client.sessions.some((s) => this.opts.references(s.id, sha));
+      const stored = mine ? await this.opts.evidence.read(sha) : null;
+      if (!stored) throw notFound(uri, "evidence_not_found", `none of this client's Sessions holds evidence ${sha}`);
       if (stored.bytes.length <= RESOURCE_BYTES) return { contents: [{ uri, mimeType: stored.mediaType, blob: Buffer.from(stored.bytes).toString("base64") }] };
-      if (!stored.mediaType.startsWith("image/")) throw new Error(`evidence ${sha} is ${stored.bytes.length} bytes, more than an MCP result may carry; read it over HTTP at /evidence/${sha}`);
+      if (!stored.mediaType.startsWith("image/")) throw new McpError(ErrorCode.InvalidRequest, `evidence ${sha} is ${stored.bytes.length} bytes, more than an MCP result may carry; read it over HTTP at /evidence/${sha}`, { code: "response_too_large", uri });
       const image = await this.images.encode(sha, async () => stored.bytes);
       return { contents: [{ uri, mimeType: image.mimeType, blob: Buffer.from(image.data).toString("base64"), _meta: { devicerail: { scaledFrom: `${image.sourceWidth}x${image.sourceHeight}`, scale: image.scale } } }] };
     }
-    throw new Error(`unknown resource ${uri}: expected devicerail://sessions/{id} or devicerail://evidence/{sha256}`);
+    throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${uri}: expected devicerail://sessions/{id} (with ?afterSequence=N&limit=M to page) or devicerail://evidence/{sha256}`, { code: "resource_not_found", uri });
+  }
+
+  /**
+   * One page of a Session as a resource's text: as many of `limit` events as fit one resource
+   * (asked again with a quarter of the limit while they do not), and `next` when more may follow.
+   * An event too large for a resource on its own comes with its long strings cut.
+   */
+  private async sessionPage(rpc: LocalRpc, sessionId: string, page: { afterSequence: number; limit: number }): Promise<string> {
+    const list = listPage(rpc, sessionId);
+    let limit = page.limit;
+    for (;;) {
+      let events: TestEvent[] | "too_large";
+      try {
+        events = await list(page.afterSequence, limit);
+      } catch (err) {
+        if (err instanceof RpcFailure) throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, { code: err.error.data.code, sessionId });
+        throw err;
+      }
+      const last = events === "too_large" ? undefined : events.at(-1);
+      const more = last !== undefined && events !== "too_large" && events.length === limit;
+      const next = more ? `devicerail://sessions/${sessionId}?afterSequence=${last.sequence}&limit=${page.limit}` : undefined;
+      if (events !== "too_large") {
+        const text = JSON.stringify({ sessionId, events, ...(next ? { next } : {}) });
+        if (text.length <= RESOURCE_BYTES) return text;
+      }
+      if (limit > 1) {
+        limit = Math.max(1, Math.floor(limit / 4));
+        continue;
+      }
+      // One event alone is too large: its long strings are cut, the whole is over HTTP.
+      const one = events === "too_large" ? null : events[0];
+      const seq = page.afterSequence + 1;
+      const whole = `GET /sessions/${sessionId}/events?${page.afterSequence ? `afterSequence=${page.afterSequence}&` : ""}limit=1 has the whole event ${one?.sequence ?? seq}`;
+      const clipped = one ? clipStrings(one, CLIPPED_STRING_CHARS, whole) : { sequence: seq, omitted: whole };
+      const nextOne = `devicerail://sessions/${sessionId}?afterSequence=${one?.sequence ?? seq}&limit=${page.limit}`;
+      return JSON.stringify({ sessionId, events: [clipped], next: nextOne });
+    }
   }
 }
