@@ -71,13 +71,27 @@ export function table(headers: string[], rows: string[][], st: Style = out()): s
   return `${[st.bold(line(headers)), ...rows.map(line)].join("\n")}\n`;
 }
 
+const CELL_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * A cell's text on one line that moves nothing: line breaks, tabs and other control characters
+ * (a verdict, a device name: anything a device or a client wrote) are shown as escapes, so they
+ * can neither start a row nor a column of their own, nor send the terminal an escape sequence.
+ */
+export const cellText = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => CELL_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** The rows as printRows writes them: an aligned table for a terminal (`tty`), else tab-separated values. */
+export function rowsText(headers: string[], rows: string[][], tty: boolean): string {
+  const cells = rows.map((r) => r.map(cellText));
+  return tty ? table(headers, cells) : cells.map((r) => `${r.join("\t")}\n`).join("");
+}
+
 /**
  * Rows for a person at a terminal as an aligned table; on a pipe, tab-separated values without a
  * header or colour, one row a line, for `cut` and `awk` (--json is there for everything else).
  */
 export function printRows(headers: string[], rows: string[][]): void {
-  if (process.stdout.isTTY) process.stdout.write(table(headers, rows));
-  else process.stdout.write(rows.map((r) => `${r.join("\t")}\n`).join(""));
+  process.stdout.write(rowsText(headers, rows, process.stdout.isTTY === true));
 }
 
 export function printJson(value: unknown): void {

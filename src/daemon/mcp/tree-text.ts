@@ -37,13 +37,15 @@ export interface TreeListing {
   elements: ListedElement[];
 }
 
+/** One line of at most LABEL_CHARS: whitespace and control characters (a device can put anything in a label) become single spaces. */
 const clip = (s: string) => {
-  const oneLine = s.replace(/\s+/g, " ").trim();
+  const oneLine = s.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
   const points = [...oneLine];
   return points.length > LABEL_CHARS ? `${points.slice(0, LABEL_CHARS - 1).join("")}…` : oneLine;
 };
 
-const shortRole = (role: string) => role.slice(role.lastIndexOf(".") + 1);
+// A role is the device's text too (an Android class name): one line, like every label.
+const shortRole = (role: string) => clip(role.slice(role.lastIndexOf(".") + 1));
 const shortId = (id: string) => (id.includes(":id/") ? id.slice(id.indexOf(":id/") + 4) : id);
 
 /** Whether a model gains anything from seeing the node. */
