@@ -13,7 +13,7 @@ import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { ServerServices } from "../../rpc/handshake.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
-import type { EvidenceSource } from "../../transports/http-api.ts";
+import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
 import { extensionError } from "../../transports/http-guard.ts";
 import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
@@ -76,6 +76,8 @@ export class ReportHttp {
     if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report`, "Cache-Control": "no-store" } });
     const { dispatcher, services, log, serverVersion } = this.opts;
     const rpc = new LocalRpc(dispatcher, services, { kind: "http", framing: "jsonMessage" }, log);
+    // Like the API's reads: a page's fetch of another client's Session is refused (transport-and-framing.md#privileged-methods).
+    rpc.conn.privileged = !sentByPage(req);
     let streaming = false;
     try {
       const hello = await rpc.must("system.hello", {
