@@ -20,8 +20,8 @@ export class DatabaseLockedError extends Error {}
 
 /**
  * The largest database checked with PRAGMA quick_check at every start. The check reads every page,
- * so it costs about one read of the file: measured 0.3 s for 186 MB with the file in the page cache
- * and 3.1 s with a cold cache (1.26 GB: 1 s and 18 s). Larger files start unchecked (the daemon
+ * so it costs about one read of the file: measured 0.3 s for 195 MB with the file in the page cache
+ * and 3 to 4 s with a cold cache (1.3 GB: 1 s and 18 to 22 s). Larger files start unchecked (the daemon
  * logs that it skipped the check) rather than make every start wait that long.
  */
 export const QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024;
@@ -31,9 +31,11 @@ const DAMAGED = /malformed|file is not a database|SQLITE_CORRUPT|SQLITE_NOTADB/;
 
 /** A failure of the store at `path` the user can fix (full disk, damaged file), as one line naming the file and the fix; null for anything else. */
 export function storeProblem(path: string, err: unknown): DatabaseLockedError | null {
-  const e = err as { code?: unknown; message?: unknown; error?: { data?: { details?: { errno?: unknown } } } };
-  const text = [e?.code, e?.message, e?.error?.data?.details?.errno].filter((x) => typeof x === "string").join(" ");
-  const why = typeof e?.message === "string" ? e.message : String(err);
+  // SQLite's errors carry a code; the stores' RpcErrors the errno or the store's reason in details.
+  const e = err as { code?: unknown; message?: unknown; error?: { data?: { details?: { errno?: unknown; reason?: unknown } } } };
+  const details = e?.error?.data?.details;
+  const text = [e?.code, e?.message, details?.errno, details?.reason].filter((x) => typeof x === "string").join(" ");
+  const why = typeof details?.reason === "string" ? details.reason : typeof e?.message === "string" ? e.message : String(err);
   if (FULL.test(text)) return new DatabaseLockedError(`the disk holding ${path} is full (${why}); free space on it and start again, or choose another DEVICERAIL_DATA_DIR`);
   if (DAMAGED.test(text)) return damaged(path, why);
   return null;

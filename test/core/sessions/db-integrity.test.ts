@@ -3,7 +3,8 @@ import { Database } from "bun:sqlite";
 import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DatabaseLockedError, openDatabase } from "../../../src/core/sessions/db.ts";
+import { DatabaseLockedError, openDatabase, storeProblem } from "../../../src/core/sessions/db.ts";
+import { RpcError } from "../../../src/rpc/rpc-error.ts";
 import { EventLog } from "../../../src/core/sessions/event-log.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "devicerail-db-integrity-"));
@@ -119,5 +120,25 @@ describe("openDatabase", () => {
     const { page, pageSize } = eventsLeafPage(copy);
     flip(copy, (page - 1) * pageSize, 1);
     expect({ copy: refusal(copy).refused, original: refusal(path) }).toEqual({ copy: true, original: { refused: false, message: "opened" } });
+  });
+});
+
+describe("storeProblem", () => {
+  test("names the file and says to free space when recovery's terminal event met a full disk", () => {
+    const err = new RpcError("action_outcome_unknown", { arg: "c-1", details: { callId: "c-1", reason: "event store failed: database or disk is full" } });
+    const problem = storeProblem("/data/devicerail.sqlite", err);
+    expect({ refused: problem instanceof DatabaseLockedError, message: problem?.message }).toEqual({
+      refused: true,
+      message: "the disk holding /data/devicerail.sqlite is full (event store failed: database or disk is full); free space on it and start again, or choose another DEVICERAIL_DATA_DIR",
+    });
+  });
+
+  test("names the folder when an Evidence write met a full disk", () => {
+    const err = new RpcError("evidence_io_error", { details: { operation: "mkdir", errno: "ENOSPC" } });
+    expect(storeProblem("/data/evidence", err)?.message).toBe("the disk holding /data/evidence is full (evidence store I/O failed); free space on it and start again, or choose another DEVICERAIL_DATA_DIR");
+  });
+
+  test("leaves other failures alone when they are not about space or damage", () => {
+    expect(storeProblem("/data/devicerail.sqlite", new Error("EACCES: permission denied"))).toBeNull();
   });
 });
