@@ -1,10 +1,15 @@
 import { errorObject } from "../protocol/errors.ts";
+import type { TestEvent } from "../protocol/types/event.ts";
+import type { SessionInfo } from "../protocol/types/session.ts";
+import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import { parseJson } from "../rpc/json.ts";
 import { type Logger, RpcError, notPermittedOnTransport } from "../rpc/rpc-error.ts";
 import { NO_STORE, errorResponse, jsonResponse } from "./http-guard.ts";
 import { LocalRpc, RpcFailure } from "./local-rpc.ts";
+import { eventPages, listPage } from "./event-pages.ts";
+import { textStream } from "./text-stream.ts";
 
 /** Stored Evidence by digest, as the daemon wires it from core (structural: transports stay below core). */
 export interface EvidenceSource {
@@ -48,6 +53,7 @@ status(429, ["too_many_requests"]);
 status(503, ["device_not_connected", "device_unhealthy", "device_health_unknown", "device_health_stale", "media_capture_unavailable", "ui_snapshot_unavailable"]);
 status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "request_cancelled", "evidence_store_unavailable", "stream_server_shutdown"]);
 status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
+status(413, ["response_frame_too_large"]);
 
 export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
 
@@ -98,6 +104,38 @@ function actionArguments(body: string): object {
   return parsed.value;
 }
 
+type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
+
+/** The pages of an ended Session's paged export, from the first one already read. */
+async function* exportPages(rpc: LocalRpc, sessionId: string, first: ExportPage): AsyncGenerator<TestEvent[]> {
+  let page = first;
+  for (;;) {
+    yield page.events;
+    if (page.nextAfterSequence === undefined) return;
+    page = (await rpc.must("session.export", { sessionId, limit: 1000, afterSequence: page.nextAfterSequence })).result as ExportPage;
+  }
+}
+
+/** An active Session's info, from the summaries of the active Sessions (few: one per leased device). */
+async function activeInfo(rpc: LocalRpc, sessionId: string): Promise<SessionInfo> {
+  const { sessions } = (await rpc.must("devicerail.sessions.list", { state: "active" })).result as { sessions: SessionInfo[] };
+  const s = sessions.find((x) => x.id === sessionId);
+  if (!s) return fail("session_not_found", { arg: sessionId, details: { sessionId } });
+  return { id: s.id, state: s.state, startedAtMs: s.startedAtMs, endedAtMs: s.endedAtMs, eventCount: s.eventCount, lastSequence: s.lastSequence };
+}
+
+/** `{"session":…,"events":[…]}`, the events as they are read. */
+async function* exportText(session: SessionInfo, pages: AsyncGenerator<TestEvent[]>): AsyncGenerator<string> {
+  yield `{"session":${JSON.stringify(session)},"events":[`;
+  let first = true;
+  for await (const page of pages) {
+    if (!page.length) continue;
+    yield `${first ? "" : ","}${page.map((e) => JSON.stringify(e)).join(",")}`;
+    first = false;
+  }
+  yield "]}";
+}
+
 /** A path segment with %-escapes decoded; a malformed escape keeps the raw text (it then matches nothing). */
 function decodeSegment(segment: string): string {
   try {
@@ -141,10 +179,8 @@ export class HttpApi {
     // and the counts, and the reference's bare array is kept for JSON-RPC clients only.
     if (top === "sessions" && n === 1)
       return this.handle(req, "GET", () => this.plain(req, "devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])));
-    if (top === "sessions" && n === 3 && leaf === "events")
-      return this.handle(req, "GET", () => this.plain(req, "events.list", { sessionId: id, ...queryParams(url, "events.list", ["afterSequence", "limit"]) }));
-    if (top === "sessions" && n === 3 && leaf === "export")
-      return this.handle(req, "GET", () => this.plain(req, "session.export", { sessionId: id, ...queryParams(url, "session.export", ["afterSequence", "limit"]) }));
+    if (top === "sessions" && n === 3 && leaf === "events") return this.handle(req, "GET", () => this.events(req, id as string, url));
+    if (top === "sessions" && n === 3 && leaf === "export") return this.handle(req, "GET", () => this.exportSession(req, id as string, url));
     if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(req, id as string));
     return null;
   }
@@ -199,6 +235,64 @@ export class HttpApi {
       return jsonResponse((await rpc.must(method, params)).json);
     } finally {
       await this.release(rpc);
+    }
+  }
+
+  /**
+   * GET /sessions/{id}/events: events.list. An answer too large for one line is a 413 that says how
+   * to page (the limit that fits, from the stored sizes), never the whole log held in memory.
+   */
+  private async events(req: Request, sessionId: string, url: URL): Promise<Response> {
+    const query = queryParams(url, "events.list", ["afterSequence", "limit"]);
+    const params = { sessionId, ...query };
+    try {
+      return await this.plain(req, "events.list", params);
+    } catch (err) {
+      if (!(err instanceof RpcFailure) || err.error.data.code !== "response_frame_too_large") throw err;
+      const details = (err.error.data.details ?? {}) as { fittingLimit?: number };
+      const limit = details.fittingLimit ?? 1;
+      const next = `/sessions/${sessionId}/events?${query.afterSequence ? `afterSequence=${query.afterSequence}&` : ""}limit=${limit}`;
+      const message = `the events do not fit one answer of ${MAX_FRAME_BYTES} bytes: page with limit (at most ${limit} here) and afterSequence (the last sequence received), e.g. GET ${next}`;
+      return errorResponse(413, JSON.stringify(errorObject("response_frame_too_large", { message, details: { ...details, next } })));
+    }
+  }
+
+  /**
+   * GET /sessions/{id}/export: session.export. Paged when asked (limit, afterSequence); else the
+   * whole log, which past one line's worth is written out page by page: the body is the whole
+   * export's result, as session.export would give it without the line limit, and the daemon holds
+   * one page at a time. An active Session is written up to its last event when the export began.
+   */
+  private async exportSession(req: Request, sessionId: string, url: URL): Promise<Response> {
+    const params = queryParams(url, "session.export", ["afterSequence", "limit"]);
+    if (params.limit !== undefined || params.afterSequence !== undefined) return this.plain(req, "session.export", { sessionId, ...params });
+    const rpc = await this.connect(req);
+    let streaming = false;
+    try {
+      const whole = await rpc.call("session.export", { sessionId });
+      if (whole.ok) return jsonResponse(whole.json);
+      if (whole.error.data.code !== "response_frame_too_large") throw new RpcFailure("session.export", whole.error);
+      const first = await rpc.call("session.export", { sessionId, limit: 1000 });
+      let session: SessionInfo;
+      let pages: AsyncGenerator<TestEvent[]>;
+      if (first.ok) {
+        const page = first.result as ExportPage;
+        session = page.session;
+        pages = exportPages(rpc, sessionId, page);
+      } else if (first.error.data.code === "session_active") {
+        session = await activeInfo(rpc, sessionId);
+        pages = eventPages(listPage(rpc, sessionId), { untilSequence: session.lastSequence });
+      } else throw new RpcFailure("session.export", first.error);
+      const onAbort = () => void this.release(rpc);
+      req.signal.addEventListener("abort", onAbort, { once: true });
+      const body = textStream(exportText(session, pages), async () => {
+        req.signal.removeEventListener("abort", onAbort);
+        await this.release(rpc);
+      });
+      streaming = true;
+      return new Response(body, { headers: { "Content-Type": "application/json", ...NO_STORE } });
+    } finally {
+      if (!streaming) await this.release(rpc);
     }
   }
 
