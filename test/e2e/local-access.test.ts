@@ -5,7 +5,7 @@
  * socket, with its modes deliberately loosened, still closes another uid's connection unread.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type DaemonRecord, readRecord } from "../../src/daemon/cli/daemon-record.ts";
 import { helloParams, tempDataDir } from "../support/daemon.ts";
@@ -267,4 +267,18 @@ describe("sessions --open", () => {
     const url = `http://127.0.0.1:${d.port}/sessions/${session.id}/report`;
     expect([r.code, r.stdout, r.stderr]).toEqual([0, `${url}\n`, `devicerail: could not start a browser; open ${url}\n`]);
   }, 60_000);
+});
+
+describe("the token file of the daemon the CLI starts", () => {
+  test("start-up fails naming the file and the fix when the token cannot be written", async () => {
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    mkdirSync(join(env.DEVICERAIL_DATA_DIR, "daemon.token"));
+    const r = await cli(["devices"], env);
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr).toContain("the devicerail daemon could not start (exit 1)");
+    expect(r.stderr).toContain(`cannot write the token file ${join(env.DEVICERAIL_DATA_DIR, "daemon.token")}: `);
+    expect(r.stderr).toContain("free space in the data directory or fix its permissions");
+    // Nothing was left listening without its token.
+    expect(readRecord(env.DEVICERAIL_DATA_DIR)).toBeNull();
+  }, 30_000);
 });

@@ -183,7 +183,15 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;
   // Written before the port exists, so no client ever finds the port without its token.
-  const dataToken = want.localToken ? writeLocalToken(daemon.paths.dataDir) : null;
+  let dataToken: string | null = null;
+  try {
+    if (want.localToken) dataToken = writeLocalToken(daemon.paths.dataDir);
+  } catch (err) {
+    process.stderr.write(`devicerail: cannot write the token file ${localTokenPath(daemon.paths.dataDir)}: ${(err as Error).message}; free space in the data directory or fix its permissions\n`);
+    await daemon.shutdown();
+    removeRecord(daemon.paths.dataDir);
+    return 1;
+  }
   const stopAll = async () => {
     await mcp.stop();
     await Promise.all([tcp?.stop(), unix?.stop()]);
