@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -7,50 +7,12 @@ import { type ControlSocket, controlWebSocket, newControlSocket } from "./contro
 import type { ConnectionLimits } from "./accept-table.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
 import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, errorResponse, readBody, refusal } from "./http-guard.ts";
+import { HTTP_FOLDER_PREFIX, reclaimDeadFolders } from "./http-folders.ts";
 import { refusalLog } from "./log-limiter.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
 
 /** RFC 3986 authority without userinfo: a bracketed IP literal or a reg-name, then an optional port. */
 const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
-
-const FOLDER_PREFIX = "devicerail-http-";
-const FOLDER = /^devicerail-http-([1-9][0-9]{0,9})-[A-Za-z0-9]+$/;
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists under another uid.
-    return (err as { code?: string }).code !== "ESRCH";
-  }
-};
-
-/**
- * Removes the private socket folders of daemons that died without stopping (kill -9): only this
- * uid's own directories, named with a pid that no longer runs. A live daemon's folder is kept.
- */
-export function reclaimDeadFolders(parent: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return;
-  }
-  const uid = process.getuid?.();
-  for (const name of names) {
-    const pid = FOLDER.exec(name)?.[1];
-    if (!pid || Number(pid) === process.pid || alive(Number(pid))) continue;
-    const path = join(parent, name);
-    try {
-      const st = lstatSync(path);
-      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
-      rmSync(path, { recursive: true, force: true });
-    } catch {
-      // Gone already, or not ours to remove.
-    }
-  }
-}
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
 export interface PublicListenerOptions extends HttpApiOptions {
@@ -79,8 +41,8 @@ export interface HttpFrontend {
  */
 export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy }): HttpFrontend {
   const { log, policy } = opts;
-  reclaimDeadFolders(tmpdir());
-  const dir = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
+  void reclaimDeadFolders(tmpdir(), log);
+  const dir = mkdtempSync(join(tmpdir(), `${HTTP_FOLDER_PREFIX}${process.pid}-`));
   const path = join(dir, "http.sock");
   const api = new HttpApi(opts);
   const sockets = controlWebSocket(opts);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { until } from "../support/wait.ts";
 import { ServeDaemon } from "./serve-daemon.ts";
 
 const LISTEN = ["--listen", "127.0.0.1:0"];
@@ -20,13 +21,24 @@ describe("private HTTP socket folders", () => {
       killed.proc.kill("SIGKILL");
       await killed.exited;
       await killed[Symbol.asyncDispose]();
-      // Not a daemon's folder (no pid in its name): never touched.
-      mkdirSync(join(tmp, "devicerail-http-other"));
-      expect(folders(tmp)).toEqual([...liveFolder, ...killedFolder, "devicerail-http-other"].sort());
+      // An earlier version's folder (no pid in its name) without a listening socket is reclaimed too;
+      // a name no daemon makes is never touched.
+      mkdirSync(join(tmp, "devicerail-http-Ab12Cd"));
+      mkdirSync(join(tmp, "devicerail-http-other-name"));
+      // A pid that is no process here (as in another PID namespace sharing the directory) whose socket still answers.
+      const foreign = "devicerail-http-4194399-Zz99Yy";
+      mkdirSync(join(tmp, foreign), { mode: 0o700 });
+      const probed = Promise.withResolvers<void>();
+      using listener = Bun.listen({ unix: join(tmp, foreign, "http.sock"), socket: { open: () => probed.resolve(), data: () => {} } });
+      expect(listener.unix).toBe(join(tmp, foreign, "http.sock"));
+      expect(folders(tmp)).toEqual([...liveFolder, ...killedFolder, "devicerail-http-Ab12Cd", "devicerail-http-other-name", foreign].sort());
 
       await using next = await ServeDaemon.start(LISTEN, env);
       const nextFolder = folders(tmp).filter((n) => n.startsWith(`devicerail-http-${next.proc.pid}-`));
-      expect(folders(tmp)).toEqual([...liveFolder, ...nextFolder, "devicerail-http-other"].sort());
+      // Reclaiming runs beside the start-up: it asks each dead folder's socket first.
+      await probed.promise;
+      await until("the dead folders reclaimed", () => folders(tmp).length === 4);
+      expect(folders(tmp)).toEqual([...liveFolder, ...nextFolder, "devicerail-http-other-name", foreign].sort());
       expect(readdirSync(join(tmp, liveFolder[0] as string))).toEqual(["http.sock"]);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
