@@ -112,6 +112,8 @@ suite("the daemon the CLI starts, seen by another local user", () => {
     // The record is what tools read to find the daemon: it names the file, never the secret.
     expect(readFileSync(join(env.DEVICERAIL_DATA_DIR, "listen.json"), "utf8")).not.toContain(token);
     expect(listeningPorts()).toContain(record.port as number);
+    expect(started.listeners).toEqual({ socket: join(env.DEVICERAIL_DATA_DIR, "daemon.sock"), tcp: `127.0.0.1:${record.port}`, tokenFile: record.tokenFile });
+    expect((await cli(["daemon", "status"], env)).stdout).toContain(`  tcp             127.0.0.1:${record.port} (requires the token in ${record.tokenFile})\n`);
 
     // Something worth stealing: a Session with an action and a screenshot.
     const shot = await cliJson(["screenshot", "-o", join(env.DEVICERAIL_DATA_DIR, "shot.png")], env);

@@ -14,7 +14,8 @@ export interface DaemonStatus {
   version?: string;
   startedAtMs?: number;
   uptimeMs?: number;
-  listeners?: { socket: string | null; tcp: string | null };
+  /** `tokenFile`: where the token the TCP port requires is kept, when it is the data directory's. */
+  listeners?: { socket: string | null; tcp: string | null; tokenFile?: string };
   log?: string;
   devices?: string[];
   openSessions?: { id: string; deviceId: string | null }[];
@@ -35,7 +36,11 @@ async function statusOf(a: Attached, dataDir: string): Promise<DaemonStatus> {
     version: a.hello.server.version,
     startedAtMs: record.startedAtMs,
     uptimeMs: Date.now() - record.startedAtMs,
-    listeners: { socket: record.socket ?? null, tcp: record.port !== undefined ? endpointText({ host: record.host ?? "127.0.0.1", port: record.port }) : null },
+    listeners: {
+      socket: record.socket ?? null,
+      tcp: record.port !== undefined ? endpointText({ host: record.host ?? "127.0.0.1", port: record.port }) : null,
+      ...(record.tokenFile ? { tokenFile: record.tokenFile } : {}),
+    },
     log: logPath(dataDir),
     devices: devices.map((d) => d.id),
     openSessions: sessions.map((s) => ({ id: s.id, deviceId: s.deviceId })),
@@ -57,7 +62,7 @@ function print(s: DaemonStatus): void {
     `${st.green("running")} devicerail ${s.version}, pid ${s.pid}, up ${duration(s.uptimeMs ?? 0)}${s.started ? " (started now)" : ""}`,
     `  data directory  ${s.dataDir}`,
     `  socket          ${s.listeners?.socket ?? "-"}`,
-    `  tcp             ${s.listeners?.tcp ?? "-"}`,
+    `  tcp             ${s.listeners?.tcp ?? "-"}${s.listeners?.tokenFile ? ` (requires the token in ${s.listeners.tokenFile})` : ""}`,
     `  log             ${s.log}`,
     `  devices         ${s.devices?.length ? s.devices.join(", ") : "none"}`,
     `  open sessions   ${s.openSessions?.length ? s.openSessions.map((o) => `${o.id} (${o.deviceId ?? "?"})`).join(", ") : "none"}`,
