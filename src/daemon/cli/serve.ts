@@ -85,7 +85,8 @@ function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | nul
     } catch (err) {
       return usage(`cannot listen on ${formatAddress(listen)}: ${(err as Error).message}`);
     }
-    if (secret === null && !opts.localToken)
+    // A farm host without a token is refused outright (serveSockets), so it needs no warning.
+    if (secret === null && !opts.localToken && !config.farm)
       process.stderr.write(
         `devicerail: warning: the TCP listener ${formatAddress(listen)} has no token, so every local user of this machine can reach it (list, export and delete Sessions, drive the devices); set DEVICERAIL_TOKEN, or serve --socket only\n`,
       );
