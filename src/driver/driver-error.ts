@@ -61,6 +61,8 @@ export class DriverError extends RpcError {
     this.name = "DriverError";
     this.driverCode = code;
     this.detail = opts.detail;
+    // Only the codes that mean a driver or device fault; the others are the client's to act on.
+    if (code === "protocol_error" || code === "internal_error") this.logDetail = opts.detail ?? this.message;
   }
 
   /**

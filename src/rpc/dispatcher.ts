@@ -170,13 +170,13 @@ export class Dispatcher {
     try {
       out = runSteps(this.deps, conn, req, route, flight);
     } catch (err) {
-      return reply.failure(conn, req.id, this.toRpcError(err, flight).error);
+      return reply.failure(conn, req.id, this.toRpcError(err, flight, req.method).error);
     }
     if (!(out instanceof Promise)) return reply.success(conn, req.id, out);
     if (!flight) this.trackInline(conn, out);
     return out.then(
       (result) => reply.success(conn, req.id, result),
-      (err) => reply.failure(conn, req.id, this.toRpcError(err, flight).error),
+      (err) => reply.failure(conn, req.id, this.toRpcError(err, flight, req.method).error),
     );
   }
 
@@ -194,11 +194,14 @@ export class Dispatcher {
     void settled.then(() => conn.inline.delete(settled));
   }
 
-  private toRpcError(err: unknown, flight: InFlight | null): RpcError {
+  private toRpcError(err: unknown, flight: InFlight | null, method: string): RpcError {
     // A driver that stopped because this request was cancelled or timed out reports that as the
     // request's own error (−32007/−32008), not as driver_cancelled/driver_timed_out.
     if (flight?.reason && (!(err instanceof RpcError) || err.code === "driver_cancelled" || err.code === "driver_timed_out")) return abortError(flight);
-    if (err instanceof RpcError) return err;
+    if (err instanceof RpcError) {
+      if (err.logDetail !== undefined) this.opts.log.warn({ method, code: err.code, detail: err.logDetail }, "request failed: the device or its driver answered something unusable");
+      return err;
+    }
     this.opts.log.error({ err }, "handler failed with an unexpected error");
     return new RpcError("internal_error");
   }

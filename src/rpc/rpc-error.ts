@@ -5,6 +5,11 @@ import { PRIVILEGED_TRANSPORTS, type Privileged } from "../protocol/methods.ts";
 /** The one error type a handler throws for anything a client may branch on; anything else is a bug. */
 export class RpcError extends Error {
   readonly error: RpcErrorObject;
+  /**
+   * What an operator needs to find a fault the client cannot fix (a driver's broken answer); the
+   * dispatcher logs it with the method and never sends it.
+   */
+  logDetail?: string;
   constructor(name: ErrorName, opts: ErrorOptions = {}) {
     const error = errorObject(name, opts);
     super(error.message);

@@ -189,6 +189,31 @@ describe("Dispatcher result checks", () => {
     expect(out[1].error.data.code).toBe("internal_error");
   });
 
+  test("a driver's protocol_error is logged with its detail and the method, and the detail is not sent", async () => {
+    const logged: { obj: object; msg?: string }[] = [];
+    const log: Logger = { ...silentLogger, warn: (obj, msg) => void logged.push({ obj, msg }) };
+    const { send, out, waitFor } = setup({ "device.connect": () => { throw new DriverError("protocol_error", { detail: "driver answered for emulator-5556" }); } }, { log });
+    await send(HELLO);
+    await send(req(1, "device.connect"));
+    await waitFor(2);
+    expect(out[1].error.data).toEqual({ code: "protocol_error", message: "driver protocol error", retryable: false, details: null });
+    expect(JSON.stringify(out[1])).not.toContain("emulator-5556");
+    expect(logged).toEqual([
+      { obj: { method: "device.connect", code: "protocol_error", detail: "driver answered for emulator-5556" }, msg: "request failed: the device or its driver answered something unusable" },
+    ]);
+  });
+
+  test("an error a client acts on (element_not_found) is answered without a log line", async () => {
+    const logged: string[] = [];
+    const log: Logger = { ...silentLogger, warn: (_o, msg) => void logged.push(msg ?? "") };
+    const { send, out, waitFor } = setup({ "device.connect": () => { throw new DriverError("element_not_found", { detail: "no node matched" }); } }, { log });
+    await send(HELLO);
+    await send(req(1, "device.connect"));
+    await waitFor(2);
+    expect(out[1].error.data.code).toBe("element_not_found");
+    expect(logged).toEqual([]);
+  });
+
   test("a frozen result is served from the memo and a mutable one is checked every time", async () => {
     let calls = 0;
     const frozen = Object.freeze([]) as never[];
