@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { TestEvent } from "../../protocol/types/event.ts";
+import { noteRead } from "./read-pressure.ts";
 import { events, evidence, sessionEvidence } from "./tables.ts";
 import type * as tables from "./tables.ts";
 
@@ -19,6 +20,7 @@ export class SessionQueries {
       .where(and(eq(events.sessionId, sessionId), gt(events.sequence, afterSequence)))
       .orderBy(asc(events.sequence));
     const rows = limit === undefined ? q.all() : q.limit(limit).all();
+    noteRead(rows.reduce((n, r) => n + r.body.length, 0));
     return rows.map((r) => JSON.parse(r.body) as TestEvent);
   }
 
