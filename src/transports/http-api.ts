@@ -249,11 +249,10 @@ export class HttpApi {
       return await this.plain(req, "events.list", params);
     } catch (err) {
       if (!(err instanceof RpcFailure) || err.error.data.code !== "response_frame_too_large") throw err;
-      const details = (err.error.data.details ?? {}) as { fittingLimit?: number };
-      const limit = details.fittingLimit ?? 1;
-      const next = `/sessions/${sessionId}/events?${query.afterSequence ? `afterSequence=${query.afterSequence}&` : ""}limit=${limit}`;
-      const message = `the events do not fit one answer of ${MAX_FRAME_BYTES} bytes: page with limit (at most ${limit} here) and afterSequence (the last sequence received), e.g. GET ${next}`;
-      return errorResponse(413, JSON.stringify(errorObject("response_frame_too_large", { message, details: { ...details, next } })));
+      const { actualBytesAtLeast, limitBytes, fittingLimit = 1 } = (err.error.data.details ?? {}) as { actualBytesAtLeast?: number; limitBytes?: number; fittingLimit?: number };
+      const next = `/sessions/${sessionId}/events?${query.afterSequence ? `afterSequence=${query.afterSequence}&` : ""}limit=${fittingLimit}`;
+      const message = `the events do not fit one answer of ${MAX_FRAME_BYTES} bytes: page with limit (at most ${fittingLimit} here) and afterSequence (the last sequence received), e.g. GET ${next}`;
+      return errorResponse(413, JSON.stringify(errorObject("response_frame_too_large", { message, details: { actualBytesAtLeast, limitBytes, fittingLimit, next } })));
     }
   }
 

@@ -143,8 +143,10 @@ function fitting(log: Core["log"], sessionId: string, after: number, limit: numb
 }
 
 /** response_frame_too_large before anything was read; `fittingLimit`: the largest limit whose page fits, when one event does. */
-const frameTooLarge = (atLeast: number, fittingLimit = 0) =>
-  new RpcError("response_frame_too_large", { details: { actualBytesAtLeast: atLeast, limitBytes: MAX_FRAME_BYTES, ...(fittingLimit > 0 ? { fittingLimit } : {}) } });
+const frameTooLarge = (actualBytesAtLeast: number, fittingLimit = 0) =>
+  fittingLimit > 0
+    ? new RpcError("response_frame_too_large", { details: { actualBytesAtLeast, limitBytes: MAX_FRAME_BYTES, fittingLimit } })
+    : new RpcError("response_frame_too_large", { details: { actualBytesAtLeast, limitBytes: MAX_FRAME_BYTES } });
 
 /**
  * The longest prefix of `candidates` whose complete response line fits in 1 MiB (docs/protocol/sessions-and-events.md#exporting-a-session), with
