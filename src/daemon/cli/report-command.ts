@@ -11,7 +11,7 @@ import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
-import { type ListPage, eventPages } from "../../transports/event-pages.ts";
+import { type ListPage, eventPages, fittingLimitOf } from "../../transports/event-pages.ts";
 import { AttachmentShots, type JunitSource, junitChunks } from "../report/junit.ts";
 import { type ReportHead, type ReportSource, infoOf, modelChunks } from "../report/model.ts";
 import { pageChunks, pagePolicy } from "../report/page.ts";
@@ -26,7 +26,7 @@ function clientPages(c: CoreClient, sessionId: string): ListPage {
     try {
       return await c.call<TestEvent[]>("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
     } catch (e) {
-      if (e instanceof RpcCallError && e.data.code === "response_frame_too_large") return "too_large";
+      if (e instanceof RpcCallError && e.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(e.data.details) };
       throw e;
     }
   };

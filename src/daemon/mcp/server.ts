@@ -208,38 +208,43 @@ export class McpHub {
 
   /**
    * One page of a Session as a resource's text: as many of `limit` events as fit one resource
-   * (asked again with a quarter of the limit while they do not), and `next` when more may follow.
+   * (asked again with fewer while they do not), and `next` when more may follow.
    * An event too large for a resource on its own comes with its long strings cut.
    */
   private async sessionPage(rpc: LocalRpc, sessionId: string, page: { afterSequence: number; limit: number }): Promise<string> {
     const list = listPage(rpc, sessionId);
     let limit = page.limit;
     for (;;) {
-      let events: TestEvent[] | "too_large";
+      let events: Awaited<ReturnType<typeof list>>;
       try {
         events = await list(page.afterSequence, limit);
       } catch (err) {
         if (err instanceof RpcFailure) throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, { code: err.error.data.code, sessionId });
         throw err;
       }
-      const last = events === "too_large" ? undefined : events.at(-1);
-      const more = last !== undefined && events !== "too_large" && events.length === limit;
-      const next = more ? `devicerail://sessions/${sessionId}?afterSequence=${last.sequence}&limit=${page.limit}` : undefined;
-      if (events !== "too_large") {
-        const text = JSON.stringify({ sessionId, events, ...(next ? { next } : {}) });
-        if (text.length <= RESOURCE_BYTES) return text;
+      if (!Array.isArray(events)) {
+        // The page does not fit one line: at most the limit the daemon names that does.
+        if (events.fittingLimit >= 1) {
+          limit = Math.min(limit, events.fittingLimit);
+          continue;
+        }
+        return this.oversized(sessionId, page, null);
       }
-      if (limit > 1) {
-        limit = Math.max(1, Math.floor(limit / 4));
-        continue;
-      }
-      // One event alone is too large: its long strings are cut, the whole is over HTTP.
-      const one = events === "too_large" ? null : events[0];
-      const seq = page.afterSequence + 1;
-      const whole = `GET /sessions/${sessionId}/events?${page.afterSequence ? `afterSequence=${page.afterSequence}&` : ""}limit=1 has the whole event ${one?.sequence ?? seq}`;
-      const clipped = one ? clipStrings(one, CLIPPED_STRING_CHARS, whole) : { sequence: seq, omitted: whole };
-      const nextOne = `devicerail://sessions/${sessionId}?afterSequence=${one?.sequence ?? seq}&limit=${page.limit}`;
-      return JSON.stringify({ sessionId, events: [clipped], next: nextOne });
+      const last = events.at(-1);
+      const next = last && events.length === limit ? `devicerail://sessions/${sessionId}?afterSequence=${last.sequence}&limit=${page.limit}` : undefined;
+      const text = JSON.stringify({ sessionId, events, ...(next ? { next } : {}) });
+      if (text.length <= RESOURCE_BYTES) return text;
+      if (limit === 1) return this.oversized(sessionId, page, events[0] ?? null);
+      // Fewer events, in proportion to how far the page is over.
+      limit = Math.max(1, Math.min(limit - 1, Math.floor((limit * RESOURCE_BYTES * 0.9) / text.length)));
     }
+  }
+
+  /** An event too large for a resource on its own: its long strings cut (null: too large to read at all), and where the whole is. */
+  private oversized(sessionId: string, page: { afterSequence: number; limit: number }, event: TestEvent | null): string {
+    const sequence = event?.sequence ?? page.afterSequence + 1;
+    const whole = `GET /sessions/${sessionId}/events?${page.afterSequence ? `afterSequence=${page.afterSequence}&` : ""}limit=1 has the whole event ${sequence}`;
+    const shown = event ? clipStrings(event, CLIPPED_STRING_CHARS, whole) : { sequence, omitted: `event ${sequence} is larger than one response line (1 MiB)` };
+    return JSON.stringify({ sessionId, events: [shown], next: `devicerail://sessions/${sessionId}?afterSequence=${sequence}&limit=${page.limit}` });
   }
 }
