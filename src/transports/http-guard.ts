@@ -1,6 +1,7 @@
 import { type ErrorName, errorObject } from "../protocol/errors.ts";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
+import type { ViewerPasses } from "./viewer-passes.ts";
 
 /** Request bodies larger than this are refused with 413 (the same limit as one NDJSON line). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -14,6 +15,8 @@ export interface HttpPolicy {
   token: AccessToken | null;
   /** Credentials other than the token, honoured on the JSON-RPC WebSocket (`/rpc`) only. */
   grants?: GrantIssuer | null;
+  /** A browser's tickets and view keys for the live report, honoured on its GETs only (viewer-passes.ts). */
+  viewer?: ViewerPasses | null;
 }
 
 

@@ -10,6 +10,7 @@ import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, 
 import { HTTP_FOLDER_PREFIX, reclaimDeadFolders } from "./http-folders.ts";
 import { refusalLog } from "./log-limiter.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
+import type { ViewerPasses } from "./viewer-passes.ts";
 
 /** RFC 3986 authority without userinfo: a bracketed IP literal or a reg-name, then an optional port. */
 const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
@@ -20,6 +21,8 @@ export interface PublicListenerOptions extends HttpApiOptions {
   token?: AccessToken | null;
   /** Credentials besides the token that open a connection limited to one device (farm allocations). */
   grants?: GrantIssuer | null;
+  /** The live report's browser passes, shared by every listener of the daemon. */
+  viewer?: ViewerPasses | null;
   /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
   /** Overrides of the listener's connection limits (handshake deadline, TCP keepalive). */
@@ -54,8 +57,9 @@ export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy })
     // HTTP/1.0 without Host gives a relative URL (only reachable when the Host policy is off).
     const url = URL.parse(req.url, "http://localhost");
     const grant = url?.pathname === "/rpc" ? grantOf(req, policy) : null;
-    // With a grant, only its token check is replaced: the Host, Origin and Sec-Fetch-Site checks still run.
-    const refused = admit(req, grant ? { ...policy, token: null } : policy);
+    const viewing = policy.token !== null && url !== null && (policy.viewer?.admits(req.method, url) ?? false);
+    // With a grant or a viewer's pass, only the token check is replaced: the Host, Origin and Sec-Fetch-Site checks still run.
+    const refused = admit(req, grant || viewing ? { ...policy, token: null } : policy);
     if (refused) return refused;
     const host = req.headers.get("host");
     if (host !== null && !AUTHORITY.test(host)) return refusal(400, "invalid_request", "request refused: the Host header is not a valid authority", { reason: "badHost" }, { Connection: "close" });

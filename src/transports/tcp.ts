@@ -52,7 +52,7 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const { services } = opts;
   // A grant narrows what the token allows, so grants are honoured only where a token is required.
   const grants = token ? (opts.grants ?? null) : null;
-  const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token, grants };
+  const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token, grants, viewer: opts.viewer ?? null };
   const http = startHttpFrontend({ ...opts, services, policy });
   const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, grants, httpPath: http.path };
   const table = new AcceptTable(accept, {

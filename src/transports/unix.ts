@@ -163,7 +163,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   await claimPath(path);
   const { services } = opts;
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
-  const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token } });
+  const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token, viewer: opts.viewer ?? null } });
   const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
   const peers = PeerCheck.create(log);
   const table = new AcceptTable(accept, {

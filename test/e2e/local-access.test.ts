@@ -244,20 +244,24 @@ describe("the daemon the CLI starts with DEVICERAIL_TOKEN set", () => {
 });
 
 describe("sessions --open", () => {
-  test("writes the report to a file and opens that, never putting the token in a browser's argv, when the daemon's port requires a token", async () => {
+  test("prints and opens a single-use ticket for the live page, never the token, when the daemon's port requires a token", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     expect((await cli(["tap", "1", "1"], env)).code).toBe(0);
     const [session] = (await cliJson(["sessions"], env)).sessions;
-    const cwd = tempDataDir();
-    // No browser opener on PATH: the command says where the file is instead.
-    const r = await cli(["sessions", "--open", session.id], { ...env, PATH: "/nonexistent" }, cwd);
-    const file = join(cwd, `devicerail-report-${session.id}.html`);
-    expect([r.code, r.stdout]).toEqual([0, expect.stringContaining(`${file}: `)]);
-    expect(r.stderr).toContain("the daemon's port requires a token, which a browser cannot present, so its live page is not opened");
-    expect(r.stderr).toContain(`could not start a browser; open ${file}`);
+    // No browser opener on PATH: the command says where to go instead.
+    const r = await cli(["sessions", "--open", session.id], { ...env, PATH: "/nonexistent" });
+    const port = (readRecord(env.DEVICERAIL_DATA_DIR) as DaemonRecord).port;
+    const url = r.stdout.trim();
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/sessions/${session.id}/report\\?ticket=[A-Za-z0-9_-]{32}$`));
+    expect([r.code, r.stderr]).toEqual([0, `devicerail: could not start a browser; open ${url}\n`]);
     const token = readFileSync(join(env.DEVICERAIL_DATA_DIR, "daemon.token"), "utf8").trim();
-    expect(readFileSync(file, "utf8")).toContain(session.id);
-    expect(`${r.stdout}${r.stderr}${readFileSync(file, "utf8")}`).not.toContain(token);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(token);
+    // The ticket is a key to that page only, and once: another user who read it from an argv gets less than the token.
+    const first = await fetch(url, { redirect: "manual" });
+    expect([first.status, first.headers.get("location")]).toEqual([303, expect.stringMatching(new RegExp(`^/sessions/${session.id}/report\\?view=`))]);
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    expect((await fetch(`http://127.0.0.1:${port}/sessions`)).status).toBe(401);
+    await cli(["daemon", "stop"], env);
   }, 60_000);
 
   test("prints and opens the live page's URL when the daemon's port requires no token", async () => {

@@ -1,4 +1,4 @@
-import type { Socket } from "bun";
+import type { Socket, SocketHandler } from "bun";
 import type { RpcResponse } from "./daemon.ts";
 
 /** A JSON-RPC client over one NDJSON TCP connection; answers are matched to requests by id. */
@@ -9,30 +9,36 @@ export class TcpClient {
   private readonly waiting = new Map<string | number, { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }>();
   closed = false;
 
-  static async connect(port: number, host = "127.0.0.1"): Promise<TcpClient> {
+  static connect(port: number, host = "127.0.0.1"): Promise<TcpClient> {
+    return TcpClient.open({ hostname: host, port });
+  }
+
+  /** The same over a Unix socket. */
+  static connectUnix(path: string): Promise<TcpClient> {
+    return TcpClient.open({ unix: path });
+  }
+
+  private static async open(where: { hostname: string; port: number } | { unix: string }): Promise<TcpClient> {
     const c = new TcpClient();
     const decoder = new TextDecoder();
-    c.socket = await Bun.connect({
-      hostname: host,
-      port,
-      socket: {
-        data: (_s, chunk) => {
-          c.buffer += decoder.decode(chunk, { stream: true });
-          let nl: number;
-          while ((nl = c.buffer.indexOf("\n")) >= 0) {
-            const r = JSON.parse(c.buffer.slice(0, nl)) as RpcResponse;
-            c.buffer = c.buffer.slice(nl + 1);
-            const w = r.id === null ? undefined : c.waiting.get(r.id);
-            if (w && r.id !== null) {
-              c.waiting.delete(r.id);
-              w.resolve(r);
-            }
+    const socket: SocketHandler<undefined> = {
+      data: (_s, chunk) => {
+        c.buffer += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = c.buffer.indexOf("\n")) >= 0) {
+          const r = JSON.parse(c.buffer.slice(0, nl)) as RpcResponse;
+          c.buffer = c.buffer.slice(nl + 1);
+          const w = r.id === null ? undefined : c.waiting.get(r.id);
+          if (w && r.id !== null) {
+            c.waiting.delete(r.id);
+            w.resolve(r);
           }
-        },
-        close: () => c.fail(new Error("connection closed")),
-        error: (_s, err) => c.fail(err),
+        }
       },
-    });
+      close: () => c.fail(new Error("connection closed")),
+      error: (_s, err) => c.fail(err),
+    };
+    c.socket = "unix" in where ? await Bun.connect({ unix: where.unix, socket }) : await Bun.connect({ ...where, socket });
     return c;
   }
 

@@ -41,6 +41,8 @@ export interface CoreClient {
   call<T = unknown>(method: string, params?: object): Promise<T>;
   /** Stored Evidence by digest, read over the daemon's HTTP API and checked against the digest. */
   evidence(sha256: string): Promise<Uint8Array>;
+  /** One request to the daemon's HTTP side on the connected endpoint, with this command's credential. */
+  http(path: string, init?: RequestInit): Promise<Response>;
   /** Closes the connection (the daemon ends a Session left open, as a dropped client's would be). */
   close(): void;
 }
@@ -80,19 +82,21 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
       opts.signal?.removeEventListener("abort", onAbort);
     }
   };
-  const evidence = async (sha256: string): Promise<Uint8Array> => {
+  const http = (path: string, init: RequestInit = {}): Promise<Response> => {
     const { endpoint, token } = attached;
-    const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
-    const res =
-      "socket" in endpoint
-        ? await fetch(`http://localhost/evidence/${sha256}`, { unix: endpoint.socket, headers } as RequestInit)
-        : await fetch(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}/evidence/${sha256}`, { headers });
+    const headers = { ...(init.headers as Record<string, string> | undefined), ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+    return "socket" in endpoint
+      ? fetch(`http://localhost${path}`, { ...init, unix: endpoint.socket, headers } as RequestInit)
+      : fetch(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}${path}`, { ...init, headers });
+  };
+  const evidence = async (sha256: string): Promise<Uint8Array> => {
+    const res = await http(`/evidence/${sha256}`);
     if (!res.ok) throw new CliError(`evidence ${sha256} could not be read from the daemon (HTTP ${res.status})`);
     const bytes = new Uint8Array(await res.arrayBuffer());
     if (sha256Hex(bytes) !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
     return bytes;
   };
-  return { attached, timeoutMs, interrupted: opts.signal, call, evidence, close: () => conn.close() };
+  return { attached, timeoutMs, interrupted: opts.signal, call, evidence, http, close: () => conn.close() };
 }
 
 /**

@@ -178,9 +178,9 @@ export function openInBrowser(target: string): void {
  * loopback TCP address: the page follows the Session over the event plane, which admits only that
  * origin). The URL is printed too, for a browser on another desktop.
  *
- * A port that requires a token cannot be opened so: a browser sends no bearer token, and handing
- * it the token would put the secret in the opener's argv, which every local user can read. Then
- * the report is written to a file and opened, as `devicerail report ID --open` does.
+ * On a port that requires a token the URL carries a ticket instead (transports/viewer-passes.ts):
+ * a browser sends no bearer token, and handing it the token would put the secret in the opener's
+ * argv, which every local user can read. The ticket opens that one page once, within a minute.
  */
 export async function openLiveReport(sessionId: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
   const url = await withClient(async (c) => {
@@ -189,15 +189,12 @@ export async function openLiveReport(sessionId: string, opts: { json?: boolean }
     const { record } = c.attached;
     const port = record.port;
     if (port === undefined) throw new CliError("the daemon has no TCP listener for a browser to reach; start it with devicerail daemon start");
-    if (credentialFor(record, { host: record.host ?? "127.0.0.1", port }, env) !== null) return null;
-    return `http://127.0.0.1:${port}/sessions/${sessionId}/report`;
+    const page = `http://127.0.0.1:${port}/sessions/${sessionId}/report`;
+    if (credentialFor(record, { host: record.host ?? "127.0.0.1", port }, env) === null) return page;
+    const res = await c.http(`/sessions/${sessionId}/report/ticket`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    if (!res.ok) throw new CliError(`the daemon gave no ticket for the report page (HTTP ${res.status}); devicerail report ${sessionId} --open writes it to a file instead`);
+    return `http://127.0.0.1:${port}${((await res.json()) as { path: string }).path}`;
   }, env);
-  if (url === null) {
-    process.stderr.write(
-      `devicerail: the daemon's port requires a token, which a browser cannot present, so its live page is not opened; the report is written to a file instead (devicerail sessions --follow ${sessionId} follows the Session live)\n`,
-    );
-    return reportCommand([sessionId], { open: true, json: opts.json });
-  }
   if (opts.json) printJson({ url });
   else process.stdout.write(`${url}\n`);
   openInBrowser(url);

@@ -4,6 +4,7 @@ import { serveStdio } from "../../transports/stdio.ts";
 import { ListenAddressError, type TcpListener, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
 import { AccessToken, tokenProblem } from "../../transports/token.ts";
 import { SocketPathError, type UnixListener, listenUnix } from "../../transports/unix.ts";
+import { ViewerPasses } from "../../transports/viewer-passes.ts";
 import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
 import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
@@ -166,12 +167,15 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   }
   const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
   const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, references: (sessionId, sha) => daemon.core.log.references(sessionId, sha), images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
-  const reports = new ReportHttp({ ...base, evidence: daemon.evidence });
+  // One set for every listener: a ticket asked for on the Unix socket is opened on the TCP port.
+  const viewer = new ViewerPasses();
+  const reports = new ReportHttp({ ...base, evidence: daemon.evidence, viewer });
   // Farm mode needs the token and a TCP listener (checked with the configuration).
   const farm = want.farm && want.listen ? new FarmHost(daemon, want.farm, log) : null;
   const shared = {
     routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : (farm?.http.route(req, url, body) ?? reports.route(req, url))),
     grants: farm?.grants.issue ?? null,
+    viewer,
     dispatcher: daemon.dispatcher,
     services: daemon.services,
     log,

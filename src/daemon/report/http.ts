@@ -5,6 +5,9 @@
  * origin (http://127.0.0.1:PORT), over which the page follows the Session. No other origin can
  * read the page (the HTTP guard refuses cross-site requests) nor use the capability (the event
  * plane checks the Origin).
+ *
+ * On a port that requires a token a browser comes in with a ticket the token's holder asked for
+ * (POST /sessions/{id}/report/ticket), traded here for a view key (transports/viewer-passes.ts).
  */
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
@@ -14,10 +17,11 @@ import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { ServerServices } from "../../rpc/handshake.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
 import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
-import { extensionError } from "../../transports/http-guard.ts";
+import { extensionError, refusal } from "../../transports/http-guard.ts";
 import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
 import { textStream } from "../../transports/text-stream.ts";
+import type { ViewerPasses } from "../../transports/viewer-passes.ts";
 import { type ReportSource, infoOf, modelChunks } from "./model.ts";
 import { pageChunks, pagePolicy } from "./page.ts";
 
@@ -27,9 +31,11 @@ export interface ReportHttpOptions {
   log: Logger;
   evidence: EvidenceSource;
   serverVersion: string;
+  /** The browser passes the HTTP guard honours; without them no ticket is issued. */
+  viewer?: ViewerPasses | null;
 }
 
-const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report$/;
+const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report(\/ticket)?$/;
 const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "events.stream.v1"];
 
 type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
@@ -63,17 +69,39 @@ export class ReportHttp {
 
   /** The route's answer, or null when the path is not a report's. */
   route(req: Request, url: URL): Promise<Response> | null {
-    const id = REPORT_PATH.exec(url.pathname)?.[1];
+    const matched = REPORT_PATH.exec(url.pathname);
+    const id = matched?.[1]?.toLowerCase();
     if (!id) return null;
-    if (req.method !== "GET") return Promise.resolve(jsonError(405, "method_not_found", `${req.method} ${url.pathname}: only GET`));
-    return this.serve(req, id.toLowerCase());
+    const only = matched?.[2] ? "POST" : "GET";
+    if (req.method !== only) return Promise.resolve(jsonError(405, "method_not_found", `${req.method} ${url.pathname}: only ${only}`));
+    return only === "POST" ? Promise.resolve(this.ticket(id)) : this.serve(req, url, id);
   }
 
-  private async serve(req: Request, sessionId: string): Promise<Response> {
+  /** A single-use ticket for a browser to open this Session's page with; the caller presented the token. */
+  private ticket(sessionId: string): Response {
+    const { viewer } = this.opts;
+    if (!viewer) return jsonError(404, "method_not_found", "this daemon issues no report tickets");
+    const { ticket, expiresInMs } = viewer.issueTicket(sessionId);
+    return Response.json({ path: `/sessions/${sessionId}/report?ticket=${ticket}`, expiresInMs }, { headers: { "Cache-Control": "no-store" } });
+  }
+
+  private async serve(req: Request, url: URL, sessionId: string): Promise<Response> {
+    const noStore = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     // The event plane admits exactly http://127.0.0.1:PORT: a page opened as localhost is sent there first.
     const host = req.headers.get("host") ?? "";
     const port = /:(\d+)$/.exec(host)?.[1];
-    if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report`, "Cache-Control": "no-store" } });
+    if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report${url.search}`, ...noStore } });
+    const { viewer } = this.opts;
+    const ticket = url.searchParams.get("ticket");
+    if (ticket !== null) {
+      // Traded for a view key at once: the URL the browser keeps (and reloads) holds no ticket.
+      if (!viewer?.redeem(ticket, sessionId))
+        return refusal(401, "authentication_failed", `this report link was used already or has expired; run \`devicerail sessions --open ${sessionId}\` again`, { reason: "reportTicketSpent" });
+      return new Response(null, { status: 303, headers: { Location: `/sessions/${sessionId}/report?view=${viewer.issueViewKey(sessionId)}`, ...noStore } });
+    }
+    const given = url.searchParams.get("view");
+    const key = viewer ? (given !== null && viewer.viewing(given, sessionId) ? given : viewer.issueViewKey(sessionId)) : null;
+    const evidenceQuery = key ? `?view=${key}` : "";
     const { dispatcher, services, log, serverVersion } = this.opts;
     const rpc = new LocalRpc(dispatcher, services, { kind: "http", framing: "jsonMessage" }, log);
     // Like the API's reads: a page's fetch of another client's Session is refused (transport-and-framing.md#privileged-methods).
@@ -94,10 +122,10 @@ export class ReportHttp {
       const live = async () => {
         if (!cap) return null;
         if (Date.now() - cap.at > CAPABILITY_FRESH_MS) cap = await open().catch(() => cap);
-        return cap && { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/" };
+        return cap && { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/", evidenceQuery };
       };
       const policy = pagePolicy(cap ? new URL(cap.endpoint).origin : null, true);
-      const chunks = pageChunks(modelChunks(source, head, { daemonVersion: serverVersion, linkedImages: true }, live), { policy, daemonVersion: serverVersion, sessionId });
+      const chunks = pageChunks(modelChunks(source, head, { daemonVersion: serverVersion, linkedImages: true, evidenceQuery }, live), { policy, daemonVersion: serverVersion, sessionId });
       const onAbort = () => void rpc.close();
       req.signal.addEventListener("abort", onAbort, { once: true });
       const body = textStream(chunks, async () => {
@@ -106,7 +134,7 @@ export class ReportHttp {
       });
       streaming = true;
       return new Response(body, {
-        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, ...noStore, "X-Content-Type-Options": "nosniff" },
       });
     } catch (err) {
       if (err instanceof RpcFailure) {

@@ -61,7 +61,8 @@ export interface ReportModel {
    */
   trees: Record<string, TreeNode[] | string>;
   /** Set by the live viewer: where the page subscribes to the Session's new events. */
-  live: { endpoint: string; streamEpoch: string; evidenceBase: string } | null;
+  /** `evidenceQuery` follows the digest in evidence URLs (a browser's view key, viewer-passes.ts). */
+  live: { endpoint: string; streamEpoch: string; evidenceBase: string; evidenceQuery?: string } | null;
 }
 
 /** What the report says of the Session before its events: read first, so an unknown id fails before anything is written. */
@@ -91,6 +92,8 @@ export interface ReportOptions {
   fullImages?: boolean;
   /** Screenshots as links to the daemon (`/evidence/<sha>`) instead of embedded bytes. */
   linkedImages?: boolean;
+  /** Appended to linked images' URLs (`?view=KEY` on a port that requires a token). */
+  evidenceQuery?: string;
   /** Counted as the model is written: its events and screenshots. */
   counts?: { events: number; screenshots: number };
 }
@@ -132,7 +135,7 @@ export function compactTree(nodes: readonly UiNode[]): TreeNode[] {
 
 async function image(bytes: Uint8Array, sha: string, opts: ReportOptions): Promise<ReportImage> {
   const { width: sw, height: sh } = await new Bun.Image(bytes).metadata();
-  if (opts.linkedImages) return { src: `/evidence/${sha}`, width: sw, height: sh, sourceWidth: sw, sourceHeight: sh, full: null };
+  if (opts.linkedImages) return { src: `/evidence/${sha}${opts.evidenceQuery ?? ""}`, width: sw, height: sh, sourceWidth: sw, sourceHeight: sh, full: null };
   const edge = opts.thumbEdge ?? THUMB_EDGE;
   const scale = Math.min(1, edge / Math.max(sw, sh));
   const [w, h] = [Math.max(1, Math.round(sw * scale)), Math.max(1, Math.round(sh * scale))];
