@@ -38,6 +38,30 @@ interface Entry {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
+/**
+ * The SDK's transport (1.x) in JSON-response mode keeps each answered POST's stream entry, and
+ * through its closures the Request, its body and the parsed tool arguments, until the MCP session
+ * ends (modelcontextprotocol/typescript-sdk#2559): a long session would grow by every call it made.
+ * Here an entry goes as soon as its response is handed out. A transport without that map (a later
+ * SDK) is left as it is; test/daemon/mcp/http.test.ts tells whether it still keeps the calls.
+ */
+function releaseAnswered(transport: WebStandardStreamableHTTPServerTransport): void {
+  type Stream = { resolveJson?: (res: Response) => void };
+  const streams = (transport as unknown as { _streamMapping?: unknown })._streamMapping;
+  if (!(streams instanceof Map)) return;
+  const map = streams as Map<string, Stream>;
+  const set = map.set.bind(map);
+  map.set = (id: string, stream: Stream) => {
+    const resolve = stream.resolveJson;
+    if (resolve)
+      stream.resolveJson = (res) => {
+        if (map.get(id) === stream) map.delete(id);
+        resolve(res);
+      };
+    return set(id, stream);
+  };
+}
+
 const jsonRpcError = (status: number, code: number, message: string) =>
   new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store" } });
 
@@ -100,6 +124,7 @@ export class McpHttp {
       },
       onsessionclosed: () => void this.end(entry, true),
     });
+    releaseAnswered(entry.transport);
     await server.connect(entry.transport);
     const res = await this.serve(entry, req, parsed);
     // A POST that was not a valid initialize leaves nothing behind.
