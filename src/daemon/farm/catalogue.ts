@@ -101,10 +101,26 @@ export class FarmCatalogue {
   /** Writes what was collected; kept for the next try when the database fails. Returns the devices quarantined now. */
   async flush(sql: SQL): Promise<string[]> {
     const sessions = [...this.sessions.values()];
+    // Taken out whole: a failure seen while this transaction runs goes to the next flush, never
+    // into the count of what this one wrote.
     const failures = this.failures;
+    this.failures = [];
     if (sessions.length === 0 && failures.length === 0) return [];
     const hostId = this.hostId;
-    const quarantined = await sql.begin(async (tx) => {
+    let quarantined: string[];
+    try {
+      quarantined = await this.write(sql, hostId, sessions, failures);
+    } catch (err) {
+      // Kept for the next try, in the order seen, still bounded.
+      this.failures = [...failures, ...this.failures].slice(-MAX_PENDING);
+      throw err;
+    }
+    for (const s of sessions) if (this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
+    return quarantined;
+  }
+
+  private write(sql: SQL, hostId: string, sessions: SessionRow[], failures: FailureRow[]): Promise<string[]> {
+    return sql.begin(async (tx) => {
       for (const s of sessions) {
         const alloc = this.allocationOf(s.sessionId);
         await tx`
@@ -134,9 +150,6 @@ export class FarmCatalogue {
         RETURNING device_id`) as { device_id: string }[];
       return rows.map((r) => r.device_id);
     });
-    for (const s of sessions) if (this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
-    this.failures = this.failures.slice(failures.length);
-    return quarantined;
   }
 
   private async insertFailures(tx: SQL, failures: FailureRow[]): Promise<void> {
