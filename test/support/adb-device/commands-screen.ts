@@ -54,9 +54,9 @@ export function screenCommands(phone: FakePhone): [string, CommandFn][] {
     if (!png) return unsupported(phone, argv, io); // the raw RGBA format is not simulated
     // screencap.cpp parses -d with strtoull and refuses anything that is not all digits.
     if (displayId !== undefined && (!/^\d{1,20}$/.test(displayId) || BigInt(displayId) >= 2n ** 64n)) return (io.err(INVALID_DISPLAY_ID), 1);
-    const display = displayId === undefined ? [...phone.displays].sort((a, b) => a.hwc - b.hwc)[0] : phone.displays.find((d) => d.physicalId === displayId);
+    const display = displayId === undefined ? phone.displays[0] : phone.displays.find((d) => d.physicalId === displayId);
     if (!display) return unsupported(phone, argv, io); // a well-formed id of no display: its failure text is not simulated
-    // Android 14's screencap captures the first physical display when none is named, and says so on stderr.
+    // Android 14's screencap captures the first physical display (physicalDisplays.front()) when none is named, and says so on stderr.
     if (displayId === undefined && phone.displays.length > 1 && Number(phone.props.get("ro.build.version.sdk") ?? 29) >= 34) io.err(MULTI_DISPLAY_WARNING);
     if (phone.faults.screencapHang) {
       await hang(io.signal);

@@ -9,7 +9,7 @@ import type { CommandIo } from "./command-io.ts";
 export interface FakeDisplay {
   /** SurfaceFlinger's 64-bit physical display id, decimal: what `screencap -d` takes. */
   physicalId: string;
-  /** The hardware composer's index, `(HWC display N)`. */
+  /** The hardware composer's index, `(HWC display N)`. The first display listed is screencap's default. */
   hwc: number;
   port: number;
   pnpId: string;
@@ -40,7 +40,7 @@ export const FOLDABLE_DISPLAYS: readonly FakeDisplay[] = [
   { physicalId: "4619827551948147201", hwc: 1, port: 1, pnpId: "GGL", displayName: "EMU_display_1", logicalId: 3, label: "Second Screen", on: false, width: 1080, height: 2424 },
 ];
 
-/** The same phone folded: the inner panel (the first physical display) is off, the cover panel is on. */
+/** The same phone folded: the inner panel (the first listed, screencap's default) is off, the cover panel is on. */
 export const FOLDED_DISPLAYS: readonly FakeDisplay[] = FOLDABLE_DISPLAYS.map((d) => ({ ...d, on: d.hwc !== 0 }));
 
 /** A single built-in panel (the default): the emulator line quoted in appium-uiautomator2-driver lib/commands/screenshot.ts. */
@@ -65,15 +65,16 @@ export const MULTI_DISPLAY_WARNING =
 export const INVALID_DISPLAY_ID = "Invalid display ID: Out of range [0, 2^64).\n";
 
 /**
- * `dumpsys SurfaceFlinger --display-id`: one line per physical display, in HWC order. Format of
+ * `dumpsys SurfaceFlinger --display-id`: one line per physical display. Format of
  * the samples in appium-uiautomator2-driver lib/commands/screenshot.ts and mobile-next/mobile-mcp
  * issue #158 (a Pixel 9 Pro Fold: `Display 4619827677550801152 (HWC display 0): port=0 pnpId=GGL
  * displayName="Common Panel"`). Android 16 builds add `screenPartStatus=UNSUPPORTED` before
  * `displayName` (emulator capture, index id 55514159315); this fake prints the older form.
  */
 export function surfaceFlingerDisplayIds(displays: readonly FakeDisplay[]): string {
-  return [...displays]
-    .sort((a, b) => a.hwc - b.hwc)
+  // In the phone's order, which need not be the HWC order: a Galaxy Z Fold 2 lists `(HWC display 3)`
+  // first (pfmaggi/pfmaggi.github.io content/posts/android_screencapture.md).
+  return displays
     .map((d) => `Display ${d.physicalId} (HWC display ${d.hwc}): port=${d.port} pnpId=${d.pnpId} displayName="${d.displayName}"\n`)
     .join("");
 }
