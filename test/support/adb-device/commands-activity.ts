@@ -262,7 +262,7 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       return 0;
     }
     if (service === "battery" && section === undefined) {
-      // The battery service's state, shaped like fixtures/platform/android/dumpsys-battery.
+      // The battery service's AOSP lines, as in the real samples of fixtures/platform/android/dumpsys-battery (fewer of them).
       io.out(`Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  status: 2\n  health: 2\n  present: true\n  level: ${phone.battery}\n  scale: 100\n  technology: Li-ion\n`);
       return 0;
     }
