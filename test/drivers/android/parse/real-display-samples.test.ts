@@ -86,3 +86,10 @@ describe("the LAST ANR section of dumpsys window", () => {
     expect(parseForeground(out)).toEqual(parseForeground(sample("dumpsys-window", "android-11-launcher")));
   });
 });
+
+describe("focus lines of dumpsys window displays", () => {
+  test("names the launcher, also when the notification shade has the focus", () => {
+    const launcher = { packageName: "com.android.launcher3", activity: "com.android.launcher3.uioverrides.QuickstepLauncher" };
+    expect(["displays-launcher3", "displays-notification-shade"].map((n) => parseForeground(sample("dumpsys-window", n)))).toEqual([launcher, launcher]);
+  });
+});
