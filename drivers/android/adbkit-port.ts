@@ -212,9 +212,15 @@ export class AdbkitPort {
     );
   }
 
-  /** `exec-out screencap -p`. */
-  screencap(serial: string, ctx: CallContext): Promise<Uint8Array> {
-    return this.exec(serial, "screencap -p", ctx);
+  /**
+   * `exec-out screencap -p`, of the physical display `displayId` when given. exec: merges stderr
+   * into the stream (adbd's ShellService runs `sh -c <command>` with stderr dup'ed onto the
+   * socket), so stderr goes to /dev/null: screencap's warnings (several displays, linker
+   * messages) would otherwise land in front of the PNG.
+   */
+  screencap(serial: string, ctx: CallContext, displayId: string | null = null): Promise<Uint8Array> {
+    if (displayId !== null && !/^\d{1,20}$/.test(displayId)) return Promise.reject(platformError("android_adb_malformed_observation", false, `not a display id: ${displayId}`));
+    return this.exec(serial, `screencap -p${displayId === null ? "" : ` -d ${displayId}`} 2>/dev/null`, ctx);
   }
 
   /** `getprop` as a map; run as a guarded shell so that an abort closes its socket. */

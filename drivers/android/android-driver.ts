@@ -7,7 +7,7 @@ import { ANDROID_ACTIONS, type Call, pointsOf, scrollGesture, toCall } from "./a
 import { AdbkitPort, platformError } from "./adbkit-port.ts";
 import { AndroidShell } from "./android-shell.ts";
 import { Discovery, ID_PREFIX, idOf } from "./discovery.ts";
-import { type Display, readDisplay, effectiveSize } from "./display.ts";
+import { type Display, readCaptureDisplay, readDisplay, effectiveSize } from "./display.ts";
 import { parseBatteryPercent } from "./parse/battery.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import { orientationOf, pngSize } from "./parse/display.ts";
@@ -28,6 +28,10 @@ export interface AndroidOptions {
 interface Connected {
   generation: number;
   display: Display;
+  /** `ro.build.version.sdk`, read at connect. */
+  sdk: number;
+  /** The physical display screenshots capture (`screencap -d`), chosen at connect; null: screencap's default. */
+  captureDisplay: string | null;
   /** The viewport of the newest screenshot: taps are checked against it. */
   viewport: Viewport | null;
   focus: { packageName: string; activity: string | null } | null;
@@ -130,8 +134,11 @@ export class AndroidDriver implements Driver {
     const serial = this.usable(deviceId);
     const props = await this.port.properties(serial, ctx);
     const display = await readDisplay(this.shell, serial, ctx);
-    if (!this.connected.has(serial)) this.connected.set(serial, { generation: ++this.generations, display, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false });
-    else (this.connected.get(serial) as Connected).display = display;
+    const sdk = Number(props["ro.build.version.sdk"]) || 0;
+    const captureDisplay = await readCaptureDisplay(this.shell, serial, sdk, ctx);
+    if (!this.connected.has(serial))
+      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false });
+    else Object.assign(this.connected.get(serial) as Connected, { display, sdk, captureDisplay });
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
     return { ...info };
@@ -165,7 +172,7 @@ export class AndroidDriver implements Driver {
     const { serial, c } = this.session(deviceId, ctx);
     const [png, tree, focused] = await allEnded(
       ctx,
-      (inner) => (opts.screenshot ? this.shell.screenshot(serial, inner) : Promise.resolve(null)),
+      (inner) => (opts.screenshot ? this.shell.screenshot(serial, inner, c.captureDisplay) : Promise.resolve(null)),
       (inner) => (opts.uiTree ? this.shell.dumpUi(serial, inner) : Promise.resolve(null)),
       // With a tree, its package is the foreground app and the activity comes from the last
       // dumpsys (refreshed in the background); one adb round trip less per observation.
@@ -201,9 +208,13 @@ export class AndroidDriver implements Driver {
     };
   }
 
-  /** The foreground app from `dumpsys window`; best effort, so a slow or odd dumpsys never fails an observation. */
+  /**
+   * The foreground app from `dumpsys window displays` (Android 10+; `windows` before, as appium-adb
+   * dumpWindows does): one section, never the frozen LAST ANR section a full dump starts with, and
+   * a fraction of its size. Best effort, so a slow or odd dumpsys never fails an observation.
+   */
   private async readFocus(serial: string, c: Connected, ctx: CallContext, fingerprint: string | null = null): Promise<Connected["focus"]> {
-    const out = await this.shell.run(serial, "dumpsys window", ctx, { ceilingMs: 5_000 }).catch(() => null);
+    const out = await this.shell.run(serial, c.sdk >= 29 ? "dumpsys window displays" : "dumpsys window windows", ctx, { ceilingMs: 5_000 }).catch(() => null);
     // Cut short (the observation failed elsewhere, or the driver stops): nothing was learnt.
     if (out === null && ctx.signal.aborted) return c.focus;
     const focus = out === null ? null : parseForeground(out);

@@ -1,5 +1,6 @@
 import { type CallContext, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { pngStart } from "../../src/driver/png.ts";
 import { type AdbkitPort, platformError } from "./adbkit-port.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import { parseAmStartWait, parseResolveActivity } from "./parse/launch.ts";
@@ -94,9 +95,15 @@ export class AndroidShell {
     return this.run(serial, calls.map((argv) => argv.map(quote).join(" ")).join(" && "), ctx);
   }
 
-  /** `screencap -p`; a PNG that stops before IEND means the device went away mid-transfer. */
-  async screenshot(serial: string, ctx: CallContext): Promise<Uint8Array> {
-    const png = await this.port.screencap(serial, ctx);
+  /**
+   * `screencap -p` (of `displayId` on a phone with several displays); a PNG that stops before IEND
+   * means the device went away mid-transfer. Text in front of the image (what a ROM prints on
+   * stdout) is dropped: the image starts at the PNG signature.
+   */
+  async screenshot(serial: string, ctx: CallContext, displayId: string | null = null): Promise<Uint8Array> {
+    const raw = await this.port.screencap(serial, ctx, displayId);
+    const start = pngStart(raw);
+    const png = start > 0 ? raw.subarray(start) : raw;
     const tail = png.subarray(png.length - IEND.length);
     if (png.length < 45 || !IEND.every((b, i) => tail[i] === b)) {
       const why = await this.lost(serial, ctx);

@@ -20,3 +20,16 @@ export function pngSize(bytes: Uint8Array): PixelSize | null {
   return { width, height };
 }
 
+
+/**
+ * Where the PNG signature first occurs, or -1. Android's `screencap` output can carry text before
+ * the image when stderr shares the stream (a multi-display warning, linker warnings): the image
+ * starts at the signature.
+ */
+export function pngStart(bytes: Uint8Array): number {
+  const first = PNG_SIGNATURE[0] as number;
+  for (let i = bytes.indexOf(first); i >= 0 && i + PNG_SIGNATURE.length <= bytes.length; i = bytes.indexOf(first, i + 1)) {
+    if (PNG_SIGNATURE.every((b, k) => bytes[i + k] === b)) return i;
+  }
+  return -1;
+}

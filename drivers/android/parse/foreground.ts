@@ -1,5 +1,6 @@
 /**
- * The foreground app from `dumpsys window` (windows section). Android 10 wraps the focused app as
+ * The foreground app from `dumpsys window` (its displays or windows section; a full dump is read
+ * without its frozen LAST ANR section). Android 10 wraps the focused app as
  * `AppWindowToken{… token=Token{… ActivityRecord{… u0 pkg/.Act t5}}}`, Android 11+ prints the bare
  * `ActivityRecord{… u0 pkg/.Act t5}`; `mCurrentFocus` names the focused window either way.
  */
@@ -34,9 +35,34 @@ export function parseComponent(title: string): Foreground | null {
   return PACKAGE.test(packageName) && CLASS.test(activity) ? { packageName, activity } : null;
 }
 
+/** A section header of `dumpsys window`, e.g. `WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)`. */
+const HEADER = /^WINDOW MANAGER [A-Z][A-Z ]* \(dumpsys window [a-z-]+\)\r?$/;
+
+/**
+ * The output without the `WINDOW MANAGER LAST ANR (dumpsys window lastanr)` section: a full
+ * `dumpsys window` starts with the state WindowManagerService froze at the last ANR, kept for two
+ * hours, focus lines included. Its frozen copy of the display contents, after `Last ANR
+ * continued`, has a section header of its own, so the section ends at the first header after that
+ * copy's (or, without the copy, at the first header after its own).
+ */
+export function withoutLastAnr(dumpsysWindow: string): string {
+  const lines = dumpsysWindow.split("\n");
+  const start = lines.findIndex((l) => /^WINDOW MANAGER LAST ANR \(dumpsys window lastanr\)\r?$/.test(l));
+  if (start < 0) return dumpsysWindow;
+  let i = start + 1;
+  for (; i < lines.length; i++) {
+    const line = lines[i] as string;
+    // The frozen copy's own header belongs to the section.
+    if (/^Last ANR continued\r?$/.test(line) && HEADER.test(lines[i + 1] ?? "")) i++;
+    else if (HEADER.test(line)) break;
+  }
+  return [...lines.slice(0, start), ...lines.slice(i)].join("\n");
+}
+
 export function parseForeground(dumpsysWindow: string): Foreground | null {
+  const live = withoutLastAnr(dumpsysWindow);
   for (const { key, record } of SOURCES) {
-    for (const line of dumpsysWindow.matchAll(key)) {
+    for (const line of live.matchAll(key)) {
       const m = record.exec((line[1] as string).trim());
       const found = m ? parseComponent((m[1] as string).trim()) : null;
       if (found) return found;

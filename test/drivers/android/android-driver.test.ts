@@ -127,7 +127,7 @@ describeWithAdb("AndroidDriver.observe", () => {
     ]);
     // Foreground metadata may add a dumpsys (in the background); the capture itself is these two.
     expect(a.phone.serviceLog.map((s) => [s.kind, s.command]).filter((e) => !(e[1] as string).startsWith("dumpsys ")).sort()).toEqual([
-      ["exec", "screencap -p"],
+      ["exec", "screencap -p 2>/dev/null"],
       ["shell", expect.stringMatching(/^rm -f (\/data\/local\/tmp\/devicerail-ui-\d+-\d+\.xml); uiautomator dump \1 2>&1; cat \1 2>\/dev\/null; rm -f \1; echo "\n__\w+\$\?"$/)],
     ]);
     // The dump file is removed again.
@@ -297,7 +297,7 @@ describeWithAdb("AndroidDriver faults", () => {
     const elapsed = performance.now() - t0;
     expect([err, elapsed < 200 ? "at once" : `${elapsed} ms`]).toEqual([{ code: "driver_cancelled", data: { code: "driver_cancelled", message: "driver operation was cancelled", retryable: false, details: null } }, "at once"]);
     expect((await ended).exitCode).toBe(130);
-    const service = await until("the screencap service to end", () => a.phone.serviceLog.find((s) => s.command === "screencap -p" && s.exitCode !== null));
+    const service = await until("the screencap service to end", () => a.phone.serviceLog.find((s) => s.command === "screencap -p 2>/dev/null" && s.exitCode !== null));
     expect([service.kind, service.exitCode]).toEqual(["exec", 130]);
   });
 });

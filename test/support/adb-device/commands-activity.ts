@@ -1,6 +1,7 @@
 /** Activity and package commands of the simulated phone: am (start, force-stop, broadcast), pm, monkey and dumpsys (window, activity, battery). */
 import type { CommandFn, CommandIo } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
+import { surfaceFlingerDisplayIds } from "./displays.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { BROWSER } from "./system-apps.ts";
 
@@ -203,18 +204,65 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     return `ActivityRecord{${hash(`r${pkg}`)} u0 ${shortComponent(pkg, phone.focusedActivity)} t${task}}`;
   };
 
+  /** `mCurrentFocus=` and `mFocusedApp=` lines of the app `pkg` showing `activity`. */
+  const focusLines = (pkg: string, activity: string, record: string) => {
+    const sdk = Number(phone.props.get("ro.build.version.sdk") ?? 29);
+    // Android 11 dropped the AppWindowToken wrapper around the focused app's record.
+    const focusedApp = sdk >= 30 ? record : `AppWindowToken{${hash(`a${pkg}`)} token=Token{${hash(`t${pkg}`)} ${record}}}`;
+    return `  mCurrentFocus=Window{${hash(`w${pkg}`)} u0 ${pkg}/${activity}}\n  mFocusedApp=${focusedApp}\n`;
+  };
+
+  /**
+   * The frozen state WindowManagerService saved at the last ANR (saveANRStateLocked), printed first
+   * by a full `dumpsys window`. Lines as real phones print them: the header (WMS
+   * dumpLastANRLocked, in decompiled services.jar smali of stored public code, index id
+   * 38115606812); `ANR time:`, `Application at fault:` (ActivityRecord.stringName, which has no
+   * closing brace) and `Display #0 currentFocus=… focusedApp=…` from a phone quoted in a public
+   * note (index id 16463194085; its time string is reused as is); `Last ANR continued` followed by a
+   * copy of the display contents with its own header and `mCurrentFocus=` / `mFocusedApp=`, as in a
+   * bug report's dumpsys_window (index id 88347357) and an Android 14 measurement (index id
+   * 70999472007). The frozen window list and the optional `Reason:` line are left out.
+   */
+  const lastAnrSection = (anr: { package: string; activity: string }) => {
+    const task = [...phone.apps.keys()].indexOf(anr.package) + 10;
+    const stringName = `ActivityRecord{${hash(`r${anr.package}`)} u0 ${shortComponent(anr.package, anr.activity)}`;
+    const record = `${stringName} t${task}}`;
+    const window = `Window{${hash(`w${anr.package}`)} u0 ${anr.package}/${anr.activity}}`;
+    return [
+      "WINDOW MANAGER LAST ANR (dumpsys window lastanr)",
+      "  ANR time: 2025年4月7日 20:17:01",
+      `  Application at fault: ${stringName}`,
+      "",
+      `  Display #0 currentFocus=${window} focusedApp=${record}`,
+      "",
+      "Last ANR continued",
+      "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
+      focusLines(anr.package, anr.activity, record),
+    ].join("\n");
+  };
+
   const dumpsys: CommandFn = (argv, io) => {
     const [, service, section] = argv;
     const sdk = Number(phone.props.get("ro.build.version.sdk") ?? 29);
     if (service === "window" && (section === undefined || section === "windows" || section === "w")) {
       const pkg = phone.foreground;
-      // Android 11 dropped the AppWindowToken wrapper around the focused app's record.
-      const focusedApp = sdk >= 30 ? activityRecord() : `AppWindowToken{${hash(`a${pkg}`)} token=Token{${hash(`t${pkg}`)} ${activityRecord()}}}`;
-      io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n  mCurrentFocus=Window{${hash(`w${pkg}`)} u0 ${pkg}/${phone.focusedActivity}}\n  mFocusedApp=${focusedApp}\n`);
+      // Only the full dump starts with the last ANR; a section argument prints that section alone.
+      if (section === undefined && phone.lastAnr) io.out(`${lastAnrSection(phone.lastAnr)}\n`);
+      io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focusLines(pkg, phone.focusedActivity, activityRecord())}`);
+      return 0;
+    }
+    if (service === "window" && (section === "displays" || section === "d")) {
+      // Android 10 moved mCurrentFocus / mFocusedApp into the display contents (appium-adb
+      // lib/tools/app-commands.ts dumpWindows: "With version 29, Android changed the dumpsys syntax").
+      io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n${sdk >= 29 ? focusLines(phone.foreground, phone.focusedActivity, activityRecord()) : ""}`);
+      return 0;
+    }
+    if (service === "SurfaceFlinger" && section === "--display-id") {
+      io.out(surfaceFlingerDisplayIds(phone.displays));
       return 0;
     }
     if (service === "battery" && section === undefined) {
-      // The battery service's state, shaped like fixtures/platform/android/dumpsys-battery.
+      // The battery service's AOSP lines, as in the real samples of fixtures/platform/android/dumpsys-battery (fewer of them).
       io.out(`Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  status: 2\n  health: 2\n  present: true\n  level: ${phone.battery}\n  scale: 100\n  technology: Li-ion\n`);
       return 0;
     }

@@ -1,6 +1,7 @@
 /** Screen commands of the simulated phone: wm, screencap, uiautomator and input. */
 import { type CommandFn, type CommandIo, hang } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
+import { blackPng, INVALID_DISPLAY_ID, MULTI_DISPLAY_WARNING } from "./displays.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { inputCommand } from "./input-command.ts";
 import { normalizePath } from "./phone-files.ts";
@@ -41,20 +42,27 @@ export function screenCommands(phone: FakePhone): [string, CommandFn][] {
     const args = argv.slice(1);
     let png = false;
     let file: string | undefined;
+    let displayId: string | undefined;
     for (let i = 0; i < args.length; i++) {
       const a = args[i] as string;
       if (a === "-p") png = true;
-      else if (a === "-d") i++;
+      else if (a === "-d") displayId = args[++i] ?? "";
       else if (a.startsWith("-")) return unsupported(phone, argv, io);
       else file = a;
     }
     if (file?.endsWith(".png")) png = true;
     if (!png) return unsupported(phone, argv, io); // the raw RGBA format is not simulated
+    // screencap.cpp parses -d with strtoull and refuses anything that is not all digits.
+    if (displayId !== undefined && (!/^\d{1,20}$/.test(displayId) || BigInt(displayId) >= 2n ** 64n)) return (io.err(INVALID_DISPLAY_ID), 1);
+    const display = displayId === undefined ? phone.displays[0] : phone.displays.find((d) => d.physicalId === displayId);
+    if (!display) return unsupported(phone, argv, io); // a well-formed id of no display: its failure text is not simulated
+    // Android 14's screencap captures the first physical display (physicalDisplays.front()) when none is named, and says so on stderr.
+    if (displayId === undefined && phone.displays.length > 1 && Number(phone.props.get("ro.build.version.sdk") ?? 29) >= 34) io.err(MULTI_DISPLAY_WARNING);
     if (phone.faults.screencapHang) {
       await hang(io.signal);
       return 130;
     }
-    const image = phone.screenshot();
+    const image = display.on ? phone.screenshot() : blackPng(display);
     if (file) phone.files.put(file, image);
     else io.out(image);
     return 0;

@@ -1,5 +1,6 @@
 /** Plain shell commands of the simulated phone: echo, true, false, sh, cat, rm, ls, getprop, setprop, settings, sleep, cmd. */
 import { type CommandFn, type CommandIo, delay, text } from "./command-io.ts";
+import { displayCommand } from "./displays.ts";
 import type { FakePhone } from "./fake-phone.ts";
 
 /** A known command called in a way the fake does not simulate: recorded so strict tests fail on it. */
@@ -119,6 +120,7 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     const [, service, ...args] = argv;
     const pm = phone.commands.get("pm");
     if (service === "package" && pm) return pm(["pm", ...args], io);
+    if (service === "display") return displayCommand(phone.displays, args, io) ?? unsupported(phone, argv, io);
     if (service !== "clipboard") return unsupported(phone, argv, io);
     if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 255);
     if (args.length !== 3 || args[0] !== "set" || args[1] !== "text") return unsupported(phone, argv, io);

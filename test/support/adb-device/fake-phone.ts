@@ -8,6 +8,7 @@ import { activityCommands } from "./commands-activity.ts";
 import { screenCommands } from "./commands-screen.ts";
 import { shellCommands } from "./commands-shell.ts";
 import { type CommandFn, type CommandIo, delay, hang, StdinBuffer, text } from "./command-io.ts";
+import { type FakeDisplay, singleDisplay } from "./displays.ts";
 import { PhoneFiles } from "./phone-files.ts";
 import { type Scenario, ScenarioRuntime, type SnapshotNode, type View } from "./scenario.ts";
 import { ScreenRenderer } from "./screen-png.ts";
@@ -49,6 +50,30 @@ export interface FakePhoneOptions {
   clipboardShell?: boolean;
   /** The battery level `dumpsys battery` reports (default 100); settable later through `battery`. */
   battery?: number;
+  /**
+   * The physical displays (default: one built-in panel of `screen`'s size). Several make a
+   * foldable or multi-display phone, as on a Pixel Fold or Galaxy Z Fold: `dumpsys SurfaceFlinger
+   * --display-id` and `cmd display get-displays` list them, `screencap -d <id>` captures one (a
+   * panel that is off captures black), and on Android 14+ (`ro.build.version.sdk` 34 or more)
+   * `screencap` without `-d` prints the multi-display warning on stderr before the PNG of the
+   * first display (AOSP cmds/screencap/screencap.cpp; see displays.ts for every source).
+   * FOLDABLE_DISPLAYS / FOLDED_DISPLAYS in displays.ts are a Pixel 9 Pro Fold.
+   */
+  displays?: readonly FakeDisplay[];
+  /**
+   * An ANR happened (within the last two hours) while this app was in front: full `dumpsys
+   * window` then starts with the frozen `WINDOW MANAGER LAST ANR (dumpsys window lastanr)` section
+   * naming it as focused (WindowManagerService dumpLastANRLocked, kept
+   * LAST_ANR_LIFETIME_DURATION_MSECS = two hours). Also settable later through `lastAnr`.
+   */
+  lastAnr?: LastAnr;
+}
+
+/** The focus WindowManagerService froze when an app stopped responding. */
+export interface LastAnr {
+  package: string;
+  /** Fully qualified. */
+  activity: string;
 }
 
 /** Where a command's text came from: the service's command line (visible in `ps` on the host), a script on stdin, or a script file. */
@@ -107,6 +132,10 @@ export class FakePhone implements AdbdDevice {
   clipboardShell: boolean;
   /** The primary clip's text; KEYCODE_PASTE types it into the focused field. */
   clipboard: string | null = null;
+  /** Physical displays; `on` may be flipped to fold or unfold the phone. */
+  readonly displays: FakeDisplay[];
+  /** The frozen focus of the last ANR, printed first by full `dumpsys window`; null: no ANR since boot. */
+  lastAnr: LastAnr | null;
   readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null, launchTimeouts: 0 };
 
   readonly commandLog: CommandRecord[] = [];
@@ -126,6 +155,8 @@ export class FakePhone implements AdbdDevice {
     if (!this.props.has("ro.sf.lcd_density")) this.props.set("ro.sf.lcd_density", String(this.physical.density));
     this.strict = options.strict ?? true;
     this.clipboardShell = options.clipboardShell ?? true;
+    this.displays = options.displays ? options.displays.map((d) => ({ ...d })) : singleDisplay(this.physical.width, this.physical.height);
+    this.lastAnr = options.lastAnr ?? null;
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);

@@ -5,8 +5,8 @@ import { parseBatteryPercent } from "../../../../drivers/android/parse/battery.t
 const sample = (name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/dumpsys-battery/${name}.txt`, import.meta.url), "utf8");
 
 describe("parseBatteryPercent", () => {
-  test("reads the level out of its scale when the sample comes from a phone on USB", () => {
-    expect(parseBatteryPercent(sample("usb-57"))).toBe(57);
+  test("reads the level out of its scale when the samples come from a Samsung phone on USB and a Pixel C on AC", () => {
+    expect([parseBatteryPercent(sample("samsung-usb-100")), parseBatteryPercent(sample("pixel-c-ac-19"))]).toEqual([100, 19]);
   });
 
   test("scales a level given out of another scale, and ignores lines that only end in level", () => {
