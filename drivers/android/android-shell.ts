@@ -21,12 +21,22 @@ const SECRET_SCRIPT = 'IFS= read -r v && input text "$v"';
 /** What Android's `cmd` prints when a service has no shell command (Binder's default). */
 const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unknown command/i;
 
-/** Non-ASCII text goes through the clipboard; a device whose clipboard has no shell command cannot type it. */
+/**
+ * Non-ASCII text goes through the clipboard where `cmd clipboard` answers. On stock Android it
+ * never does: ClipboardService has no shell command on any release up to 16 (Binder's default
+ * prints "No shell command implementation." and exits 0; callstack/agent-device PR #2676, #1645),
+ * and `input text` takes ASCII only, so only an on-device helper can type it.
+ */
+const TEXT_UNSUPPORTED_MESSAGE =
+  "stock Android offers no shell path for non-ASCII text: `input text` types ASCII only and the clipboard service has no shell command on any Android release " +
+  "(`cmd clipboard` answers \"No shell command implementation.\"). devicerail will type it through an on-device helper, Appium's io.appium.settings Unicode IME " +
+  "(the Android helpers work, not available yet); for now type ASCII text only (printable ASCII, newline and tab)";
+
 const textUnsupported = () =>
   new DriverError("platform_error", {
     platformCode: "android_text_unsupported",
     retryable: false,
-    message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
+    message: TEXT_UNSUPPORTED_MESSAGE,
   });
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
