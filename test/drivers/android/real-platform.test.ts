@@ -4,7 +4,7 @@
  * real adb server and the simulated phone.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AdbServer, DEMO_PACKAGE, describeWithAdb, type FakePhone, startAdbServer } from "../../support/adb-device/index.ts";
+import { type AdbServer, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, screenRoot, startAdbServer } from "../../support/adb-device/index.ts";
 import { type Attached, attach, clearLogs, ctx, driverError, ran, TRAILER } from "../../support/adb-device/driver-harness.ts";
 
 let server: AdbServer;
@@ -41,5 +41,80 @@ describeWithAdb("non-ASCII text on a stock phone (clipboard without a shell comm
     clearLogs(a.phone);
     expect((await driverError(exec(a, "inputText", { text: "東京" }))).data.details).toEqual({ platformCode: "android_text_unsupported" });
     expect(a.phone.commandLog).toEqual([]);
+  });
+});
+
+/** An app with two MAIN/LAUNCHER activities (a main one and a debug entry point), neither the default. */
+const MULTI: Scenario = {
+  package: "com.example.multi",
+  activity: "com.example.multi.MainActivity",
+  extraLaunchers: ["com.example.multi.debug.DebugActivity"],
+  label: "Multi",
+  initial: "main",
+  state: {},
+  screens: { main: (_s, view) => screenRoot(view, [{ className: "android.widget.TextView", text: "Multi" }]) },
+};
+const INTENT = ["--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", "com.example.multi"];
+const RESOLVE = ["cmd", "package", "resolve-activity", "--brief", ...INTENT];
+const QUERY = ["cmd", "package", "query-activities", "--brief", "--components", ...INTENT];
+
+describeWithAdb("launch of an app with several launcher activities", () => {
+  test("launch fails with android_app_launch_ambiguous listing the launcher activities and starts nothing when none is the default", async () => {
+    await using a = await attach(server);
+    a.phone.install(MULTI);
+    const err = await driverError(exec(a, "launch", { packageName: "com.example.multi" }));
+    expect(err).toEqual({
+      code: "platform_error",
+      data: {
+        code: "platform_error",
+        retryable: false,
+        details: { platformCode: "android_app_launch_ambiguous" },
+        message:
+          "com.example.multi has 2 launcher activities and no default among them: com.example.multi.MainActivity, com.example.multi.debug.DebugActivity. " +
+          'Launch one by name with the launch action\'s activity argument, e.g. {"packageName":"com.example.multi","activity":"com.example.multi.MainActivity"}',
+      },
+    });
+    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([[RESOLVE, TRAILER, QUERY, TRAILER], DEMO_PACKAGE, []]);
+  });
+
+  test("launch starts the named activity with am start -W -n, fully qualified or relative to the package", async () => {
+    await using a = await attach(server);
+    a.phone.install(MULTI);
+    expect(await exec(a, "launch", { packageName: "com.example.multi", activity: ".debug.DebugActivity" })).toEqual({ output: { accepted: true } });
+    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([
+      [["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.debug.DebugActivity"], TRAILER],
+      "com.example.multi",
+      [],
+    ]);
+    a.phone.forceStop("com.example.multi");
+    clearLogs(a.phone);
+    expect(await exec(a, "launch", { packageName: "com.example.multi", activity: "com.example.multi.MainActivity" })).toEqual({ output: { accepted: true } });
+    expect(ran(a.phone)).toEqual([["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.MainActivity"], TRAILER]);
+  });
+
+  test("launch refuses an activity argument that is not a class name before anything runs, and reports one the app lacks", async () => {
+    await using a = await attach(server);
+    a.phone.install(MULTI);
+    for (const activity of ["Main; reboot", "../x", ".", "a b"]) {
+      const err = await driverError(exec(a, "launch", { packageName: "com.example.multi", activity }));
+      expect([err.code, err.data.details]).toEqual(["invalid_arguments", expect.objectContaining({ action: "launch" })]);
+    }
+    expect(a.phone.commandLog).toEqual([]);
+    const missing = await driverError(exec(a, "launch", { packageName: "com.example.multi", activity: ".Gone" }));
+    expect([missing.data.details, missing.data.retryable]).toEqual([{ platformCode: "android_app_launch_error" }, false]);
+    expect(a.phone.foreground).toBe(DEMO_PACKAGE);
+  });
+
+  test("the simulated phone prints the chooser for resolve-activity and one component per line for query-activities", async () => {
+    await using a = await attach(server);
+    a.phone.install(MULTI);
+    expect(await a.phone.runForText(RESOLVE.join(" "))).toEqual({
+      out: "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n",
+      err: "",
+      both: "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n",
+      status: 0,
+    });
+    expect((await a.phone.runForText(QUERY.join(" "))).out).toBe("com.example.multi/.MainActivity\ncom.example.multi/.debug.DebugActivity\n");
+    expect((await a.phone.runForText(QUERY.slice(0, -1).concat("com.example.missing").join(" "))).out).toBe("No activities found\n");
   });
 });
