@@ -4,6 +4,7 @@
  */
 export type { AndroidOptions } from "./android-driver.ts";
 export { stateProblem } from "./parse/devices.ts";
+export { parseAdbClientVersion } from "./parse/adb-version.ts";
 
 export async function loadAndroidDriver(): Promise<typeof import("./android-driver.ts").AndroidDriver> {
   return (await import("./android-driver.ts")).AndroidDriver;
