@@ -38,7 +38,7 @@ function wrapper(name: string): { bin: string; invocations: () => string } {
 }
 
 const mismatchWarnings = (lines: unknown[]) =>
-  (lines as { level: string; msg?: string }[]).filter((l) => l.level === "warn" && /is version \d+ but .* is version \d+/.test(l.msg ?? ""));
+  (lines as { level: string; obj: object; msg?: string }[]).filter((l) => l.level === "warn" && /is version \d+ but .* is version \d+/.test(l.msg ?? ""));
 
 describeWithAdb("AndroidDriver and an adb server of another version", () => {
   test("the real adb's start-server kills a server of another version (what devicerail must never run against it)", async () => {
