@@ -6,11 +6,18 @@
  * The named import matters: the default export breaks inside `bun build --compile`.
  */
 import { Adb } from "@devicefarmer/adbkit";
-import Connection from "@devicefarmer/adbkit/dist/src/adb/connection.js";
+import * as connectionModule from "@devicefarmer/adbkit/dist/src/adb/connection.js";
 import type { Duplex } from "node:stream";
 import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { parseAdbClientVersion } from "./parse/adb-version.ts";
+
+/** adbkit's connection class. Its module is CommonJS: the class is `default` under Bun's interop, and `default.default` in a compiled binary. */
+const Connection = (() => {
+  let c: unknown = connectionModule;
+  while (typeof c !== "function" && c !== null && typeof c === "object" && "default" in c) c = (c as { default: unknown }).default;
+  return c as typeof connectionModule.default;
+})();
 
 /** The reference's ceiling for one adb command, long enough for a 60 s swipe. */
 export const COMMAND_CEILING_MS = 65_000;
@@ -144,12 +151,13 @@ export class AdbkitPort {
     // adbkit runs `<bin> -P <port> start-server` by itself whenever a connection is refused, and
     // start-server replaces a running server of another version: servers start only through
     // startServer, so each connection is made as one that already tried.
-    client.connection = () => {
-      const connection = new Connection(client.options);
-      (connection as unknown as { triedStarting: boolean }).triedStarting = true;
-      connection.on("error", (err: unknown) => client.emit("error", err));
-      return connection.connect();
-    };
+    if (typeof Connection === "function")
+      client.connection = () => {
+        const connection = new Connection(client.options);
+        (connection as unknown as { triedStarting: boolean }).triedStarting = true;
+        connection.on("error", (err: unknown) => client.emit("error", err));
+        return connection.connect();
+      };
     this.client = client;
   }
 
