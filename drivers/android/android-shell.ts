@@ -271,7 +271,7 @@ export class AndroidShell {
           retryable: false,
           message:
             `${packageName} has ${own.length} launcher activities and no default among them: ${own.map((c) => c.activity).join(", ")}. ` +
-            `Launch one by name with the launch action's activity argument, e.g. {"packageName":"${packageName}","activity":"${own[0]?.activity}"}`,
+            `Launch one by name with the launch action's activity argument, e.g. {"packageName":"${packageName}","activity":"${own[0]?.activity}"} (CLI: devicerail launch ${packageName} --activity ${own[0]?.activity})`,
         });
     }
     throw platformError("android_app_launch_error", false, `${packageName} resolves to ${found.packageName}/${found.activity}`);

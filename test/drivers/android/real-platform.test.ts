@@ -71,7 +71,8 @@ describeWithAdb("launch of an app with several launcher activities", () => {
         details: { platformCode: "android_app_launch_ambiguous" },
         message:
           "com.example.multi has 2 launcher activities and no default among them: com.example.multi.MainActivity, com.example.multi.debug.DebugActivity. " +
-          'Launch one by name with the launch action\'s activity argument, e.g. {"packageName":"com.example.multi","activity":"com.example.multi.MainActivity"}',
+          'Launch one by name with the launch action\'s activity argument, e.g. {"packageName":"com.example.multi","activity":"com.example.multi.MainActivity"} ' +
+          "(CLI: devicerail launch com.example.multi --activity com.example.multi.MainActivity)",
       },
     });
     expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([[RESOLVE, TRAILER, QUERY, TRAILER], DEMO_PACKAGE, []]);
