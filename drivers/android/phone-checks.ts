@@ -84,8 +84,8 @@ export async function runPhoneChecks(
       results.push({
         name: c.name,
         status: "fail",
-        detail: timedOut ? `the check did not finish within ${deadlineMs} ms` : `the check failed: ${describe(err)}`,
-        fix: "make sure the phone is awake and responds (adb -s SERIAL shell true), then run devicerail doctor again".replace("SERIAL", serial),
+        detail: timedOut ? `the check did not finish within ${deadlineMs} ms` : `the check failed: ${reason(err)}`,
+        fix: `make sure the phone is awake and responds (adb -s ${serial} shell true), then run devicerail doctor again`,
       });
     } finally {
       clearTimeout(timer);
@@ -95,7 +95,7 @@ export async function runPhoneChecks(
   return results;
 }
 
-const describe = (err: unknown): string => {
+const reason = (err: unknown): string => {
   if (err instanceof DriverError) {
     const platformCode = (err.error.data as { details?: { platformCode?: string } }).details?.platformCode;
     return [platformCode ?? err.driverCode, err.detail ?? err.message].filter(Boolean).join(": ").slice(0, 300);
