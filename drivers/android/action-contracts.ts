@@ -13,6 +13,8 @@ const REFERENCE_KEYS = ["enter", "tab", "escape", "delete", "space", "arrowUp", 
 export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
 
 const PACKAGE = v.pipe(v.string(), v.minLength(3), v.maxLength(255), v.regex(/^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$/));
+/** An activity class of the package: fully qualified, or relative to the package with a leading dot (`.MainActivity`). */
+const ACTIVITY = v.pipe(v.string(), v.minLength(2), v.maxLength(255), v.regex(/^\.?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/));
 const NONE = v.strictObject({});
 
 /**
@@ -38,7 +40,12 @@ export const ANDROID_CONTRACTS = [
     description: "Type text into the focused Android control: ASCII through input, other text through the clipboard",
     arguments: v.strictObject({ text: v.pipe(cpString(1, 4096), v.regex(/^[^\u0000]*$/)) }),
   },
-  { name: "launch", description: "Launch the package's current-user MAIN/LAUNCHER activity and wait for completion", arguments: v.strictObject({ packageName: PACKAGE }) },
+  {
+    name: "launch",
+    description:
+      "Launch the package's current-user MAIN/LAUNCHER activity (or the named activity: required when the app has several launcher activities and no default) and wait for completion",
+    arguments: v.strictObject({ packageName: PACKAGE, activity: v.optional(ACTIVITY) }),
+  },
   { name: "terminate", description: "Force-stop the package for Android's current user", arguments: v.strictObject({ packageName: PACKAGE }) },
   { name: "back", description: "Invoke Android system Back navigation", arguments: NONE },
   { name: "home", description: "Invoke Android system Home navigation", arguments: NONE },

@@ -15,7 +15,8 @@ export type Call =
   | { kind: "key"; name: string; keycode: number }
   | { kind: "text"; text: string }
   | { kind: "secret"; secret: string }
-  | { kind: "launch" | "terminate"; packageName: string }
+  | { kind: "launch"; packageName: string; activity?: string }
+  | { kind: "terminate"; packageName: string }
   | { kind: "openUrl"; url: string }
   | { kind: "rotate"; orientation: (typeof ORIENTATIONS)[number] };
 
@@ -42,8 +43,9 @@ export function toCall(p: ParsedCall<AndroidContract>): Call {
     case "inputSecret":
       return { kind: "secret", secret: p.args.secret };
     case "launch":
+      return { kind: "launch", packageName: p.args.packageName, ...(p.args.activity !== undefined ? { activity: p.args.activity } : {}) };
     case "terminate":
-      return { kind: p.name, packageName: p.args.packageName };
+      return { kind: "terminate", packageName: p.args.packageName };
     case "openUrl":
       return { kind: "openUrl", url: p.args.url };
     case "rotate":

@@ -6,9 +6,18 @@
  * The named import matters: the default export breaks inside `bun build --compile`.
  */
 import { Adb } from "@devicefarmer/adbkit";
+import * as connectionModule from "@devicefarmer/adbkit/dist/src/adb/connection.js";
 import type { Duplex } from "node:stream";
 import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { parseAdbClientVersion } from "./parse/adb-version.ts";
+
+/** adbkit's connection class. Its module is CommonJS: the class is `default` under Bun's interop, and `default.default` in a compiled binary. */
+const Connection = (() => {
+  let c: unknown = connectionModule;
+  while (typeof c !== "function" && c !== null && typeof c === "object" && "default" in c) c = (c as { default: unknown }).default;
+  return c as typeof connectionModule.default;
+})();
 
 /** The reference's ceiling for one adb command, long enough for a 60 s swipe. */
 export const COMMAND_CEILING_MS = 65_000;
@@ -138,7 +147,18 @@ export class AdbkitPort {
   private readonly client: ReturnType<typeof Adb.createClient>;
 
   constructor(readonly opts: AdbPortOptions) {
-    this.client = Adb.createClient({ host: opts.host ?? "127.0.0.1", port: opts.port, bin: opts.bin });
+    const client = Adb.createClient({ host: opts.host ?? "127.0.0.1", port: opts.port, bin: opts.bin });
+    // adbkit runs `<bin> -P <port> start-server` by itself whenever a connection is refused, and
+    // start-server replaces a running server of another version: servers start only through
+    // startServer, so each connection is made as one that already tried.
+    if (typeof Connection === "function")
+      client.connection = () => {
+        const connection = new Connection(client.options);
+        (connection as unknown as { triedStarting: boolean }).triedStarting = true;
+        connection.on("error", (err: unknown) => client.emit("error", err));
+        return connection.connect();
+      };
+    this.client = client;
   }
 
   /** The server's protocol version; fails when no server answers. */
@@ -231,18 +251,34 @@ export class AdbkitPort {
     return props;
   }
 
-  /** Starts a server with `<adb> -P <port> start-server`; the child is killed when the call aborts. */
+  /**
+   * Starts a server with `<adb> -P <port> server`: unlike `start-server`, it never asks a running
+   * server its version, so it never kills one (of another version, which `start-server` does);
+   * when the port is taken it fails to bind and exits non-zero. The child is killed when the call aborts.
+   */
   async startServer(ctx: CallContext): Promise<void> {
     let proc: ReturnType<typeof Bun.spawn>;
     try {
-      proc = Bun.spawn([this.opts.bin, "-P", String(this.opts.port), "start-server"], { stdout: "ignore", stderr: "pipe", stdin: "ignore", signal: ctx.signal });
+      proc = Bun.spawn([this.opts.bin, "-P", String(this.opts.port), "server"], { stdout: "ignore", stderr: "pipe", stdin: "ignore", signal: ctx.signal });
     } catch (err) {
       throw platformError("android_adb_not_found", false, `${this.opts.bin}: ${(err as Error).message}`);
     }
     const timer = setTimeout(() => proc.kill(), 10_000);
     const code = await proc.exited.finally(() => clearTimeout(timer));
     if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
-    if (code !== 0) throw platformError("android_adb_spawn_failed", true, `${this.opts.bin} start-server exited ${code}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+    if (code !== 0) throw platformError("android_adb_spawn_failed", true, `${this.opts.bin} server exited ${code}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+  }
+
+  /** The server version of the adb executable itself (`adb version`, which starts no server); null when it cannot tell. */
+  async clientVersion(ctx: CallContext): Promise<number | null> {
+    try {
+      const proc = Bun.spawn([this.opts.bin, "version"], { stdout: "pipe", stderr: "ignore", stdin: "ignore", signal: ctx.signal });
+      const timer = setTimeout(() => proc.kill(), 5_000);
+      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]).finally(() => clearTimeout(timer));
+      return parseAdbClientVersion(out);
+    } catch {
+      return null;
+    }
   }
 }
 

@@ -280,7 +280,7 @@ export class AndroidDriver implements Driver {
         await sh.typeSecret(serial, call.secret, ctx);
         return { accepted: true };
       case "launch":
-        await sh.launch(serial, call.packageName, ctx);
+        await sh.launch(serial, call.packageName, ctx, call.activity);
         return { accepted: true };
       case "terminate":
         await sh.checked(serial, ["am", "force-stop", call.packageName], ctx);

@@ -3,7 +3,7 @@ import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngStart } from "../../src/driver/png.ts";
 import { type AdbkitPort, platformError } from "./adbkit-port.ts";
 import { KEYCODES } from "./parse/keys.ts";
-import { parseAmStartWait, parseResolveActivity } from "./parse/launch.ts";
+import { parseAmStartWait, parseComponentName, parseQueryActivities, parseResolveActivity } from "./parse/launch.ts";
 import { exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "./parse/shell.ts";
 import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
 
@@ -22,13 +22,26 @@ const SECRET_SCRIPT = 'IFS= read -r v && input text "$v"';
 /** What Android's `cmd` prints when a service has no shell command (Binder's default). */
 const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unknown command/i;
 
-/** Non-ASCII text goes through the clipboard; a device whose clipboard has no shell command cannot type it. */
+/**
+ * Non-ASCII text goes through the clipboard where `cmd clipboard` answers. On stock Android it
+ * never does: ClipboardService has no shell command on any release up to 16 (Binder's default
+ * prints "No shell command implementation." and exits 0; callstack/agent-device PR #2676, #1645),
+ * and `input text` takes ASCII only, so only an on-device helper can type it.
+ */
+const TEXT_UNSUPPORTED_MESSAGE =
+  "stock Android offers no shell path for non-ASCII text: `input text` types ASCII only and the clipboard service has no shell command on any Android release " +
+  "(`cmd clipboard` answers \"No shell command implementation.\"). devicerail will type it through an on-device helper, Appium's io.appium.settings Unicode IME " +
+  "(the Android helpers work, not available yet); for now type ASCII text only (printable ASCII, newline and tab)";
+
 const textUnsupported = () =>
   new DriverError("platform_error", {
     platformCode: "android_text_unsupported",
     retryable: false,
-    message: "this device cannot type non-ASCII text without a helper keyboard: its clipboard service offers no shell command (Android 12 and older)",
+    message: TEXT_UNSUPPORTED_MESSAGE,
   });
+
+/** The component of the platform's "open with" chooser (AOSP ResolverActivity, in package `android`). */
+const RESOLVER_ACTIVITY = "com.android.internal.app.ResolverActivity";
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 const remoteError = (what: string, out: string) => platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
@@ -224,24 +237,51 @@ export class AndroidShell {
   }
 
   /**
-   * Starts the package's MAIN/LAUNCHER activity for the current user and returns only once
-   * `am start -W` reports the launch complete, so an observation taken next shows the app. The
-   * component comes from the device, so it is checked against the name patterns before it goes
-   * back into a command line (quoted, like every argument).
+   * Starts the package's MAIN/LAUNCHER activity for the current user (or `activity`, when the
+   * caller names one) and returns only once `am start -W` reports the launch complete, so an
+   * observation taken next shows the app. The component, from the device or the caller, is
+   * checked against the name patterns before it goes into a command line (quoted, like every
+   * argument).
    */
-  async launch(serial: string, packageName: string, ctx: CallContext): Promise<void> {
-    const resolveArgv = ["cmd", "package", "resolve-activity", "--brief", "--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", packageName];
-    const resolved = await this.exec(serial, resolveArgv.map(quote).join(" "), ctx);
-    const found = parseResolveActivity(resolved.out);
-    if (!found) throw launchInvalid("resolve-activity", resolved);
-    if (found.kind === "none") throw platformError("android_app_launch_error", false, `${packageName} is not installed for the current user or has no launcher activity`);
-    // Another package's activity is the platform's chooser, not this app.
-    if (found.packageName !== packageName) throw platformError("android_app_launch_error", false, `${packageName} resolves to ${found.packageName}/${found.activity}`);
-    const started = await this.exec(serial, ["am", "start", "-W", "--user", "current", "-n", `${found.packageName}/${found.activity}`].map(quote).join(" "), ctx);
+  async launch(serial: string, packageName: string, ctx: CallContext, activity?: string): Promise<void> {
+    let component: { packageName: string; activity: string } | null;
+    if (activity !== undefined) {
+      component = parseComponentName(`${packageName}/${activity}`);
+      if (!component) throw platformError("android_app_launch_error", false, `${activity} is not an activity name of ${packageName}`);
+    } else component = await this.launcherOf(serial, packageName, ctx);
+    const started = await this.exec(serial, ["am", "start", "-W", "--user", "current", "-n", `${component.packageName}/${component.activity}`].map(quote).join(" "), ctx);
     const report = parseAmStartWait(started.out);
     if (!report) throw launchInvalid("am start -W", started);
     if (report.kind === "error") throw platformError("android_app_launch_error", false, `am start: ${report.message.slice(0, 500)}`);
     if (report.kind === "timeout") throw platformError("android_app_launch_timeout", true, `${packageName} did not finish launching after ${report.waitTimeMs} ms`);
+  }
+
+  /** The package's one launcher activity; several without a default are a typed error listing them. */
+  private async launcherOf(serial: string, packageName: string, ctx: CallContext): Promise<{ packageName: string; activity: string }> {
+    const intent = ["--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", packageName];
+    const resolved = await this.exec(serial, ["cmd", "package", "resolve-activity", "--brief", ...intent].map(quote).join(" "), ctx);
+    const found = parseResolveActivity(resolved.out);
+    if (!found) throw launchInvalid("resolve-activity", resolved);
+    if (found.kind === "none") throw platformError("android_app_launch_error", false, `${packageName} is not installed for the current user or has no launcher activity`);
+    if (found.packageName === packageName) return found;
+    // The platform's chooser: several launcher activities and no default among them
+    // (appium/appium#17128). Which one is meant is the caller's choice, so list them.
+    if (found.packageName === "android" && found.activity === RESOLVER_ACTIVITY) {
+      const listed = await this.exec(serial, ["cmd", "package", "query-activities", "--brief", "--components", ...intent].map(quote).join(" "), ctx);
+      const all = parseQueryActivities(listed.out);
+      if (!all) throw launchInvalid("query-activities", listed);
+      const own = all.filter((c) => c.packageName === packageName);
+      if (own.length === 1) return own[0] as { packageName: string; activity: string };
+      if (own.length > 1)
+        throw new DriverError("platform_error", {
+          platformCode: "android_app_launch_ambiguous",
+          retryable: false,
+          message:
+            `${packageName} has ${own.length} launcher activities and no default among them: ${own.map((c) => c.activity).join(", ")}. ` +
+            `Launch one by name with the launch action's activity argument, e.g. {"packageName":"${packageName}","activity":"${own[0]?.activity}"} (CLI: devicerail launch ${packageName} --activity ${own[0]?.activity})`,
+        });
+    }
+    throw platformError("android_app_launch_error", false, `${packageName} resolves to ${found.packageName}/${found.activity}`);
   }
 
   async openUrl(serial: string, url: string, ctx: CallContext): Promise<void> {

@@ -55,14 +55,49 @@ export class Discovery {
     await this.recovering?.catch(() => {});
   }
 
+  /**
+   * Uses the server that answers, whatever its version (adbkit speaks to any over the socket), and
+   * starts one only when none answers, in a way that cannot replace one that came up meanwhile.
+   * devicerail never kills or restarts a server: a user's adb of another version would kill
+   * ours in turn, and each would keep replacing the other's.
+   */
   private async ensureServer(): Promise<void> {
+    let version: number;
     try {
-      await this.port.version(this.ctx(5_000));
+      version = await this.port.version(this.ctx(5_000));
     } catch {
       this.log.info({ port: this.port.opts.port }, "no adb server answered; starting one");
-      await this.port.startServer(this.ctx(15_000));
-      await this.port.version(this.ctx(5_000));
+      try {
+        await this.port.startServer(this.ctx(15_000));
+      } catch (startErr) {
+        // Another adb may have bound the port since: use its server if it answers now.
+        version = await this.port.version(this.ctx(5_000)).catch(() => {
+          throw startErr;
+        });
+        await this.noteVersion(version);
+        return;
+      }
+      version = await this.port.version(this.ctx(5_000));
     }
+    await this.noteVersion(version);
+  }
+
+  private clientVersion: Promise<number | null> | null = null;
+  private readonly versionsNoted = new Set<number>();
+
+  /** Says once per server version when the server is not of the adb devicerail was given. */
+  private async noteVersion(server: number): Promise<void> {
+    if (this.versionsNoted.has(server)) return;
+    this.versionsNoted.add(server);
+    this.clientVersion ??= this.port.clientVersion(this.ctx(5_000));
+    const client = await this.clientVersion;
+    if (client === null || client === server) return;
+    this.log.warn(
+      { port: this.port.opts.port, serverVersion: server, clientVersion: client, adb: this.port.opts.bin },
+      `the adb server on port ${this.port.opts.port} is version ${server} but ${this.port.opts.bin} is version ${client}: devicerail uses that server as it is and never restarts it. ` +
+        "adb clients of another version than the server kill it and start their own, so use one adb for everything: " +
+        "the one that started this server, or set DEVICERAIL_ADB_PATH to the adb you run yourself (devicerail doctor shows both)",
+    );
   }
 
   private async follow(): Promise<void> {

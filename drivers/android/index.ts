@@ -4,7 +4,15 @@
  */
 export type { AndroidOptions } from "./android-driver.ts";
 export { stateProblem } from "./parse/devices.ts";
+export { parseAdbClientVersion } from "./parse/adb-version.ts";
 
 export async function loadAndroidDriver(): Promise<typeof import("./android-driver.ts").AndroidDriver> {
   return (await import("./android-driver.ts")).AndroidDriver;
+}
+
+export type { PhoneCheck } from "./phone-checks.ts";
+
+/** doctor's checks on attached phones; loaded on demand for the same reason as the driver. */
+export async function loadPhoneChecks(): Promise<typeof import("./phone-checks.ts").checkPhones> {
+  return (await import("./phone-checks.ts")).checkPhones;
 }

@@ -442,8 +442,8 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     await pollUntil("the DeviceRail Session to end with the MCP session", sessions, (all) => all.find((s) => s.id === sessionId)?.state === "ended", 5_000);
   }, 60_000);
 
-  test("type_text types Hebrew and emoji through the clipboard, and the tree shows them", async () => {
-    await using phone = await demoPhone();
+  test("type_text types Hebrew and emoji through the clipboard, and the tree shows them when the clipboard has a shell command", async () => {
+    await using phone = await startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" }, clipboardShell: true });
     await using d = await tcpDaemon();
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);

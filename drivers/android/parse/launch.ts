@@ -58,6 +58,18 @@ export function parseResolveActivity(out: string): ResolvedActivity | null {
   return component ? { kind: "component", ...component } : null;
 }
 
+/**
+ * `cmd package query-activities --components …`: one flattened component per line, or "No
+ * activities found" (AOSP PackageManagerShellCommand.runQueryIntentActivities); null for anything
+ * else (a stack trace, a `cmd` without the subcommand).
+ */
+export function parseQueryActivities(out: string): { packageName: string; activity: string }[] | null {
+  const lines = linesOf(out);
+  if (lines.length === 1 && lines[0] === "No activities found") return [];
+  const components = lines.map(parseComponentName);
+  return components.length > 0 && components.every((c) => c !== null) ? (components as { packageName: string; activity: string }[]) : null;
+}
+
 const FIELD = /^(Status|LaunchState|Activity|ThisTime|TotalTime|WaitTime): (.+)$/;
 
 /** Null when the output holds neither an error nor one whole wait report. */

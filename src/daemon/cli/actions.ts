@@ -32,7 +32,9 @@ export const keyRequest = (key: string): ActionRequest => ({
   label: `key ${key}`,
 });
 
-export const launchRequest = (packageName: string) => one("launch", { packageName }, `launch ${packageName}`);
+/** `activity` names one launcher activity of an app that has several (Android). */
+export const launchRequest = (packageName: string, activity?: string) =>
+  activity === undefined ? one("launch", { packageName }, `launch ${packageName}`) : one("launch", { packageName, activity }, `launch ${packageName}/${activity}`);
 
 export const openUrlRequest = (url: string) => one("openUrl", { url }, `open-url ${url}`);
 

@@ -2,7 +2,7 @@
  * What doctor asks the adb server and the kernel, without side effects: the adb CLI would start
  * a server when none runs, so the server is asked directly over its smart-socket protocol.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { connect } from "node:net";
 
 /** One host service request (`host:version`, `host:devices`); resolves with the length-prefixed reply. */
@@ -114,5 +114,29 @@ export function listeningAddresses(port: number): string[] | null {
     const r = Bun.spawnSync(["ss", "-ltn"], { stdout: "pipe", stderr: "ignore", timeout: 2_000 });
     if (r.exitCode === 0) return parseSsListen(r.stdout.toString(), port);
   } catch {}
+  return null;
+}
+
+/**
+ * The executable of the adb server process serving `port` (from /proc: the server runs as
+ * `adb -L tcp:<port> fork-server server …`, or with `-P <port>`); null where /proc is missing or
+ * no such process is visible.
+ */
+export function serverExecutable(port: number): string | null {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+      if (!argv.includes("fork-server")) continue;
+      const at = (flag: string) => argv[argv.indexOf(flag) + 1] ?? "";
+      const serves = (argv.includes("-L") && new RegExp(`^tcp:(?:[^:]*:)?${port}$`).test(at("-L"))) || (argv.includes("-P") && at("-P") === String(port));
+      if (serves) return readlinkSync(`/proc/${pid}/exe`);
+    } catch {}
+  }
   return null;
 }

@@ -14,8 +14,9 @@ import { peerCredentialsSupported } from "../../transports/peer-credentials.ts";
 import { answersWithoutCredential } from "./daemon-control.ts";
 import { isAlive, readRecord } from "./daemon-record.ts";
 import { formatAddress } from "./serve.ts";
-import { hostRequest, listeningAddresses, parseDevices } from "./adb-host.ts";
-import { stateProblem } from "../../../drivers/android/index.ts";
+import { hostRequest, listeningAddresses, parseDevices, serverExecutable } from "./adb-host.ts";
+import { loadPhoneChecks, parseAdbClientVersion, stateProblem } from "../../../drivers/android/index.ts";
+import { silentLogger } from "../../rpc/rpc-error.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 export interface Check {
@@ -53,26 +54,61 @@ export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
   const checks = [check("adb", "ok", `${bin}: ${firstLines}`)];
 
   const port = config.adbServerPort;
-  let protocol: string;
+  let protocol: number;
   try {
-    protocol = String(Number.parseInt(await hostRequest(port, "host:version"), 16));
+    protocol = Number.parseInt(await hostRequest(port, "host:version"), 16);
   } catch (e) {
     checks.push(
       check("adb server", "warn", `no adb server answers on 127.0.0.1:${port} (${(e as Error).message})`, "devicerail starts one when it needs it; or run `adb start-server`"),
     );
     return checks;
   }
-  checks.push(check("adb server", "ok", `answers on 127.0.0.1:${port} (adb protocol ${protocol})`));
+  checks.push(serverVersionCheck(port, protocol, bin, parseAdbClientVersion(r.stdout.toString())));
   checks.push(exposureCheck(port));
 
   const devices = parseDevices(await hostRequest(port, "host:devices").catch(() => ""));
   if (devices.length === 0)
     checks.push(check("devices", "warn", "no Android device attached", "connect a phone by USB with USB debugging on (Settings › Developer options), or start an emulator"));
+  const ready = devices.filter((d) => d.state === "device").map((d) => d.serial);
+  const onPhones = await phoneChecks(bin, port, ready);
   for (const d of devices) {
     const fix = stateFix(d.state);
     checks.push(check(`device ${d.serial}`, fix ? "fail" : "ok", fix ? d.state : "device (ready)", fix));
+    checks.push(...(onPhones.get(d.serial) ?? []));
   }
   return checks;
+}
+
+/** The driver's phone checks on each ready phone, named after it; a failure to run them at all is one failed check per phone. */
+async function phoneChecks(bin: string, port: number, serials: string[]): Promise<Map<string, Check[]>> {
+  if (serials.length === 0) return new Map();
+  const named = (serial: string, c: Check) => ({ ...c, name: `phone ${serial}: ${c.name}` });
+  try {
+    const checkPhones = await loadPhoneChecks();
+    const found = await checkPhones({ bin, port }, serials, { signal: new AbortController().signal, deadline: Date.now() + 60_000, log: silentLogger });
+    return new Map(serials.map((s) => [s, (found.get(s) ?? []).map((c) => named(s, c))]));
+  } catch (e) {
+    return new Map(serials.map((s) => [s, [named(s, check("checks", "fail", `could not run the phone checks: ${(e as Error).message}`, "run devicerail doctor again; if it persists, report it"))]]));
+  }
+}
+
+/**
+ * The server must be of the adb's own version: an adb client of another version kills the
+ * running server and starts its own ("adb server version (40) doesn't match this client (41);
+ * killing..."), so two adbs on one machine keep replacing each other's server. devicerail uses
+ * the running server as it is; the user has to pick one adb.
+ */
+function serverVersionCheck(port: number, server: number, bin: string, client: number | null): Check {
+  if (client === null || client === server) return check("adb server", "ok", `answers on 127.0.0.1:${port} (adb protocol ${server})`);
+  const starter = serverExecutable(port);
+  const which = starter ? `the adb that started it (${starter}): set DEVICERAIL_ADB_PATH=${starter}` : `the adb that started it (one whose \`adb version\` prints 1.0.${server}), and set DEVICERAIL_ADB_PATH to it`;
+  return check(
+    "adb server",
+    "warn",
+    `answers on 127.0.0.1:${port} with adb protocol ${server}, but ${bin} is version ${client}: adb clients and servers of different versions kill each other ` +
+      `("adb server version (${server}) doesn't match this client (${client}); killing..."); devicerail uses the running server as it is and never restarts it`,
+    `use one adb for everything: ${which}; or stop this server and use only ${bin} (the adb you run yourself), pointing DEVICERAIL_ADB_PATH at it`,
+  );
 }
 
 /** An adb server on 0.0.0.0 lets anyone on the network drive the phones; adb binds loopback unless started with -a. */

@@ -236,7 +236,10 @@ export async function runCli(argv: string[]): Promise<number> {
   act<[string]>("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [["<name>", "the key"]], (_c, key) =>
     keyRequest(key),
   );
-  act<[string]>("launch", "launch an app by its package name", [["<package>", "e.g. com.android.settings"]], (_c, p) => launchRequest(p));
+  act<[string]>("launch", "launch an app by its package name", [["<package>", "e.g. com.android.settings"]], (c, p) => launchRequest(p, c.opts<{ activity?: string }>().activity)).option(
+    "--activity <name>",
+    "the activity to start (Android: .MainActivity or fully qualified), for an app with several launcher activities",
+  );
   act<[string]>("open-url", "open a URL or deep link", [["<url>", "e.g. https://example.com"]], (_c, u) => openUrlRequest(u));
   const waitFor = addSelectorOptions(cmd("wait-for", "wait until an element is there, or --gone (waitForElement); exit 1 when it is not", { device: true }), { ref: false })
     .option("--gone", "wait until no element matches")

@@ -125,7 +125,7 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     expect(r.stderr).toStartWith("devicerail: device.execute failed (JSON-RPC -32000): invalid_arguments: invalid arguments for action launch\n  at /packageName: expected a string of 3 to 255 characters matching ");
   }, 30_000);
 
-  test("doctor checks adb, its private server (loopback only) and the phone; --smoke times it", async () => {
+  test("doctor checks adb, its private server (loopback only), the phone and its settings; --smoke times it", async () => {
     const dataDir = tempDataDir();
     const r = await cli(["doctor", "--json"], env({ DEVICERAIL_DATA_DIR: dataDir }));
     expect(r.code).toBe(0);
@@ -134,6 +134,8 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
       { name: "adb server", status: "ok", detail: expect.stringMatching(new RegExp(`^answers on 127\\.0\\.0\\.1:${server.port} \\(adb protocol \\d+\\)$`)), fix: null },
       { name: "adb server exposure", status: "ok", detail: expect.stringMatching(/^listens on loopback only \(/), fix: null },
       { name: `device ${phone.serial}`, status: "ok", detail: "device (ready)", fix: null },
+      // The simulated phone leaves the animation scales unset, as a phone out of the box does.
+      { name: `phone ${phone.serial}: animations`, status: "warn", detail: expect.stringMatching(/^animations are on \(window_animation_scale unset \(default 1\), /), fix: expect.stringContaining("Developer options") },
       { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
       { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
       { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },

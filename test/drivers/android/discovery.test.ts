@@ -17,6 +17,7 @@ function vanishingServer() {
     opts: { port: 5037, bin: "adb" },
     version: () => answer("version", 41),
     startServer: () => answer("startServer", undefined),
+    clientVersion: () => answer("clientVersion", 41),
     listDevices: () => answer("listDevices", []),
     properties: () => answer("properties", {}),
     track: async (h: TrackHandlers) => {
@@ -45,6 +46,6 @@ describe("Discovery", () => {
     await discovery.stop();
     const elapsed = performance.now() - t0;
     // The first wait is 250 ms; stop must not sit it out, and no attempt follows it.
-    expect([elapsed < 200 ? "at once" : `${elapsed} ms`, server.calls]).toEqual(["at once", ["version", "track", "listDevices"]]);
+    expect([elapsed < 200 ? "at once" : `${elapsed} ms`, server.calls]).toEqual(["at once", ["version", "clientVersion", "track", "listDevices"]]);
   });
 });

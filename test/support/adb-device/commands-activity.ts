@@ -73,7 +73,7 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (i.component) {
       const [pkg, activity] = splitComponent(i.component);
       const app = phone.apps.get(pkg);
-      const known = app && (app.activity === activity || Object.values(app.scenario.activities ?? {}).includes(activity));
+      const known = app && (app.activity === activity || Object.values(app.scenario.activities ?? {}).includes(activity) || (app.scenario.extraLaunchers ?? []).includes(activity));
       return known ? { pkg, activity } : null;
     }
     if (i.action === "android.intent.action.VIEW" && i.data) {
@@ -145,6 +145,7 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (verb === "list" && what === "features") return 0;
     if (verb === "path" && what) return phone.apps.has(what) ? (io.out(`package:/data/app/${what}/base.apk\n`), 0) : 1;
     if (verb === "resolve-activity") return resolveActivity(argv, argv.slice(2), io);
+    if (verb === "query-activities") return queryActivities(argv, argv.slice(2), io);
     return unsupported(phone, argv, io);
   };
 
@@ -158,7 +159,32 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (!args.includes("--brief") || intent.data || intent.wait || intent.stop || !(intent.component || intent.categories.includes(LAUNCHER_CATEGORY)))
       return unsupported(phone, argv, io);
     const target = resolve(intent);
+    if (target && !intent.component && (phone.apps.get(target.pkg)?.scenario.extraLaunchers?.length ?? 0) > 0) {
+      // Several LAUNCHER activities and no default: the package manager answers with its chooser,
+      // whose ResolveInfo has priority, preferredOrder and match 0 (AOSP PackageManagerService
+      // mResolveInfo) and the defaults specificIndex -1, isDefault false (ResolveInfo), printed by
+      // PackageManagerShellCommand.printResolveInfo.
+      io.out("priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n");
+      return 0;
+    }
     io.out(target ? `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${shortComponent(target.pkg, target.activity)}\n` : "No activity found\n");
+    return 0;
+  };
+
+  /**
+   * `query-activities --components` for a package's LAUNCHER activities: one
+   * ComponentName.flattenToShortString line per activity, or "No activities found"; exit 0 either
+   * way (AOSP PackageManagerShellCommand.runQueryIntentActivities with mComponents). Without
+   * --components real phones print a ResolveInfo dump the fake does not simulate.
+   */
+  const queryActivities = (argv: readonly string[], args: string[], io: CommandIo): number => {
+    const intent = parseIntent(phone, argv, args.filter((a) => a !== "--brief" && a !== "--components"), io);
+    if (!intent) return 1;
+    if (!args.includes("--components") || !intent.package || intent.component || intent.data || intent.wait || intent.stop || !intent.categories.includes(LAUNCHER_CATEGORY))
+      return unsupported(phone, argv, io);
+    const app = phone.apps.get(intent.package);
+    const activities = app && app.launcher !== false ? [app.activity, ...(app.scenario.extraLaunchers ?? [])] : [];
+    io.out(activities.length ? activities.map((a) => `${shortComponent(intent.package as string, a)}\n`).join("") : "No activities found\n");
     return 0;
   };
 

@@ -122,7 +122,8 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     if (service === "package" && pm) return pm(["pm", ...args], io);
     if (service === "display") return displayCommand(phone.displays, args, io) ?? unsupported(phone, argv, io);
     if (service !== "clipboard") return unsupported(phone, argv, io);
-    if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 255);
+    // Binder's default onShellCommand: the message on stderr, result 0 (callstack/agent-device PR #2676).
+    if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 0);
     if (args.length !== 3 || args[0] !== "set" || args[1] !== "text") return unsupported(phone, argv, io);
     phone.clipboard = args[2] as string;
     return 0;

@@ -77,7 +77,7 @@ describe("input keyevent", () => {
   });
 
   test("PASTE types the clipboard at the cursor and does nothing when the clipboard is empty", async () => {
-    const phone = demo();
+    const phone = new FakePhone({ scenario: demoScenario, clipboardShell: true });
     await sh(phone, "input tap 540 440; input keyevent 279; input text ab; input keyevent 21");
     expect(await sh(phone, "cmd clipboard set text 'Grüße 東京 👋' && input keyevent 279")).toEqual({ status: 0, out: "", err: "" });
     expect([phone.clipboard, phone.runtime().state.username, phone.inputLog.at(-1)]).toEqual([
@@ -318,16 +318,17 @@ describe("FakePhone commands", () => {
     expect(phone.problems).toEqual(["unsupported pipe | in: getprop | grep x"]);
   });
 
-  test("cmd clipboard set text takes exactly one argument and any other use is a problem", async () => {
-    const phone = new FakePhone();
+  test("cmd clipboard set text takes exactly one argument and any other use is a problem when clipboardShell is true", async () => {
+    const phone = new FakePhone({ clipboardShell: true });
     expect(await sh(phone, "cmd clipboard set text two words")).toEqual({ status: 1, out: "", err: "fake cmd: unsupported arguments: clipboard set text two words\n" });
     expect([phone.clipboard, phone.problems]).toEqual([null, ["unsupported arguments: cmd clipboard set text two words"]]);
   });
 
-  test("cmd clipboard prints Binder's default error and exits 255 when clipboardShell is false", async () => {
-    const phone = new FakePhone({ clipboardShell: false });
-    expect(await sh(phone, "cmd clipboard set text x")).toEqual({ status: 255, out: "", err: "No shell command implementation.\n" });
-    expect([phone.clipboard, phone.problems]).toEqual([null, []]);
+  test("cmd clipboard prints Binder's default error on stderr and exits 0 by default, as every stock Android does", async () => {
+    for (const phone of [new FakePhone(), new FakePhone({ clipboardShell: false })]) {
+      expect(await sh(phone, "cmd clipboard set text x")).toEqual({ status: 0, out: "", err: "No shell command implementation.\n" });
+      expect([phone.clipboard, phone.problems]).toEqual([null, []]);
+    }
   });
 
   test("a registered command overrides a built-in", async () => {

@@ -42,10 +42,12 @@ export interface FakePhoneOptions {
   /** Default true: an unknown command exits 127 and is added to `problems`. False: it exits 0 silently. */
   strict?: boolean;
   /**
-   * Default true: `cmd clipboard set text <text>` sets the clipboard. False: the clipboard service
-   * has no shell command and `cmd clipboard …` prints `No shell command implementation.` and exits
-   * 255, as Binder's default onShellCommand does. That older Androids (12 and before, by our
-   * assumption, unverified on real phones) behave like `false` is an assumption of this fake.
+   * Default false, as on every stock Android: AOSP's ClipboardService has no shell command (none
+   * up to Android 16), so `cmd clipboard …` gets Binder's default onShellCommand, which prints
+   * `No shell command implementation.` on stderr and exits 0 (callstack/agent-device PR #2676 for
+   * API 36, PR #1645; research note android-real-phones.md §2.5). True is hypothetical: a phone
+   * whose clipboard does answer `cmd clipboard set text <text>` (as an on-device helper would
+   * provide), for the tests of the driver's paste path.
    */
   clipboardShell?: boolean;
   /** The battery level `dumpsys battery` reports (default 100); settable later through `battery`. */
@@ -154,7 +156,7 @@ export class FakePhone implements AdbdDevice {
     this.physical = { width: options.screen?.width ?? 1080, height: options.screen?.height ?? 2400, density: options.screen?.density ?? 420 };
     if (!this.props.has("ro.sf.lcd_density")) this.props.set("ro.sf.lcd_density", String(this.physical.density));
     this.strict = options.strict ?? true;
-    this.clipboardShell = options.clipboardShell ?? true;
+    this.clipboardShell = options.clipboardShell ?? false;
     this.displays = options.displays ? options.displays.map((d) => ({ ...d })) : singleDisplay(this.physical.width, this.physical.height);
     this.lastAnr = options.lastAnr ?? null;
     this.install(launcherScenario(() => [...this.apps.values()]));

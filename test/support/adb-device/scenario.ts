@@ -73,6 +73,14 @@ export interface Scenario<S extends object = any> {
   /** Initial state; cloned on start and after `am force-stop`. */
   state: S;
   screens: Record<string, (state: S, view: View) => UiNode<S>>;
+  /**
+   * More MAIN/LAUNCHER activities besides `activity` (fully qualified), as apps with a debug or
+   * alias entry point declare. With any, the package's LAUNCHER intent has no default among
+   * several, and `cmd package resolve-activity` answers the platform's chooser,
+   * `android/com.android.internal.app.ResolverActivity` (appium/appium#17128; appium/appium-adb
+   * lib/tools/types.ts `preferCmd`), while `cmd package query-activities` lists them all.
+   */
+  extraLaunchers?: string[];
   /** The activity each screen belongs to, for `dumpsys window`; default `activity`. */
   activities?: Record<string, string>;
   /** `am start -a android.intent.action.VIEW -d URL` for this package; return false to refuse. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { parseAmStartWait, parseComponentName, parseResolveActivity } from "../../../../drivers/android/parse/launch.ts";
+import { parseAmStartWait, parseComponentName, parseQueryActivities, parseResolveActivity } from "../../../../drivers/android/parse/launch.ts";
 
 const sample = (dir: string, name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/${dir}/${name}.txt`, import.meta.url), "utf8");
 const all = <T>(dir: string, names: string[], parse: (out: string) => T) => Object.fromEntries(names.map((n) => [n, parse(sample(dir, n))]));
@@ -84,5 +84,18 @@ describe("parseAmStartWait", () => {
       kind: "error",
       message: "Activity not started, unable to resolve Intent { cmp=a.b/.C }",
     });
+  });
+});
+
+describe("parseQueryActivities", () => {
+  test("reads one flattened component per line, none from \"No activities found\", and null for anything else", () => {
+    // The --components form of AOSP PackageManagerShellCommand.runQueryIntentActivities.
+    expect(parseQueryActivities("com.example.multi/.MainActivity\r\ncom.example.multi/com.other.Debug\n")).toEqual([
+      { packageName: "com.example.multi", activity: "com.example.multi.MainActivity" },
+      { packageName: "com.example.multi", activity: "com.other.Debug" },
+    ]);
+    expect(parseQueryActivities("No activities found\n")).toEqual([]);
+    for (const out of ["", "2 activities found:\n  Activity #0:\n", "com.example.multi/.Main\nException occurred while executing 'query-activities':\n", "Unknown command: query-activities\n"])
+      expect(parseQueryActivities(out)).toBeNull();
   });
 });
