@@ -26,6 +26,8 @@ export interface AndroidOptions {
   log: Logger;
   /** Deadline of one uiautomator attempt (default DUMP_ATTEMPT_MS); tests shorten it. */
   dumpAttemptMs?: number;
+  /** How long after its own input the screen counts as on without a check (default KNOWN_AWAKE_MS); tests shorten it. */
+  knownAwakeMs?: number;
 }
 
 interface Connected {
@@ -69,7 +71,7 @@ export class AndroidDriver implements Driver {
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
     this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs);
-    this.screen = new ScreenGuard(this.shell);
+    this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
     this.elements = {
       tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
       clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
@@ -300,7 +302,10 @@ export class AndroidDriver implements Driver {
         return call.name === "back" || call.name === "home" || call.name === "recentApps" ? { accepted: true } : { accepted: true, key: call.name };
       case "text": {
         let via: Awaited<ReturnType<AndroidShell["typeText"]>> | null = null;
-        await typeAndVerify(sh, serial, call.text, ctx, async (t) => (via ??= await sh.typeText(serial, t, ctx)));
+        await typeAndVerify(sh, serial, call.text, ctx, async (t) => {
+          const used = await sh.typeText(serial, t, ctx);
+          via ??= used;
+        });
         return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
       }
       case "secret":

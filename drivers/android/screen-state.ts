@@ -38,9 +38,11 @@ export function parseScreenState(out: string): ScreenState {
   // Older policy dumps (PhoneWindowManager) say mShowingLockscreen=true on one line with others.
   const legacy = /\bmShowingLockscreen=(true|false)\b/.exec(out);
   const monitor = flag(delegate, "mIsShowing");
+  const showing = flag(delegate, "showing") ?? monitor ?? (legacy ? legacy[1] === "true" : null);
   return {
     wakefulness: wake?.[1] ?? null,
-    keyguard: flag(delegate, "showing") ?? monitor ?? (legacy ? legacy[1] === "true" : null),
+    // An occluded keyguard (an app shown over the lock screen) leaves input to that app.
+    keyguard: showing === true && flag(delegate, "occluded") === true ? false : showing,
     secure: flag(delegate, "secure"),
   };
 }
@@ -73,11 +75,14 @@ export class ScreenGuard {
   private readonly checkedAwake = new Set<string>();
   private readonly inflight = new Map<string, Promise<void>>();
 
-  constructor(private readonly shell: AndroidShell) {}
+  constructor(
+    private readonly shell: AndroidShell,
+    private readonly knownAwakeMs = KNOWN_AWAKE_MS,
+  ) {}
 
   /** Input went through to an awake, unlocked screen: its screen timeout restarts now. */
   noteInput(serial: string): void {
-    if (this.checkedAwake.has(serial)) this.awakeUntil.set(serial, Date.now() + KNOWN_AWAKE_MS);
+    if (this.checkedAwake.has(serial)) this.awakeUntil.set(serial, Date.now() + this.knownAwakeMs);
   }
 
   forget(serial: string): void {

@@ -10,7 +10,6 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { UiNode } from "../../src/protocol/types/ui.ts";
-import { platformError } from "./adbkit-port.ts";
 import type { AndroidShell } from "./android-shell.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import type { AndroidUiTree } from "./parse/uiautomator.ts";
@@ -43,12 +42,12 @@ export function textIncomplete(sent: string, field: UiNode): DriverError {
   const shown = field.value ?? "";
   const quoted = [...shown].length > QUOTED ? `${[...shown].slice(0, QUOTED).join("")}…` : shown;
   const where = field.identifier ?? field.role;
-  return platformError(
-    "android_text_incomplete",
-    false,
-    `typed ${[...sent].length} characters but the focused field ${where} shows ${JSON.stringify(quoted)} (${[...shown].length} characters) after one retry; ` +
+  return new DriverError("platform_error", {
+    platformCode: "android_text_incomplete",
+    retryable: false,
+    message: `typed ${[...sent].length} characters but the focused field ${where} shows ${JSON.stringify(quoted)} (${[...shown].length} characters) after one retry; ` +
       "set the field again (setElementValue clears it first) rather than typing on top",
-  );
+  });
 }
 
 /**
