@@ -77,7 +77,7 @@ export class AndroidDriver implements Driver {
       clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
       typeText: (deviceId, text, o, ctx) =>
         this.run(deviceId, ctx, async (serial) => {
-          if (o.secret) await this.shell.typeSecret(serial, text, ctx);
+          if (o.secret) await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
           else await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx));
         }),
     };
@@ -309,7 +309,7 @@ export class AndroidDriver implements Driver {
         return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
       }
       case "secret":
-        await sh.typeSecret(serial, call.secret, ctx);
+        await typeAndVerify(sh, serial, call.secret, ctx, (t) => sh.typeSecret(serial, t, ctx), true);
         return { accepted: true };
       case "launch":
         await sh.launch(serial, call.packageName, ctx);

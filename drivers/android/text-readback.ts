@@ -38,23 +38,30 @@ export function repairOf(sent: string, shown: string): { deletes: number; type: 
   return null;
 }
 
-export function textIncomplete(sent: string, field: UiNode): DriverError {
+/**
+ * Not retryable: running the same call again would type on top of what arrived. A protected
+ * value is never quoted, nor its length given: only that it did not arrive whole.
+ */
+export function textIncomplete(sent: string, field: UiNode, secret: boolean): DriverError {
   const shown = field.value ?? "";
   const quoted = [...shown].length > QUOTED ? `${[...shown].slice(0, QUOTED).join("")}…` : shown;
   const where = field.identifier ?? field.role;
+  const what = secret
+    ? `the focused field ${where} does not hold the whole protected value after one retry (what arrived is not shown)`
+    : `typed ${[...sent].length} characters but the focused field ${where} shows ${JSON.stringify(quoted)} (${[...shown].length} characters) after one retry`;
   return new DriverError("platform_error", {
     platformCode: "android_text_incomplete",
     retryable: false,
-    message: `typed ${[...sent].length} characters but the focused field ${where} shows ${JSON.stringify(quoted)} (${[...shown].length} characters) after one retry; ` +
-      "set the field again (setElementValue clears it first) rather than typing on top",
+    message: `${what}; set the field again (setElementValue clears it first) rather than typing on top`,
   });
 }
 
 /**
- * Types `text` into the focused field and checks it arrived; `type` sends it (input text or
- * clipboard). Text with Enter or Tab is not read back: those keys may move focus or submit.
+ * Types `text` into the focused field and checks it arrived; `type` sends it (input text,
+ * clipboard, or for a `secret` the stdin script, which also sends any repair). Text with Enter
+ * or Tab is not read back: those keys may move focus or submit.
  */
-export async function typeAndVerify(shell: AndroidShell, serial: string, text: string, ctx: CallContext, type: (t: string) => Promise<unknown>): Promise<void> {
+export async function typeAndVerify(shell: AndroidShell, serial: string, text: string, ctx: CallContext, type: (t: string) => Promise<unknown>, secret = false): Promise<void> {
   await type(text);
   if (text === "" || /[\n\t]/.test(text)) return;
   let field = await readField(shell, serial, ctx);
@@ -66,7 +73,7 @@ export async function typeAndVerify(shell: AndroidShell, serial: string, text: s
     field = await readField(shell, serial, ctx);
     if (!field || (field.value ?? "").includes(text)) return;
   }
-  throw textIncomplete(text, field);
+  throw textIncomplete(text, field, secret);
 }
 
 /** The focused field of a fresh dump; a dump that fails says nothing about the text, so it is no error. */

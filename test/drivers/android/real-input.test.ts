@@ -5,10 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AdbkitPort } from "../../../drivers/android/adbkit-port.ts";
+import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
+import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { coreHarness } from "../../support/core-harness.ts";
+import { ALL_FEATURES } from "../../support/hello.ts";
 import { AndroidShell } from "../../../drivers/android/android-shell.ts";
 import { checkInputPermission } from "../../../drivers/android/input-probe.ts";
 import { checkScreenState } from "../../../drivers/android/screen-state.ts";
-import { ADB_PATH, type AdbServer, type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, startAdbServer } from "../../support/adb-device/index.ts";
+import { demoScenario } from "../../support/adb-device/demo-scenario.ts";
+import { ADB_PATH, type AdbServer, type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, type FakePhoneOptions, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
 import { type Attached, attach, clearLogs, ctx, driverError, dumpsIn, ran, TRAILER, withoutDumps } from "../../support/adb-device/driver-harness.ts";
 import { blackScreen } from "../../support/adb-device/phone-power.ts";
 
@@ -218,12 +223,65 @@ describeWithAdb("real phones: input", () => {
       expect(withoutDumps(ran(a.phone))).toEqual([["input", "text", "curtis.layne+test+73kmc@uber.com"], TRAILER, ["input", "text", "s.layne+test+73kmc@uber.com"], TRAILER]);
     });
 
+    test("inputSecret into a plain field is read back and repaired through the stdin script only", async () => {
+      await using a = await attach(server, { focusDropChars: 2 });
+      await focusUsername(a);
+      expect(await exec(a, "inputSecret", { secret: "display" })).toEqual({ output: { accepted: true } });
+      expect([demo(a.phone).username, a.phone.serviceLog.filter((s) => s.command.includes("display")), a.phone.serviceLog.filter((s) => s.stdin === "display\n").length]).toEqual(["display", [], 2]);
+    });
+
     test("a password field is not read back and its text never appears in an error", async () => {
       await using a = await attach(server, { focusDropChars: 2 });
       await exec(a, "tap", { x: 540, y: 600 });
       clearLogs(a.phone);
       expect(await exec(a, "inputText", { text: "hunter22" })).toEqual({ output: { accepted: true, byteLength: 8, via: "input" } });
       expect(withoutDumps(ran(a.phone))).toEqual([["input", "text", "hunter22"], TRAILER]);
+    });
+  });
+  describe("through core (device.execute)", () => {
+    /** A core over an AndroidDriver with one simulated phone, connected, with a Session. */
+    async function withCore(options: FakePhoneOptions, run: (execute: (name: string, args: unknown) => Promise<any>, phone: FakePhone) => Promise<void>) {
+      const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
+      const driver = new AndroidDriver({ adbPath: ADB_PATH, serverPort: server.port, log: silentLogger });
+      const h = await coreHarness({ driver });
+      try {
+        const c = await h.connect(ALL_FEATURES);
+        await c.ask("device.select", { deviceId: `android-adb:${device.serial}` });
+        await c.ask("device.connect");
+        await c.ask("session.start");
+        await run((name, args) => c.ask("device.execute", { id: crypto.randomUUID(), name, arguments: args }, { timeoutMs: 20_000 }), device.phone);
+        await c.close();
+      } finally {
+        await driver.stop();
+        h.cleanup();
+        await device[Symbol.asyncDispose]();
+      }
+    }
+    const username = { kind: "selector", selector: { identifier: "username" } };
+
+    test("setElementValue leaves the whole value in the field when the first characters after focus were lost", async () => {
+      await withCore({ focusDropChars: 2 }, async (execute, phone) => {
+        const r = await execute("setElementValue", { target: username, value: "display" });
+        expect([r.error, demo(phone).username]).toEqual([undefined, "display"]);
+      });
+    });
+
+    test("setElementValue fails with android_text_incomplete when the field keeps only part of the value", async () => {
+      await withCore({}, async (execute, phone) => {
+        const input = phone.commands.get("input") as CommandFn;
+        phone.commands.set("input", (argv, io) => input(argv[1] === "text" ? ["input", "text", (argv[2] as string).slice(0, 5)] : argv, io));
+        const r = await execute("setElementValue", { target: username, value: "curtis.layne" });
+        expect(r.error).toEqual(expect.objectContaining({ data: expect.objectContaining({ retryable: false, details: { platformCode: "android_text_incomplete" } }) }));
+        // setElementValue's value is protected: neither it nor what arrived is quoted.
+        expect([r.error.message.includes("curti"), r.error.message.includes("protected value")]).toEqual([false, true]);
+      });
+    });
+
+    test("doubleTap is refused with android_double_tap_unsupported and taps nothing when input is slow", async () => {
+      await withCore({ slowInput: 400 }, async (execute, phone) => {
+        const r = await execute("doubleTap", { x: 540, y: 440 });
+        expect([r.error?.data?.details, r.error?.data?.retryable, phone.inputLog.filter((i) => i.kind === "tap")]).toEqual([{ platformCode: "android_double_tap_unsupported" }, false, []]);
+      });
     });
   });
 });
