@@ -53,7 +53,10 @@ export class PhonePower {
   }
 }
 
-/** The keyguard's own window, as the tree shows it in place of the app. */
+/**
+ * The keyguard's window in place of the app's: only its package (System UI owns the lock screen)
+ * is modelled; a real lock screen's nodes (clock, notifications, unlock area) are not simulated.
+ */
 export function keyguardSnapshot(view: View): SnapshotNode {
   return {
     index: 0, text: "", resourceId: "", className: "android.widget.FrameLayout", package: KEYGUARD_PACKAGE, contentDesc: "",
@@ -87,7 +90,9 @@ export function dumpsysPower(power: PhonePower): string {
  * `dumpsys window policy`, reduced to its KeyguardServiceDelegate block, laid out as the real
  * lines in appium/appium-adb test/unit/lockmgmt.spec.ts (`showing=`, `secure=`, `screenState=
  * SCREEN_STATE_OFF`, `interactiveState=INTERACTIVE_STATE_SLEEP`, `KeyguardStateMonitor` with
- * `mIsShowing=` / `mInputRestricted=`). `secure` is whether the lock has a credential.
+ * `mIsShowing=` / `mInputRestricted=`). `secure` is whether the lock has a credential. The
+ * header is WindowManagerService's section title, as for `dumpsys window windows`. The rest of
+ * the policy dump is not simulated.
  */
 export function dumpsysWindowPolicy(power: PhonePower): string {
   const showing = power.keyguardShowing;
