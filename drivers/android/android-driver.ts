@@ -13,6 +13,9 @@ import { KEYCODES } from "./parse/keys.ts";
 import { orientationOf, pngSize } from "./parse/display.ts";
 import { stateProblem } from "./parse/devices.ts";
 import { parseForeground } from "./parse/foreground.ts";
+import { doubleTapFits, doubleTapUnsupported, probeInput } from "./input-probe.ts";
+import { ScreenGuard } from "./screen-state.ts";
+import { typeAndVerify } from "./text-readback.ts";
 
 export interface AndroidOptions {
   /** The adb executable (DEVICERAIL_ADB_PATH), used to start a server when none is running. */
@@ -23,6 +26,8 @@ export interface AndroidOptions {
   log: Logger;
   /** Deadline of one uiautomator attempt (default DUMP_ATTEMPT_MS); tests shorten it. */
   dumpAttemptMs?: number;
+  /** How long after its own input the screen counts as on without a check (default KNOWN_AWAKE_MS); tests shorten it. */
+  knownAwakeMs?: number;
 }
 
 interface Connected {
@@ -39,7 +44,12 @@ interface Connected {
   /** The tree fingerprint the remembered focus belongs to (null: read without a tree). */
   focusFingerprint: string | null;
   refreshingFocus: boolean;
+  /** What one `input` invocation costs beyond a shell round trip, measured at connect. */
+  inputMs: number;
 }
+
+/** Calls that inject input, which restarts the phone's screen timeout. */
+const INPUT_KINDS = new Set<Call["kind"]>(["tap", "doubleTap", "longPress", "swipe", "scroll", "key", "text", "secret"]);
 
 /** How old the remembered foreground activity may get before a tree observation refreshes it. */
 const FOCUS_REFRESH_MS = 2_000;
@@ -60,17 +70,19 @@ export class AndroidDriver implements Driver {
   private generations = 0;
   /** Aborts background work (the foreground refresh) when the driver stops. */
   private stopping = new AbortController();
+  private readonly screen: ScreenGuard;
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
     this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs);
+    this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
     this.elements = {
       tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
       clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
       typeText: (deviceId, text, o, ctx) =>
         this.run(deviceId, ctx, async (serial) => {
-          if (o.secret) await this.shell.typeSecret(serial, text, ctx);
-          else await this.shell.typeText(serial, text, ctx);
+          if (o.secret) await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
+          else await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx));
         }),
     };
   }
@@ -127,18 +139,36 @@ export class AndroidDriver implements Driver {
 
   private async run(deviceId: string, ctx: CallContext, fn: (serial: string, c: Connected) => Promise<void>): Promise<void> {
     const { serial, c } = this.session(deviceId, ctx);
+    await this.screen.ensure(serial, ctx);
     await fn(serial, c);
+    this.screen.noteInput(serial);
   }
 
   async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
     const serial = this.usable(deviceId);
+    const propsStarted = performance.now();
     const props = await this.port.properties(serial, ctx);
+    const roundTripMs = performance.now() - propsStarted;
+    this.shell.manufacturers.set(serial, props["ro.product.manufacturer"] ?? "");
     const display = await readDisplay(this.shell, serial, ctx);
     const sdk = Number(props["ro.build.version.sdk"]) || 0;
     const captureDisplay = await readCaptureDisplay(this.shell, serial, sdk, ctx);
-    if (!this.connected.has(serial))
-      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false });
-    else Object.assign(this.connected.get(serial) as Connected, { display, sdk, captureDisplay });
+    // Before any test step: a phone that refuses input fails here, with the setting to change.
+    const inputMs = Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs);
+    const known = this.connected.get(serial);
+    if (!known)
+      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, inputMs });
+    else Object.assign(known, { display, sdk, captureDisplay, inputMs });
+    // Wake the screen now; a phone locked with a PIN may still be unlocked before the first step,
+    // which then reports it. The probe was input (KEYCODE_UNKNOWN is dispatched, which restarts
+    // the screen timeout), so a screen found on stays on for a while.
+    this.screen.forget(serial);
+    try {
+      await this.screen.ensure(serial, ctx);
+      this.screen.noteInput(serial);
+    } catch (err) {
+      if (!(err instanceof DriverError && (err.error.data.details as { platformCode?: string } | null)?.platformCode === "android_device_locked")) throw err;
+    }
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
     return { ...info };
@@ -147,6 +177,7 @@ export class AndroidDriver implements Driver {
   async disconnect(deviceId: string): Promise<void> {
     const serial = this.serialOf(deviceId);
     this.connected.delete(serial);
+    this.screen.forget(serial);
     this.discovery?.setConnected(serial, false);
   }
 
@@ -160,8 +191,10 @@ export class AndroidDriver implements Driver {
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
-    this.serialOf(deviceId);
-    return ANDROID_ACTIONS.definitions.map((a) => ({ ...a }));
+    const c = this.connected.get(this.serialOf(deviceId));
+    // Offered only where two `input tap`s land within the double-tap window.
+    const offered = ANDROID_ACTIONS.definitions.filter((a) => a.name !== "doubleTap" || !c || doubleTapFits(c.inputMs));
+    return offered.map((a) => ({ ...a }));
   }
 
   classify(_deviceId: string, name: string): Protection | undefined {
@@ -170,6 +203,8 @@ export class AndroidDriver implements Driver {
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
     const { serial, c } = this.session(deviceId, ctx);
+    // A dark or locked screen would give a black screenshot and no tree, reported as success.
+    await this.screen.ensure(serial, ctx);
     const [png, tree, focused] = await allEnded(
       ctx,
       (inner) => (opts.screenshot ? this.shell.screenshot(serial, inner, c.captureDisplay) : Promise.resolve(null)),
@@ -246,7 +281,11 @@ export class AndroidDriver implements Driver {
     const parsed = toCall(ANDROID_ACTIONS.parse(call.name, call.arguments));
     const screen = c.viewport ?? effectiveSize(c.display, null, null);
     if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
-    return { output: await this.perform(serial, c, parsed, ctx) };
+    if (parsed.kind === "doubleTap" && !doubleTapFits(c.inputMs)) throw doubleTapUnsupported(c.inputMs);
+    await this.screen.ensure(serial, ctx);
+    const output = await this.perform(serial, c, parsed, ctx);
+    if (INPUT_KINDS.has(parsed.kind)) this.screen.noteInput(serial);
+    return { output };
   }
 
   private async perform(serial: string, c: Connected, call: Call, ctx: CallContext): Promise<unknown> {
@@ -273,11 +312,15 @@ export class AndroidDriver implements Driver {
         await sh.input(serial, ["keyevent", String(call.keycode)], ctx);
         return call.name === "back" || call.name === "home" || call.name === "recentApps" ? { accepted: true } : { accepted: true, key: call.name };
       case "text": {
-        const via = await sh.typeText(serial, call.text, ctx);
+        let via: Awaited<ReturnType<AndroidShell["typeText"]>> | null = null;
+        await typeAndVerify(sh, serial, call.text, ctx, async (t) => {
+          const used = await sh.typeText(serial, t, ctx);
+          via ??= used;
+        });
         return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
       }
       case "secret":
-        await sh.typeSecret(serial, call.secret, ctx);
+        await typeAndVerify(sh, serial, call.secret, ctx, (t) => sh.typeSecret(serial, t, ctx), true);
         return { accepted: true };
       case "launch":
         await sh.launch(serial, call.packageName, ctx, call.activity);

@@ -2,6 +2,7 @@ import { type CallContext, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngStart } from "../../src/driver/png.ts";
 import { type AdbkitPort, platformError } from "./adbkit-port.ts";
+import { inputNotPermitted, isInjectionDenied } from "./input-probe.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import { parseAmStartWait, parseComponentName, parseQueryActivities, parseResolveActivity } from "./parse/launch.ts";
 import { exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "./parse/shell.ts";
@@ -56,6 +57,8 @@ const launchInvalid = (what: string, r: { out: string; code: number }) =>
 export class AndroidShell {
   private readonly dumps = new Map<string, Promise<unknown>>();
   private files = 0;
+  /** `ro.product.manufacturer` per serial, read at connect: an input refusal names its setting. */
+  readonly manufacturers = new Map<string, string>();
 
   constructor(
     private readonly port: AdbkitPort,
@@ -97,6 +100,7 @@ export class AndroidShell {
   async inputAll(serial: string, calls: string[][], ctx: CallContext): Promise<void> {
     const command = calls.map((args) => ["input", ...args].map(quote).join(" ")).join(" && ");
     const { out, code } = await this.exec(serial, command, ctx);
+    if (isInjectionDenied(out)) throw inputNotPermitted(this.manufacturers.get(serial));
     if (code !== 0 || /error|exception|usage:/i.test(out)) throw remoteError("input failed", out);
   }
 
@@ -199,6 +203,7 @@ export class AndroidShell {
     for (const batch of batches(commands)) {
       const { out, code } = await this.exec(serial, batch.join(" && "), ctx);
       if (NO_SHELL_COMMAND.test(out)) throw textUnsupported();
+      if (isInjectionDenied(out)) throw inputNotPermitted(this.manufacturers.get(serial));
       if (code !== 0 || /error|exception/i.test(out)) throw remoteError("typing failed", out);
     }
     return usedClipboard ? (usedInput ? "mixed" : "clipboard") : "input";
@@ -225,7 +230,9 @@ export class AndroidShell {
         retryable: false,
         message: "a protected value on Android must be 1 to 1024 printable ASCII characters without %s",
       });
-    const { code } = await this.exec(serial, SECRET_SCRIPT, ctx, { stdin: `${secret}\n` });
+    const { out, code } = await this.exec(serial, SECRET_SCRIPT, ctx, { stdin: `${secret}\n` });
+    // The refusal's text names no argument, so matching it shows nothing of the secret.
+    if (isInjectionDenied(out)) throw inputNotPermitted(this.manufacturers.get(serial));
     if (code !== 0) throw platformError("android_adb_protected_operation_failed", true, `secret script exited ${code}`);
   }
 

@@ -17,7 +17,8 @@ async function build(hanging: boolean) {
   const device = await startFakeDevice(server, { scenario: demoScenario });
   if (hanging) {
     device.phone.faults.screencapHang = true;
-    device.phone.faults.slow.set("input", 3_600_000);
+    // Connect's probe is one `input` (it must finish); the actions after it hang.
+    void device.phone.waitForCommand("input", "end").then(() => device.phone.faults.slow.set("input", 3_600_000));
   }
   const driver = new AndroidDriver({ adbPath: ADB_PATH, serverPort: server.port, log: silentLogger });
   return { driver, deviceId: `android-adb:${device.serial}`, cleanup: () => device.unplug() };

@@ -49,6 +49,26 @@ const isTrailer = (argv: string[]) => argv.length === 2 && argv[0] === "echo" &&
 /** The argv of every command the phone ran, the driver's exit trailers shown as TRAILER. */
 export const ran = (phone: FakePhone): (string[] | string)[] => phone.commandLog.map((r) => (isTrailer(r.argv) ? TRAILER : r.argv));
 
+/**
+ * `ran(phone)` without the shell invocations that dumped the UI tree (each one's commands up to
+ * and including its trailer), for tests of what typing sent: the driver reads typed text back
+ * from a dump, whatever commands that dump takes.
+ */
+export function withoutDumps(commands: (string[] | string)[]): (string[] | string)[] {
+  const out: (string[] | string)[] = [];
+  let shell: (string[] | string)[] = [];
+  for (const c of commands) {
+    shell.push(c);
+    if (c !== TRAILER) continue;
+    if (!shell.some((s) => s !== TRAILER && s[0] === "uiautomator")) out.push(...shell);
+    shell = [];
+  }
+  return [...out, ...shell];
+}
+
+/** How many shell invocations dumped the UI tree. */
+export const dumpsIn = (commands: (string[] | string)[]): number => commands.filter((c) => c !== TRAILER && c[0] === "uiautomator").length;
+
 export function clearLogs(phone: FakePhone): void {
   phone.commandLog.length = 0;
   phone.serviceLog.length = 0;
@@ -75,13 +95,14 @@ export interface Attached extends AsyncDisposable {
  * A simulated phone (the demo app in front unless told otherwise) on `server`, and a started
  * AndroidDriver that has connected to it; the phone's logs are cleared after connecting.
  */
-export async function attach(server: AdbServer, options: FakeDeviceOptions & { dumpAttemptMs?: number; log?: Logger; connect?: boolean } = {}): Promise<Attached> {
+export async function attach(server: AdbServer, options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; log?: Logger; connect?: boolean } = {}): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
   const driver = new AndroidDriver({
     adbPath: ADB_PATH,
     serverPort: server.port,
     log: options.log ?? silentLogger,
     ...(options.dumpAttemptMs ? { dumpAttemptMs: options.dumpAttemptMs } : {}),
+    ...(options.knownAwakeMs !== undefined ? { knownAwakeMs: options.knownAwakeMs } : {}),
   });
   const changes: DeviceChange[] = [];
   const id = `android-adb:${device.serial}`;

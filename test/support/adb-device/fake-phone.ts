@@ -11,6 +11,7 @@ import { type CommandFn, type CommandIo, delay, hang, StdinBuffer, text } from "
 import { type FakeDisplay, singleDisplay } from "./displays.ts";
 import { PhoneFiles } from "./phone-files.ts";
 import { type Scenario, ScenarioRuntime, type SnapshotNode, type View } from "./scenario.ts";
+import { blackScreen, installPowerCommands, keyguardSnapshot, type LockKind, PhonePower } from "./phone-power.ts";
 import { ScreenRenderer } from "./screen-png.ts";
 import { parseScript, runScript, ShellSyntaxError } from "./sh.ts";
 import { type AppInfo, BROWSER, LAUNCHER, launcherScenario, plainAppScenario, SETTINGS } from "./system-apps.ts";
@@ -53,6 +54,33 @@ export interface FakePhoneOptions {
   /** The battery level `dumpsys battery` reports (default 100); settable later through `battery`. */
   battery?: number;
   /**
+   * Input injection refused, as Xiaomi/Redmi/POCO (MIUI, HyperOS), OPPO/realme/OnePlus (ColorOS)
+   * and HONOR phones refuse it by default: every `input` prints a SecurityException (the Android
+   * 11-and-older or the 12-and-later text, by `ro.build.version.sdk`) and fails
+   * (Genymobile/scrcpy#1865, #3824; openatx/uiautomator2#520; DeviceFarmer/STFService.apk#144;
+   * droidrun/mobilerun-portal#5). See input-command.ts for the exact output.
+   */
+  inputDenied?: boolean;
+  /**
+   * Each `input` invocation first waits this long, as on Android 11 and older where `input`
+   * starts an ART VM (`app_process`) per call. `true` is the measured real figure, SLOW_INPUT_MS
+   * (about 1 s: Genymobile/scrcpy#231 "almost 1 second", readest/readest PR #4921 0.9–1.05 s).
+   */
+  slowInput?: boolean | number;
+  /** The screen is off at boot (as after a screen timeout). */
+  asleep?: boolean;
+  /**
+   * A screen lock: `swipe` (no credential) or `pin` (a credential). The keyguard shows at boot
+   * and whenever the screen goes off; `wm dismiss-keyguard` dismisses only the swipe one.
+   */
+  lock?: LockKind;
+  /**
+   * The first N characters of the first `input text` after a field gains focus are lost, as when
+   * typing starts while the field's input connection is still coming up
+   * (software-mansion/argent#562: "display" arrived as "splay").
+   */
+  focusDropChars?: number;
+  /**
    * The physical displays (default: one built-in panel of `screen`'s size). Several make a
    * foldable or multi-display phone, as on a Pixel Fold or Galaxy Z Fold: `dumpsys SurfaceFlinger
    * --display-id` and `cmd display get-displays` list them, `screencap -d <id>` captures one (a
@@ -77,6 +105,9 @@ export interface LastAnr {
   /** Fully qualified. */
   activity: string;
 }
+
+/** What one `input` invocation costs on Android 11 and older (see FakePhoneOptions.slowInput). */
+export const SLOW_INPUT_MS = 1_000;
 
 /** Where a command's text came from: the service's command line (visible in `ps` on the host), a script on stdin, or a script file. */
 export type CommandOrigin = "command-line" | "stdin" | "file";
@@ -138,6 +169,13 @@ export class FakePhone implements AdbdDevice {
   readonly displays: FakeDisplay[];
   /** The frozen focus of the last ANR, printed first by full `dumpsys window`; null: no ANR since boot. */
   lastAnr: LastAnr | null;
+  inputDenied: boolean;
+  /** Milliseconds each `input` invocation waits before it runs (0: instant). */
+  inputStartupMs: number;
+  readonly power: PhonePower;
+  focusDropChars: number;
+  /** The field that already received an `input text` since it gained focus (focusDropChars). */
+  textSinceFocus: string | null = null;
   readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null, launchTimeouts: 0 };
 
   readonly commandLog: CommandRecord[] = [];
@@ -159,12 +197,17 @@ export class FakePhone implements AdbdDevice {
     this.clipboardShell = options.clipboardShell ?? false;
     this.displays = options.displays ? options.displays.map((d) => ({ ...d })) : singleDisplay(this.physical.width, this.physical.height);
     this.lastAnr = options.lastAnr ?? null;
+    this.inputDenied = options.inputDenied ?? false;
+    this.inputStartupMs = options.slowInput === true ? SLOW_INPUT_MS : typeof options.slowInput === "number" ? options.slowInput : 0;
+    this.power = new PhonePower(options.lock ?? "none", { asleep: options.asleep });
+    this.focusDropChars = options.focusDropChars ?? 0;
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
     if (options.scenario) this.install(options.scenario);
     this.foreground = options.foreground ?? options.scenario?.package ?? LAUNCHER.package;
     for (const [name, fn] of [...shellCommands(this), ...screenCommands(this), ...activityCommands(this)]) this.commands.set(name, fn);
+    installPowerCommands(this);
   }
 
   /** Adds (or replaces) an app; its screens come from `scenario`. `info` is kept and may be mutated (its url). */
@@ -210,6 +253,7 @@ export class FakePhone implements AdbdDevice {
   }
 
   tree(): SnapshotNode {
+    if (this.power.keyguardShowing) return keyguardSnapshot(this.view);
     return this.runtime().snapshot(this.view);
   }
 
@@ -218,6 +262,7 @@ export class FakePhone implements AdbdDevice {
   }
 
   screenshot(): Uint8Array {
+    if (!this.power.awake) return blackScreen(this.view);
     const tree = this.tree();
     return this.renderer.png(tree, toUiautomatorXml(tree), this.view);
   }

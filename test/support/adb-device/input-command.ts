@@ -4,8 +4,9 @@
  * the error and usage to stderr and still exit 0, as the real tool does. The shell has already
  * removed quoting; `input text` itself only turns `%s` into a space.
  */
-import type { CommandIo } from "./command-io.ts";
+import { type CommandIo, delay } from "./command-io.ts";
 import type { FakePhone, InputRecord } from "./fake-phone.ts";
+import { refusedInput } from "./input-refusal.ts";
 import { LAUNCHER } from "./system-apps.ts";
 
 const SOURCES = new Set(["keyboard", "dpad", "gamepad", "touchscreen", "mouse", "stylus", "trackball", "touchpad", "touchnavigation", "joystick"]);
@@ -59,8 +60,35 @@ function parseFloatJava(s: string | undefined): number {
   return Number(t);
 }
 
-export function inputCommand(phone: FakePhone, argv: readonly string[], io: CommandIo): number {
+const INJECTING = new Set(["text", "keyevent", "tap", "swipe", "draganddrop", "press", "roll"]);
+
+/**
+ * One `input` invocation: its start-up cost (FakePhone.inputStartupMs), the vendor refusal
+ * (FakePhone.inputDenied), then the command. With the screen off or a keyguard up, events reach
+ * no app: only the power keys act, and a swipe up dismisses a keyguard without a credential.
+ */
+export async function inputCommand(phone: FakePhone, argv: readonly string[], io: CommandIo): Promise<number> {
+  if (phone.inputStartupMs > 0) await delay(phone.inputStartupMs, io.signal);
   const args = argv.slice(1);
+  const command = args[SOURCES.has(args[0] as string) ? 1 : 0];
+  if (phone.inputDenied && command !== undefined && INJECTING.has(command)) {
+    const refused = refusedInput(command, Number(phone.props.get("ro.build.version.sdk") ?? 29));
+    io.err(refused.err);
+    return refused.status;
+  }
+  return runInput(phone, args, io);
+}
+
+/** The key codes that act while the screen is off or locked: POWER, SLEEP, WAKEUP. */
+function powerKey(phone: FakePhone, keyCode: number): boolean {
+  if (keyCode === 224) phone.power.wake();
+  else if (keyCode === 223) phone.power.sleep();
+  else if (keyCode === 26) phone.power.awake ? phone.power.sleep() : phone.power.wake();
+  else return false;
+  return true;
+}
+
+function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
   if (args.length < 1) return (io.err(USAGE), 0);
   let index = 0;
   if (SOURCES.has(args[0] as string)) index++;
@@ -69,11 +97,16 @@ export function inputCommand(phone: FakePhone, argv: readonly string[], io: Comm
   const arg = (k: number) => args[index + k];
   const log = (r: InputRecord) => phone.inputLog.push(r);
   const runtime = () => phone.runtime();
+  const reachable = phone.power.appReachable;
   try {
     switch (command) {
       case "text": {
         if (length !== 2) break;
-        const text = decodeInputText(arg(1) as string);
+        let text = decodeInputText(arg(1) as string);
+        if (!reachable) return (log({ kind: "text", text, target: null }), 0);
+        const field = runtime().focusedField;
+        if (field !== null && phone.focusDropChars > 0 && phone.textSinceFocus !== field) text = Array.from(text).slice(phone.focusDropChars).join("");
+        phone.textSinceFocus = field;
         log({ kind: "text", text, target: runtime().typeText(text) });
         return 0;
       }
@@ -82,14 +115,20 @@ export function inputCommand(phone: FakePhone, argv: readonly string[], io: Comm
         const longpress = arg(1) === "--longpress";
         const codes = args.slice(index + (longpress ? 2 : 1));
         if (codes.length === 0) break;
-        for (const c of codes) pressKey(phone, keyCodeFromString(c), longpress);
+        for (const c of codes) {
+          const keyCode = keyCodeFromString(c);
+          if (powerKey(phone, keyCode)) phone.inputLog.push({ kind: "keyevent", keyCode, longpress, target: null });
+          else if (!phone.power.appReachable) phone.inputLog.push({ kind: "keyevent", keyCode, longpress, target: null });
+          else pressKey(phone, keyCode, longpress);
+        }
         return 0;
       }
       case "tap": {
         if (length !== 3) break;
         const x = parseFloatJava(arg(1));
         const y = parseFloatJava(arg(2));
-        const target = runtime().tap(x, y, phone.view);
+        const target = reachable ? runtime().tap(x, y, phone.view) : null;
+        if (target?.source.field) phone.textSinceFocus = null;
         log({ kind: "tap", x, y, target: target ? target.resourceId || null : null });
         return 0;
       }
@@ -99,7 +138,9 @@ export function inputCommand(phone: FakePhone, argv: readonly string[], io: Comm
         const [x1, y1, x2, y2] = [1, 2, 3, 4].map((k) => parseFloatJava(arg(k))) as [number, number, number, number];
         if (length === 6 && !/^[+-]?\d+$/.test(arg(5) as string)) throw new RangeError("NumberFormatException");
         const durationMs = length === 6 ? Number(arg(5)) : null;
-        const target = command === "swipe" ? runtime().swipe(x1, y1, x2, y2, phone.view) : null;
+        // An upward swipe on the lock screen is what dismisses a keyguard without a credential.
+        if (!reachable && phone.power.awake && command === "swipe" && y1 - y2 > phone.view.height / 4) phone.power.dismiss();
+        const target = command === "swipe" && reachable ? runtime().swipe(x1, y1, x2, y2, phone.view) : null;
         log({ kind: command, x1, y1, x2, y2, durationMs, target: target ? target.resourceId || null : null });
         return 0;
       }
