@@ -67,6 +67,8 @@ export class AndroidDriver implements Driver {
   private readonly shell: AndroidShell;
   private discovery: Discovery | null = null;
   private readonly connected = new Map<string, Connected>();
+  /** Phones that accepted the input probe while attached, with what one `input` invocation costs there (ms). */
+  private readonly inputAccepted = new Map<string, number>();
   private generations = 0;
   /** Aborts background work (the foreground refresh) when the driver stops. */
   private stopping = new AbortController();
@@ -89,7 +91,10 @@ export class AndroidDriver implements Driver {
 
   async start(onChange: (change: DeviceChange) => void, _ctx: CallContext): Promise<void> {
     const discovery = new Discovery(this.port, (c) => {
-      if (c.type === "gone") this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
+      if (c.type === "gone") {
+        this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
+        this.inputAccepted.delete(c.deviceId.slice(ID_PREFIX.length));
+      }
       onChange(c);
     }, this.opts.log);
     this.discovery = discovery;
@@ -102,6 +107,7 @@ export class AndroidDriver implements Driver {
     await this.discovery?.stop();
     this.discovery = null;
     this.connected.clear();
+    this.inputAccepted.clear();
   }
 
   private serialOf(deviceId: string): string {
@@ -154,7 +160,11 @@ export class AndroidDriver implements Driver {
     const sdk = Number(props["ro.build.version.sdk"]) || 0;
     const captureDisplay = await readCaptureDisplay(this.shell, serial, sdk, ctx);
     // Before any test step: a phone that refuses input fails here, with the setting to change.
-    const inputMs = Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs);
+    // Asked once while the phone stays attached (the fix needs a reboot, which detaches it); a
+    // refusal is asked again at the next connect.
+    const probed = !this.inputAccepted.has(serial);
+    const inputMs = probed ? Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs) : (this.inputAccepted.get(serial) as number);
+    this.inputAccepted.set(serial, inputMs);
     const known = this.connected.get(serial);
     if (!known)
       this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, inputMs });
@@ -165,7 +175,7 @@ export class AndroidDriver implements Driver {
     this.screen.forget(serial);
     try {
       await this.screen.ensure(serial, ctx);
-      this.screen.noteInput(serial);
+      if (probed) this.screen.noteInput(serial);
     } catch (err) {
       if (!(err instanceof DriverError && (err.error.data.details as { platformCode?: string } | null)?.platformCode === "android_device_locked")) throw err;
     }

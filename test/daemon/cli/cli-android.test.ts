@@ -81,6 +81,8 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     await cliJson(["key", "enter"], e);
     await cliJson(["key", "back"], e);
     expect(inputsSince(inputs)).toEqual([
+      // The daemon's first connect to the phone asks once whether it accepts input (KEYCODE_UNKNOWN).
+      { kind: "keyevent", keyCode: 0, longpress: false },
       { kind: "tap", x: 540, y: 935 },
       { kind: "swipe", x1: 100, y1: 2000, x2: 100, y2: 500, durationMs: 250 },
       { kind: "text", text: "alice" },
@@ -110,7 +112,7 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
     const r = await cli(["type", "--secret"], e, tempCwd(), `${secret}\n`);
     expect([r.code, r.stderr]).toEqual([0, ""]);
     expect(r.stdout).toStartWith(`ok type a secret on ${id} (inputSecret, `);
-    expect(inputsSince(inputs)).toEqual([{ kind: "text", text: secret }]);
+    expect(inputsSince(inputs)).toEqual([{ kind: "keyevent", keyCode: 0, longpress: false }, { kind: "text", text: secret }]);
     // What crossed adb: a fixed script, with the secret only on its stdin. (On the phone that script
     // hands it to `input text`, whose argv is Android's own affair: see android-secret.test.ts.)
     const typed = phone.phone.serviceLog.slice(services).filter((s) => s.stdin?.includes(secret) || s.command.includes(secret));
