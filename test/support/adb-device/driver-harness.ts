@@ -75,13 +75,17 @@ export interface Attached extends AsyncDisposable {
  * A simulated phone (the demo app in front unless told otherwise) on `server`, and a started
  * AndroidDriver that has connected to it; the phone's logs are cleared after connecting.
  */
-export async function attach(server: AdbServer, options: FakeDeviceOptions & { dumpAttemptMs?: number; log?: Logger; connect?: boolean } = {}): Promise<Attached> {
+export async function attach(
+  server: AdbServer,
+  options: FakeDeviceOptions & { dumpAttemptMs?: number; nullRootBackoffMs?: readonly number[]; log?: Logger; connect?: boolean } = {},
+): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
   const driver = new AndroidDriver({
     adbPath: ADB_PATH,
     serverPort: server.port,
     log: options.log ?? silentLogger,
     ...(options.dumpAttemptMs ? { dumpAttemptMs: options.dumpAttemptMs } : {}),
+    ...(options.nullRootBackoffMs ? { nullRootBackoffMs: options.nullRootBackoffMs } : {}),
   });
   const changes: DeviceChange[] = [];
   const id = `android-adb:${device.serial}`;
