@@ -308,7 +308,7 @@ export class FakePhone implements AdbdDevice {
       return 2;
     }
     return runScript(script, io, {
-      exec: (argv, sub) => this.exec(argv, sub, origin),
+      exec: (argv, sub, replace) => this.exec(argv, sub, origin, replace),
       readFile: (path) => this.files.get(path),
       writeFile: (path, data, append) => this.files.put(path, data, { append }),
     });

@@ -47,14 +47,20 @@ export class ProcessTable {
   private nextPid = 7000;
   readonly running = new Map<number, PhoneProcess>();
 
-  /** A new process; it follows `parent` (a hang-up of its session) when given. */
+  /**
+   * A new process. With `follow` (its parent's signal) it ends with the parent when the session
+   * ends (the stream's close where that hangs up, SIGPIPE), but not when `kill` reaches only the
+   * parent: signalling a shell does not end the command it waits for.
+   */
   spawn(name: string, ppid: number, opts: { user?: string; follow?: AbortSignal; resident?: boolean } = {}): PhoneProcess {
     const controller = new AbortController();
     const p: PhoneProcess = { pid: this.nextPid++, ppid, user: opts.user ?? "shell", name, controller, resident: opts.resident ?? false };
     const follow = opts.follow;
     if (follow) {
-      if (follow.aborted) controller.abort(follow.reason);
-      else follow.addEventListener("abort", () => controller.abort(follow.reason), { once: true });
+      const killedOnly = () => follow.reason === "SIGTERM" || follow.reason === "SIGKILL" || follow.reason === "SIGHUP";
+      if (follow.aborted) {
+        if (!killedOnly()) controller.abort(follow.reason);
+      } else follow.addEventListener("abort", () => killedOnly() || controller.abort(follow.reason), { once: true });
     }
     this.running.set(p.pid, p);
     return p;
