@@ -37,7 +37,8 @@ export interface DumpedTree extends AndroidUiTree {
   compressed: boolean;
 }
 
-const failure = (platformCode: string, retryable: boolean, message: string) => new DriverError("platform_error", { platformCode, retryable, message });
+/** A typed failure with a message the user can act on (written as literals, so docs/protocol/errors.md lists each code). */
+const failure = (o: { platformCode: string; retryable: boolean; message: string }) => new DriverError("platform_error", o);
 
 const IDLE = /ERROR: could not get idle state\./;
 const NULL_ROOT = /null root node returned by UiTestAutomationBridge/;
@@ -71,11 +72,8 @@ export class UiDumper {
         return { ...a.tree, compressed };
       }
       if (a.kind === "illegal") {
-        throw failure(
-          "android_ui_dump_illegal_character",
-          false,
-          `uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (Illegal character (${a.char}): a NUL or half of an emoji). Every uiautomator dump of this screen fails the same way; leave the screen (or change its text) to get a UI tree, the screenshot still works`,
-        );
+        throw failure({ platformCode: "android_ui_dump_illegal_character", retryable: false, message: `uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (Illegal character (${a.char}): a NUL or half of an emoji). Every uiautomator dump of this screen fails the same way; leave the screen (or change its text) to get a UI tree, the screenshot still works`,
+        });
       }
       if (a.kind === "idle") {
         idleSeen = true;
@@ -84,20 +82,14 @@ export class UiDumper {
           continue;
         }
         this.preferCompressedUntil.delete(serial);
-        throw failure(
-          "android_ui_dump_idle_timeout",
-          true,
-          "uiautomator could not dump the screen: it never went idle for 10 s (an animation, video or loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options",
-        );
+        throw failure({ platformCode: "android_ui_dump_idle_timeout", retryable: true, message: "uiautomator could not dump the screen: it never went idle for 10 s (an animation, video or loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options",
+        });
       }
       if (a.kind === "nullRoot") {
         const wait = this.backoffMs[nullRoots];
         if (wait === undefined || (ctx.deadline !== null && Date.now() + wait + 1_000 > ctx.deadline)) {
-          throw failure(
-            "android_ui_dump_failed",
-            true,
-            `uiautomator found no active window ${nullRoots + 1} times in a row (null root node): the screen is off, locked or changing. Wake and unlock the phone, then observe again`,
-          );
+          throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator found no active window ${nullRoots + 1} times in a row (null root node): the screen is off, locked or changing. Wake and unlock the phone, then observe again`,
+          });
         }
         nullRoots++;
         await sleep(wait, ctx);
@@ -111,7 +103,7 @@ export class UiDumper {
         }
         throw await this.busy(serial, ctx);
       }
-      if (transients++ >= 1) throw failure("android_ui_dump_failed", true, `uiautomator failed twice: ${a.message}`);
+      if (transients++ >= 1) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator failed twice: ${a.message}` });
     }
   }
 
@@ -130,14 +122,19 @@ export class UiDumper {
       out = (await this.shell.exec(serial, command, { ...ctx, deadline })).out;
     } catch (err) {
       const cut = err instanceof DriverError && (err.driverCode === "driver_timed_out" || err.driverCode === "driver_cancelled");
+      let stopped = false;
       if (cut) {
         // The phone keeps running it (no hang-up on a legacy shell): end it before anything else dumps.
         this.orphans.set(serial, pidFile);
-        await this.killOrphan(serial, ctx);
+        stopped = await this.killOrphan(serial, ctx);
       }
       // Our own attempt deadline, not the caller's: uiautomator hung.
       if (err instanceof DriverError && err.driverCode === "driver_timed_out" && (ctx.deadline === null || Date.now() < ctx.deadline))
-        throw failure("android_ui_dump_timeout", true, `uiautomator gave no tree within ${this.attemptMs} ms; the dump was stopped on the phone. Observe again`);
+        throw failure({
+          platformCode: "android_ui_dump_timeout",
+          retryable: true,
+          message: `uiautomator gave no tree within ${this.attemptMs} ms; ${stopped ? "devicerail stopped that dump on the phone" : "that dump may still be running on the phone and hold the accessibility bridge for a while"}. Observe again`,
+        });
       throw err;
     }
     return classify(out);
@@ -165,13 +162,10 @@ export class UiDumper {
   private async busy(serial: string, ctx: CallContext): Promise<DriverError> {
     const ps = await this.shell.exec(serial, "ps -A", { ...ctx, deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + 5_000) }).catch(() => null);
     const holder = ps && ps.code === 0 ? holderIn(ps.out) : null;
-    return failure(
-      "android_ui_automation_busy",
-      true,
-      holder
+    return failure({ platformCode: "android_ui_automation_busy", retryable: true, message: holder
         ? `the phone's accessibility bridge (UiAutomation) is held by ${holder.tool} (process ${holder.name}, pid ${holder.pid}); only one client can use it at a time. Stop ${holder.tool} (or run: ${holder.stop}), then observe again`
         : "the phone's accessibility bridge (UiAutomation) is held by another tool (Appium UiAutomator2, Maestro, uiautomator2/ATX, monkey or a uiautomator run); only one client can use it at a time. Stop that tool, then observe again",
-    );
+    });
   }
 }
 
@@ -189,7 +183,7 @@ function classify(out: string): Attempt {
   if (BUSY.test(out)) return { kind: "busy", message: problem.message };
   if (IDLE.test(out)) return { kind: "idle", message: problem.message };
   if (NULL_ROOT.test(out)) return { kind: "nullRoot", message: problem.message };
-  if (!problem.transient) throw failure("android_ui_dump_failed", true, `uiautomator: ${problem.message}`);
+  if (!problem.transient) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator: ${problem.message}` });
   return { kind: "transient", message: problem.message };
 }
 

@@ -70,7 +70,7 @@ describe("FakePhone uiautomator switches", () => {
     expect(row).toMatch(/^u0_a190 +(\d+) +562 /);
     const pid = Number(/^\S+\s+(\d+)/.exec(row ?? "")?.[1]);
     expect((await phone.runForText(`kill ${pid}`)).status).toBe(0);
-    expect([phone.faults.uiautomationHolder, (await dump(phone)).status]).toEqual([null, 0]);
+    expect([phone.faults.uiautomationHolder, (await dump(phone)).status] as unknown[]).toEqual([null, 0]);
   });
 
   test("a dump that is still running holds the bridge against the next one", async () => {

@@ -93,7 +93,11 @@ export type InputRecord =
   | { kind: "keyevent"; keyCode: number; longpress: boolean; target: string | null };
 
 export interface Faults {
-  /** The next N dumps print `ERROR: could not get idle state.` (stderr, exit 0) and write nothing. */
+  /**
+   * The next N dumps print `ERROR: could not get idle state.` (stderr, exit 0) and write nothing,
+   * at once (a phone prints it only after its 10 s idle wait: `uiautomatorAnimating` models that),
+   * `--compressed` or not.
+   */
   uiautomatorIdleErrors: number;
   /** The next N dumps print `ERROR: null root node returned by UiTestAutomationBridge.` */
   uiautomatorNullRoot: number;
