@@ -56,17 +56,31 @@ export function holderIn(ps: string): Holder | null {
   return null;
 }
 
-/** Doctor: is another UiAutomation client running? Reads `ps -A` only; never dumps (a dump would itself take the bridge). */
+const processRows = (ps: string) => ps.split("\n").filter((l) => /^\S+\s+\d+\s+\d+\s/.test(l)).length;
+
+/**
+ * Every process of the phone: `ps -A` (toybox, Android 8+). Android 7's toolbox `ps` lists all
+ * processes by itself and does not know -A (renderdoc PR #896 met a `ps` that took it for a
+ * pid), so when `ps -A` gives no process rows, plain `ps` is asked.
+ */
+export async function listProcesses(shell: AndroidShell, serial: string, ctx: CallContext): Promise<string> {
+  const all = await shell.exec(serial, "ps -A", ctx);
+  if (all.code === 0 && processRows(all.out) > 1) return all.out;
+  const plain = await shell.exec(serial, "ps", ctx);
+  if (plain.code !== 0) throw new Error(`ps exited ${plain.code}: ${plain.out.trim().slice(0, 200)}`);
+  return plain.out;
+}
+
+/** Doctor: is another UiAutomation client running? Reads the process list only; never dumps (a dump would itself take the bridge). */
 export async function checkUiAutomationBridge(shell: AndroidShell, serial: string, ctx: CallContext): Promise<PhoneCheck> {
   const name = "UI automation bridge";
-  let r: { out: string; code: number };
+  let ps: string;
   try {
-    r = await shell.exec(serial, "ps -A", ctx);
+    ps = await listProcesses(shell, serial, ctx);
   } catch (err) {
     return { name, status: "warn", detail: `could not list the phone's processes: ${(err as Error).message}`, fix: null };
   }
-  if (r.code !== 0) return { name, status: "warn", detail: `ps -A exited ${r.code}: ${r.out.trim().slice(0, 200)}`, fix: null };
-  const holder = holderIn(r.out);
+  const holder = holderIn(ps);
   if (!holder) return { name, status: "ok", detail: "no other UiAutomation client is running", fix: null };
   return {
     name,

@@ -23,7 +23,7 @@ import { DriverError } from "../../src/driver/driver-error.ts";
 import type { AndroidShell } from "./android-shell.ts";
 import { platformError } from "./adbkit-port.ts";
 import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
-import { holderIn } from "./ui-bridge.ts";
+import { holderIn, listProcesses } from "./ui-bridge.ts";
 
 /** One uiautomator attempt: its 10 s idle wait, the VM start (1–3 s on old phones) and the dump itself. */
 export const DUMP_ATTEMPT_MS = 15_000;
@@ -67,43 +67,51 @@ export class UiDumper {
     let idleSeen = false;
     for (;;) {
       const a = await this.attempt(serial, compressed, ctx);
-      if (a.kind === "tree") {
-        if (compressed && idleSeen) this.preferCompressedUntil.set(serial, Date.now() + PREFER_COMPRESSED_MS);
-        return { ...a.tree, compressed };
-      }
-      if (a.kind === "illegal") {
-        throw failure({ platformCode: "android_ui_dump_illegal_character", retryable: false, message: `uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (Illegal character (${a.char}): a NUL or half of an emoji). Every uiautomator dump of this screen fails the same way; leave the screen (or change its text) to get a UI tree, the screenshot still works`,
-        });
-      }
-      if (a.kind === "idle") {
-        idleSeen = true;
-        if (!compressed) {
-          compressed = true;
-          continue;
-        }
-        this.preferCompressedUntil.delete(serial);
-        throw failure({ platformCode: "android_ui_dump_idle_timeout", retryable: true, message: "uiautomator could not dump the screen: it never went idle for 10 s (an animation, video or loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options",
-        });
-      }
-      if (a.kind === "nullRoot") {
-        const wait = this.backoffMs[nullRoots];
-        if (wait === undefined || (ctx.deadline !== null && Date.now() + wait + 1_000 > ctx.deadline)) {
-          throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator found no active window ${nullRoots + 1} times in a row (null root node): the screen is off, locked or changing. Wake and unlock the phone, then observe again`,
+      switch (a.kind) {
+        case "tree":
+          if (compressed && idleSeen) this.preferCompressedUntil.set(serial, Date.now() + PREFER_COMPRESSED_MS);
+          return { ...a.tree, compressed };
+        case "illegal":
+          throw failure({
+            platformCode: "android_ui_dump_illegal_character",
+            retryable: false,
+            message: `uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (Illegal character (${a.char}): a NUL or half of an emoji), so every uiautomator dump of this screen fails. Leave the screen (or change that text) to get a UI tree; screenshots still work`,
           });
-        }
-        nullRoots++;
-        await sleep(wait, ctx);
-        continue;
-      }
-      if (a.kind === "busy") {
-        // Our own dump from an earlier cut-off call may still hold it: that one we can end.
-        if (!busyRetried && (await this.killOrphan(serial, ctx))) {
-          busyRetried = true;
+        case "idle":
+          idleSeen = true;
+          if (!compressed) {
+            compressed = true;
+            continue;
+          }
+          this.preferCompressedUntil.delete(serial);
+          throw failure({
+            platformCode: "android_ui_dump_idle_timeout",
+            retryable: true,
+            message: "uiautomator could not dump the screen: it never went idle for 10 s (an animation, a video or a loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options, then observe again",
+          });
+        case "nullRoot": {
+          const wait = this.backoffMs[nullRoots];
+          // Several retries, but never past the caller's deadline (a last attempt needs about a second).
+          if (wait === undefined || (ctx.deadline !== null && Date.now() + wait + 1_000 > ctx.deadline))
+            throw failure({
+              platformCode: "android_ui_dump_failed",
+              retryable: true,
+              message: `uiautomator found no active window ${nullRoots + 1} times in a row (null root node): the screen is off, locked or changing. Wake and unlock the phone, then observe again`,
+            });
+          nullRoots++;
+          await sleep(wait, ctx);
           continue;
         }
-        throw await this.busy(serial, ctx);
+        case "busy":
+          // Our own dump from an earlier cut-off call may still hold it: that one we can end.
+          if (!busyRetried && (await this.killOrphan(serial, ctx))) {
+            busyRetried = true;
+            continue;
+          }
+          throw await this.busy(serial, ctx);
+        case "transient":
+          if (transients++ >= 1) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator failed twice: ${a.message}` });
       }
-      if (transients++ >= 1) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator failed twice: ${a.message}` });
     }
   }
 
@@ -146,23 +154,27 @@ export class UiDumper {
     if (!pidFile) return false;
     // Not under the caller's signal: a cancelled call must still end what it left running.
     const own: CallContext = { signal: new AbortController().signal, deadline: Date.now() + 5_000, log: ctx.log };
-    for (let tries = 0; tries < 2; tries++) {
+    for (let tries = 0; ; tries++) {
       const r = await this.shell.exec(serial, `read p < ${pidFile} && kill $p && rm -f ${pidFile}`, own).catch(() => null);
       if (r?.code === 0) {
         this.orphans.delete(serial);
         ctx.log.debug({ serial }, "stopped a cut-off uiautomator dump on the phone");
         return true;
       }
-      // The shell may not have written its pid yet (cut off at once): look once more.
+      // Cut off at once, the shell may not have written its pid yet: look once more. (Or the
+      // dump ended by itself and took its pid file along: then there is nothing to stop.)
+      if (tries === 1) return false;
       await new Promise((res) => setTimeout(res, 300));
     }
-    return false;
   }
 
   private async busy(serial: string, ctx: CallContext): Promise<DriverError> {
-    const ps = await this.shell.exec(serial, "ps -A", { ...ctx, deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + 5_000) }).catch(() => null);
-    const holder = ps && ps.code === 0 ? holderIn(ps.out) : null;
-    return failure({ platformCode: "android_ui_automation_busy", retryable: true, message: holder
+    const ps = await listProcesses(this.shell, serial, { ...ctx, deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + 5_000) }).catch(() => null);
+    const holder = ps === null ? null : holderIn(ps);
+    return failure({
+      platformCode: "android_ui_automation_busy",
+      retryable: true,
+      message: holder
         ? `the phone's accessibility bridge (UiAutomation) is held by ${holder.tool} (process ${holder.name}, pid ${holder.pid}); only one client can use it at a time. Stop ${holder.tool} (or run: ${holder.stop}), then observe again`
         : "the phone's accessibility bridge (UiAutomation) is held by another tool (Appium UiAutomator2, Maestro, uiautomator2/ATX, monkey or a uiautomator run); only one client can use it at a time. Stop that tool, then observe again",
     });
@@ -178,11 +190,14 @@ function classify(out: string): Attempt {
       throw platformError("android_adb_malformed_observation", false, `uiautomator output: ${(err as Error).message}`);
     }
   }
-  const illegal = ILLEGAL.exec(out);
+  // What uiautomator printed, not what the screen says: only the text before any XML.
+  const xml = out.indexOf("<?xml");
+  const printed = xml < 0 ? out : out.slice(0, xml);
+  const illegal = ILLEGAL.exec(printed);
   if (illegal) return { kind: "illegal", char: illegal[1] as string };
-  if (BUSY.test(out)) return { kind: "busy", message: problem.message };
-  if (IDLE.test(out)) return { kind: "idle", message: problem.message };
-  if (NULL_ROOT.test(out)) return { kind: "nullRoot", message: problem.message };
+  if (BUSY.test(printed)) return { kind: "busy", message: problem.message };
+  if (IDLE.test(printed)) return { kind: "idle", message: problem.message };
+  if (NULL_ROOT.test(printed)) return { kind: "nullRoot", message: problem.message };
   if (!problem.transient) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator: ${problem.message}` });
   return { kind: "transient", message: problem.message };
 }
