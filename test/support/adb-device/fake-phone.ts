@@ -125,7 +125,7 @@ export interface Faults {
    * is killed (`kill <pid>` clears this switch). See commands-screen.ts for the sources.
    */
   uiautomationHolder: string | null;
-  /** Dumps contain real-world odd nodes (inverted bounds, `&#0;`, a lone surrogate); see uiautomator-xml.ts ODD_NODES. */
+  /** Dumps contain real-world odd nodes (inverted bounds, `&#0;`, a lone surrogate); see uiautomator-xml.ts oddNodesXml. */
   uiautomatorOddNodes: boolean;
   /**
    * The screen holds a character KXmlSerializer refuses: every dump dies with
