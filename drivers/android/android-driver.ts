@@ -1,4 +1,4 @@
-import { allEnded, type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
+import { type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
@@ -28,6 +28,8 @@ export interface AndroidOptions {
   dumpAttemptMs?: number;
   /** How long after its own input the screen counts as on without a check (default KNOWN_AWAKE_MS); tests shorten it. */
   knownAwakeMs?: number;
+  /** Back-off before each `null root node` retry (default NULL_ROOT_BACKOFF_MS); tests shorten it. */
+  nullRootBackoffMs?: readonly number[];
 }
 
 interface Connected {
@@ -76,7 +78,7 @@ export class AndroidDriver implements Driver {
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
-    this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs);
+    this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs, opts.nullRootBackoffMs);
     this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
     this.elements = {
       tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
@@ -215,14 +217,24 @@ export class AndroidDriver implements Driver {
     const { serial, c } = this.session(deviceId, ctx);
     // A dark or locked screen would give a black screenshot and no tree, reported as success.
     await this.screen.ensure(serial, ctx);
-    const [png, tree, focused] = await allEnded(
-      ctx,
-      (inner) => (opts.screenshot ? this.shell.screenshot(serial, inner, c.captureDisplay) : Promise.resolve(null)),
-      (inner) => (opts.uiTree ? this.shell.dumpUi(serial, inner) : Promise.resolve(null)),
+    // Screenshot and tree are independent (research note §4 #3): neither aborts the other. A
+    // tree failure gives the observation without a tree and with the tree's typed error; a
+    // screenshot failure fails it, but only once the dump has ended (no uiautomator left running).
+    const [shot, dumped, read] = await Promise.allSettled([
+      opts.screenshot ? this.shell.screenshot(serial, ctx, c.captureDisplay) : Promise.resolve(null),
+      opts.uiTree ? this.shell.dumpUi(serial, ctx) : Promise.resolve(null),
       // With a tree, its package is the foreground app and the activity comes from the last
       // dumpsys (refreshed in the background); one adb round trip less per observation.
-      (inner) => (opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, inner)),
-    );
+      opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
+    ]);
+    if (shot.status === "rejected") throw shot.reason;
+    if (read.status === "rejected") throw read.reason;
+    const png = shot.value;
+    const tree = dumped.status === "fulfilled" ? dumped.value : null;
+    const treeError = dumped.status === "rejected" ? (dumped.reason as unknown) : null;
+    // Only a typed device failure becomes a tree omission; a cancel or a bug fails the call.
+    if (treeError !== null && (!(treeError instanceof DriverError) || treeError.driverCode === "driver_cancelled" || ctx.signal.aborted)) throw treeError;
+    const focused = read.value ?? (treeError ? await this.readFocus(serial, c, ctx) : null);
     const focus = tree ? this.focusFromTree(serial, c, tree.packageName, tree.fingerprint) : focused;
     const size = png ? pngSize(png) : null;
     if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
@@ -235,6 +247,7 @@ export class AndroidDriver implements Driver {
       uiTree: tree
         ? { context: { contextKind: "native", contextId: tree.packageName ?? "android", documentEpoch: `${c.generation}-${tree.fingerprint}` }, nodes: tree.nodes }
         : null,
+      ...(treeError instanceof DriverError ? { uiTreeError: treeError } : {}),
       metadata: {
         android: {
           orientation: orientationOf(viewport),
@@ -249,6 +262,9 @@ export class AndroidDriver implements Driver {
         foreground: focus,
         // The protocol's UiNode has no fields for these states; keyed by the tree's node ids, only nodes that have one.
         ...(tree && Object.keys(tree.states).length ? { uiStates: tree.states } : {}),
+        // `uiautomator dump --compressed` (after the screen never went idle) leaves layout-only views out.
+        ...(tree?.compressed ? { uiTreeCompressed: { reason: "idleTimeout" } } : {}),
+        ...(tree?.repaired ? { uiTreeRepaired: { nodes: tree.repaired } } : {}),
       },
     };
   }

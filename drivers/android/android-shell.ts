@@ -6,11 +6,10 @@ import { inputNotPermitted, isInjectionDenied } from "./input-probe.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import { parseAmStartWait, parseComponentName, parseQueryActivities, parseResolveActivity } from "./parse/launch.ts";
 import { exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "./parse/shell.ts";
-import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
+import { type DumpedTree, DUMP_ATTEMPT_MS, UiDumper } from "./ui-dump.ts";
 
 const MARKER = "__devicerail_exit_";
-/** One uiautomator attempt; a dump that takes longer is treated as hung. */
-export const DUMP_ATTEMPT_MS = 12_000;
+export { DUMP_ATTEMPT_MS };
 /** Keep one adb shell command well under old adbd's 4 KiB service-name limit. */
 const MAX_COMMAND_BYTES = 3_000;
 const IEND = [0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82];
@@ -56,15 +55,18 @@ const launchInvalid = (what: string, r: { out: string; code: number }) =>
  */
 export class AndroidShell {
   private readonly dumps = new Map<string, Promise<unknown>>();
-  private files = 0;
   /** `ro.product.manufacturer` per serial, read at connect: an input refusal names its setting. */
   readonly manufacturers = new Map<string, string>();
+  private readonly dumper: UiDumper;
 
   constructor(
     private readonly port: AdbkitPort,
     private readonly whyUnusable: (serial: string) => DriverError | null,
-    private readonly dumpAttemptMs = DUMP_ATTEMPT_MS,
-  ) {}
+    dumpAttemptMs = DUMP_ATTEMPT_MS,
+    nullRootBackoffMs?: readonly number[],
+  ) {
+    this.dumper = new UiDumper(this, dumpAttemptMs, nullRootBackoffMs);
+  }
 
   /** Runs `command`, returning its output and exit status. */
   async exec(serial: string, command: string, ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<{ out: string; code: number }> {
@@ -132,48 +134,19 @@ export class AndroidShell {
   }
 
   /**
-   * The UI tree under a hard per-attempt deadline; the known transient uiautomator failures get
-   * one retry, then a typed error. Never longer than two attempts, whatever the device does.
+   * The UI tree (ui-dump.ts: per-attempt deadline, the retries real phones need, a cut-off dump
+   * killed on the phone), one dump at a time per device: uiautomator cannot run twice at once.
    */
-  dumpUi(serial: string, ctx: CallContext): Promise<AndroidUiTree> {
+  dumpUi(serial: string, ctx: CallContext): Promise<DumpedTree> {
     const previous = this.dumps.get(serial) ?? Promise.resolve();
-    // The queue moves on only when a dump has really ended; a caller that aborts while it waits
-    // its turn is answered at once (its turn then opens no stream).
-    const next = previous.catch(() => {}).then(() => this.dumpNow(serial, ctx));
+    // The queue moves on only when a dump has really ended (and a cut-off one was killed); a
+    // caller that aborts while it waits its turn is answered at once (its turn then opens no stream).
+    const next = previous.catch(() => {}).then(() => this.dumper.dump(serial, ctx));
     this.dumps.set(serial, next);
     const done = next.finally(() => {
       if (this.dumps.get(serial) === next) this.dumps.delete(serial);
     });
     return abortable(done, ctx);
-  }
-
-  private async dumpNow(serial: string, ctx: CallContext): Promise<AndroidUiTree> {
-    const file = `/data/local/tmp/devicerail-ui-${process.pid}-${++this.files}.xml`;
-    const command = `rm -f ${file}; uiautomator dump ${file} 2>&1; cat ${file} 2>/dev/null; rm -f ${file}`;
-    let last = "";
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      const deadline = Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + this.dumpAttemptMs);
-      let out: string;
-      try {
-        out = (await this.exec(serial, command, { ...ctx, deadline })).out;
-      } catch (err) {
-        // Our own attempt deadline, not the caller's: uiautomator hung.
-        if (err instanceof DriverError && err.driverCode === "driver_timed_out" && (ctx.deadline === null || Date.now() < ctx.deadline))
-          throw platformError("android_ui_dump_timeout", true, `uiautomator gave no tree within ${this.dumpAttemptMs} ms`);
-        throw err;
-      }
-      const failure = dumpFailure(out);
-      if (!failure) {
-        try {
-          return parseUiautomatorDump(out);
-        } catch (err) {
-          throw platformError("android_adb_malformed_observation", false, `uiautomator output: ${(err as Error).message}`);
-        }
-      }
-      last = failure.message;
-      if (!failure.transient) break;
-    }
-    throw platformError("android_ui_dump_failed", true, `uiautomator: ${last}`);
   }
 
   /**

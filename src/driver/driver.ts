@@ -88,6 +88,12 @@ export interface RawObservation {
   screenshot: Uint8Array | null;
   /** The UI tree, when asked for and the device can give one (nodes in preorder, docs/protocol/devices-and-actions.md#ui-snapshots). */
   uiTree?: { context: UiContextRef; nodes: UiNode[] } | null;
+  /**
+   * Why `uiTree` is null although it was asked for: the tree's own typed error. The rest of the
+   * observation (the screenshot) is still valid; core records the reason as `metadata.uiTreeError`
+   * and fails semantic actions that need the tree with this error.
+   */
+  uiTreeError?: DriverError | null;
   metadata: Record<string, unknown>;
 }
 

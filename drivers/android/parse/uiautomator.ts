@@ -22,6 +22,12 @@ export interface AndroidUiTree {
   rotation: number | null;
   /** 16 hex digits over the shape (depth, class, resource-id of each node), not its content. */
   fingerprint: string;
+  /**
+   * Nodes kept although the dump had something wrong in them: inverted bounds (made zero-size and
+   * not hittable) or characters XML forbids (replaced by U+FFFD). Real dumps have both (research
+   * note §4 #5: Syed-NK/NoorLifeApp#85, kkevsekk1/AutoX#736). Absent when there were none.
+   */
+  repaired?: number;
 }
 
 /** transient: retrying the dump may succeed (idle timeout, killed); malformed: it will not. */
@@ -118,8 +124,9 @@ class TreeBuilder {
   private rotation: number | null = null;
   private packageName: string | null = null;
   private sawHierarchy = false;
+  private repaired = 0;
 
-  open(name: string, attrs: ReadonlyMap<string, string>): void {
+  open(name: string, attrs: ReadonlyMap<string, string>, _offset: number, repairedText: boolean): void {
     const parent = this.stack.at(-1);
     if (!parent) {
       if (name !== "hierarchy") throw malformed(`root element is <${name}>, not <hierarchy>`);
@@ -137,7 +144,8 @@ class TreeBuilder {
     const segment = claimSegment(parent, attrs.get("index"));
     const id = parent.id === null ? segment : `${parent.id}.${segment}`;
     if (id.length > MAX_ID) throw malformed("the hierarchy is nested too deeply for node ids");
-    const node = toUiNode(attrs, id, parent.id);
+    const { node, invertedBounds } = toUiNode(attrs, id, parent.id);
+    if (invertedBounds || repairedText) this.repaired++;
     if (this.nodes.length === 0) this.packageName = attrs.get("package") || null;
     this.nodes.push(node);
     // Not flag(): an odd focused/selected value only loses a hint, it does not make the dump unusable.
@@ -154,7 +162,7 @@ class TreeBuilder {
 
   result(): AndroidUiTree {
     if (!this.sawHierarchy) throw malformed("no <hierarchy>");
-    return { nodes: this.nodes, states: this.states, packageName: this.packageName, rotation: this.rotation, fingerprint: this.hash.digest("hex").slice(0, 16) };
+    return { nodes: this.nodes, states: this.states, packageName: this.packageName, rotation: this.rotation, fingerprint: this.hash.digest("hex").slice(0, 16), ...(this.repaired ? { repaired: this.repaired } : {}) };
   }
 }
 
@@ -190,13 +198,17 @@ function flag(attrs: ReadonlyMap<string, string>, key: string): boolean | null {
 
 const BOUNDS = /^\[(-?\d{1,9}),(-?\d{1,9})\]\[(-?\d{1,9}),(-?\d{1,9})\]$/;
 
-function boundsOf(value: string | undefined): UiNode["bounds"] {
-  if (value === undefined) return null;
+/**
+ * The node's rectangle. Inverted bounds (`[66,1777][1014,1664]`: a node below a scroll
+ * container's clip edge, its top kept and its bottom clamped) become zero-size at the top-left
+ * corner the dump gives; `inverted` tells the caller to count the repair and not to offer a hit.
+ */
+function boundsOf(value: string | undefined): { bounds: UiNode["bounds"]; inverted: boolean } {
+  if (value === undefined) return { bounds: null, inverted: false };
   const m = BOUNDS.exec(value);
   if (!m) throw malformed(`bounds "${value}"`);
   const [x1, y1, x2, y2] = m.slice(1).map(Number) as [number, number, number, number];
-  if (x2 < x1 || y2 < y1) throw malformed(`bounds "${value}" have a negative size`);
-  return { x: x1, y: y1, width: x2 - x1, height: y2 - y1 };
+  return { bounds: { x: x1, y: y1, width: Math.max(0, x2 - x1), height: Math.max(0, y2 - y1) }, inverted: x2 < x1 || y2 < y1 };
 }
 
 function codePointCount(s: string): number {
@@ -210,7 +222,7 @@ const clip = clipText;
 
 const orNull = (s: string | undefined, max: number) => (s ? clip(s, max) : null);
 
-function toUiNode(attrs: ReadonlyMap<string, string>, id: string, parentId: string | null): UiNode {
+function toUiNode(attrs: ReadonlyMap<string, string>, id: string, parentId: string | null): { node: UiNode; invertedBounds: boolean } {
   const cls = attrs.get("class") ?? "";
   const password = flag(attrs, "password") === true;
   const checkable = flag(attrs, "checkable");
@@ -223,7 +235,8 @@ function toUiNode(attrs: ReadonlyMap<string, string>, id: string, parentId: stri
   const editable = password || cls.endsWith("EditText");
   const value = editable ? text : checkable === true && checked !== null ? (checked ? "checked" : "unchecked") : null;
   const hitFlags = [clickable, longClickable, checkable];
-  return {
+  const { bounds, inverted } = boundsOf(attrs.get("bounds"));
+  const node: UiNode = {
     stableNodeId: id,
     parentStableNodeId: parentId,
     role: /\S/.test(cls) ? clip(cls, MAX_ROLE) : DEFAULT_ROLE,
@@ -231,8 +244,10 @@ function toUiNode(attrs: ReadonlyMap<string, string>, id: string, parentId: stri
     value,
     identifier: orNull(attrs.get("resource-id"), MAX_IDENTIFIER),
     text: text === "" ? null : text,
-    bounds: boundsOf(attrs.get("bounds")),
+    bounds,
     enabled: flag(attrs, "enabled"),
-    hittable: hitFlags.every((f) => f === null) ? null : hitFlags.includes(true),
+    // A node with no area on screen cannot be hit, whatever its flags say.
+    hittable: inverted ? false : hitFlags.every((f) => f === null) ? null : hitFlags.includes(true),
   };
+  return { node, invertedBounds: inverted };
 }

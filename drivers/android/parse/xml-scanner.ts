@@ -3,6 +3,9 @@
  * declaration, elements with double-quoted attributes, whitespace between tags, and the five named
  * entities plus numeric references. Anything else (text, comments, CDATA, DOCTYPE, single quotes)
  * is a syntax error, so a dump from something else fails loudly instead of parsing half-way.
+ * Characters real dumps carry although XML forbids them (a NUL, as `&#0;` or raw; half of a
+ * surrogate pair; a reference beyond U+10FFFF) become U+FFFD and the element is reported as
+ * repaired, so one odd text never costs the whole tree (research note §4 #5).
  */
 
 export class XmlSyntaxError extends Error {
@@ -16,7 +19,8 @@ export class XmlSyntaxError extends Error {
 }
 
 export interface XmlHandler {
-  open(name: string, attributes: ReadonlyMap<string, string>, offset: number): void;
+  /** `repaired`: a value of the element had characters replaced by U+FFFD. */
+  open(name: string, attributes: ReadonlyMap<string, string>, offset: number, repaired: boolean): void;
   close(name: string): void;
 }
 
@@ -74,6 +78,7 @@ export function scanXml(xml: string, start: number, handler: XmlHandler): number
     if (xml[i] === "!" || xml[i] === "?") fail("unsupported markup", lt);
     const tag = name();
     const attributes = new Map<string, string>();
+    const note = { repaired: false };
     for (;;) {
       const before = i;
       skipSpace();
@@ -93,10 +98,10 @@ export function scanXml(xml: string, start: number, handler: XmlHandler): number
       const raw = xml.slice(i + 1, close);
       if (raw.includes("<")) fail(`< in the value of ${key}`, i + 1 + raw.indexOf("<"));
       if (attributes.has(key)) fail(`duplicate attribute ${key}`, keyAt);
-      attributes.set(key, raw.includes("&") ? decodeEntities(raw, i + 1) : raw);
+      attributes.set(key, sanitize(raw.includes("&") ? decodeEntities(raw, i + 1, note) : raw, note));
       i = close + 1;
     }
-    handler.open(tag, attributes, lt);
+    handler.open(tag, attributes, lt, note.repaired);
     if (xml[i] === "/") {
       i += 2;
       handler.close(tag);
@@ -108,8 +113,24 @@ export function scanXml(xml: string, start: number, handler: XmlHandler): number
   }
 }
 
-/** Resolves references in one attribute value; `base` is its offset, for error messages. */
-export function decodeEntities(raw: string, base = 0): string {
+const REPLACEMENT = "\uFFFD";
+const ODD_CHARACTER = /[\0\uD800-\uDFFF]/;
+const ODD_CHARACTERS = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** A value with raw NULs and lone surrogates replaced by U+FFFD (`note.repaired` set when any was). */
+function sanitize(value: string, note: { repaired: boolean }): string {
+  if (!ODD_CHARACTER.test(value)) return value;
+  const clean = value.replace(ODD_CHARACTERS, REPLACEMENT);
+  if (clean !== value) note.repaired = true;
+  return clean;
+}
+
+/**
+ * Resolves references in one attribute value; `base` is its offset, for error messages. A
+ * numeric reference to no character (`&#0;`, an unpaired surrogate, beyond U+10FFFF) becomes
+ * U+FFFD and sets `note.repaired`; a reference of any other shape is a syntax error.
+ */
+export function decodeEntities(raw: string, base = 0, note: { repaired: boolean } = { repaired: false }): string {
   let out = "";
   let i = 0;
   for (;;) {
@@ -136,14 +157,18 @@ export function decodeEntities(raw: string, base = 0): string {
         continue;
       }
     }
-    if (unit >= 0xd800 && unit <= 0xdfff) throw new XmlSyntaxError("unpaired surrogate reference", base + amp);
+    if (unit === 0 || unit > 0x10ffff || (unit >= 0xd800 && unit <= 0xdfff)) {
+      note.repaired = true;
+      out += REPLACEMENT;
+      continue;
+    }
     out += String.fromCodePoint(unit);
   }
 }
 
+/** The number of a numeric reference (0 and values past U+10FFFF included: the caller replaces them). */
 function numericReference(ref: string, at: number): number {
   const m = /^#(?:([0-9]{1,7})|x([0-9A-Fa-f]{1,6}))$/.exec(ref);
-  const n = m ? (m[1] !== undefined ? Number(m[1]) : Number.parseInt(m[2] as string, 16)) : -1;
-  if (n <= 0 || n > 0x10ffff) throw new XmlSyntaxError(`unknown reference &${ref};`, at);
-  return n;
+  if (!m) throw new XmlSyntaxError(`unknown reference &${ref};`, at);
+  return m[1] !== undefined ? Number(m[1]) : Number.parseInt(m[2] as string, 16);
 }

@@ -50,7 +50,8 @@ export async function observeRaw(core: Core, deviceId: string, conn: Connection,
   const treeAllowed = conn.has("observation.uiSnapshot.v1") && driver.uiTrees;
   const wantTree = (treeAllowed && omission === null) || (opts.needTree === true && driver.uiTrees);
   const observed = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
-  if (opts.needTree && !observed.uiTree) throw new DriverError("semantic_channel_unavailable");
+  // The tree's own typed error (busy bridge, animating screen…) says more than "no channel".
+  if (opts.needTree && !observed.uiTree) throw observed.uiTreeError ?? new DriverError("semantic_channel_unavailable");
   if (!observed.uiTree) return { raw: observed, omission, treeAllowed, clipped: 0, log: ctx.log };
   const bounded = boundUiTree(observed.uiTree, UI_TEXT_MAX);
   return { raw: { ...observed, uiTree: bounded.tree }, omission, treeAllowed, clipped: bounded.clipped, log: ctx.log };
@@ -91,12 +92,22 @@ export async function recordObservation(core: Core, deviceId: string, pending: P
     viewport: raw.viewport,
     screenshot,
     ...(omission ? { screenshotOmission: omission } : {}),
-    metadata: treeAllowed && omission === null ? { ...raw.metadata, ...sized.metadata } : raw.metadata,
+    metadata: {
+      ...(treeAllowed && omission === null ? { ...raw.metadata, ...sized.metadata } : raw.metadata),
+      ...(raw.uiTreeError ? { uiTreeError: treeErrorMetadata(raw.uiTreeError) } : {}),
+    },
   };
   if (built && treeEvidence) observation.uiSnapshot = snapshotRef(built.snapshot, built.bytes.length, treeEvidence.ref);
   if (tree) core.devices.trees.remember(deviceId, id, tree.context);
   if (treeAllowed && !observation.uiSnapshot) observation.uiSnapshotOmission = omission ?? "driverUnsupported";
   return { observation, stored, tree };
+}
+
+/** `metadata.uiTreeError` (docs/protocol/devices-and-actions.md#observation-metadata): the error a tree call would have raised. */
+function treeErrorMetadata(err: DriverError): { code: string; platformCode: string | null; retryable: boolean; message: string } {
+  const data = err.error.data as { code: string; message: string; retryable: boolean; details: unknown };
+  const details = data.details as { platformCode?: unknown } | null;
+  return { code: data.code, platformCode: typeof details?.platformCode === "string" ? details.platformCode : null, retryable: data.retryable, message: data.message };
 }
 
 interface SizedTree {

@@ -128,7 +128,13 @@ describeWithAdb("AndroidDriver.observe", () => {
     // Foreground metadata may add a dumpsys (in the background); the capture itself is these two.
     expect(a.phone.serviceLog.map((s) => [s.kind, s.command]).filter((e) => !(e[1] as string).startsWith("dumpsys ")).sort()).toEqual([
       ["exec", "screencap -p 2>/dev/null"],
-      ["shell", expect.stringMatching(/^rm -f (\/data\/local\/tmp\/devicerail-ui-\d+-\d+\.xml); uiautomator dump \1 2>&1; cat \1 2>\/dev\/null; rm -f \1; echo "\n__\w+\$\?"$/)],
+      // The dump runs in a shell that writes its pid first, so a cut-off dump can be killed by it.
+      [
+        "shell",
+        expect.stringMatching(
+          /^rm -f (\/data\/local\/tmp\/devicerail-ui-\d+-\d+)\.xml \1\.pid; sh -c 'echo \$\$ > \1\.pid; exec uiautomator dump \1\.xml' 2>&1; cat \1\.xml 2>\/dev\/null; rm -f \1\.xml \1\.pid; echo "\n__\w+\$\?"$/,
+        ),
+      ],
     ]);
     // The dump file is removed again.
     expect(a.phone.files.list("/data/local/tmp")?.map((e) => e.name) ?? []).toEqual([]);
@@ -229,34 +235,80 @@ describeWithAdb("AndroidDriver.observe with uiautomator faults", () => {
     expect([obs.uiTree?.nodes.find((node) => node.identifier === "com.example.app:id/sign_in")?.text, uiautomatorRuns(a.phone)]).toEqual(["SIGN IN", 2]);
   });
 
-  test("fails with android_ui_dump_failed after two dumps when the idle state never comes", async () => {
+  // Was: the observation failed with android_ui_dump_failed and lost its screenshot. Now the
+  // retry is `--compressed` and the screenshot survives a tree failure (issue 24).
+  test("gives the screenshot and android_ui_dump_idle_timeout after a plain and a --compressed dump when the idle state never comes", async () => {
     await using a = await attach(server);
     a.phone.faults.uiautomatorIdleErrors = 2;
-    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_ui_dump_failed", true));
-    expect(uiautomatorRuns(a.phone)).toBe(2);
+    const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect([obs.screenshot, obs.uiTree, obs.uiTreeError?.error.data]).toEqual([a.phone.screenshot(), null, expect.objectContaining({ retryable: true, details: { platformCode: "android_ui_dump_idle_timeout" } })]);
+    expect(a.phone.commandLog.filter((r) => r.argv[0] === "uiautomator").map((r) => r.argv.includes("--compressed"))).toEqual([false, true]);
   });
 
-  test("retries a null root once and fails with android_ui_dump_failed when it repeats", async () => {
-    await using a = await attach(server);
-    a.phone.faults.uiautomatorNullRoot = 1;
+  // Was: one retry only. Real phones need several (mobile-mcp retries up to 10 times).
+  test("retries a null root with back-off and reports android_ui_dump_failed with the screenshot when it never ends", async () => {
+    await using a = await attach(server, { nullRootBackoffMs: [10, 10, 10] });
+    a.phone.faults.uiautomatorNullRoot = 3;
     expect((await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx())).uiTree?.nodes.length).toBe(6);
-    a.phone.faults.uiautomatorNullRoot = 2;
-    expect(await driverError(a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx()))).toEqual(platformError("android_ui_dump_failed", true));
-    expect(uiautomatorRuns(a.phone)).toBe(4);
+    a.phone.faults.uiautomatorNullRoot = 4;
+    const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect([obs.uiTree, obs.uiTreeError?.error.data.details, obs.screenshot === null]).toEqual([null, { platformCode: "android_ui_dump_failed" }, false]);
+    expect(uiautomatorRuns(a.phone)).toBe(8);
   });
 
-  test("fails with android_ui_dump_timeout after one attempt and closes the device stream when uiautomator hangs", async () => {
+  // Was: the hung uiautomator saw its stream close (as after SIGHUP). Real adbd sends no hang-up
+  // to a legacy shell command, so the driver now kills it by pid.
+  test("reports android_ui_dump_timeout after one attempt and kills the hung uiautomator on the phone", async () => {
     await using a = await attach(server, { dumpAttemptMs: 300 });
     a.phone.faults.uiautomatorHang = true;
     const ended = a.phone.waitForCommand("uiautomator", "end");
     const t0 = performance.now();
-    const err = await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()));
+    const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     const elapsed = performance.now() - t0;
-    expect(err).toEqual(platformError("android_ui_dump_timeout", true));
-    expect(elapsed >= 290 && elapsed < 1_500 ? "about dumpAttemptMs" : `${elapsed} ms`).toBe("about dumpAttemptMs");
-    // The hung uiautomator saw its stream close (130, as after SIGHUP) rather than running on.
-    expect((await ended).exitCode).toBe(130);
-    expect(uiautomatorRuns(a.phone)).toBe(1);
+    expect(obs.uiTreeError?.error.data.details).toEqual({ platformCode: "android_ui_dump_timeout" });
+    expect(elapsed >= 290 && elapsed < 2_500 ? "about dumpAttemptMs" : `${elapsed} ms`).toBe("about dumpAttemptMs");
+    // SIGTERM from `kill <pid>`: 128 + 15.
+    expect([(await ended).exitCode, uiautomatorRuns(a.phone), a.phone.processes.byName("uiautomator")]).toEqual([143, 1, []]);
+  });
+});
+
+describeWithAdb("AndroidDriver.observe when one half fails", () => {
+  // Was: the dump's failure aborted the screencap and failed the observation. Now the halves are independent.
+  test("returns the screenshot with the dump's error when the UI dump fails while the screencap runs", async () => {
+    await using a = await attach(server);
+    a.phone.faults.uiautomatorIdleErrors = 2;
+    const screencap = a.phone.commands.get("screencap") as CommandFn;
+    let dumpsDone = 0;
+    const dumped = a.phone.waitForCommand("uiautomator", "end").then(() => a.phone.waitForCommand("uiautomator", "end")).then(() => void dumpsDone++);
+    // The screenshot finishes only after the dump failed.
+    a.phone.commands.set("screencap", async (argv, io) => {
+      await dumped;
+      return screencap(argv, io);
+    });
+    const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect([dumpsDone, obs.screenshot, obs.uiTree, obs.uiTreeError?.error.data.details]).toEqual([1, a.phone.screenshot(), null, { platformCode: "android_ui_dump_idle_timeout" }]);
+  });
+
+  // Was: the screencap's failure aborted the dump (leaving it running on a real phone).
+  test("fails with the screenshot's error only once the dump has finished, leaving no uiautomator running", async () => {
+    await using a = await attach(server);
+    const uiautomator = a.phone.commands.get("uiautomator") as CommandFn;
+    let release = () => {};
+    const slowDump = new Promise<void>((r) => (release = r));
+    a.phone.commands.set("uiautomator", async (argv, io) => {
+      await slowDump;
+      return uiautomator(argv, io);
+    });
+    const dumping = a.phone.waitForCommand("uiautomator");
+    a.phone.commands.set("screencap", async (_argv, io) => {
+      await dumping;
+      io.out("not a PNG");
+      setTimeout(release, 100);
+      return 0;
+    });
+    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_adb_malformed_png", true));
+    const dump = a.phone.commandLog.find((r) => r.argv[0] === "uiautomator");
+    expect([dump?.exitCode, a.phone.processes.byName("uiautomator")]).toEqual([0, []]);
   });
 });
 
@@ -299,39 +351,5 @@ describeWithAdb("AndroidDriver faults", () => {
     expect((await ended).exitCode).toBe(130);
     const service = await until("the screencap service to end", () => a.phone.serviceLog.find((s) => s.command === "screencap -p 2>/dev/null" && s.exitCode !== null));
     expect([service.kind, service.exitCode]).toEqual(["exec", 130]);
-  });
-});
-
-describeWithAdb("AndroidDriver.observe when one half fails", () => {
-  test("fails with the dump's error and closes the hung screencap's stream when the UI dump fails first", async () => {
-    await using a = await attach(server);
-    a.phone.faults.screencapHang = true;
-    a.phone.faults.uiautomatorIdleErrors = 2;
-    const started = a.phone.waitForCommand("screencap");
-    const ended = a.phone.waitForCommand("screencap", "end");
-    // The dump fails only once the screencap is running on the phone.
-    const uiautomator = a.phone.commands.get("uiautomator") as CommandFn;
-    a.phone.commands.set("uiautomator", async (argv, io) => {
-      await started;
-      return uiautomator(argv, io);
-    });
-    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_ui_dump_failed", true));
-    // Ended by the driver, long before the 65 s command ceiling: no stream outlives the observation.
-    expect((await ended).exitCode).toBe(130);
-  });
-
-  test("fails with the screenshot's error and closes the hung dump's stream when the screencap fails first", async () => {
-    await using a = await attach(server);
-    a.phone.faults.uiautomatorHang = true;
-    const dumping = a.phone.waitForCommand("uiautomator");
-    const ended = a.phone.waitForCommand("uiautomator", "end");
-    a.phone.commands.set("screencap", async (_argv, io) => {
-      await dumping;
-      io.out("not a PNG");
-      return 0;
-    });
-    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx()))).toEqual(platformError("android_adb_malformed_png", true));
-    // Without the sibling abort the dump would run on until its 12 s attempt deadline.
-    expect([(await ended).exitCode, uiautomatorRuns(a.phone)]).toEqual([130, 1]);
   });
 });

@@ -24,6 +24,8 @@ export interface AdbdDevice {
   bannerProps(): Record<string, string>;
   runCommand(request: ServiceRequest, io: CommandIo, stdin: StdinBuffer): Promise<number>;
   readonly fs: SyncFs;
+  /** Whether closing a legacy `shell:` stream ends its command (not on real phones; FakePhoneOptions.legacyShellHangup). */
+  readonly legacyShellHangup?: boolean;
 }
 
 /**
@@ -80,16 +82,25 @@ async function shellV2(stream: AdbdStream, device: AdbdDevice, req: ServiceReque
   await stream.end();
 }
 
-/** Legacy `shell:` and `exec:`: raw bytes, stderr merged into stdout, no exit status. */
+/**
+ * Legacy `shell:` and `exec:`: raw bytes, stderr merged into stdout, no exit status. A legacy
+ * non-pty `shell:` command is not ended when the host closes the stream, as on real phones (AOSP
+ * adb/daemon/shell_service.cpp: without the shell protocol there is no SIGHUP); only writing to
+ * the closed stream kills it (SIGPIPE). `exec:` keeps ending its command on close here.
+ */
 async function rawShell(stream: AdbdStream, device: AdbdDevice, req: ServiceRequest, unplug: () => void): Promise<void> {
   const stdin = new StdinBuffer();
   stream.onData = (data) => stdin.push(data);
   stream.onClose = () => stdin.end();
+  const survives = req.kind === "shell" && !req.pty && device.legacyShellHangup !== true;
+  const pipe = new AbortController();
   const write = (data: string | Uint8Array) => {
     const b = bytes(data);
-    if (b.length) void stream.write(req.pty ? onlcr(b) : b);
+    if (!b.length) return;
+    if (survives && stream.closed) pipe.abort("SIGPIPE");
+    else void stream.write(req.pty ? onlcr(b) : b);
   };
-  const io: CommandIo = { stdin, out: write, err: write, signal: stream.signal, unplug };
+  const io: CommandIo = { stdin, out: write, err: write, signal: survives ? pipe.signal : stream.signal, unplug };
   await device.runCommand(req, io, stdin);
   await stream.end();
 }

@@ -8,6 +8,8 @@ export interface CommandIo {
   readonly signal: AbortSignal;
   /** Drops the whole transport at once, as pulling the cable does. */
   unplug(): void;
+  /** The pid of the process the command runs in (processes.ts), where the phone keeps one. */
+  readonly pid?: number;
 }
 
 export interface StdinReader {

@@ -95,7 +95,10 @@ export interface Attached extends AsyncDisposable {
  * A simulated phone (the demo app in front unless told otherwise) on `server`, and a started
  * AndroidDriver that has connected to it; the phone's logs are cleared after connecting.
  */
-export async function attach(server: AdbServer, options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; log?: Logger; connect?: boolean } = {}): Promise<Attached> {
+export async function attach(
+  server: AdbServer,
+  options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; nullRootBackoffMs?: readonly number[]; log?: Logger; connect?: boolean } = {},
+): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
   const driver = new AndroidDriver({
     adbPath: ADB_PATH,
@@ -103,6 +106,7 @@ export async function attach(server: AdbServer, options: FakeDeviceOptions & { d
     log: options.log ?? silentLogger,
     ...(options.dumpAttemptMs ? { dumpAttemptMs: options.dumpAttemptMs } : {}),
     ...(options.knownAwakeMs !== undefined ? { knownAwakeMs: options.knownAwakeMs } : {}),
+    ...(options.nullRootBackoffMs ? { nullRootBackoffMs: options.nullRootBackoffMs } : {}),
   });
   const changes: DeviceChange[] = [];
   const id = `android-adb:${device.serial}`;

@@ -86,6 +86,8 @@ export async function startFakeDevice(server: AdbServer, options: FakeDeviceOpti
     },
     async [Symbol.asyncDispose]() {
       await adbd.close();
+      // Commands that outlived their stream (legacy shell, as on a phone) end with the phone.
+      phone.processes.killAll();
       // Always disconnect: a stale transport would re-attach to a later fake on the same port.
       await disconnect().catch(() => undefined);
     },

@@ -14,8 +14,10 @@ import { type Scenario, ScenarioRuntime, type SnapshotNode, type View } from "./
 import { blackScreen, installPowerCommands, keyguardSnapshot, type LockKind, PhonePower } from "./phone-power.ts";
 import { ScreenRenderer } from "./screen-png.ts";
 import { parseScript, runScript, ShellSyntaxError } from "./sh.ts";
+import { processCommands } from "./commands-process.ts";
+import { ADBD_PID, ProcessTable, SIGNAL_STATUS, type Signal } from "./processes.ts";
 import { type AppInfo, BROWSER, LAUNCHER, launcherScenario, plainAppScenario, SETTINGS } from "./system-apps.ts";
-import { toUiautomatorXml } from "./uiautomator-xml.ts";
+import { compressTree, toUiautomatorXml } from "./uiautomator-xml.ts";
 
 export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
   "ro.product.model": "Fake_Pixel",
@@ -97,6 +99,21 @@ export interface FakePhoneOptions {
    * LAST_ANR_LIFETIME_DURATION_MSECS = two hours). Also settable later through `lastAnr`.
    */
   lastAnr?: LastAnr;
+  /**
+   * How long `uiautomator dump` waits for the screen to go idle before it gives up (with
+   * `faults.uiautomatorAnimating`). Default 10 000 ms, the real `waitForIdle(1000, 1000 * 10)` of
+   * AOSP DumpCommand.java (frameworks/base cmds/uiautomator); tests shorten it.
+   */
+  uiautomatorIdleTimeoutMs?: number;
+  /**
+   * Default false, as on real phones: adbd sends no hang-up to a legacy `shell:` command when the
+   * host closes the stream (no shell protocol: AOSP system/core adb/daemon/shell_service.cpp,
+   * `PassDataStreams` returns at once without a protocol fd and SIGHUP goes only through it), so
+   * a command that writes nothing (a hung or waiting `uiautomator`) runs on; one that writes after
+   * the close dies of SIGPIPE. True: the old simulation, where closing the stream ends the command.
+   * `exec:` and shell v2 always end the command on close here.
+   */
+  legacyShellHangup?: boolean;
 }
 
 /** The focus WindowManagerService froze when an app stopped responding. */
@@ -134,7 +151,11 @@ export type InputRecord =
   | { kind: "keyevent"; keyCode: number; longpress: boolean; target: string | null };
 
 export interface Faults {
-  /** The next N dumps print `ERROR: could not get idle state.` (stderr, exit 0) and write nothing. */
+  /**
+   * The next N dumps print `ERROR: could not get idle state.` (stderr, exit 0) and write nothing,
+   * at once (a phone prints it only after its 10 s idle wait: `uiautomatorAnimating` models that),
+   * `--compressed` or not.
+   */
   uiautomatorIdleErrors: number;
   /** The next N dumps print `ERROR: null root node returned by UiTestAutomationBridge.` */
   uiautomatorNullRoot: number;
@@ -147,6 +168,29 @@ export interface Faults {
   unplugOn: string | null;
   /** The next N `am start -W` report `Status: timeout`; the activity still comes up, too late. */
   launchTimeouts: number;
+  /**
+   * The foreground app animates (video, shimmer, Lottie…) and never goes idle: a plain
+   * `uiautomator dump` waits `uiautomatorIdleTimeoutMs`, then prints `ERROR: could not get idle
+   * state.` (exit 0, no file), while `uiautomator dump --compressed` dumps (openatx/uiautomator2#818,
+   * #116; mobile-next/mobilewright#117, where `--compressed` made the dump work).
+   */
+  uiautomatorAnimating: boolean;
+  /**
+   * Another UiAutomation client holds the accessibility bridge; the value is its process name as
+   * `ps -A` shows it (e.g. `io.appium.uiautomator2.server`, `com.github.uiautomator`,
+   * `dev.mobile.maestro`, `com.android.commands.monkey`). Every dump then fails with
+   * `java.lang.IllegalStateException: UiAutomationService …already registered!` until the holder
+   * is killed (`kill <pid>` clears this switch). See commands-screen.ts for the sources.
+   */
+  uiautomationHolder: string | null;
+  /** Dumps contain real-world odd nodes (inverted bounds, `&#0;`, a lone surrogate); see uiautomator-xml.ts oddNodesXml. */
+  uiautomatorOddNodes: boolean;
+  /**
+   * The screen holds a character KXmlSerializer refuses: every dump dies with
+   * `java.lang.IllegalArgumentException: Illegal character (U+0)` (a NUL, Maestro#288) or
+   * `Illegal character (d83d)` (a lone surrogate, openatx/uiautomator2#135, #506).
+   */
+  uiautomatorIllegalChar: "U+0" | "d83d" | null;
 }
 
 export class FakePhone implements AdbdDevice {
@@ -176,7 +220,25 @@ export class FakePhone implements AdbdDevice {
   focusDropChars: number;
   /** The field that already received an `input text` since it gained focus (focusDropChars). */
   textSinceFocus: string | null = null;
-  readonly faults: Faults = { uiautomatorIdleErrors: 0, uiautomatorNullRoot: 0, uiautomatorHang: false, screencapHang: false, slow: new Map(), unplugOn: null, launchTimeouts: 0 };
+  readonly faults: Faults = {
+    uiautomatorIdleErrors: 0,
+    uiautomatorNullRoot: 0,
+    uiautomatorHang: false,
+    screencapHang: false,
+    slow: new Map(),
+    unplugOn: null,
+    launchTimeouts: 0,
+    uiautomatorAnimating: false,
+    uiautomationHolder: null,
+    uiautomatorOddNodes: false,
+    uiautomatorIllegalChar: null,
+  };
+  /** Every shell and command running on the phone, for `ps -A` and `kill`. */
+  readonly processes = new ProcessTable();
+  /** The pid of the `uiautomator` that has the accessibility bridge registered now, if any. */
+  uiAutomationPid: number | null = null;
+  readonly uiautomatorIdleTimeoutMs: number;
+  readonly legacyShellHangup: boolean;
 
   readonly commandLog: CommandRecord[] = [];
   readonly serviceLog: ServiceRecord[] = [];
@@ -201,12 +263,14 @@ export class FakePhone implements AdbdDevice {
     this.inputStartupMs = options.slowInput === true ? SLOW_INPUT_MS : typeof options.slowInput === "number" ? options.slowInput : 0;
     this.power = new PhonePower(options.lock ?? "none", { asleep: options.asleep });
     this.focusDropChars = options.focusDropChars ?? 0;
+    this.uiautomatorIdleTimeoutMs = options.uiautomatorIdleTimeoutMs ?? 10_000;
+    this.legacyShellHangup = options.legacyShellHangup ?? false;
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
     if (options.scenario) this.install(options.scenario);
     this.foreground = options.foreground ?? options.scenario?.package ?? LAUNCHER.package;
-    for (const [name, fn] of [...shellCommands(this), ...screenCommands(this), ...activityCommands(this)]) this.commands.set(name, fn);
+    for (const [name, fn] of [...shellCommands(this), ...screenCommands(this), ...activityCommands(this), ...processCommands(this)]) this.commands.set(name, fn);
     installPowerCommands(this);
   }
 
@@ -257,8 +321,9 @@ export class FakePhone implements AdbdDevice {
     return this.runtime().snapshot(this.view);
   }
 
-  dumpXml(): string {
-    return toUiautomatorXml(this.tree());
+  /** With `compressed`, what `uiautomator dump --compressed` writes (see compressTree). */
+  dumpXml(opts: { compressed?: boolean } = {}): string {
+    return toUiautomatorXml(opts.compressed ? compressTree(this.tree()) : this.tree());
   }
 
   screenshot(): Uint8Array {
@@ -280,7 +345,15 @@ export class FakePhone implements AdbdDevice {
     const record: ServiceRecord = { kind: request.kind, command: request.command, stdin: "", exitCode: null };
     this.serviceLog.push(record);
     // An empty legacy shell is interactive: it reads its commands from stdin.
-    const status = request.command.trim() === "" ? await this.exec(["sh"], io, "command-line") : await this.runScriptText(request.command, io, "command-line");
+    let status: number;
+    if (request.command.trim() === "") status = await this.exec(["sh"], io, "command-line");
+    else {
+      // adbd runs `sh -c <command>`: the shell is a process of its own, its pid is `$$`.
+      const shell = this.processes.spawn("sh", ADBD_PID, { follow: io.signal });
+      status = await this.runScriptText(request.command, { ...io, signal: shell.controller.signal, pid: shell.pid }, "command-line");
+      status = signalStatus(shell.controller.signal) ?? status;
+      this.processes.exit(shell);
+    }
     record.stdin = text(stdin.receivedBytes());
     record.exitCode = status;
     return status;
@@ -317,7 +390,7 @@ export class FakePhone implements AdbdDevice {
       return 2;
     }
     return runScript(script, io, {
-      exec: (argv, sub) => this.exec(argv, sub, origin),
+      exec: (argv, sub, replace) => this.exec(argv, sub, origin, replace),
       readFile: (path) => this.files.get(path),
       writeFile: (path, data, append) => this.files.put(path, data, { append }),
     });
@@ -342,8 +415,25 @@ export class FakePhone implements AdbdDevice {
     for (const w of [...this.watchers]) w(record, phase);
   }
 
-  /** Runs one command through the registry, applying the fault switches first. */
-  async exec(argv: string[], io: CommandIo, origin: CommandOrigin): Promise<number> {
+  /**
+   * Runs one command through the registry, applying the fault switches first, in a process of its
+   * own (a child of the calling shell), or with `replace` in the calling shell's (`exec`).
+   */
+  async exec(argv: string[], outer: CommandIo, origin: CommandOrigin, replace = false): Promise<number> {
+    const name0 = (argv[0] as string).split("/").at(-1) as string;
+    const same = replace && outer.pid !== undefined ? this.processes.running.get(outer.pid) : undefined;
+    if (same) same.name = name0;
+    const proc = same ?? this.processes.spawn(name0, outer.pid ?? ADBD_PID, { follow: outer.signal });
+    const io: CommandIo = { ...outer, signal: proc.controller.signal, pid: proc.pid };
+    try {
+      const status = await this.execIn(argv, io, origin);
+      return signalStatus(proc.controller.signal) ?? status;
+    } finally {
+      if (!same) this.processes.exit(proc);
+    }
+  }
+
+  private async execIn(argv: string[], io: CommandIo, origin: CommandOrigin): Promise<number> {
     const record: CommandRecord = { argv, origin, exitCode: null };
     this.commandLog.push(record);
     this.notify(record, "start");
@@ -373,8 +463,13 @@ export class FakePhone implements AdbdDevice {
         status = 1;
       }
     }
-    record.exitCode = status;
+    record.exitCode = signalStatus(io.signal) ?? status;
     this.notify(record, "end");
-    return status;
+    return record.exitCode;
   }
+}
+
+/** 128 + n when a signal (kill, SIGPIPE) ended the process; null when it ended by itself or by the stream's close. */
+function signalStatus(signal: AbortSignal): number | null {
+  return signal.aborted && typeof signal.reason === "string" && signal.reason in SIGNAL_STATUS ? SIGNAL_STATUS[signal.reason as Signal] : null;
 }

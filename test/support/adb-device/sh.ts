@@ -1,7 +1,8 @@
 /**
  * The subset of Android's /system/bin/sh that adb clients send: words with single quotes, double
  * quotes and backslashes; `;`, newlines, `&&`, `||`; redirections `>f`, `>>f`, `<f`, `N>f`, `N>&M`;
- * `$NAME`, `${NAME}` and `$?`; assignments; the builtins `read`, `exit` and `:`. Pipes, background
+ * `$NAME`, `${NAME}`, `$?` and `$$` (the shell's pid); assignments; the builtins `read`, `exit`,
+ * `exec` (the command replaces the shell: same pid, and the shell ends with it) and `:`. Pipes, background
  * jobs, subshells and command substitution are refused with ShellSyntaxError, so a test notices.
  */
 import { bytes, type CommandIo, concat, StdinBuffer, type StdinReader } from "./command-io.ts";
@@ -78,7 +79,7 @@ export function parseScript(src: string): Script {
     if (c === "{") {
       const close = src.indexOf("}", i);
       const name = src.slice(i + 1, close);
-      if (close < 0 || !/^([A-Za-z_][A-Za-z0-9_]*|\?)$/.test(name)) throw new ShellSyntaxError("unsupported parameter expansion ${");
+      if (close < 0 || !/^([A-Za-z_][A-Za-z0-9_]*|\?|\$)$/.test(name)) throw new ShellSyntaxError("unsupported parameter expansion ${");
       i = close + 1;
       return pushVar(name, quoted);
     }
@@ -88,9 +89,9 @@ export function parseScript(src: string): Script {
       i += m[0].length;
       return pushVar(m[0], quoted);
     }
-    if (c === "?") {
+    if (c === "?" || c === "$") {
       i++;
-      return pushVar("?", quoted);
+      return pushVar(c, quoted);
     }
     if (c !== undefined && "(#@*!$-0123456789".includes(c)) throw new ShellSyntaxError(`unsupported expansion $${c}`);
     add("$", quoted);
@@ -191,7 +192,8 @@ export function expandWord(word: Word, lookup: (name: string) => string | undefi
 
 /** What the interpreter needs from the device. */
 export interface ShellHost {
-  exec(argv: string[], io: CommandIo): Promise<number>;
+  /** Runs a command; with `replace` it takes over the shell's process (the `exec` builtin). */
+  exec(argv: string[], io: CommandIo, replace?: boolean): Promise<number>;
   readFile(path: string): Uint8Array | null;
   writeFile(path: string, data: Uint8Array, append: boolean): void;
 }
@@ -221,7 +223,7 @@ export async function runScript(script: Script, io: CommandIo, host: ShellHost, 
 }
 
 async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env: ShellEnv): Promise<number> {
-  const lookup = (name: string) => (name === "?" ? String(env.status) : env.vars.get(name));
+  const lookup = (name: string) => (name === "?" ? String(env.status) : name === "$" ? String(io.pid ?? 0) : env.vars.get(name));
   const argv = cmd.words.flatMap((w) => expandWord(w, lookup));
   const assigned = cmd.assignments.map((a) => [a.name, expandWord(a.value, lookup).join(" ")] as const);
   type Sink = CommandIo["out"];
@@ -249,7 +251,7 @@ async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env
       sinks[r.fd] = (d) => file.parts.push(bytes(d));
     }
   }
-  const sub: CommandIo = { stdin, out: sinks[1] as Sink, err: sinks[2] as Sink, signal: io.signal, unplug: io.unplug };
+  const sub: CommandIo = { stdin, out: sinks[1] as Sink, err: sinks[2] as Sink, signal: io.signal, unplug: io.unplug, ...(io.pid !== undefined ? { pid: io.pid } : {}) };
   try {
     if (argv.length === 0) {
       for (const [k, v] of assigned) env.vars.set(k, v);
@@ -258,6 +260,13 @@ async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env
     const [name, ...args] = argv as [string, ...string[]];
     if (name === ":") return 0;
     if (name === "exit") throw new ExitSignal(args[0] === undefined ? env.status : Number(args[0]) & 0xff);
+    if (name === "exec") {
+      if (args.length === 0) {
+        io.err("fake sh: exec without a command is not simulated\n");
+        throw new ExitSignal(2);
+      }
+      throw new ExitSignal(await host.exec(args, sub, true));
+    }
     if (name === "read") return await readBuiltin(args, sub, env, assigned.some(([k, v]) => k === "IFS" && v === ""));
     // Assignments before a command would only reach its environment, which no fake command reads.
     return await host.exec(argv, sub);

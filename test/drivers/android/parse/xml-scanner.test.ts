@@ -68,17 +68,32 @@ describe("decodeEntities", () => {
     expect(decodeEntities("&#55357;&#56832;!")).toBe("\u{1F600}!");
   });
 
-  test("throws when a reference is unknown, out of range or unpaired", () => {
-    const inputs = ["&foo;", "&#1114112;", "&#x110000;", "&#56832;", "&#55357;&#65;", "&#;", "&#12345678;", "a &amp b;"];
+  // Was: a reference to no character (NUL, out of range, half a surrogate pair) threw; real dumps
+  // carry them (issue 24), so they are replaced and only an unknown shape is a syntax error.
+  test("throws when a reference has an unknown shape", () => {
+    const inputs = ["&foo;", "&#;", "&#12345678;", "a &amp b;"];
     expect(inputs.map((s) => syntaxError(() => decodeEntities(s, 100)).message)).toEqual([
       "unknown reference &foo; at offset 100",
-      "unknown reference &#1114112; at offset 100",
-      "unknown reference &#x110000; at offset 100",
-      "unpaired surrogate reference at offset 100",
-      "unpaired surrogate reference at offset 100",
       "unknown reference &#; at offset 100",
       "unknown reference &#12345678; at offset 100",
       "unknown reference &amp b; at offset 102",
+    ]);
+  });
+
+  test("replaces a reference to no character by U+FFFD and notes the repair", () => {
+    const inputs = ["&#0;", "&#1114112;", "&#x110000;", "&#56832;", "&#55357;&#65;", "&#65;"];
+    expect(
+      inputs.map((s) => {
+        const note = { repaired: false };
+        return [decodeEntities(s, 100, note), note.repaired];
+      }),
+    ).toEqual([
+      ["\uFFFD", true],
+      ["\uFFFD", true],
+      ["\uFFFD", true],
+      ["\uFFFD", true],
+      ["\uFFFDA", true],
+      ["A", false],
     ]);
   });
 });
