@@ -10,14 +10,7 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { AndroidShell } from "./android-shell.ts";
-
-/** `doctor`'s per-phone check (the shape drivers/android/phone-checks.ts lists). */
-export interface PhoneCheck {
-  name: string;
-  status: "ok" | "warn" | "fail";
-  detail: string;
-  fix: string | null;
-}
+import type { PhoneCheck } from "./phone-checks.ts";
 
 /** Both refusal texts name the permission; nothing else `input` prints does. */
 const INJECTION_DENIED = /SecurityException[^\n]*INJECT_EVENTS/;

@@ -8,6 +8,9 @@ import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { AdbkitPort } from "./adbkit-port.ts";
 import { AndroidShell } from "./android-shell.ts";
+import { checkInputPermission } from "./input-probe.ts";
+import { checkScreenState } from "./screen-state.ts";
+import { checkUiAutomationBridge } from "./ui-bridge.ts";
 
 export interface PhoneCheck {
   name: string;
@@ -48,7 +51,12 @@ export const animationsCheck: PhoneCheckFn = async (shell, serial, ctx) => {
 };
 
 /** Every phone check doctor runs, in the order it prints them. */
-export const PHONE_CHECKS: readonly { name: string; run: PhoneCheckFn }[] = [{ name: "animations", run: animationsCheck }];
+export const PHONE_CHECKS: readonly { name: string; run: PhoneCheckFn }[] = [
+  { name: "input permission", run: checkInputPermission },
+  { name: "screen and lock", run: checkScreenState },
+  { name: "animations", run: animationsCheck },
+  { name: "UI automation bridge", run: checkUiAutomationBridge },
+];
 
 /** How long one check may take before doctor reports it failed. */
 export const PHONE_CHECK_DEADLINE_MS = 5_000;

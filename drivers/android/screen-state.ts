@@ -10,7 +10,7 @@ import { type CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pause } from "../../src/driver/pause.ts";
 import type { AndroidShell } from "./android-shell.ts";
-import type { PhoneCheck } from "./input-probe.ts";
+import type { PhoneCheck } from "./phone-checks.ts";
 
 /** KeyEvent.KEYCODE_WAKEUP: wakes the screen, does nothing when it is on (appium-adb uses it from API 20). */
 const KEYCODE_WAKEUP = 224;

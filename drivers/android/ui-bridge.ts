@@ -6,14 +6,7 @@
  */
 import type { CallContext } from "../../src/driver/driver.ts";
 import type { AndroidShell } from "./android-shell.ts";
-
-/** Same shape as drivers/android/phone-checks.ts PhoneCheck (declared here until the lead merges the list). */
-export interface PhoneCheck {
-  name: string;
-  status: "ok" | "warn" | "fail";
-  detail: string;
-  fix: string | null;
-}
+import type { PhoneCheck } from "./phone-checks.ts";
 
 /**
  * Process names of known UiAutomation clients and the tool each belongs to. An instrumentation

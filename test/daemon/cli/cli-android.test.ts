@@ -136,8 +136,11 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
       { name: "adb server", status: "ok", detail: expect.stringMatching(new RegExp(`^answers on 127\\.0\\.0\\.1:${server.port} \\(adb protocol \\d+\\)$`)), fix: null },
       { name: "adb server exposure", status: "ok", detail: expect.stringMatching(/^listens on loopback only \(/), fix: null },
       { name: `device ${phone.serial}`, status: "ok", detail: "device (ready)", fix: null },
+      { name: `phone ${phone.serial}: input permission`, status: "ok", detail: "the phone accepts taps, keys and text from adb", fix: null },
+      { name: `phone ${phone.serial}: screen and lock`, status: "ok", detail: "the screen is on and unlocked", fix: null },
       // The simulated phone leaves the animation scales unset, as a phone out of the box does.
       { name: `phone ${phone.serial}: animations`, status: "warn", detail: expect.stringMatching(/^animations are on \(window_animation_scale unset \(default 1\), /), fix: expect.stringContaining("Developer options") },
+      { name: `phone ${phone.serial}: UI automation bridge`, status: "ok", detail: "no other UiAutomation client is running", fix: null },
       { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
       { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
       { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },

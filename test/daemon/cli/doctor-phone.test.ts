@@ -42,8 +42,12 @@ describeWithAdb("doctor on a phone", () => {
     const before = await doctor();
     expect(before.code).toBe(0);
     const names = before.checks.map((c) => c.name);
-    // Listed right after the phone's own line.
-    expect(names.slice(names.indexOf(`device ${phone.serial}`), names.indexOf(`device ${phone.serial}`) + 2)).toEqual([`device ${phone.serial}`, `phone ${phone.serial}: animations`]);
+    // Listed right after the phone's own line, in PHONE_CHECKS order.
+    const at = names.indexOf(`device ${phone.serial}`);
+    expect(names.slice(at, at + 5)).toEqual([
+      `device ${phone.serial}`,
+      ...["input permission", "screen and lock", "animations", "UI automation bridge"].map((c) => `phone ${phone.serial}: ${c}`),
+    ]);
     expect(before.checks.find((c) => c.name === `phone ${phone.serial}: animations`)).toEqual({
       name: `phone ${phone.serial}: animations`,
       status: "warn",
