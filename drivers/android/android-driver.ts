@@ -16,6 +16,7 @@ import { parseForeground } from "./parse/foreground.ts";
 import { doubleTapFits, doubleTapUnsupported, probeInput } from "./input-probe.ts";
 import { ScreenGuard } from "./screen-state.ts";
 import { typeAndVerify } from "./text-readback.ts";
+import type { DumpedTree } from "./ui-dump.ts";
 
 export interface AndroidOptions {
   /** The adb executable (DEVICERAIL_ADB_PATH), used to start a server when none is running. */
@@ -46,12 +47,21 @@ interface Connected {
   /** The tree fingerprint the remembered focus belongs to (null: read without a tree). */
   focusFingerprint: string | null;
   refreshingFocus: boolean;
+  /**
+   * The tree that just confirmed typed text, read after the typing ended: the observation that
+   * follows at once (core's `after`) uses it instead of a second dump of the same screen. Cleared
+   * by anything else the driver is asked to do; never kept for a protected value.
+   */
+  settled: { tree: DumpedTree; atMs: number } | null;
   /** What one `input` invocation costs beyond a shell round trip, measured at connect. */
   inputMs: number;
 }
 
 /** Calls that inject input, which restarts the phone's screen timeout. */
 const INPUT_KINDS = new Set<Call["kind"]>(["tap", "doubleTap", "longPress", "swipe", "scroll", "key", "text", "secret"]);
+
+/** How old a tree read right after typing may be to stand in for the next observation's dump. */
+const SETTLED_TREE_MS = 1_000;
 
 /** How old the remembered foreground activity may get before a tree observation refreshes it. */
 const FOCUS_REFRESH_MS = 2_000;
@@ -86,7 +96,7 @@ export class AndroidDriver implements Driver {
       typeText: (deviceId, text, o, ctx) =>
         this.run(deviceId, ctx, async (serial) => {
           if (o.secret) await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
-          else await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx));
+          else this.settle(serial, await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx)));
         }),
     };
   }
@@ -145,8 +155,15 @@ export class AndroidDriver implements Driver {
     return { serial, c };
   }
 
+  /** Keeps the tree that confirmed typed text for the observation that follows (see Connected.settled). */
+  private settle(serial: string, tree: DumpedTree | null): void {
+    const c = this.connected.get(serial);
+    if (c) c.settled = tree ? { tree, atMs: Date.now() } : null;
+  }
+
   private async run(deviceId: string, ctx: CallContext, fn: (serial: string, c: Connected) => Promise<void>): Promise<void> {
     const { serial, c } = this.session(deviceId, ctx);
+    c.settled = null;
     await this.screen.ensure(serial, ctx);
     await fn(serial, c);
     this.screen.noteInput(serial);
@@ -169,7 +186,7 @@ export class AndroidDriver implements Driver {
     this.inputAccepted.set(serial, inputMs);
     const known = this.connected.get(serial);
     if (!known)
-      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, inputMs });
+      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, inputMs, settled: null });
     else Object.assign(known, { display, sdk, captureDisplay, inputMs });
     // Wake the screen now; a phone locked with a PIN may still be unlocked before the first step,
     // which then reports it. The probe was input (KEYCODE_UNKNOWN is dispatched, which restarts
@@ -220,9 +237,11 @@ export class AndroidDriver implements Driver {
     // Screenshot and tree are independent (research note §4 #3): neither aborts the other. A
     // tree failure gives the observation without a tree and with the tree's typed error; a
     // screenshot failure fails it, but only once the dump has ended (no uiautomator left running).
+    const settled = c.settled !== null && Date.now() - c.settled.atMs <= SETTLED_TREE_MS ? c.settled.tree : null;
+    c.settled = null;
     const [shot, dumped, read] = await Promise.allSettled([
       opts.screenshot ? this.shell.screenshot(serial, ctx, c.captureDisplay) : Promise.resolve(null),
-      opts.uiTree ? this.shell.dumpUi(serial, ctx) : Promise.resolve(null),
+      opts.uiTree ? (settled ? Promise.resolve(settled) : this.shell.dumpUi(serial, ctx)) : Promise.resolve(null),
       // With a tree, its package is the foreground app and the activity comes from the last
       // dumpsys (refreshed in the background); one adb round trip less per observation.
       opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
@@ -308,6 +327,7 @@ export class AndroidDriver implements Driver {
     const screen = c.viewport ?? effectiveSize(c.display, null, null);
     if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
     if (parsed.kind === "doubleTap" && !doubleTapFits(c.inputMs)) throw doubleTapUnsupported(c.inputMs);
+    c.settled = null;
     await this.screen.ensure(serial, ctx);
     const output = await this.perform(serial, c, parsed, ctx);
     if (INPUT_KINDS.has(parsed.kind)) this.screen.noteInput(serial);
@@ -339,10 +359,13 @@ export class AndroidDriver implements Driver {
         return call.name === "back" || call.name === "home" || call.name === "recentApps" ? { accepted: true } : { accepted: true, key: call.name };
       case "text": {
         let via: Awaited<ReturnType<AndroidShell["typeText"]>> | null = null;
-        await typeAndVerify(sh, serial, call.text, ctx, async (t) => {
-          const used = await sh.typeText(serial, t, ctx);
-          via ??= used;
-        });
+        this.settle(
+          serial,
+          await typeAndVerify(sh, serial, call.text, ctx, async (t) => {
+            const used = await sh.typeText(serial, t, ctx);
+            via ??= used;
+          }),
+        );
         return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
       }
       case "secret":

@@ -13,6 +13,7 @@ import type { UiNode } from "../../src/protocol/types/ui.ts";
 import type { AndroidShell } from "./android-shell.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import type { AndroidUiTree } from "./parse/uiautomator.ts";
+import type { DumpedTree } from "./ui-dump.ts";
 
 /** How many characters of what arrived the error quotes. */
 const QUOTED = 200;
@@ -59,27 +60,36 @@ export function textIncomplete(sent: string, field: UiNode, secret: boolean): Dr
 /**
  * Types `text` into the focused field and checks it arrived; `type` sends it (input text,
  * clipboard, or for a `secret` the stdin script, which also sends any repair). Text with Enter
- * or Tab is not read back: those keys may move focus or submit.
+ * or Tab is not read back: those keys may move focus or submit. Returns the tree that showed the
+ * text whole (null when none was read), which the next observation may use instead of a dump.
  */
-export async function typeAndVerify(shell: AndroidShell, serial: string, text: string, ctx: CallContext, type: (t: string) => Promise<unknown>, secret = false): Promise<void> {
+export async function typeAndVerify(
+  shell: AndroidShell,
+  serial: string,
+  text: string,
+  ctx: CallContext,
+  type: (t: string) => Promise<unknown>,
+  secret = false,
+): Promise<DumpedTree | null> {
   await type(text);
-  if (text === "" || /[\n\t]/.test(text)) return;
-  let field = await readField(shell, serial, ctx);
-  if (!field || (field.value ?? "").includes(text)) return;
-  const repair = repairOf(text, field.value ?? "");
+  if (text === "" || /[\n\t]/.test(text)) return null;
+  let read = await readField(shell, serial, ctx);
+  if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
+  const repair = repairOf(text, read.field.value ?? "");
   if (repair) {
     if (repair.deletes > 0) await shell.inputAll(serial, [["keyevent", ...Array.from({ length: repair.deletes }, () => String(KEYCODES.delete))]], ctx);
     await type(repair.type);
-    field = await readField(shell, serial, ctx);
-    if (!field || (field.value ?? "").includes(text)) return;
+    read = await readField(shell, serial, ctx);
+    if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
   }
-  throw textIncomplete(text, field, secret);
+  throw textIncomplete(text, read.field, secret);
 }
 
-/** The focused field of a fresh dump; a dump that fails says nothing about the text, so it is no error. */
-async function readField(shell: AndroidShell, serial: string, ctx: CallContext): Promise<UiNode | null> {
+/** A fresh dump and its focused field; a dump that fails says nothing about the text, so it is no error. */
+async function readField(shell: AndroidShell, serial: string, ctx: CallContext): Promise<{ tree: DumpedTree; field: UiNode | null } | null> {
   try {
-    return focusedField(await shell.dumpUi(serial, ctx));
+    const tree = await shell.dumpUi(serial, ctx);
+    return { tree, field: focusedField(tree) };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.log.warn({ serial, err: err instanceof Error ? err.message : String(err) }, "typed text not read back: no UI tree");

@@ -103,7 +103,7 @@ export async function recordObservation(core: Core, deviceId: string, pending: P
   return { observation, stored, tree };
 }
 
-/** `metadata.uiTreeError` (docs/protocol/devices-and-actions.md#observation-metadata): the error a tree call would have raised. */
+/** `metadata.uiTreeError` (docs/protocol/devices-and-actions.md#observing): the error a tree call would have raised. */
 function treeErrorMetadata(err: DriverError): { code: string; platformCode: string | null; retryable: boolean; message: string } {
   const data = err.error.data as { code: string; message: string; retryable: boolean; details: unknown };
   const details = data.details as { platformCode?: unknown } | null;

@@ -277,6 +277,24 @@ describeWithAdb("real phones: input", () => {
       });
     });
 
+    test("inputText's after observation takes the tree that confirmed the text instead of dumping the same screen again", async () => {
+      await withCore({}, async (execute, phone) => {
+        expect((await execute("tapElement", { target: username })).error).toBeUndefined();
+        const dumps = () => phone.commandLog.filter((r) => r.argv[0] === "uiautomator").length;
+        const before = dumps();
+        const r = await execute("inputText", { text: "alice" });
+        expect(r.error).toBeUndefined();
+        // The before observation's dump and the read-back: none more for the after observation.
+        expect(dumps() - before).toBe(2);
+        expect(r.result.after.uiSnapshot).toEqual(expect.objectContaining({ nodeCount: expect.any(Number) }));
+        expect(demo(phone).username).toBe("alice");
+        // The next observation dumps afresh: the kept tree served one observation only.
+        const next = dumps();
+        expect((await execute("back", {})).error).toBeUndefined();
+        expect(dumps() - next).toBe(2);
+      });
+    });
+
     test("doubleTap is refused with android_double_tap_unsupported and taps nothing when input is slow", async () => {
       await withCore({ slowInput: 400 }, async (execute, phone) => {
         const r = await execute("doubleTap", { x: 540, y: 440 });
