@@ -3,20 +3,12 @@
  * each action runs on the phone, its effect there, quoting against shell injection, and argument
  * validation before anything runs.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AdbServer, type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, startAdbServer } from "../../support/adb-device/index.ts";
-import { type Attached, attach, clearLogs, ctx, driverError, dumpsIn, invalidArguments, platformError, ran, TRAILER, withoutDumps } from "../../support/adb-device/driver-harness.ts";
+import { expect, test } from "bun:test";
+import { type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, adbServerForFile } from "../../support/adb-device/index.ts";
+import { type Attached, attach, clearLogs, ctx, driverError, dumpsIn, invalidArguments, platformError, ran, TRAILER, withoutDumps, exec, demo } from "../../support/adb-device/driver-harness.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const adb = adbServerForFile();
 
-const exec = (a: Attached, name: string, args: unknown = {}) => a.driver.execute(a.id, { name, arguments: args }, ctx());
-const demo = (phone: FakePhone) => phone.runtime(DEMO_PACKAGE).state;
 /** Focuses the demo app's username field and forgets that tap. */
 async function focusUsername(a: Attached): Promise<void> {
   await exec(a, "tap", { x: 540, y: 440 });
@@ -44,7 +36,7 @@ const SCROLL_APP: Scenario = {
 
 describeWithAdb("AndroidDriver.execute pointer actions", () => {
   test("tap runs one quoted input tap that hits the node when the point is on it", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     expect(await exec(a, "tap", { x: 540, y: 440 })).toEqual({ output: { accepted: true, x: 540, y: 440 } });
     expect(a.phone.serviceLog.map((s) => s.command)).toEqual([`'input' 'tap' '540' '440'; echo "\n__devicerail_exit_$?"`]);
     expect([ran(a.phone), a.phone.inputLog, a.phone.problems]).toEqual([
@@ -55,7 +47,7 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
   });
 
   test("doubleTap taps twice in one shell command when asked once", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     expect(await exec(a, "doubleTap", { x: 540, y: 760 })).toEqual({ output: { accepted: true, x: 540, y: 760 } });
     expect([a.phone.serviceLog.length, ran(a.phone), demo(a.phone).remember]).toEqual([
       1,
@@ -70,7 +62,7 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
   });
 
   test("longPress is a swipe on the spot for 800 ms when durationMs is absent, else for durationMs", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     expect(await exec(a, "longPress", { x: 540, y: 760 })).toEqual({ output: { accepted: true, x: 540, y: 760, durationMs: 800 } });
     expect(await exec(a, "longPress", { x: 10, y: 20, durationMs: 1500 })).toEqual({ output: { accepted: true, x: 10, y: 20, durationMs: 1500 } });
     expect(ran(a.phone)).toEqual([["input", "swipe", "540", "760", "540", "760", "800"], TRAILER, ["input", "swipe", "10", "20", "10", "20", "1500"], TRAILER]);
@@ -81,7 +73,7 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
   });
 
   test("swipe runs input swipe with both points and the duration when both are on screen", async () => {
-    await using a = await attach(server, { scenario: SCROLL_APP });
+    await using a = await attach(adb.server(), { scenario: SCROLL_APP });
     scrolled.length = 0;
     const args = { startX: 540, startY: 1800, endX: 500, endY: 600, durationMs: 250 };
     expect(await exec(a, "swipe", args)).toEqual({ output: { accepted: true, ...args } });
@@ -89,7 +81,7 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
   });
 
   test("scroll is a 300 ms centred swipe kept 25 % inside the edges when the deltas are positive, negative or huge", async () => {
-    await using a = await attach(server, { scenario: SCROLL_APP });
+    await using a = await attach(adb.server(), { scenario: SCROLL_APP });
     scrolled.length = 0;
     for (const [deltaX, deltaY] of [
       [0, 500],
@@ -116,7 +108,7 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
 
 describeWithAdb("AndroidDriver.execute keys and navigation", () => {
   test("keyPress sends each of the nine keys as one input keyevent that edits the field when one is focused", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     await exec(a, "inputText", { text: "abc" });
     a.phone.commandLog.length = 0;
@@ -133,7 +125,7 @@ describeWithAdb("AndroidDriver.execute keys and navigation", () => {
   });
 
   test("back, home and recentApps send KEYCODE_BACK, HOME and APP_SWITCH when called without arguments", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.runtime().context().goto("home");
     expect(await exec(a, "back")).toEqual({ output: { accepted: true } });
     expect(a.phone.runtime().screen).toBe("login");
@@ -151,7 +143,7 @@ const answer = (phone: FakePhone, command: "cmd" | "am", out: string) => phone.c
 
 describeWithAdb("AndroidDriver.execute launch", () => {
   test("launch resolves the launcher activity for the current user and starts it with am start -W when the package is installed", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
     const start = ["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Settings"];
     // Every argument reaches the shell single-quoted, the resolved component included.
@@ -160,7 +152,7 @@ describeWithAdb("AndroidDriver.execute launch", () => {
   });
 
   test("launch settles only after am start -W has reported when the launch is slow, so the next observation shows the app", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const am = a.phone.commands.get("am") as CommandFn;
     const gate = Promise.withResolvers<void>();
     a.phone.commands.set("am", async (argv, io) => {
@@ -182,7 +174,7 @@ describeWithAdb("AndroidDriver.execute launch", () => {
   });
 
   test("launch fails with android_app_launch_error and starts nothing when the package is unknown or has no launcher activity", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const errors = [];
     for (const packageName of ["com.example.missing", "com.android.launcher3"]) errors.push(await driverError(exec(a, "launch", { packageName })));
     expect(errors).toEqual([platformError("android_app_launch_error", false), platformError("android_app_launch_error", false)]);
@@ -190,7 +182,7 @@ describeWithAdb("AndroidDriver.execute launch", () => {
   });
 
   test("launch fails with android_app_launch_error when am start prints an Error line or the package resolves to another package's activity", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     answer(a.phone, "cmd", "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Gone\n");
     expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_error", false));
     // (The platform's chooser, android/…ResolverActivity, is an app with several launcher
@@ -201,7 +193,7 @@ describeWithAdb("AndroidDriver.execute launch", () => {
   });
 
   test("launch fails with a retryable android_app_launch_timeout when am start -W reports Status: timeout, and succeeds when retried", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.launchTimeouts = 1;
     expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_timeout", true));
     expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
@@ -209,7 +201,7 @@ describeWithAdb("AndroidDriver.execute launch", () => {
   });
 
   test("launch fails with a retryable android_app_launch_invalid_result when resolve-activity or am start prints something else", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const errors = [];
     answer(a.phone, "am", "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nLaunchState: COLD\n");
     errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
@@ -225,14 +217,14 @@ describeWithAdb("AndroidDriver.execute launch", () => {
 
 describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
   test("terminate force-stops the package and shows the launcher when the app was in front", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     demo(a.phone).username = "kept?";
     expect(await exec(a, "terminate", { packageName: DEMO_PACKAGE })).toEqual({ output: { accepted: true } });
     expect([ran(a.phone), a.phone.foreground, a.phone.apps.get(DEMO_PACKAGE)?.runtime]).toEqual([[["am", "force-stop", DEMO_PACKAGE], TRAILER], "com.android.launcher3", null]);
   });
 
   test("openUrl starts a VIEW intent and waits, and fails with android_app_launch_error when nothing handles the URL", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const url = "https://example.com/a?b=1&c=2#top";
     expect(await exec(a, "openUrl", { url })).toEqual({ output: { accepted: true } });
     expect([a.phone.foreground, a.phone.apps.get("com.android.chrome")?.url]).toEqual(["com.android.chrome", url]);
@@ -246,7 +238,7 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
   });
 
   test("rotate turns auto-rotation off and sets user_rotation when given each orientation", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const seen = [];
     for (const orientation of ["landscape", "reversePortrait", "reverseLandscape", "portrait"]) {
       expect(await exec(a, "rotate", { orientation })).toEqual({ output: { accepted: true, orientation } });
@@ -268,7 +260,7 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
 
 describeWithAdb("AndroidDriver.execute inputText", () => {
   test("types ASCII with spaces and a literal %s through input text, splitting so %s never forms", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     const text = "a b %s c 100%";
     expect(await exec(a, "inputText", { text })).toEqual({ output: { accepted: true, byteLength: 13, via: "input" } });
@@ -281,7 +273,7 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
   });
 
   test("sends a newline and a tab as ENTER and TAB key events between input text calls", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     expect(await exec(a, "inputText", { text: "ab\ncd\te" })).toEqual({ output: { accepted: true, byteLength: 7, via: "input" } });
     expect(ran(a.phone)).toEqual([
@@ -296,7 +288,7 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
   });
 
   test("types non-ASCII text exactly through the clipboard and KEYCODE_PASTE when the clipboard has a shell command", async () => {
-    await using a = await attach(server, { clipboardShell: true });
+    await using a = await attach(adb.server(), { clipboardShell: true });
     await focusUsername(a);
     const text = "Grüße, 東京 👋";
     expect(await exec(a, "inputText", { text })).toEqual({ output: { accepted: true, byteLength: new TextEncoder().encode(text).length, via: "mixed" } });
@@ -322,7 +314,7 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
   });
 
   test("fails with android_text_unsupported saying why and types nothing when the clipboard has no shell command", async () => {
-    await using a = await attach(server, { clipboardShell: false });
+    await using a = await attach(adb.server(), { clipboardShell: false });
     await focusUsername(a);
     const err = await driverError(exec(a, "inputText", { text: "Grüße, 東京 👋" }));
     expect(err).toEqual(
@@ -343,7 +335,7 @@ const NASTY = ["a;id", "$(id)", "`id`", "it's", 'say "hi"', "back\\slash\\", "x 
 
 describeWithAdb("AndroidDriver.execute against shell injection", () => {
   test("inputText delivers the text verbatim and runs nothing else when it is full of shell syntax", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     const text = `${NASTY.join(" ")}\nline2;$(reboot)`;
     await exec(a, "inputText", { text });
@@ -354,7 +346,7 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
   });
 
   test("inputText types exactly the value when it is one shell metacharacter sequence alone", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     const got = [];
     for (const text of NASTY) {
@@ -368,7 +360,7 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
   });
 
   test("openUrl passes the URL as one argument when it holds shell metacharacters", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const url = "https://x.test/p?q=$(id)&b=`id`;c='\"\\|>d&&e";
     await exec(a, "openUrl", { url });
     expect([ran(a.phone), a.phone.apps.get("com.android.chrome")?.url, a.phone.problems]).toEqual([
@@ -379,7 +371,7 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
   });
 
   test("launch runs nothing more when the phone answers resolve-activity with shell syntax", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const errors = [];
     for (const component of ["com.android.settings/.Settings; reboot", "com.android.settings/.Settings$(reboot)", "com.android.settings/.Settings'", "-n com.evil/.Main"]) {
       answer(a.phone, "cmd", `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${component}\n`);
@@ -390,7 +382,7 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
   });
 
   test("launch, terminate and openUrl run nothing when their values break the patterns", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const calls: [string, unknown][] = [
       ["launch", { packageName: "com.example;reboot" }],
       ["launch", { packageName: "com.example$(id)" }],
@@ -410,7 +402,7 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
 
 describeWithAdb("AndroidDriver.execute argument validation", () => {
   test("execute fails with invalid_arguments naming the action and runs nothing when arguments break the schema", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const calls: [string, unknown][] = [
       ["tap", { x: 1.5, y: 0 }],
       ["tap", { x: -1, y: 0 }],
@@ -453,7 +445,7 @@ describeWithAdb("AndroidDriver.execute argument validation", () => {
   });
 
   test("inputText accepts the text when it has 4096 code points but more UTF-16 units", async () => {
-    await using a = await attach(server, { clipboardShell: true });
+    await using a = await attach(adb.server(), { clipboardShell: true });
     await focusUsername(a);
     const text = "👋".repeat(4096);
     expect((await exec(a, "inputText", { text })).output).toEqual({ accepted: true, byteLength: 4 * 4096, via: "clipboard" });
@@ -463,13 +455,13 @@ describeWithAdb("AndroidDriver.execute argument validation", () => {
 
 describeWithAdb("AndroidDriver.elements", () => {
   test("tapPoint taps the point and focuses the field when one is under it", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await a.driver.elements.tapPoint(a.id, { x: 540, y: 600 }, ctx());
     expect([ran(a.phone), a.phone.runtime().focusedField]).toEqual([[["input", "tap", "540", "600"], TRAILER], "password"]);
   });
 
   test("clearFocused moves to the end and deletes the hinted length plus four, or 64 when there is no hint", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await focusUsername(a);
     demo(a.phone).username = "hello";
     a.phone.runtime().cursor = 0;
@@ -482,7 +474,7 @@ describeWithAdb("AndroidDriver.elements", () => {
   });
 
   test("typeText types like inputText when not secret, and only through the stdin script when secret", async () => {
-    await using a = await attach(server, { clipboardShell: true });
+    await using a = await attach(adb.server(), { clipboardShell: true });
     await focusUsername(a);
     await a.driver.elements.typeText(a.id, "héllo", { secret: false }, ctx());
     expect([withoutDumps(ran(a.phone)), demo(a.phone).username]).toEqual([

@@ -3,19 +3,13 @@
  * the simulated phone: foldables (several physical displays, Android 14's screencap warning on
  * stderr, merged into the exec: stream) and the frozen LAST ANR section of `dumpsys window`.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { pngSize } from "../../../src/driver/png.ts";
-import { type AdbServer, type CommandFn, DEMO_PACKAGE, describeWithAdb, startAdbServer } from "../../support/adb-device/index.ts";
+import { type CommandFn, DEMO_PACKAGE, describeWithAdb, adbServerForFile } from "../../support/adb-device/index.ts";
 import { attach, clearLogs, ctx, driverError, platformError, ran } from "../../support/adb-device/driver-harness.ts";
 import { FOLDABLE_DISPLAYS, FOLDED_DISPLAYS, MULTI_DISPLAY_WARNING } from "../../support/adb-device/displays.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const adb = adbServerForFile();
 
 /** Android 14, where screencap warns about several displays (AOSP cmds/screencap/screencap.cpp). */
 const ANDROID_14 = { "ro.build.version.sdk": "34", "ro.build.version.release": "14" };
@@ -27,7 +21,7 @@ const displayQueries = (argvs: (string[] | string)[]) =>
 
 describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   test("captures the panel that is on with -d, chosen once at connect, when the phone is folded", async () => {
-    await using a = await attach(server, { props: ANDROID_14, displays: FOLDED_DISPLAYS, connect: false });
+    await using a = await attach(adb.server(), { props: ANDROID_14, displays: FOLDED_DISPLAYS, connect: false });
     await a.driver.connect(a.id, ctx());
     const atConnect = displayQueries(ran(a.phone));
     clearLogs(a.phone);
@@ -47,7 +41,7 @@ describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   });
 
   test("captures the inner panel when the phone is unfolded", async () => {
-    await using a = await attach(server, { props: ANDROID_14, displays: FOLDABLE_DISPLAYS });
+    await using a = await attach(adb.server(), { props: ANDROID_14, displays: FOLDABLE_DISPLAYS });
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect(obs.screenshot).toEqual(a.phone.screenshot());
     expect(screencaps(ran(a.phone))).toEqual([["screencap", "-p", "-d", FOLDABLE_DISPLAYS[0]?.physicalId as string]]);
@@ -56,14 +50,14 @@ describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   test("returns the PNG without screencap's warning when no display can be chosen (none is on)", async () => {
     // The screen is off: no logical display is ON, so screencap's default (with its warning) runs.
     const displays = FOLDABLE_DISPLAYS.map((d) => ({ ...d, on: false }));
-    await using a = await attach(server, { props: ANDROID_14, displays });
+    await using a = await attach(adb.server(), { props: ANDROID_14, displays });
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect(pngSize(obs.screenshot as Uint8Array)).toEqual({ width: 2076, height: 2152 });
     expect(a.phone.serviceLog.filter((s) => s.kind === "exec").map((s) => s.command)).toEqual(["screencap -p 2>/dev/null"]);
   });
 
   test("finds the PNG by its signature when text precedes it on stdout", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     const screencap = a.phone.commands.get("screencap") as CommandFn;
     // The phone prints both the warning and a VMOS Pro header on stdout (AzurLaneAutoScript PR #940
     // quotes `long long=8 fun*=10` before the PNG; on which stream it comes is not known): text that
@@ -77,20 +71,20 @@ describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   });
 
   test("still fails as a malformed PNG when the output holds no PNG at all", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.commands.set("screencap", (_argv, io) => (io.out(MULTI_DISPLAY_WARNING), 0));
     expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx()))).toEqual(platformError("android_adb_malformed_png", true));
   });
 
   test("asks SurfaceFlinger once at connect and passes no -d on a phone with one display", async () => {
-    await using a = await attach(server, { props: ANDROID_14, connect: false });
+    await using a = await attach(adb.server(), { props: ANDROID_14, connect: false });
     await a.driver.connect(a.id, ctx());
     await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect([displayQueries(ran(a.phone)), screencaps(ran(a.phone))]).toEqual([[["dumpsys", "SurfaceFlinger", "--display-id"]], [["screencap", "-p"]]]);
   });
 
   test("asks for no display before Android 10, whose screencap has no physical display ids", async () => {
-    await using a = await attach(server, { props: { "ro.build.version.sdk": "28", "ro.build.version.release": "9" }, connect: false });
+    await using a = await attach(adb.server(), { props: { "ro.build.version.sdk": "28", "ro.build.version.release": "9" }, connect: false });
     await a.driver.connect(a.id, ctx());
     expect(displayQueries(ran(a.phone))).toEqual([]);
   });
@@ -100,14 +94,14 @@ describeWithAdb("the foreground app after an ANR", () => {
   const settingsAnr = { package: "com.android.settings", activity: "com.android.settings.Settings" };
 
   test("reports the app in front, not the one frozen in the LAST ANR section of dumpsys window", async () => {
-    await using a = await attach(server, { lastAnr: settingsAnr });
+    await using a = await attach(adb.server(), { lastAnr: settingsAnr });
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect(obs.metadata.foreground).toEqual({ packageName: DEMO_PACKAGE, activity: `${DEMO_PACKAGE}.LoginActivity` });
   });
 
   test("reads the displays section on Android 10+ and the windows section before", async () => {
     const read = async (sdk: string) => {
-      await using a = await attach(server, { lastAnr: settingsAnr, props: { "ro.build.version.sdk": sdk } });
+      await using a = await attach(adb.server(), { lastAnr: settingsAnr, props: { "ro.build.version.sdk": sdk } });
       const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: false }, ctx());
       return { foreground: obs.metadata.foreground, dumpsys: ran(a.phone).filter((c) => Array.isArray(c) && c[0] === "dumpsys" && c[1] === "window") };
     };
@@ -119,7 +113,7 @@ describeWithAdb("the foreground app after an ANR", () => {
   });
 
   test("keeps the activity of the app in front when a tree observation refreshes it", async () => {
-    await using a = await attach(server, { lastAnr: settingsAnr, props: ANDROID_14 });
+    await using a = await attach(adb.server(), { lastAnr: settingsAnr, props: ANDROID_14 });
     await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
     // The refresh runs in the background; the next observation of the same screen carries its result.
     let foreground: unknown = null;

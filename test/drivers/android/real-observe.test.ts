@@ -4,27 +4,21 @@
  * roots, odd nodes and characters uiautomator cannot write. Through the real adb server against
  * the simulated phone, through the Driver port.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { AdbkitPort } from "../../../drivers/android/adbkit-port.ts";
 import { AndroidShell } from "../../../drivers/android/android-shell.ts";
 import { checkUiAutomationBridge } from "../../../drivers/android/ui-bridge.ts";
-import { ADB_PATH, type AdbServer, describeWithAdb, type FakePhone, startAdbServer } from "../../support/adb-device/index.ts";
+import { ADB_PATH, describeWithAdb, type FakePhone, adbServerForFile } from "../../support/adb-device/index.ts";
 import { attach, ctx, driverError, until } from "../../support/adb-device/driver-harness.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const adb = adbServerForFile();
 
 const dumps = (phone: FakePhone) => phone.commandLog.filter((r) => r.argv[0] === "uiautomator");
 const treeError = (obs: { uiTreeError?: { error: { data: unknown } } | null }) => obs.uiTreeError?.error.data as { message: string; retryable: boolean; details: { platformCode: string } } | undefined;
 
 describeWithAdb("an animating screen", () => {
   test("gives the --compressed tree, marked so in metadata, after the plain dump could not get the idle state", async () => {
-    await using a = await attach(server, { uiautomatorIdleTimeoutMs: 300 });
+    await using a = await attach(adb.server(), { uiautomatorIdleTimeoutMs: 300 });
     a.phone.faults.uiautomatorAnimating = true;
     const t0 = performance.now();
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
@@ -42,7 +36,7 @@ describeWithAdb("an animating screen", () => {
   });
 
   test("starts the next dump with --compressed instead of waiting out the idle timeout again", async () => {
-    await using a = await attach(server, { uiautomatorIdleTimeoutMs: 300 });
+    await using a = await attach(adb.server(), { uiautomatorIdleTimeoutMs: 300 });
     a.phone.faults.uiautomatorAnimating = true;
     await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
     const t0 = performance.now();
@@ -58,7 +52,7 @@ describeWithAdb("an animating screen", () => {
     "waits out uiautomator's real 10 s idle wait within one attempt instead of racing it",
     async () => {
       // The phone's default: waitForIdle(1000, 1000 * 10). The driver's default attempt deadline.
-      await using a = await attach(server);
+      await using a = await attach(adb.server());
       a.phone.faults.uiautomatorAnimating = true;
       const t0 = performance.now();
       const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
@@ -75,14 +69,14 @@ describeWithAdb("an animating screen", () => {
 
 describeWithAdb("a null root node", () => {
   test("is retried several times with back-off until the tree comes", async () => {
-    await using a = await attach(server, { nullRootBackoffMs: [20, 40, 80, 80, 80] });
+    await using a = await attach(adb.server(), { nullRootBackoffMs: [20, 40, 80, 80, 80] });
     a.phone.faults.uiautomatorNullRoot = 4;
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     expect([obs.uiTree?.nodes.length, dumps(a.phone).length]).toEqual([6, 5]);
   });
 
   test("stops retrying before the caller's deadline and gives the screenshot with the tree's error", async () => {
-    await using a = await attach(server, { nullRootBackoffMs: [300, 300, 300, 300, 300] });
+    await using a = await attach(adb.server(), { nullRootBackoffMs: [300, 300, 300, 300, 300] });
     a.phone.faults.uiautomatorNullRoot = 100;
     const t0 = performance.now();
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx(undefined, Date.now() + 2_500));
@@ -96,7 +90,7 @@ describeWithAdb("a null root node", () => {
 
 describeWithAdb("a busy accessibility bridge", () => {
   test("is reported as retryable android_ui_automation_busy naming the holder from ps, with the screenshot", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.uiautomationHolder = "io.appium.uiautomator2.server";
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     const err = treeError(obs);
@@ -107,7 +101,7 @@ describeWithAdb("a busy accessibility bridge", () => {
   });
 
   test("works again once the holder is gone", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.uiautomationHolder = "com.android.commands.monkey";
     const busy = treeError(await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx()));
     expect(busy?.message).toContain("monkey (or Fastbot)");
@@ -117,7 +111,7 @@ describeWithAdb("a busy accessibility bridge", () => {
   });
 
   test("fails a semantic action's tree with the busy error rather than a generic one", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.uiautomationHolder = "dev.mobile.maestro";
     // What core's needTree does with an observation without a tree: throws its uiTreeError.
     const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
@@ -128,8 +122,8 @@ describeWithAdb("a busy accessibility bridge", () => {
   });
 
   test("is found by the doctor check from ps -A alone, without dumping", async () => {
-    await using a = await attach(server);
-    const shell = new AndroidShell(new AdbkitPort({ port: server.port, bin: ADB_PATH }), () => null);
+    await using a = await attach(adb.server());
+    const shell = new AndroidShell(new AdbkitPort({ port: adb.server().port, bin: ADB_PATH }), () => null);
     const serial = a.device.serial;
     expect(await checkUiAutomationBridge(shell, serial, ctx())).toEqual({ name: "UI automation bridge", status: "ok", detail: "no other UiAutomation client is running", fix: null });
     a.phone.faults.uiautomationHolder = "com.github.uiautomator";
@@ -147,7 +141,7 @@ describeWithAdb("a busy accessibility bridge", () => {
 
 describeWithAdb("a dump that survives its connection", () => {
   test("is killed by pid when the attempt deadline cuts it, so the next dump succeeds", async () => {
-    await using a = await attach(server, { dumpAttemptMs: 400 });
+    await using a = await attach(adb.server(), { dumpAttemptMs: 400 });
     a.phone.faults.uiautomatorHang = true;
     const first = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     expect(treeError(first)?.details.platformCode).toBe("android_ui_dump_timeout");
@@ -159,7 +153,7 @@ describeWithAdb("a dump that survives its connection", () => {
   });
 
   test("is killed by pid when the call is cancelled mid-dump", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.uiautomatorHang = true;
     const started = a.phone.waitForCommand("uiautomator");
     const abort = new AbortController();
@@ -176,7 +170,7 @@ describeWithAdb("a dump that survives its connection", () => {
 
 describeWithAdb("odd nodes and characters", () => {
   test("keep the tree: inverted bounds are zero-size and not hittable, bad characters U+FFFD, and the repairs are counted", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.faults.uiautomatorOddNodes = true;
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     const odd = obs.uiTree?.nodes.slice(-3).map((n) => [n.text, n.name, n.bounds, n.hittable]);
@@ -193,7 +187,7 @@ describeWithAdb("odd nodes and characters", () => {
     ["d83d", "Illegal character (d83d)"],
   ] as const) {
     test(`KXmlSerializer's ${shown} is a typed non-retryable error, not retried, with the screenshot`, async () => {
-      await using a = await attach(server);
+      await using a = await attach(adb.server());
       a.phone.faults.uiautomatorIllegalChar = char;
       const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
       const err = treeError(obs);

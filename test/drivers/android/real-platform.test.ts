@@ -3,24 +3,15 @@
  * without a shell command (every stock Android), apps with several launcher activities, over the
  * real adb server and the simulated phone.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AdbServer, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, screenRoot, startAdbServer } from "../../support/adb-device/index.ts";
-import { type Attached, attach, clearLogs, ctx, driverError, ran, TRAILER } from "../../support/adb-device/driver-harness.ts";
+import { expect, test } from "bun:test";
+import { DEMO_PACKAGE, describeWithAdb, type Scenario, screenRoot, adbServerForFile } from "../../support/adb-device/index.ts";
+import { attach, clearLogs, driverError, ran, TRAILER, exec, demo } from "../../support/adb-device/driver-harness.ts";
 
-let server: AdbServer;
-beforeAll(async () => {
-  server = await startAdbServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
-const exec = (a: Attached, name: string, args: unknown = {}) => a.driver.execute(a.id, { name, arguments: args }, ctx());
-const demo = (phone: FakePhone) => phone.runtime(DEMO_PACKAGE).state;
+const adb = adbServerForFile();
 
 describeWithAdb("non-ASCII text on a stock phone (clipboard without a shell command)", () => {
   test("inputText fails with android_text_unsupported naming the helper and types nothing when the phone is stock", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     await exec(a, "tap", { x: 540, y: 440 });
     clearLogs(a.phone);
     const err = await driverError(exec(a, "inputText", { text: "ab Grüße" }));
@@ -60,7 +51,7 @@ const QUERY = ["cmd", "package", "query-activities", "--brief", "--components", 
 
 describeWithAdb("launch of an app with several launcher activities", () => {
   test("launch fails with android_app_launch_ambiguous listing the launcher activities and starts nothing when none is the default", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.install(MULTI);
     const err = await driverError(exec(a, "launch", { packageName: "com.example.multi" }));
     expect(err).toEqual({
@@ -79,7 +70,7 @@ describeWithAdb("launch of an app with several launcher activities", () => {
   });
 
   test("launch starts the named activity with am start -W -n, fully qualified or relative to the package", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.install(MULTI);
     expect(await exec(a, "launch", { packageName: "com.example.multi", activity: ".debug.DebugActivity" })).toEqual({ output: { accepted: true } });
     expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([
@@ -94,7 +85,7 @@ describeWithAdb("launch of an app with several launcher activities", () => {
   });
 
   test("launch refuses an activity argument that is not a class name before anything runs, and reports one the app lacks", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.install(MULTI);
     for (const activity of ["Main; reboot", "../x", ".", "a b"]) {
       const err = await driverError(exec(a, "launch", { packageName: "com.example.multi", activity }));
@@ -107,7 +98,7 @@ describeWithAdb("launch of an app with several launcher activities", () => {
   });
 
   test("the simulated phone prints the chooser for resolve-activity and one component per line for query-activities", async () => {
-    await using a = await attach(server);
+    await using a = await attach(adb.server());
     a.phone.install(MULTI);
     expect(await a.phone.runForText(RESOLVE.join(" "))).toEqual({
       out: "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n",

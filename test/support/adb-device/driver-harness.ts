@@ -8,7 +8,7 @@ import type { CallContext, DeviceChange, Driver, ElementInput, Logger } from "..
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { ADB_PATH, type AdbServer } from "./adb-server.ts";
-import { demoScenario } from "./demo-scenario.ts";
+import { DEMO_PACKAGE, demoScenario } from "./demo-scenario.ts";
 import { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake-device.ts";
 import type { FakePhone } from "./fake-phone.ts";
 
@@ -81,6 +81,12 @@ export function recordingLogger(lines: unknown[] = []): Logger & { lines: unknow
   const log: Logger & { lines: unknown[] } = { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: () => log };
   return log;
 }
+
+/** Runs one action through the Driver port of an attached phone. */
+export const exec = (a: Attached, name: string, args: unknown = {}) => a.driver.execute(a.id, { name, arguments: args }, ctx());
+
+/** The demo app's state on the simulated phone (what it was typed, tapped, switched). */
+export const demo = (phone: FakePhone) => phone.runtime(DEMO_PACKAGE).state;
 
 export interface Attached extends AsyncDisposable {
   device: FakeDevice;
