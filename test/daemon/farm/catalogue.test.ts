@@ -30,13 +30,18 @@ function withHook(sql: SQL, afterFailuresWritten: () => void): SQL {
   } as unknown as SQL;
 }
 
+/** The farm's tables with one host and its one device, as a host's first heartbeat leaves them. */
+async function farmWithOneDevice(sql: SQL): Promise<void> {
+  await migrateFarm(sql);
+  await sql`INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state) VALUES (${HOST}, 'h', '0', '127.0.0.1:1', 1, 200, now(), now(), 'up')`;
+  await sql`INSERT INTO devices (host_id, device_id, name, platform, connected, present, capabilities, updated_at) VALUES (${HOST}, ${DEVICE}, 'Mock', 'mock', true, true, '[]', now())`;
+}
+
 describeWithPostgres("farm catalogue", () => {
   test("a failure seen while a flush is writing is written by the next flush and counts towards quarantine", async () => {
     await using pg = await startPostgres();
     await using sql = new SQL({ url: pg.url, max: 1 });
-    await migrateFarm(sql);
-    await sql`INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state) VALUES (${HOST}, 'h', '0', '127.0.0.1:1', 1, 200, now(), now(), 'up')`;
-    await sql`INSERT INTO devices (host_id, device_id, name, platform, connected, present, capabilities, updated_at) VALUES (${HOST}, ${DEVICE}, 'Mock', 'mock', true, true, '[]', now())`;
+    await farmWithOneDevice(sql);
     const catalogue = new FarmCatalogue(HOST, { failures: 2, windowMs: 60_000 }, () => DEVICE);
 
     catalogue.failure(DEVICE, "device did not answer in time", "first");
@@ -59,9 +64,7 @@ describeWithPostgres("farm catalogue", () => {
   test("failures of a flush whose transaction fails are kept, in order, for the next one", async () => {
     await using pg = await startPostgres();
     await using sql = new SQL({ url: pg.url, max: 1 });
-    await migrateFarm(sql);
-    await sql`INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state) VALUES (${HOST}, 'h', '0', '127.0.0.1:1', 1, 200, now(), now(), 'up')`;
-    await sql`INSERT INTO devices (host_id, device_id, name, platform, connected, present, capabilities, updated_at) VALUES (${HOST}, ${DEVICE}, 'Mock', 'mock', true, true, '[]', now())`;
+    await farmWithOneDevice(sql);
     const catalogue = new FarmCatalogue(HOST, { failures: 0, windowMs: 60_000 }, () => DEVICE);
     catalogue.failure(DEVICE, "android_device_offline", "a");
     const failing = withHook(sql, () => {

@@ -11,7 +11,7 @@ import { PS_HEADER, psRow } from "./processes.ts";
 import type { SnapshotNode } from "./scenario.ts";
 import { compressTree } from "./uiautomator-xml.ts";
 import { type AdbServer, startAdbServer } from "./adb-server.ts";
-import { startFakeDevice } from "./fake-device.ts";
+import { type FakeDevice, startFakeDevice } from "./fake-device.ts";
 import { describeWithAdb } from "./with-adb.ts";
 import { until } from "../wait.ts";
 
@@ -132,6 +132,18 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/**
+ * Runs `script` through the legacy `shell:` service (adb shell -x), kills the adb client once the
+ * phone started `command`, and gives the command's exit status when it ends on the phone.
+ */
+async function exitAfterHostHangsUp(dev: FakeDevice, command: string, script: string): Promise<number> {
+  const started = dev.phone.waitForCommand(command);
+  const proc = server.spawnAdb(["-s", dev.serial, "shell", "-x", script]);
+  const record = await started;
+  proc.kill();
+  return until(`${command} to end`, () => record.exitCode ?? undefined);
+}
+
 describeWithAdb("FakePhone processes over adb", () => {
   test("$$ is the shell's pid and exec runs the command in it", async () => {
     await using dev = await startFakeDevice(server);
@@ -164,22 +176,12 @@ describeWithAdb("FakePhone processes over adb", () => {
   test("a legacy shell command that writes after the close dies of SIGPIPE", async () => {
     await using dev = await startFakeDevice(server);
     dev.phone.faults.slow.set("echo", 400);
-    const started = dev.phone.waitForCommand("echo");
-    const proc = server.spawnAdb(["-s", dev.serial, "shell", "-x", "echo late"]);
-    const record = await started;
-    proc.kill();
-    await until("echo to end", () => record.exitCode ?? undefined);
-    expect(record.exitCode).toBe(141);
+    expect(await exitAfterHostHangsUp(dev, "echo", "echo late")).toBe(141);
   });
 
   test("with legacyShellHangup the old simulation ends the command when the stream closes", async () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario, legacyShellHangup: true });
     dev.phone.faults.uiautomatorHang = true;
-    const started = dev.phone.waitForCommand("uiautomator");
-    const proc = server.spawnAdb(["-s", dev.serial, "shell", "-x", "uiautomator dump /dev/tty"]);
-    const record = await started;
-    proc.kill();
-    await until("uiautomator to end", () => record.exitCode ?? undefined);
-    expect(record.exitCode).toBe(130);
+    expect(await exitAfterHostHangsUp(dev, "uiautomator", "uiautomator dump /dev/tty")).toBe(130);
   });
 });
