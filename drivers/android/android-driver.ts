@@ -53,8 +53,6 @@ interface Connected {
    * by anything else the driver is asked to do; never kept for a protected value.
    */
   settled: { tree: DumpedTree; atMs: number } | null;
-  /** What one `input` invocation costs beyond a shell round trip, measured at connect. */
-  inputMs: number;
 }
 
 /** Calls that inject input, which restarts the phone's screen timeout. */
@@ -79,7 +77,7 @@ export class AndroidDriver implements Driver {
   private readonly shell: AndroidShell;
   private discovery: Discovery | null = null;
   private readonly connected = new Map<string, Connected>();
-  /** Phones that accepted the input probe while attached, with what one `input` invocation costs there (ms). */
+  /** Phones that accepted the input probe while attached, with what one `input` invocation costs there beyond a shell round trip (ms). */
   private readonly inputAccepted = new Map<string, number>();
   private generations = 0;
   /** Aborts background work (the foreground refresh) when the driver stops. */
@@ -155,6 +153,11 @@ export class AndroidDriver implements Driver {
     return { serial, c };
   }
 
+  /** What one `input` invocation costs on a connected phone (its connect probed it). */
+  private inputMsOf(serial: string): number {
+    return this.inputAccepted.get(serial) ?? 0;
+  }
+
   /** Keeps the tree that confirmed typed text for the observation that follows (see Connected.settled). */
   private settle(serial: string, tree: DumpedTree | null): void {
     const c = this.connected.get(serial);
@@ -182,12 +185,11 @@ export class AndroidDriver implements Driver {
     // Asked once while the phone stays attached (the fix needs a reboot, which detaches it); a
     // refusal is asked again at the next connect.
     const probed = !this.inputAccepted.has(serial);
-    const inputMs = probed ? Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs) : (this.inputAccepted.get(serial) as number);
-    this.inputAccepted.set(serial, inputMs);
+    if (probed) this.inputAccepted.set(serial, Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs));
     const known = this.connected.get(serial);
     if (!known)
-      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, inputMs, settled: null });
-    else Object.assign(known, { display, sdk, captureDisplay, inputMs });
+      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, settled: null });
+    else Object.assign(known, { display, sdk, captureDisplay });
     // Wake the screen now; a phone locked with a PIN may still be unlocked before the first step,
     // which then reports it. The probe was input (KEYCODE_UNKNOWN is dispatched, which restarts
     // the screen timeout), so a screen found on stays on for a while.
@@ -196,7 +198,7 @@ export class AndroidDriver implements Driver {
       await this.screen.ensure(serial, ctx);
       if (probed) this.screen.noteInput(serial);
     } catch (err) {
-      if (!(err instanceof DriverError && (err.error.data.details as { platformCode?: string } | null)?.platformCode === "android_device_locked")) throw err;
+      if (!(err instanceof DriverError && err.platformCode === "android_device_locked")) throw err;
     }
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
@@ -220,9 +222,10 @@ export class AndroidDriver implements Driver {
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
-    const c = this.connected.get(this.serialOf(deviceId));
-    // Offered only where two `input tap`s land within the double-tap window.
-    const offered = ANDROID_ACTIONS.definitions.filter((a) => a.name !== "doubleTap" || !c || doubleTapFits(c.inputMs));
+    const serial = this.serialOf(deviceId);
+    // Offered only where two `input tap`s land within the double-tap window (known once connected).
+    const connected = this.connected.has(serial);
+    const offered = ANDROID_ACTIONS.definitions.filter((a) => a.name !== "doubleTap" || !connected || doubleTapFits(this.inputMsOf(serial)));
     return offered.map((a) => ({ ...a }));
   }
 
@@ -326,7 +329,7 @@ export class AndroidDriver implements Driver {
     const parsed = toCall(ANDROID_ACTIONS.parse(call.name, call.arguments));
     const screen = c.viewport ?? effectiveSize(c.display, null, null);
     if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
-    if (parsed.kind === "doubleTap" && !doubleTapFits(c.inputMs)) throw doubleTapUnsupported(c.inputMs);
+    if (parsed.kind === "doubleTap" && !doubleTapFits(this.inputMsOf(serial))) throw doubleTapUnsupported(this.inputMsOf(serial));
     c.settled = null;
     await this.screen.ensure(serial, ctx);
     const output = await this.perform(serial, c, parsed, ctx);

@@ -126,7 +126,7 @@ export class AndroidShell {
     const tail = png.subarray(png.length - IEND.length);
     if (png.length < 45 || !IEND.every((b, i) => tail[i] === b)) {
       const why = await this.lost(serial, ctx);
-      throw why.driverCode === "platform_error" && (why.error.data.details as { platformCode: string }).platformCode === "android_adb_read_failed"
+      throw why.platformCode === "android_adb_read_failed"
         ? platformError("android_adb_malformed_png", true, `screencap gave ${png.length} bytes without a complete PNG`)
         : why;
     }

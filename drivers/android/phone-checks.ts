@@ -105,8 +105,7 @@ export async function runPhoneChecks(
 
 const reason = (err: unknown): string => {
   if (err instanceof DriverError) {
-    const platformCode = (err.error.data as { details?: { platformCode?: string } }).details?.platformCode;
-    return [platformCode ?? err.driverCode, err.detail ?? err.message].filter(Boolean).join(": ").slice(0, 300);
+    return [err.platformCode ?? err.driverCode, err.detail ?? err.message].filter(Boolean).join(": ").slice(0, 300);
   }
   return (err instanceof Error ? err.message : String(err)).slice(0, 300);
 };

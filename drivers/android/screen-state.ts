@@ -47,6 +47,11 @@ export function parseScreenState(out: string): ScreenState {
   };
 }
 
+/** Both dumps in one round trip. */
+export async function readScreenState(shell: AndroidShell, serial: string, ctx: CallContext): Promise<ScreenState> {
+  return parseScreenState((await shell.exec(serial, SCREEN_STATE_COMMAND, ctx, { ceilingMs: 5_000 })).out);
+}
+
 const isAwake = (s: ScreenState) => s.wakefulness === null || s.wakefulness === "Awake";
 
 export function deviceLocked(why: string): DriverError {
@@ -99,8 +104,8 @@ export class ScreenGuard {
     return work;
   }
 
-  private async read(serial: string, ctx: CallContext): Promise<ScreenState> {
-    return parseScreenState((await this.shell.exec(serial, SCREEN_STATE_COMMAND, ctx, { ceilingMs: 5_000 })).out);
+  private read(serial: string, ctx: CallContext): Promise<ScreenState> {
+    return readScreenState(this.shell, serial, ctx);
   }
 
   private async check(serial: string, ctx: CallContext): Promise<void> {
@@ -126,7 +131,7 @@ export class ScreenGuard {
 /** doctor: is the screen on and unlocked? */
 export async function checkScreenState(shell: AndroidShell, serial: string, ctx: CallContext): Promise<PhoneCheck> {
   const name = "screen and lock";
-  const s = parseScreenState((await shell.exec(serial, SCREEN_STATE_COMMAND, ctx, { ceilingMs: 5_000 })).out);
+  const s = await readScreenState(shell, serial, ctx);
   const stayAwake = "turn on Developer options › Stay awake (or run `adb shell svc power stayon usb`) so the screen stays on while plugged in";
   if (s.keyguard === true && s.secure === true)
     return { name, status: "fail", detail: "a keyguard with a PIN, pattern or password is up; devicerail cannot unlock it", fix: `unlock the phone or set Screen lock to None or Swipe; ${stayAwake}` };

@@ -20,6 +20,7 @@
  */
 import { type CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { pause } from "../../src/driver/pause.ts";
 import type { AndroidShell } from "./android-shell.ts";
 import { platformError } from "./adbkit-port.ts";
 import { type AndroidUiTree, dumpFailure, parseUiautomatorDump } from "./parse/uiautomator.ts";
@@ -99,7 +100,7 @@ export class UiDumper {
               message: `uiautomator found no active window ${nullRoots + 1} times in a row (null root node): the screen is off, locked or changing. Wake and unlock the phone, then observe again`,
             });
           nullRoots++;
-          await sleep(wait, ctx);
+          await pause(wait, ctx);
           continue;
         }
         case "busy":
@@ -164,7 +165,7 @@ export class UiDumper {
       // Cut off at once, the shell may not have written its pid yet: look once more. (Or the
       // dump ended by itself and took its pid file along: then there is nothing to stop.)
       if (tries === 1) return false;
-      await new Promise((res) => setTimeout(res, 300));
+      await pause(300, own);
     }
   }
 
@@ -200,19 +201,4 @@ function classify(out: string): Attempt {
   if (NULL_ROOT.test(printed)) return { kind: "nullRoot", message: problem.message };
   if (!problem.transient) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator: ${problem.message}` });
   return { kind: "transient", message: problem.message };
-}
-
-function sleep(ms: number, ctx: CallContext): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (ctx.signal.aborted) return reject(new DriverError("driver_cancelled"));
-    const t = setTimeout(() => {
-      ctx.signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new DriverError("driver_cancelled"));
-    };
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

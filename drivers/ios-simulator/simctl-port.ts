@@ -75,7 +75,7 @@ export class SimctlPort {
       await this.exec("terminate", [udid, bundleId], ctx, { udid });
     } catch (err) {
       // Terminating an app that is not running leaves it not running: done.
-      if (!(err instanceof DriverError && (err.error.data.details as { platformCode?: string } | null)?.platformCode === "ios_app_not_running")) throw err;
+      if (!(err instanceof DriverError && err.platformCode === "ios_app_not_running")) throw err;
     }
   }
 

@@ -65,6 +65,12 @@ export class DriverError extends RpcError {
     if (code === "protocol_error" || code === "internal_error") this.logDetail = opts.detail ?? this.message;
   }
 
+  /** The platform's own code of a platform_error (details.platformCode), null for other errors. */
+  get platformCode(): string | null {
+    if (this.driverCode !== "platform_error") return null;
+    return (this.error.data.details as { platformCode: string }).platformCode;
+  }
+
   /**
    * unknown_action or invalid_arguments with keys that help fix the call besides `action`
    * (availableActions; pointer, expected, received, issues). Callers write the details as one

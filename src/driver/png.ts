@@ -20,7 +20,6 @@ export function pngSize(bytes: Uint8Array): PixelSize | null {
   return { width, height };
 }
 
-
 /**
  * Where the PNG signature first occurs, or -1. Android's `screencap` output can carry text before
  * the image when stderr shares the stream (a multi-display warning, linker warnings): the image

@@ -105,9 +105,8 @@ export async function recordObservation(core: Core, deviceId: string, pending: P
 
 /** `metadata.uiTreeError` (docs/protocol/devices-and-actions.md#observing): the error a tree call would have raised. */
 function treeErrorMetadata(err: DriverError): { code: string; platformCode: string | null; retryable: boolean; message: string } {
-  const data = err.error.data as { code: string; message: string; retryable: boolean; details: unknown };
-  const details = data.details as { platformCode?: unknown } | null;
-  return { code: data.code, platformCode: typeof details?.platformCode === "string" ? details.platformCode : null, retryable: data.retryable, message: data.message };
+  const { code, retryable, message } = err.error.data;
+  return { code, platformCode: err.platformCode, retryable, message };
 }
 
 interface SizedTree {
