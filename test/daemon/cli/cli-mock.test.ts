@@ -82,7 +82,8 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
     try {
       let row = "";
       const deadline = Date.now() + 10_000;
-      while (!/\t[0-9a-f-]{36}\n$/.test(row) && Date.now() < deadline) row = (await cli(["devices"], env)).stdout;
+      // The Session leases the device a moment before its connect finishes: wait for both.
+      while (!/\tconnected\t[0-9a-f-]{36}\n$/.test(row) && Date.now() < deadline) row = (await cli(["devices"], env)).stdout;
       const { sessions } = await cliJson(["sessions"], env);
       expect(row).toBe(`mock-1\tmock\tDeviceRail Mock Device\t0.1\tconnected\t${sessions[0].id}\n`);
     } finally {
