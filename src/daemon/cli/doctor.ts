@@ -1,6 +1,8 @@
 /** `devicerail doctor [--smoke]`: what is wrong and how to fix it, and the latency figures of one device. */
 import { type Config, ConfigError, loadConfig } from "../config.ts";
-import { type CoreClient, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
+import type { DevicesListResult } from "../../protocol/types/device.ts";
+import type { Observation } from "../../protocol/types/observation.ts";
+import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, macChecks } from "./doctor-checks.ts";
 import { CliError, RpcCallError, out, printJson, withSpinner } from "./output.ts";
 
@@ -35,6 +37,18 @@ export interface SmokeResult {
   cycles: number;
   observe: OperationStats;
   tap: OperationStats;
+  /**
+   * What a bug report needs from the device side (docs/ios-on-a-mac.md asks for this paste): the
+   * device as listed, the actions it offers, the last observation's viewport, omissions and
+   * driver metadata (backend, tool versions, scale and its source, tree errors), and the last
+   * tap's output.
+   */
+  report: {
+    device: { name: string; platform: string; osVersion: string | null } | null;
+    actions: string[];
+    observation: { viewport: Observation["viewport"]; screenshotOmission: string | null; uiSnapshotOmission: string | null; uiNodes: number | null; metadata: Observation["metadata"] };
+    tapOutput: unknown;
+  };
 }
 
 /** Nearest-rank percentile of ascending samples, to 0.1 ms. */
@@ -52,17 +66,42 @@ const stats = (samples: number[]): OperationStats => {
 async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number): Promise<SmokeResult> {
   await route(c, deviceId);
   const times = { observe: [] as number[], tap: [] as number[] };
+  let last: Observation | null = null;
+  let tapOutput: unknown = null;
+  let actions: string[] = [];
   await inSession(c, async () => {
+    actions = (await capabilities(c)).map((a) => a.name);
     for (let i = 0; i < cycles; i++) {
       let t = performance.now();
       const o = await observe(c);
+      last = o;
       times.observe.push(performance.now() - t);
       t = performance.now();
-      await execute(c, "tap", { x: Math.floor(o.viewport.width / 2), y: Math.floor(o.viewport.height / 2) });
+      tapOutput = (await execute(c, "tap", { x: Math.floor(o.viewport.width / 2), y: Math.floor(o.viewport.height / 2) })).output;
       times.tap.push(performance.now() - t);
     }
   });
-  return { deviceId: await selectedDevice(c), cycles, observe: stats(times.observe), tap: stats(times.tap) };
+  const id = await selectedDevice(c);
+  const listed = (await c.call<DevicesListResult>("devices.list")).devices.find((d) => d.id === id);
+  const o = last as Observation | null;
+  return {
+    deviceId: id,
+    cycles,
+    observe: stats(times.observe),
+    tap: stats(times.tap),
+    report: {
+      device: listed ? { name: listed.name, platform: listed.platform.kind, osVersion: listed.osVersion ?? null } : null,
+      actions,
+      observation: {
+        viewport: o?.viewport ?? { width: 0, height: 0, scaleFactor: 1 },
+        screenshotOmission: o?.screenshotOmission ?? null,
+        uiSnapshotOmission: o?.uiSnapshotOmission ?? null,
+        uiNodes: o?.uiSnapshot?.nodeCount ?? null,
+        metadata: o?.metadata ?? {},
+      },
+      tapOutput,
+    },
+  };
 }
 
 const SYMBOL = { ok: "ok  ", warn: "warn", fail: "fail", skip: "skip" } as const;

@@ -326,7 +326,14 @@ describe("devicerail doctor on the Mock", () => {
   test("--smoke runs N observe + tap cycles and reports p50/p95 per operation", async () => {
     const stat = { p50Ms: expect.any(Number), p95Ms: expect.any(Number) };
     const r = await cliJson(["doctor", "--smoke", "-d", "mock-1", "-n", "4"]);
-    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: stat });
+    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: stat, report: expect.any(Object) });
+    // The paste a bug report asks for: the device, what it offers, what the last observation said.
+    const report = r.smoke.report;
+    expect(report.device).toEqual({ name: expect.any(String), platform: "mock", osVersion: expect.anything() });
+    expect(report.actions).toContain("tap");
+    expect(report.observation.viewport).toEqual({ width: expect.any(Number), height: expect.any(Number), scaleFactor: expect.any(Number) });
+    expect(report.observation.uiNodes).toBeGreaterThan(0);
+    expect(report.tapOutput).toMatchObject({ accepted: true });
     for (const op of [r.smoke.observe, r.smoke.tap]) expect(op.p95Ms).toBeGreaterThanOrEqual(op.p50Ms);
     expect(r.checks.at(-1)).toEqual({ name: "smoke", status: "ok", detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 /), fix: null });
     const text = await cli(["doctor", "--smoke", "-n", "3"]);
