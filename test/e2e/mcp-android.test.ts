@@ -376,6 +376,33 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expectBounded(mcp);
   }, 120_000);
 
+  test("launch_app takes an Android activity: without one an app with several launcher activities fails with their names", async () => {
+    await using phone = await demoPhone();
+    phone.phone.install({
+      package: "com.example.multi",
+      activity: "com.example.multi.MainActivity",
+      extraLaunchers: ["com.example.multi.debug.DebugActivity"],
+      label: "Multi",
+      initial: "main",
+      state: {},
+      screens: { main: (_s, view) => screenRoot(view, [{ className: "android.widget.TextView", text: "Multi" }]) },
+    } satisfies Scenario);
+    await using d = await tcpDaemon();
+    await using mcp = await httpPeer(d.base, d.dataDir);
+    const deviceId = deviceIdOf(phone);
+    const ambiguous = errorOf(await call(mcp, "launch_app", { deviceId, appId: "com.example.multi" }));
+    expect([ambiguous.isError, ambiguous.retryable]).toEqual([true, "false"]);
+    expect(ambiguous.text).toContain("android_app_launch_ambiguous");
+    expect(ambiguous.text).toContain("com.example.multi.MainActivity, com.example.multi.debug.DebugActivity");
+    expect(phone.phone.foreground).toBe(DEMO_PACKAGE);
+    await ok(mcp, "launch_app", { deviceId, appId: "com.example.multi", activity: ".debug.DebugActivity" });
+    expect(phone.phone.foreground).toBe("com.example.multi");
+    expect(phone.phone.commandLog.some((c) => c.argv.join(" ") === "am start -W --user current -n com.example.multi/com.example.multi.debug.DebugActivity")).toBe(true);
+    const bad = errorOf(await call(mcp, "launch_app", { deviceId, appId: "com.example.multi", activity: "a b" }));
+    expect([bad.isError, bad.retryable]).toEqual([true, "false"]);
+    expectBounded(mcp);
+  }, 120_000);
+
   test("wait_for returns once an element appears, once it is gone, and fails after its timeout; a missing element fails with the closest ones", async () => {
     await using phone = await demoPhone();
     const rt = phone.phone.runtime(DEMO_PACKAGE);

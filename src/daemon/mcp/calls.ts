@@ -300,12 +300,15 @@ export async function keyTool(deps: CallDeps, lane: Lane, a: ToolInput<"press_ke
   return acted(lane, [actionLine(`press ${a.key}`, lane, name, r)], [{ name, r }]);
 }
 
-export async function appTool(deps: CallDeps, lane: Lane, tool: "launch_app" | "terminate_app", a: ToolInput<"launch_app">): Promise<ToolResult> {
+export async function appTool(deps: CallDeps, lane: Lane, tool: "launch_app" | "terminate_app", a: ToolInput<"launch_app"> | ToolInput<"terminate_app">): Promise<ToolResult> {
   const name = need(lane, tool, [tool === "launch_app" ? "launch" : "terminate"]);
   // iOS names the app by bundle id, Android by package name: the device's own schema says which.
   const schema = lane.actions.find((d) => d.name === name)?.inputSchema as { properties?: Record<string, unknown> } | undefined;
   const key = schema?.properties && "bundleId" in schema.properties ? "bundleId" : "packageName";
-  const r = await execute(deps, lane, name, { [key]: a.appId });
+  const activity = "activity" in a ? a.activity : undefined;
+  if (activity !== undefined && !(schema?.properties && "activity" in schema.properties))
+    throw new ToolError("invalid_arguments", `invalid arguments for ${tool}: activity: ${lane.deviceId} starts apps by ${key} only (activity is for Android)`, false, { tool, issues: ["activity: not offered by this device"] });
+  const r = await execute(deps, lane, name, { [key]: a.appId, ...(activity !== undefined ? { activity } : {}) });
   return acted(lane, [actionLine(`${tool === "launch_app" ? "launch" : "terminate"} ${a.appId}`, lane, name, r)], [{ name, r }]);
 }
 

@@ -90,7 +90,13 @@ export const INPUTS = {
     v.check((a) => notBoth(a), NOT_BOTH),
   ),
   press_key: v.strictObject({ deviceId: DeviceId, key: v.pipe(v.picklist(KEYS), d("back, home and recentApps are system navigation; the rest are keyboard keys")) }),
-  launch_app: v.strictObject({ deviceId: DeviceId, appId: v.pipe(v.string(), v.minLength(1), d("Android package name or iOS bundle id")) }),
+  launch_app: v.strictObject({
+    deviceId: DeviceId,
+    appId: v.pipe(v.string(), v.minLength(1), d("Android package name or iOS bundle id")),
+    activity: v.optional(
+      v.pipe(v.string(), v.minLength(1), v.maxLength(255), d("Android only: the activity to start, fully qualified or relative to the package (.MainActivity); needed when the app has several launcher activities and no default")),
+    ),
+  }),
   terminate_app: v.strictObject({ deviceId: DeviceId, appId: v.pipe(v.string(), v.minLength(1), d("Android package name or iOS bundle id")) }),
   open_url: v.strictObject({ deviceId: DeviceId, url: v.pipe(v.string(), v.minLength(3), d("A URL or deep link")) }),
   wait_for: v.strictObject({
