@@ -14,6 +14,7 @@ import { orientationOf, pngSize } from "./parse/display.ts";
 import { stateProblem } from "./parse/devices.ts";
 import { parseForeground } from "./parse/foreground.ts";
 import { doubleTapFits, doubleTapUnsupported, probeInput } from "./input-probe.ts";
+import { Rotations } from "./rotation.ts";
 import { ScreenGuard } from "./screen-state.ts";
 import { typeAndVerify } from "./text-readback.ts";
 import type { DumpedTree } from "./ui-dump.ts";
@@ -31,6 +32,8 @@ export interface AndroidOptions {
   knownAwakeMs?: number;
   /** Back-off before each `null root node` retry (default NULL_ROOT_BACKOFF_MS); tests shorten it. */
   nullRootBackoffMs?: readonly number[];
+  /** How long a rotation gets to show in `dumpsys input` (default ROTATION_CONFIRM_MS); tests shorten it. */
+  rotationConfirmMs?: number;
 }
 
 interface Connected {
@@ -83,11 +86,13 @@ export class AndroidDriver implements Driver {
   /** Aborts background work (the foreground refresh) when the driver stops. */
   private stopping = new AbortController();
   private readonly screen: ScreenGuard;
+  private readonly rotations: Rotations;
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
     this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs, opts.nullRootBackoffMs);
     this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
+    this.rotations = new Rotations(this.shell, opts.rotationConfirmMs);
     this.elements = {
       tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
       clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
@@ -112,12 +117,19 @@ export class AndroidDriver implements Driver {
   }
 
   async stop(): Promise<void> {
+    // A daemon that stops leaves each phone it rotated with the owner's rotation settings.
+    await Promise.all(this.rotations.serials().map((serial) => this.restoreRotation(serial)));
     this.stopping.abort("stop");
     this.stopping = new AbortController();
     await this.discovery?.stop();
     this.discovery = null;
     this.connected.clear();
     this.inputAccepted.clear();
+  }
+
+  private async restoreRotation(serial: string, outer?: CallContext): Promise<void> {
+    const ctx: CallContext = { signal: outer?.signal ?? this.stopping.signal, deadline: Date.now() + 5_000, log: this.opts.log };
+    await this.rotations.restore(serial, ctx).catch((err) => this.opts.log.warn({ serial, err: String(err) }, "could not restore the phone's rotation settings"));
   }
 
   private serialOf(deviceId: string): string {
@@ -205,10 +217,12 @@ export class AndroidDriver implements Driver {
     return { ...info };
   }
 
-  async disconnect(deviceId: string): Promise<void> {
+  async disconnect(deviceId: string, ctx?: CallContext): Promise<void> {
     const serial = this.serialOf(deviceId);
     this.connected.delete(serial);
     this.screen.forget(serial);
+    // The owner's auto-rotate and rotation, as they were before this connection's first rotate.
+    await this.restoreRotation(serial, ctx);
     this.discovery?.setConnected(serial, false);
   }
 
@@ -384,8 +398,7 @@ export class AndroidDriver implements Driver {
         await sh.openUrl(serial, call.url, ctx);
         return { accepted: true };
       case "rotate": {
-        const rotation = { portrait: 0, landscape: 1, reversePortrait: 2, reverseLandscape: 3 }[call.orientation];
-        await sh.checkedAll(serial, [["settings", "put", "system", "accelerometer_rotation", "0"], ["settings", "put", "system", "user_rotation", String(rotation)]], ctx);
+        await this.rotations.rotate(serial, call.orientation, ctx);
         // The next screenshot tells the new size; until then taps are checked against the old one.
         c.viewport = null;
         return { accepted: true, orientation: call.orientation };

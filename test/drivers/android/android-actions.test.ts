@@ -237,22 +237,27 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
     ]);
   });
 
-  test("rotate turns auto-rotation off and sets user_rotation when given each orientation", async () => {
+  test("rotate sets user_rotation, turns auto-rotation off and reads the display's rotation back, for each orientation", async () => {
     await using a = await attach(adb.server());
     const seen = [];
     for (const orientation of ["landscape", "reversePortrait", "reverseLandscape", "portrait"]) {
       expect(await exec(a, "rotate", { orientation })).toEqual({ output: { accepted: true, orientation } });
-      seen.push([a.phone.settings.get("system/accelerometer_rotation"), a.phone.settings.get("system/user_rotation")]);
+      seen.push([a.phone.settings.get("system/accelerometer_rotation"), a.phone.settings.get("system/user_rotation"), a.phone.rotation]);
     }
     expect(seen).toEqual([
-      ["0", "1"],
-      ["0", "2"],
-      ["0", "3"],
-      ["0", "0"],
+      ["0", "1", 1],
+      ["0", "2", 2],
+      ["0", "3", 3],
+      ["0", "0", 0],
     ]);
-    expect(ran(a.phone).slice(0, 3)).toEqual([
-      ["settings", "put", "system", "accelerometer_rotation", "0"],
+    expect(ran(a.phone).slice(0, 8)).toEqual([
+      ["settings", "get", "system", "accelerometer_rotation"],
+      ["settings", "get", "system", "user_rotation"],
+      TRAILER,
       ["settings", "put", "system", "user_rotation", "1"],
+      ["settings", "put", "system", "accelerometer_rotation", "0"],
+      TRAILER,
+      ["dumpsys", "input"],
       TRAILER,
     ]);
   });

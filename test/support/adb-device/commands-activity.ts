@@ -2,6 +2,7 @@
 import type { CommandFn, CommandIo } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
 import { surfaceFlingerDisplayIds } from "./displays.ts";
+import { dumpsysInput } from "./rotation.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { BROWSER } from "./system-apps.ts";
 
@@ -281,6 +282,11 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       // Android 10 moved mCurrentFocus / mFocusedApp into the display contents (appium-adb
       // lib/tools/app-commands.ts dumpWindows: "With version 29, Android changed the dumpsys syntax").
       io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n${sdk >= 29 ? focusLines(phone.foreground, phone.focusedActivity, activityRecord()) : ""}`);
+      return 0;
+    }
+    if (service === "input" && section === undefined) {
+      const panel = phone.displays[0];
+      io.out(dumpsysInput(sdk, phone.rotation, { width: phone.physical.width, height: phone.physical.height, displayId: panel?.physicalId ?? "0", port: panel?.port ?? 0 }));
       return 0;
     }
     if (service === "SurfaceFlinger" && section === "--display-id") {

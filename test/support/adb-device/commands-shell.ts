@@ -2,6 +2,7 @@
 import { type CommandFn, type CommandIo, delay, text } from "./command-io.ts";
 import { displayCommand } from "./displays.ts";
 import type { FakePhone } from "./fake-phone.ts";
+import { rotationAfter, settingsDenied } from "./rotation.ts";
 
 /** A known command called in a way the fake does not simulate: recorded so strict tests fail on it. */
 export function unsupported(phone: FakePhone, argv: readonly string[], io: CommandIo): number {
@@ -93,6 +94,7 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     const [verb, ns, key, ...value] = args;
     if (!ns || !["system", "secure", "global"].includes(ns)) return unsupported(phone, argv, io);
     const k = `${ns}/${key}`;
+    if ((verb === "put" || verb === "delete") && key && phone.settingsDenied) return settingsDenied(verb, io);
     if (verb === "get" && key) io.out(`${phone.settings.get(k) ?? "null"}\n`);
     else if (verb === "put" && key && value.length) phone.settings.set(k, value.join(" "));
     else if (verb === "delete" && key) io.out(`Deleted ${phone.settings.delete(k) ? 1 : 0} rows\n`);
@@ -100,6 +102,7 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
       const rows = [...phone.settings].filter(([name]) => name.startsWith(`${ns}/`)).map(([name, v]) => `${name.slice(ns.length + 1)}=${v}\n`);
       io.out(rows.sort().join(""));
     } else return unsupported(phone, argv, io);
+    if (verb !== "get" && verb !== "list") phone.rotation = rotationAfter(phone.settings, phone.allowedRotations, phone.rotation);
     return 0;
   };
 

@@ -103,7 +103,7 @@ export interface Attached extends AsyncDisposable {
  */
 export async function attach(
   server: AdbServer,
-  options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; nullRootBackoffMs?: readonly number[]; log?: Logger; connect?: boolean } = {},
+  options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; nullRootBackoffMs?: readonly number[]; rotationConfirmMs?: number; log?: Logger; connect?: boolean } = {},
 ): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
   const driver = new AndroidDriver({
@@ -113,6 +113,7 @@ export async function attach(
     ...(options.dumpAttemptMs ? { dumpAttemptMs: options.dumpAttemptMs } : {}),
     ...(options.knownAwakeMs !== undefined ? { knownAwakeMs: options.knownAwakeMs } : {}),
     ...(options.nullRootBackoffMs ? { nullRootBackoffMs: options.nullRootBackoffMs } : {}),
+    ...(options.rotationConfirmMs !== undefined ? { rotationConfirmMs: options.rotationConfirmMs } : {}),
   });
   const changes: DeviceChange[] = [];
   const id = `android-adb:${device.serial}`;

@@ -17,6 +17,7 @@ import { parseScript, runScript, ShellSyntaxError } from "./sh.ts";
 import { processCommands } from "./commands-process.ts";
 import { ADBD_PID, ProcessTable, SIGNAL_STATUS, type Signal } from "./processes.ts";
 import { type AppInfo, BROWSER, LAUNCHER, launcherScenario, plainAppScenario, SETTINGS } from "./system-apps.ts";
+import { ALL_ROTATIONS } from "./rotation.ts";
 import { compressTree, toUiautomatorXml } from "./uiautomator-xml.ts";
 
 export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
@@ -114,6 +115,19 @@ export interface FakePhoneOptions {
    * `exec:` and shell v2 always end the command on close here.
    */
   legacyShellHangup?: boolean;
+  /**
+   * `settings put` (and `delete`) refused as on MIUI/ColorOS phones without the vendor's security
+   * option: the SecurityException on stderr and exit status 255 (see rotation.ts for the sources).
+   * `settings get` still answers.
+   */
+  settingsDenied?: boolean;
+  /**
+   * The rotations (Surface.ROTATION_*, 0–3) the display turns to when asked through
+   * `user_rotation` with auto-rotate off (default all four). `[0]`: the app in front is locked to
+   * portrait; `[0, 1, 3]`: a phone that never turns upside down. Asked for another, the display
+   * stays where it is and `settings` still succeeds, as on real phones. `dumpsys input` reports it.
+   */
+  rotations?: readonly number[];
 }
 
 /** The focus WindowManagerService froze when an app stopped responding. */
@@ -214,6 +228,11 @@ export class FakePhone implements AdbdDevice {
   /** The frozen focus of the last ANR, printed first by full `dumpsys window`; null: no ANR since boot. */
   lastAnr: LastAnr | null;
   inputDenied: boolean;
+  settingsDenied: boolean;
+  /** The rotations the display may take (FakePhoneOptions.rotations). */
+  allowedRotations: readonly number[];
+  /** The display's rotation now (Surface.ROTATION_*), as `dumpsys input` says it. */
+  rotation = 0;
   /** Milliseconds each `input` invocation waits before it runs (0: instant). */
   inputStartupMs: number;
   readonly power: PhonePower;
@@ -260,6 +279,11 @@ export class FakePhone implements AdbdDevice {
     this.displays = options.displays ? options.displays.map((d) => ({ ...d })) : singleDisplay(this.physical.width, this.physical.height);
     this.lastAnr = options.lastAnr ?? null;
     this.inputDenied = options.inputDenied ?? false;
+    this.settingsDenied = options.settingsDenied ?? false;
+    this.allowedRotations = options.rotations ?? ALL_ROTATIONS;
+    // As on a phone out of the box: auto-rotate on, the locked rotation portrait.
+    this.settings.set("system/accelerometer_rotation", "1");
+    this.settings.set("system/user_rotation", "0");
     this.inputStartupMs = options.slowInput === true ? SLOW_INPUT_MS : typeof options.slowInput === "number" ? options.slowInput : 0;
     this.power = new PhonePower(options.lock ?? "none", { asleep: options.asleep });
     this.focusDropChars = options.focusDropChars ?? 0;
