@@ -36,7 +36,10 @@ export interface SmokeResult {
   deviceId: string;
   cycles: number;
   observe: OperationStats;
-  tap: OperationStats;
+  /** Null unless `--tap X,Y` asked for taps: doctor touches nothing on a device by default. */
+  tap: OperationStats | null;
+  /** Where each cycle tapped (`--tap`), or null. */
+  tapAt: { x: number; y: number } | null;
   /**
    * What a bug report needs from the device side (docs/ios-on-a-mac.md asks for this paste): the
    * device as listed, the actions it offers, the last observation's viewport, omissions and
@@ -62,8 +65,11 @@ const stats = (samples: number[]): OperationStats => {
   return { p50Ms: percentile(s, 50), p95Ms: percentile(s, 95) };
 };
 
-/** N observe + tap cycles in one Session, tapping the screen's centre. */
-async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number): Promise<SmokeResult> {
+/**
+ * N cycles in one Session: an observation each, and a tap at `tapAt` when given. A tap on an
+ * unknown screen can press anything (a "Delete" button, a payment), so there is none by default.
+ */
+async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number, tapAt: { x: number; y: number } | null): Promise<SmokeResult> {
   await route(c, deviceId);
   const times = { observe: [] as number[], tap: [] as number[] };
   let last: Observation | null = null;
@@ -76,8 +82,9 @@ async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number
       const o = await observe(c);
       last = o;
       times.observe.push(performance.now() - t);
+      if (!tapAt) continue;
       t = performance.now();
-      tapOutput = (await execute(c, "tap", { x: Math.floor(o.viewport.width / 2), y: Math.floor(o.viewport.height / 2) })).output;
+      tapOutput = (await execute(c, "tap", tapAt)).output;
       times.tap.push(performance.now() - t);
     }
   });
@@ -88,7 +95,8 @@ async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number
     deviceId: id,
     cycles,
     observe: stats(times.observe),
-    tap: stats(times.tap),
+    tap: tapAt ? stats(times.tap) : null,
+    tapAt,
     report: {
       device: listed ? { name: listed.name, platform: listed.platform.kind, osVersion: listed.osVersion ?? null } : null,
       actions,
@@ -125,16 +133,16 @@ function printSmoke(r: SmokeResult): void {
   process.stdout.write(
     [
       "",
-      `smoke: ${r.cycles} observe + tap cycles on ${r.deviceId}`,
+      `smoke: ${r.cycles} ${r.tap ? "observe + tap" : "observe"} cycles on ${r.deviceId}`,
       `  observe  p50 ${ms(r.observe.p50Ms)}  p95 ${ms(r.observe.p95Ms)}`,
-      `  tap      p50 ${ms(r.tap.p50Ms)}  p95 ${ms(r.tap.p95Ms)}`,
+      r.tap && r.tapAt ? `  tap      p50 ${ms(r.tap.p50Ms)}  p95 ${ms(r.tap.p95Ms)}  (at ${r.tapAt.x},${r.tapAt.y})` : "  tap      none: nothing on the device was touched (--tap X,Y times a tap there)",
       "",
     ].join("\n"),
   );
 }
 
-export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number }, env: Env = process.env): Promise<number> {
-  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined)) throw new CliError("-d and -n belong to --smoke", 2);
+export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number; tap?: { x: number; y: number } }, env: Env = process.env): Promise<number> {
+  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined)) throw new CliError("-d, -n and --tap belong to --smoke", 2);
   const { config, checks } = configChecks(env);
   checks.push(...(await withSpinner("asking adb…", () => adbChecks(config, env))));
   checks.push(...macChecks(env));
@@ -145,9 +153,11 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
   if (opts.smoke) {
     const cycles = opts.cycles ?? 10;
     try {
-      result = await withSpinner(`running ${cycles} observe + tap cycles…`, () => withClient((c) => smoke(c, opts.device, cycles), env));
+      const tapAt = opts.tap ?? null;
+      result = await withSpinner(`running ${cycles} ${tapAt ? "observe + tap" : "observe"} cycles…`, () => withClient((c) => smoke(c, opts.device, cycles, tapAt), env));
       const r = result;
-      checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, tap p50 ${r.tap.p50Ms} ms`, fix: null });
+      const tap = r.tap ? `tap p50 ${r.tap.p50Ms} ms` : "no taps (--tap X,Y to time one)";
+      checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, ${tap}`, fix: null });
     } catch (e) {
       if (!(e instanceof RpcCallError || e instanceof CliError)) throw e;
       if (e instanceof CliError && e.exitCode === 2) throw e;

@@ -59,7 +59,7 @@ Usage:
                                operators: free, block, clear a device (recorded)
   devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
                                the daemon serves the same one at /mcp on its port
-  devicerail doctor [--smoke [-n N]]
+  devicerail doctor [--smoke [-n N] [--tap X,Y]]
                                check adb, devices, tools, data directory, listen port
   devicerail --version         print the version
   devicerail --help            print this help (devicerail COMMAND --help for a command)
@@ -89,6 +89,13 @@ function integer(min: number, max = 2 ** 32 - 1) {
   };
 }
 const coord = integer(0);
+
+/** `X,Y` in screen pixels (doctor --smoke --tap). */
+function point(text: string): { x: number; y: number } {
+  const m = /^(\d+),(\d+)$/.exec(text.trim());
+  if (!m) throw new InvalidArgumentError("expected X,Y in screen pixels, e.g. 540,1200");
+  return { x: coord(m[1] as string), y: coord(m[2] as string) };
+}
 
 /** `30s`, `500ms`, `2m`, or a number of seconds; what --timeout takes. */
 export function duration(text: string): number {
@@ -295,8 +302,9 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("-o, --output <dir>", "the folder to create (default ./devicerail-session-<id>)")
     .action((id: string) => run(() => exportCommand(id, exp.opts()))());
   const doc = cmd("doctor", "check adb, devices, iOS tools, the data directory and the listen port, each with its fix", { device: true })
-    .option("--smoke", "also run observe + tap cycles on a device and print p50/p95 per operation")
+    .option("--smoke", "also run observe cycles on a device and print p50/p95 per operation (it taps nothing unless --tap)")
     .option("-n, --cycles <n>", "how many cycles --smoke runs (default 10)", integer(1, 10_000))
+    .option("--tap <x,y>", "with --smoke: also tap at X,Y (screen pixels) in each cycle and time it", point)
     .addHelpText("after", "doctor exits 1 when any check failed.")
     .action(run(() => doctorCommand(doc.opts())));
 

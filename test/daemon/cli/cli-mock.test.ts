@@ -36,7 +36,7 @@ describe("devicerail --help and usage errors", () => {
       [["tap", "10", "abc"], "devicerail: command-argument value 'abc' is invalid for argument 'y'. expected an integer from 0 to 4294967295"],
       [["swipe", "1", "2", "3", "4", "--duration", "0"], "devicerail: option '--duration <ms>' argument '0' is invalid. expected an integer from 1 to 60000"],
       [["doctor", "--smoke", "-n", "x"], "devicerail: option '-n, --cycles <n>' argument 'x' is invalid. expected an integer from 1 to 10000"],
-      [["doctor", "-n", "3"], "devicerail: -d and -n belong to --smoke"],
+      [["doctor", "-n", "3"], "devicerail: -d, -n and --tap belong to --smoke"],
       [["export"], "devicerail: missing required argument 'session'"],
       [["devices", "extra"], "devicerail: too many arguments for 'devices'. Expected 0 arguments but got 1."],
     ];
@@ -323,22 +323,46 @@ describe("devicerail doctor on the Mock", () => {
     }
   });
 
-  test("--smoke runs N observe + tap cycles and reports p50/p95 per operation", async () => {
+  test("--smoke runs N observe cycles, touching nothing, and reports p50/p95 and the paste for a bug report", async () => {
     const stat = { p50Ms: expect.any(Number), p95Ms: expect.any(Number) };
-    const r = await cliJson(["doctor", "--smoke", "-d", "mock-1", "-n", "4"]);
-    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: stat, report: expect.any(Object) });
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    const r = await cliJson(["doctor", "--smoke", "-d", "mock-1", "-n", "4"], env);
+    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: null, tapAt: null, report: expect.any(Object) });
+    // No tap on a screen nobody has looked at: the Session holds no action.
+    const { sessions } = await cliJson(["sessions"], env);
+    expect(sessions.map((x: { actions: number }) => x.actions)).toEqual([0]);
     // The paste a bug report asks for: the device, what it offers, what the last observation said.
     const report = r.smoke.report;
     expect(report.device).toEqual({ name: expect.any(String), platform: "mock", osVersion: expect.anything() });
     expect(report.actions).toContain("tap");
     expect(report.observation.viewport).toEqual({ width: expect.any(Number), height: expect.any(Number), scaleFactor: expect.any(Number) });
     expect(report.observation.uiNodes).toBeGreaterThan(0);
-    expect(report.tapOutput).toMatchObject({ accepted: true });
-    for (const op of [r.smoke.observe, r.smoke.tap]) expect(op.p95Ms).toBeGreaterThanOrEqual(op.p50Ms);
-    expect(r.checks.at(-1)).toEqual({ name: "smoke", status: "ok", detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 /), fix: null });
-    const text = await cli(["doctor", "--smoke", "-n", "3"]);
+    expect(report.tapOutput).toBeNull();
+    expect(r.smoke.observe.p95Ms).toBeGreaterThanOrEqual(r.smoke.observe.p50Ms);
+    expect(r.checks.at(-1)).toEqual({ name: "smoke", status: "ok", detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 [\d.]+ ms, no taps \(--tap X,Y to time one\)$/), fix: null });
+    const text = await cli(["doctor", "--smoke", "-n", "3"], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/\nsmoke: 3 observe \+ tap cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n$/);
+    expect(text.stdout).toMatch(/\nsmoke: 3 observe cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}none: nothing on the device was touched \(--tap X,Y times a tap there\)\n$/);
+  });
+
+  test("--smoke --tap X,Y also taps there in each cycle and times it; a malformed point is a usage error", async () => {
+    const stat = { p50Ms: expect.any(Number), p95Ms: expect.any(Number) };
+    const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
+    const r = await cliJson(["doctor", "--smoke", "-n", "3", "--tap", "640,300"], env);
+    expect(r.smoke).toEqual(expect.objectContaining({ cycles: 3, tap: stat, tapAt: { x: 640, y: 300 } }));
+    expect(r.smoke.report.tapOutput).toEqual({ accepted: true, x: 640, y: 300 });
+    expect(r.smoke.tap.p95Ms).toBeGreaterThanOrEqual(r.smoke.tap.p50Ms);
+    const { sessions } = await cliJson(["sessions"], env);
+    expect(sessions.map((x: { actions: number }) => x.actions)).toEqual([3]);
+    const text = await cli(["doctor", "--smoke", "-n", "2", "--tap", "640,300"], env);
+    expect(text.stdout).toMatch(/\nsmoke: 2 observe \+ tap cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}p50 \d+\.\d ms {2}p95 \d+\.\d ms {2}\(at 640,300\)\n$/);
+    for (const [args, message] of [
+      [["doctor", "--smoke", "--tap", "640"], "devicerail: option '--tap <x,y>' argument '640' is invalid. expected X,Y in screen pixels, e.g. 540,1200"],
+      [["doctor", "--tap", "1,2"], "devicerail: -d, -n and --tap belong to --smoke"],
+    ] as const) {
+      const bad = await cli([...args], env);
+      expect([bad.code, bad.stdout, bad.stderr.split("\n")[0]]).toEqual([2, "", message]);
+    }
   });
 });
 
