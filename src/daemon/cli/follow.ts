@@ -7,6 +7,7 @@ import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { CliError, out } from "./output.ts";
+import { resolveSession } from "./sessions.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
 /** Characters of an event's detail a line shows. */
@@ -47,7 +48,7 @@ export function eventLine(e: TestEvent, st = out()): string {
  * (one that starts and ends between two looks is still followed: it is replayed whole).
  */
 async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSignal): Promise<string> {
-  if (id) return id;
+  if (id) return resolveSession(c, id);
   const since = Date.now();
   let told = false;
   for (;;) {

@@ -11,7 +11,7 @@ import { farmDevicesCommand, farmHostsCommand, farmSessionsCommand } from "./far
 import { farmAcquireCommand, farmBlockCommand, farmReleaseCommand } from "./farm-admin-command.ts";
 import { mcpCommand } from "./mcp-command.ts";
 import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
-import { printJson, reportFailure } from "./output.ts";
+import { CliError, printJson, reportFailure } from "./output.ts";
 import { SERVE_HELP, serve } from "./serve.ts";
 import { followCommand } from "./follow.ts";
 import { openLiveReport, reportCommand } from "./report-command.ts";
@@ -40,7 +40,7 @@ Usage:
                                [--ignore-case], --id ID, --role ROLE, --name NAME (combinable),
                                or --ref @eN from the last ui listing; wait-for waits --timeout
                                (default 10s) and exits 1 when nothing matched
-  devicerail sessions [--follow [SESSION]] | sessions prune --older-than AGE | --keep N
+  devicerail sessions [--limit N] [--follow [SESSION]] | sessions prune --older-than AGE | --keep N
                                list the recorded Sessions, follow one live, delete old ones
   devicerail sessions --open SESSION
                                open a Session's live report (the daemon's page) in the browser
@@ -259,10 +259,13 @@ export async function runCli(argv: string[]): Promise<number> {
   const sessions = cmd("sessions", "list the recorded Sessions, newest first: device, start, duration, actions, errors, outcome or verdict")
     .option("-f, --follow [session]", "print a Session's events as they happen (default: the newest active one, or the next to start)")
     .option("--open <session>", "open the Session's live report in the browser (it follows an active Session)")
+    .option("--limit <n>", "list only the newest N (default: all)", integer(1, 1000))
+    .addHelpText("after", "\nA SESSION argument of any command may be an unambiguous prefix of the id (4 or more characters), as git takes commits.")
     .action(run(() => {
-      const o = sessions.opts<{ follow?: string | boolean; open?: string }>();
+      const o = sessions.opts<{ follow?: string | boolean; open?: string; limit?: number }>();
+      if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined)) throw new CliError("--limit belongs to the listing, not to --follow or --open", 2);
       if (o.open !== undefined) return openLiveReport(o.open, { json });
-      return o.follow === undefined ? sessionsCommand({ json }) : followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
+      return o.follow === undefined ? sessionsCommand({ json, limit: o.limit }) : followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
     }));
   const prune = sessions
     .command("prune")

@@ -19,6 +19,7 @@ import { type CoreClient, withClient } from "./client.ts";
 import { credentialFor } from "./daemon-control.ts";
 import { outputFile } from "./device-commands.ts";
 import { CliError, RpcCallError, printJson } from "./output.ts";
+import { resolveSession } from "./sessions.ts";
 
 /** events.list through the client, a page too large for one line told apart from other failures. */
 function clientPages(c: CoreClient, sessionId: string): ListPage {
@@ -132,15 +133,20 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
   if (ids.length === 0 && opts.since === undefined) throw new CliError("name a Session (devicerail sessions lists them), or give --since AGE with --junit", 2);
   if (!opts.junit && (ids.length !== 1 || opts.since !== undefined)) throw new CliError("an HTML report is of one Session; for several, write JUnit with --junit FILE", 2);
   const html = ids.length === 1 && opts.since === undefined && (opts.output !== undefined || !opts.junit);
-  const htmlFile = html ? resolve(outputFile(opts.output, `devicerail-report-${ids[0]}.html`)) : null;
+  // Output paths are checked before the daemon is asked anything, then named after the whole id.
+  const htmlPath = (id: string) => (html ? resolve(outputFile(opts.output, `devicerail-report-${id}.html`)) : null);
+  htmlPath(ids[0] ?? "");
   const junitFile = opts.junit ? resolve(outputFile(opts.junit, "devicerail-junit.xml")) : null;
   const started = performance.now();
   const done = await withClient(async (c) => {
     const source = clientSource(c);
     const version = c.attached.hello.server.version;
+    const whole: string[] = [];
+    for (const id of ids) whole.push(await resolveSession(c, id));
+    const htmlFile = htmlPath(whole[0] ?? "");
     const heads: ReportHead[] = [];
     // Every Session is known before anything is written.
-    for (const id of await sessionsFor(c, ids, opts.since)) heads.push(await headOf(source, id));
+    for (const id of await sessionsFor(c, whole, opts.since)) heads.push(await headOf(source, id));
     const page = htmlFile ? await writeHtml(source, heads[0] as ReportHead, htmlFile, opts, version) : null;
     const junit = junitFile ? await writeJunit(c, source, junitFile, heads, version) : null;
     return { page, junit, sessions: heads.length };
@@ -182,8 +188,9 @@ export function openInBrowser(target: string): void {
  * a browser sends no bearer token, and handing it the token would put the secret in the opener's
  * argv, which every local user can read. The ticket opens that one page once, within a minute.
  */
-export async function openLiveReport(sessionId: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
+export async function openLiveReport(given: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
   const url = await withClient(async (c) => {
+    const sessionId = await resolveSession(c, given);
     const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 1000 });
     if (!sessions.some((s) => s.id === sessionId)) throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     const { record } = c.attached;

@@ -16,8 +16,33 @@ const seconds = (ms: number) =>
 /** How a Session went, in a word: its verdict when one was recorded, else its outcome (or that it still runs). */
 const result = (s: SessionRow) => (s.verdict ? `${s.verdict.status}: ${s.verdict.summary}` : (s.outcome ?? "active"));
 
-export async function sessionsCommand(opts: { json?: boolean }): Promise<number> {
-  const { sessions } = await withClient((c) => c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list"));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** git's shortest abbreviation of a commit id: fewer characters would match too much by chance. */
+const MIN_PREFIX = 4;
+
+/**
+ * A Session id as given on the command line: a whole id, or an unambiguous prefix of one (as git
+ * takes a commit's), resolved against every Session the daemon keeps. A prefix that names none
+ * is a runtime error (exit 1), as for an unknown whole id; one that names several is a usage
+ * error (exit 2) listing them.
+ */
+export async function resolveSession(c: CoreClient, given: string): Promise<string> {
+  const text = given.trim().toLowerCase();
+  if (UUID.test(text)) return text;
+  if (!/^[0-9a-f-]+$/.test(text) || text.length < MIN_PREFIX)
+    throw new CliError(`${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`, 2);
+  // sessions.list answers every Session the daemon keeps, active and ended (an array of SessionInfo).
+  const sessions = await c.call<{ id: string }[]>("sessions.list");
+  const hits = sessions.map((s) => s.id).filter((id) => id.startsWith(text));
+  if (hits.length === 1) return hits[0] as string;
+  if (hits.length === 0) throw new CliError(`no Session starts with ${text}; devicerail sessions lists them`);
+  const shown = hits.slice(0, 5).join(", ");
+  throw new CliError(`${text} names ${hits.length} Sessions (${shown}${hits.length > 5 ? ", …" : ""}): give more of the id`, 2);
+}
+
+export async function sessionsCommand(opts: { json?: boolean; limit?: number }): Promise<number> {
+  const params = opts.limit === undefined ? {} : { limit: opts.limit };
+  const { sessions } = await withClient((c) => c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list", params));
   if (opts.json) printJson({ sessions });
   else if (sessions.length === 0) process.stdout.write("no sessions\n");
   else
@@ -111,10 +136,16 @@ manifest.json   the Session, and each Evidence file's media type and size
 Written by devicerail export.
 `;
 
-export async function exportCommand(sessionId: string, opts: { output?: string; json?: boolean }): Promise<number> {
-  const dir = resolve(opts.output ?? `devicerail-session-${sessionId}`);
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`);
+export async function exportCommand(given: string, opts: { output?: string; json?: boolean }): Promise<number> {
+  const refuseFull = (dir: string) => {
+    if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`);
+  };
+  if (opts.output !== undefined) refuseFull(resolve(opts.output));
+  let dir = "";
   const manifest = await withClient(async (c) => {
+    const sessionId = await resolveSession(c, given);
+    dir = resolve(opts.output ?? `devicerail-session-${sessionId}`);
+    refuseFull(dir);
     const { session, events } = await allEvents(c, sessionId);
     mkdirSync(join(dir, "evidence"), { recursive: true });
     writeFileSync(join(dir, "events.ndjson"), events.map((e) => `${JSON.stringify(e)}\n`).join(""));
