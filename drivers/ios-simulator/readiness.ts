@@ -23,6 +23,8 @@ export const AX_READY_WAIT_MS = 15_000;
 /** The one wait an app that shows an empty tree gets after that (at most axReadyWaitMs). */
 const APP_WAIT_MS = 5_000;
 const POLL_MS = 250;
+/** Polling stops this long before the call's deadline: one more describe-ui must not run it out. */
+const DEADLINE_MARGIN_MS = 2_000;
 const PID = /"pid"\s*:\s*(\d+)/;
 
 export interface SettledTree {
@@ -49,7 +51,8 @@ export class AxReadiness {
     for (;;) {
       const json = await hid.tree(ctx);
       const tree = parseTree(json, () => 1);
-      const key = PID.exec(json)?.[1] ? `pid ${PID.exec(json)?.[1]}` : `app ${tree.appName ?? "unknown"}`;
+      const pid = PID.exec(json)?.[1];
+      const key = pid ? `pid ${pid}` : `app ${tree.appName ?? "unknown"}`;
       const now = Date.now();
       if (!tree.empty) {
         this.ready = true;
@@ -58,7 +61,8 @@ export class AxReadiness {
       }
       const first = this.emptySince.get(key) ?? now;
       this.emptySince.set(key, first);
-      const until = Math.min(Math.max(this.ready ? 0 : this.since + this.waitMs, first + Math.min(APP_WAIT_MS, this.waitMs)), ctx.deadline ?? Number.POSITIVE_INFINITY);
+      const window = Math.max(this.ready ? 0 : this.since + this.waitMs, first + Math.min(APP_WAIT_MS, this.waitMs));
+      const until = Math.min(window, ctx.deadline === null ? Number.POSITIVE_INFINITY : ctx.deadline - DEADLINE_MARGIN_MS);
       if (now >= until) return { json, notReady: notReady(key, now - first, this.ready), waitedMs: now - start };
       await pause(Math.min(POLL_MS, until - now), ctx);
     }

@@ -12,7 +12,7 @@ import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { DEMO_BUNDLE, type DeviceSpec, type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/index.ts";
+import { DEMO_BUNDLE, type DeviceSpec, decodePng, type FakeSimulators, PALETTE, startFakeSimulators } from "../../support/ios-sim/index.ts";
 
 const ctx = (): CallContext => ({ signal: new AbortController().signal, deadline: Date.now() + 20_000, log: silentLogger });
 const IPHONE = "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F";
@@ -53,6 +53,12 @@ const centre = (n: UiNode | undefined): { x: number; y: number } => {
 };
 const ios = (o: { metadata: Record<string, unknown> }) => o.metadata.ios as Record<string, unknown>;
 const lastInput = (sims: FakeSimulators, udid: string) => sims.device(udid).input.at(-1);
+/** The screenshot's colour just inside the top-right corner of a node's bounds: where it is painted. */
+const paintedAt = (png: Uint8Array | null, n: UiNode | undefined) => {
+  const b = n?.bounds;
+  if (!png || !b) return null;
+  return decodePng(png).at(b.x + b.width - 4, b.y + 4);
+};
 
 describe("the point scale from simctl getenv", () => {
   test("is read at connect, so taps go out in points before any tree has been seen", async () => {
@@ -140,6 +146,8 @@ describe("layouts where the tree is not the portrait screen", () => {
     // The e-mail field: (320 + 24, 221) pt, 452 × 44 pt.
     const email = nodes.find((n) => n.identifier === "login.email");
     expect(email?.bounds).toEqual({ x: 688, y: 442, width: 904, height: 88 });
+    // The switch (on) is painted where its bounds say.
+    expect(paintedAt(o.screenshot, nodes.find((n) => n.identifier === "login.remember"))).toEqual(PALETTE.light.on);
     await a.driver.execute(a.id, { name: "tap", arguments: centre(email) }, ctx());
     expect(lastInput(sims, IPAD)).toMatchObject({ x: 570, y: 243, target: "login.email" });
   });
@@ -157,6 +165,7 @@ describe("layouts where the tree is not the portrait screen", () => {
     expect(nodes[0]?.bounds).toEqual({ x: 0, y: Math.round(offY * 3), width: 1206, height: Math.round(402 * fit * 3) });
     const email = nodes.find((n) => n.identifier === "login.email");
     expect(email?.bounds).toEqual({ x: Math.round(24 * fit * 3), y: Math.round(221 * fit * 3) + Math.round(offY * 3), width: Math.round(826 * fit * 3), height: Math.round(44 * fit * 3) });
+    expect(paintedAt(o.screenshot, email)).toEqual(PALETTE.light.field);
     const from = sims.readLog("axe").length;
     await a.driver.execute(a.id, { name: "tap", arguments: centre(email) }, ctx());
     // AXe ≥ 1.7 takes the tree's logical points and maps them itself.
