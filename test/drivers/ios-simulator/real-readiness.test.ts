@@ -6,7 +6,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { Hid } from "../../../drivers/ios-simulator/backends.ts";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { AxReadiness } from "../../../drivers/ios-simulator/readiness.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
@@ -78,6 +80,48 @@ describe("the empty accessibility tree after boot", () => {
     const relaunched = await a.driver.observe(ID, { screenshot: true, uiTree: true }, ctx());
     expect([relaunched.uiTree?.nodes.some((n) => n.identifier === "login.email"), relaunched.uiTreeError ?? null]).toEqual([true, null]);
   }, 20_000);
+});
+
+/** A backend whose describe-ui answers come from `answer` (empty or full, for a pid). */
+function scriptedHid(answer: () => { pid: number; empty: boolean }): Hid & { reads: number } {
+  const node = (pid: number, children: unknown[], w: number, h: number) => ({ type: "Application", AXLabel: null, frame: { x: 0, y: 0, width: w, height: h }, children, enabled: true, pid });
+  const hid = {
+    reads: 0,
+    async tree() {
+      hid.reads++;
+      const { pid, empty } = answer();
+      return JSON.stringify([empty ? node(pid, [], 0, 0) : node(pid, [{ type: "Button", AXLabel: "OK", frame: { x: 1, y: 1, width: 10, height: 10 }, children: [], enabled: true, pid }], 402, 874)]);
+    },
+    tap: async () => {},
+    doubleTap: async () => {},
+    longPress: async () => {},
+    swipe: async () => {},
+    home: async () => {},
+  };
+  return hid;
+}
+
+describe("AxReadiness", () => {
+  test("an app already waited for is not waited for again; a new pid gets one wait of its own", async () => {
+    let pid = 100;
+    const hid = scriptedHid(() => ({ pid, empty: true }));
+    const ax = new AxReadiness(600);
+    const first = await timed(ax.settle(hid, ctx()));
+    expect([first.value.notReady?.platformCode, first.ms >= 550]).toEqual(["ios_tree_not_ready", true]);
+    const again = await timed(ax.settle(hid, ctx()));
+    expect([again.value.notReady?.platformCode, again.ms < 200]).toEqual(["ios_tree_not_ready", true]);
+    pid = 101;
+    const relaunched = await timed(ax.settle(hid, ctx()));
+    expect([relaunched.value.notReady?.platformCode, relaunched.ms >= 550]).toEqual(["ios_tree_not_ready", true]);
+  });
+
+  test("stops polling before the call's deadline, so the omission still arrives in time", async () => {
+    const hid = scriptedHid(() => ({ pid: 7, empty: true }));
+    const ax = new AxReadiness(60_000);
+    const c: CallContext = { ...ctx(), deadline: Date.now() + 2_600 };
+    const r = await timed(ax.settle(hid, c));
+    expect([r.value.notReady?.platformCode, r.ms < 1_500]).toEqual(["ios_tree_not_ready", true]);
+  });
 });
 
 describe("the fake's accessibility readiness", () => {
