@@ -57,7 +57,7 @@ const lastInput = (sims: FakeSimulators, udid: string) => sims.device(udid).inpu
 const paintedAt = (png: Uint8Array | null, n: UiNode | undefined) => {
   const b = n?.bounds;
   if (!png || !b) return null;
-  return decodePng(png).at(b.x + b.width - 4, b.y + 4);
+  return decodePng(png).at(b.x + b.width - 4, b.y + 4) as readonly number[];
 };
 
 describe("the point scale from simctl getenv", () => {
