@@ -9,8 +9,10 @@ import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
 import type { SimDevice } from "./parse/simctl.ts";
 import { SimctlPort } from "./simctl-port.ts";
+import { AxReadiness } from "./readiness.ts";
+import { ScreenScale } from "./scale.ts";
 import { platformError } from "./tool-process.ts";
-import { fingerprint, parseTree, settledTreeJson } from "./ui-tree.ts";
+import { fingerprint, parseTree } from "./ui-tree.ts";
 import { WDA_ENDPOINT, WdaPort } from "./wda-port.ts";
 
 export const ID_PREFIX = "ios-simulator:";
@@ -28,6 +30,8 @@ export interface IosOptions {
   wdaEndpoint?: string | null;
   /** How often the simulator list is polled for boots and shutdowns. */
   pollMs?: number;
+  /** How long after connect an empty accessibility tree is waited for, once (readiness.ts; default 15 s). */
+  axReadyWaitMs?: number;
   log: Logger;
 }
 
@@ -35,9 +39,9 @@ interface Attached {
   backend: Backend;
   hid: Hid | null;
   generation: number;
-  /** Screenshot pixels per point, from the newest screenshot and tree. */
-  scale: number | null;
-  pointWidth: number | null;
+  /** The point scale (simctl getenv, else screenshot and tree) and where the tree lies on the screenshot. */
+  screen: ScreenScale;
+  ax: AxReadiness;
   viewport: Viewport | null;
 }
 
@@ -146,7 +150,9 @@ export class IosSimulatorDriver implements Driver {
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
       const { backend, hid } = await pickBackend(udid, k.sim.name, { axe: this.axe, wda: this.wda }, ctx);
-      this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
+      const screen = new ScreenScale();
+      await screen.readEnv(this.simctl, udid, ctx, this.opts.log);
+      this.attached.set(udid, { backend, hid, generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null });
       this.opts.log.info({ udid, backend }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
@@ -178,10 +184,9 @@ export class IosSimulatorDriver implements Driver {
     return IOS_ACTIONS[this.attached.get(this.udidOf(deviceId))?.backend ?? "none"];
   }
 
-  /** Pixels to points with the measured scale (research §3); unknown scale means no screenshot yet. */
+  /** Pixels to points (scale.ts): refused while the scale is unknown or the layout cannot be mapped. */
   private toPoints(a: Attached, x: number, y: number): [number, number] {
-    const s = a.scale ?? 1;
-    return [Math.round((x / s) * 100) / 100, Math.round((y / s) * 100) / 100];
+    return a.screen.toPoints(x, y);
   }
 
   async observe(deviceId: string, opts: ObserveOptions, ctx: CallContext): Promise<RawObservation> {
@@ -189,28 +194,29 @@ export class IosSimulatorDriver implements Driver {
     // A viewport is needed even when no screenshot is kept: measure one if none is known yet.
     const shoot = opts.screenshot || a.viewport === null;
     const hid = opts.uiTree ? a.hid : null;
-    const [png, json] = await allEnded(
+    if (a.screen.wantsEnv()) await a.screen.readEnv(this.simctl, udid, ctx, this.opts.log);
+    const [png, read] = await allEnded(
       ctx,
       (c) => (shoot ? this.simctl.screenshot(udid, c) : Promise.resolve(null)),
-      (c) => (hid ? settledTreeJson(hid, c) : Promise.resolve(null)),
+      (c) => (hid ? a.ax.settle(hid, c) : Promise.resolve(null)),
     );
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");
-      a.viewport = { width: size.width, height: size.height, scaleFactor: a.pointWidth ? size.width / a.pointWidth : (a.viewport?.scaleFactor ?? 1) };
+      a.screen.onScreenshot(size);
+      a.viewport = { width: size.width, height: size.height, scaleFactor: 1 };
     }
-    // Scale = screenshot width ÷ root frame width, measured on this very pair (research §3).
-    const tree = json === null ? null : parseTree(json, (screen) => (a.viewport as Viewport).width / screen.width);
-    if (tree && !tree.empty) {
-      a.pointWidth = tree.screen.width;
-      a.scale = (a.viewport as Viewport).width / tree.screen.width;
-      (a.viewport as Viewport).scaleFactor = a.scale;
-    }
+    const vp = a.viewport as Viewport;
+    // Frames in points to screenshot pixels with the simulator's scale, placed by layout (scale.ts).
+    const tree = read === null ? null : parseTree(read.json, (root) => a.screen.frameScale(root, vp));
+    if (tree && !tree.empty) a.screen.place(tree.nodes, vp);
+    vp.scaleFactor = a.screen.scale ?? 1;
     return {
-      viewport: { ...(a.viewport as Viewport) },
+      viewport: { ...vp },
       screenshot: opts.screenshot ? png : null,
       uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
-      metadata: { ios: { udid, backend: a.backend, scale: a.scale, pointWidth: a.pointWidth } },
+      ...(read?.notReady ? { uiTreeError: read.notReady } : {}),
+      metadata: { ios: { udid, backend: a.backend, ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}) } },
     };
   }
 

@@ -87,6 +87,15 @@ export class SimctlPort {
     await this.exec("ui", [udid, "appearance", mode], ctx, { udid });
   }
 
+  /**
+   * `getenv <udid> <name>`: a variable of the device's launchd environment, or null when it is not
+   * set (simctl then exits 0 with stderr, as node-simctl's getEnv reads it).
+   */
+  async getenv(udid: string, name: string, ctx: CallContext): Promise<string | null> {
+    const { stdout, stderr } = await this.exec("getenv", [udid, name], ctx, { udid });
+    return stderr.trim() !== "" || stdout.trim() === "" ? null : stdout.trim();
+  }
+
   /** Puts text on the simulator's pasteboard through stdin (node-simctl's setPasteboard would too, but gives no abort). */
   async pbcopy(udid: string, text: string, ctx: CallContext): Promise<void> {
     const r = await runTool([this.xcrun(), "simctl", "pbcopy", udid], ctx, { stdin: text, ceilingMs: 10_000 });

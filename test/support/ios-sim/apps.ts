@@ -5,7 +5,7 @@
  * state; taps, text and keys change that state.
  */
 import { installedApp, launchApp } from "./lifecycle.ts";
-import { DEMO_BUNDLE, type SimDevice, type SimState } from "./sim-state.ts";
+import { type AppLayout, DEMO_BUNDLE, type SimDevice, type SimState } from "./sim-state.ts";
 import { frame, node, type SimNode } from "./ui-tree.ts";
 
 export interface DemoUi {
@@ -110,9 +110,28 @@ function homeScreen(device: SimDevice, w: number, h: number): SimNode {
   return simpleApp("SpringBoard", icons, w, h);
 }
 
-/** The frontmost application's tree, as `describe-ui` and `/source` see it. */
+/** The frontmost app's layout (sim-state.ts AppLayout), or null for a full-screen app or SpringBoard. */
+export function frontLayout(device: SimDevice): AppLayout | null {
+  if (device.locked || device.foreground === null) return null;
+  return installedApp(device, device.foreground)?.layout ?? null;
+}
+
+function shifted(n: SimNode, dx: number, dy: number): SimNode {
+  return { ...n, frame: { ...n.frame, x: n.frame.x + dx, y: n.frame.y + dy }, children: n.children.map((c) => shifted(c, dx, dy)) };
+}
+
+/**
+ * The frontmost application's tree, as `describe-ui` and `/source` see it: in screen points, or,
+ * for a letterboxed landscape-only app, in its logical landscape points (see AppLayout).
+ */
 export function screenTree(device: SimDevice): SimNode {
-  const { width: w, height: h } = device.screen;
+  const layout = frontLayout(device);
+  if (layout?.kind === "letterbox") return appTree(device, device.screen.height, device.screen.width);
+  if (layout?.kind === "window") return shifted(appTree(device, layout.width, layout.height), layout.x, layout.y);
+  return appTree(device, device.screen.width, device.screen.height);
+}
+
+function appTree(device: SimDevice, w: number, h: number): SimNode {
   if (device.locked) return simpleApp("SpringBoard", [node("text", frame(0, 120, w, 90), { label: "9:41", identifier: "lockscreen.time" })], w, h);
   const front = device.foreground;
   if (front === null) return homeScreen(device, w, h);

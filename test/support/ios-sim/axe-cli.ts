@@ -16,6 +16,7 @@ import { ResolutionError, resolveTap } from "./axe-resolve.ts";
 import { screenshotPng } from "./screenshot.ts";
 import { readState, type SimDevice, type SimState, transact } from "./sim-state.ts";
 import { hitTest } from "./ui-tree.ts";
+import { axTreeEmpty } from "./lifecycle.ts";
 
 const swiftDouble = (n: number) => (Number.isInteger(n) ? n.toFixed(1) : String(n));
 const notFound = (udid: string) => `No simulator with UDID ${udid} was found. Run \`axe list-simulators\` to see available simulators.`;
@@ -107,6 +108,7 @@ async function describeCommand(ctx: CliContext, p: Parsed): Promise<number> {
       d.emptyTreeReads--;
       return emptyDescribeUi(pid);
     }
+    if (axTreeEmpty(d, pid)) return emptyDescribeUi(pid);
     const root = screenTree(d);
     if (p.point === undefined) return describeUi(root, pid);
     const [x, y] = String(p.point).split(",").map((v) => Number(v.trim())) as [number, number];

@@ -17,6 +17,7 @@ export function launchApp(state: SimState, device: SimDevice, bundleId: string, 
     device.running[bundleId] = pid;
     delete device.ui[bundleId];
     device.launches.push({ bundleId, args: options.args ?? [], env: options.env ?? {}, pid });
+    if (device.axStaleIfLaunchedEarly && !axReady(device)) device.axStalePids.push(pid);
   }
   device.foreground = bundleId;
   device.locked = false;
@@ -54,6 +55,8 @@ export function bootDevice(device: SimDevice, now = Date.now()): void {
   device.lastBootedAt = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
   device.logPathSize = 462848;
   device.emptyTreeReads = device.emptyTreeAfterBoot;
+  device.axReadyAt = device.axReadyAfterBootMs > 0 ? now + device.bootDelayMs + device.axReadyAfterBootMs : null;
+  device.axStalePids = [];
   device.locked = false;
   // Nothing runs after a cold boot; tests that want the demo app in front launch it (or start the device booted).
   device.running = {};
@@ -68,6 +71,19 @@ export function shutdownDevice(device: SimDevice): void {
   device.ui = {};
   device.foreground = null;
   device.locked = false;
+}
+
+/** Whether the Simulator's accessibility bridge answers yet (see SimDevice.axReadyAfterBootMs). */
+export function axReady(device: SimDevice, now = Date.now()): boolean {
+  return device.axReadyAt === null || now >= device.axReadyAt;
+}
+
+/**
+ * Whether describe-ui sees only the bare application root for the frontmost app: AX not ready
+ * yet, or the app was launched before it was and has not been relaunched since.
+ */
+export function axTreeEmpty(device: SimDevice, pid: number, now = Date.now()): boolean {
+  return !axReady(device, now) || device.axStalePids.includes(pid);
 }
 
 export const isDemoInFront = (device: SimDevice) => device.foreground === DEMO_BUNDLE;

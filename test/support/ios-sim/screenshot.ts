@@ -5,7 +5,7 @@
  * the right size in one flat grey (the background's luminance): enough for magic bytes and size.
  */
 import { type Box, type Rgb, renderPng } from "../../../drivers/mock/render-png.ts";
-import { screenTree } from "./apps.ts";
+import { frontLayout, screenTree } from "./apps.ts";
 import type { Appearance, SimDevice } from "./sim-state.ts";
 import { type SimNode, walk } from "./ui-tree.ts";
 
@@ -17,8 +17,29 @@ export const PALETTE: Record<Appearance, Colours> = {
   dark: { background: [0, 0, 0], text: [255, 255, 255], button: [10, 132, 255], buttonText: [255, 255, 255], disabled: [58, 58, 60], disabledText: [142, 142, 147], field: [28, 28, 30], fieldBorder: [58, 58, 60], focus: [10, 132, 255], on: [48, 209, 88], off: [57, 57, 61], bar: [22, 22, 24], selected: [10, 132, 255], locked: [10, 10, 30] },
 };
 
-function boxFor(n: SimNode, c: Colours, s: number): Box | null {
-  const rect = { x: n.frame.x * s, y: n.frame.y * s, width: n.frame.width * s, height: n.frame.height * s };
+type Rect = { x: number; y: number; width: number; height: number };
+
+/**
+ * Where a tree frame lands in the screenshot, in pixels: frame × scale; for a letterboxed app,
+ * AXe's letterbox mapping first (physical = offset + logical × k, with k = min(pw/lw, ph/lh) and
+ * the offsets centring the UI, `OrientationAwareCoordinates.swift`); for a rotated screenshot,
+ * the portrait picture turned a quarter clockwise.
+ */
+export function pixelRect(device: SimDevice, f: Rect): Rect {
+  const { width: pw, height: ph, scale: s } = device.screen;
+  let r = f;
+  if (frontLayout(device)?.kind === "letterbox") {
+    const [lw, lh] = [ph, pw];
+    const k = Math.min(pw / lw, ph / lh);
+    const [ox, oy] = [(pw - lw * k) / 2, (ph - lh * k) / 2];
+    r = { x: ox + f.x * k, y: oy + f.y * k, width: f.width * k, height: f.height * k };
+  }
+  const px = { x: r.x * s, y: r.y * s, width: r.width * s, height: r.height * s };
+  return device.screenshotRotated ? { x: ph * s - (px.y + px.height), y: px.x, width: px.height, height: px.width } : px;
+}
+
+function boxFor(n: SimNode, c: Colours, device: SimDevice): Box | null {
+  const rect = pixelRect(device, n.frame);
   const text = n.kind === "textField" || n.kind === "secureTextField" ? (n.value ?? "") : (n.label ?? "");
   const withText = (b: Box) => (text ? { ...b, text } : b);
   switch (n.kind) {
@@ -42,7 +63,8 @@ function boxFor(n: SimNode, c: Colours, s: number): Box | null {
 }
 
 export function pixelSize(device: SimDevice): { width: number; height: number } {
-  return { width: Math.round(device.screen.width * device.screen.scale), height: Math.round(device.screen.height * device.screen.scale) };
+  const portrait = { width: Math.round(device.screen.width * device.screen.scale), height: Math.round(device.screen.height * device.screen.scale) };
+  return device.screenshotRotated ? { width: portrait.height, height: portrait.width } : portrait;
 }
 
 export function backgroundOf(device: SimDevice): Rgb {
@@ -55,7 +77,7 @@ export function screenshotPng(device: SimDevice): Uint8Array {
   const boxes: Box[] = [];
   if (!device.locked) {
     for (const { node } of walk(screenTree(device))) {
-      const box = boxFor(node, colours, device.screen.scale);
+      const box = boxFor(node, colours, device);
       if (box) boxes.push(box);
     }
   }

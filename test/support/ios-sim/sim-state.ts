@@ -18,7 +18,24 @@ export interface InstalledApp {
   name: string;
   kind: AppKind;
   urlSchemes: string[];
+  /** How the app's window sits on the screen (default full screen); see AppLayout. */
+  layout?: AppLayout;
 }
+
+/**
+ * Layouts where the app's accessibility frames are not the full portrait screen (research F9):
+ * - `letterbox`: a landscape-only app on portrait hardware. The AX tree is in the app's logical
+ *   landscape points (root frame = the screen with width and height swapped) while the screenshot
+ *   stays portrait, the landscape UI scaled by min(pw/lw, ph/lh) and centred: AXe's own model of
+ *   this case (`OrientationAwareCoordinates.swift`, `CoordinateMapping.letterbox`, v1.8.0; its
+ *   tests use a 2064×2752 px screenshot with a 1376×1032 pt AX frame, scale 0.75, offsetY 301).
+ *   AXe ≥ 1.7.0 takes taps in those logical points and maps them itself (CHANGELOG v1.7.0, #5).
+ * - `window`: an iPad window (split view, Stage Manager) at an origin on the screen, smaller than
+ *   the screen. AX frames are screen coordinates, as UIAccessibility documents for
+ *   `accessibilityFrame` ("The frame of the accessibility element, in screen coordinates"), so the
+ *   root frame carries the window's origin and everything inside is offset by it.
+ */
+export type AppLayout = { kind: "letterbox" } | { kind: "window"; x: number; y: number; width: number; height: number };
 
 /** One input the device received, in points, with what it hit (identifier, else label). */
 export interface InputEvent {
@@ -62,6 +79,33 @@ export interface SimDevice {
   /** describe-ui answers the empty `AXApplication` shape this many more times (reset at every boot from emptyTreeAfterBoot). */
   emptyTreeReads: number;
   emptyTreeAfterBoot: number;
+  /**
+   * The accessibility bridge is ready this long after boot; before, describe-ui answers the empty
+   * `AXApplication` shape (XcodeBuildMCP #290; the maintainer measured T_ready ≈ 8 s after
+   * `bootstatus` on fresh iOS 26.4 simulators in PR #312). 0 = ready at once (the default).
+   */
+  axReadyAfterBootMs: number;
+  /** Epoch ms when AX becomes ready (boot time + boot delay + axReadyAfterBootMs); null = ready. */
+  axReadyAt: number | null;
+  /**
+   * An app launched before AX was ready keeps the empty tree until it is relaunched
+   * (XcodeBuildMCP #408: "snapshot_ui kept returning the empty hierarchy until the app process was
+   * relaunched"). Off by default.
+   */
+  axStaleIfLaunchedEarly: boolean;
+  /** Pids launched before AX was ready while axStaleIfLaunchedEarly is on. */
+  axStalePids: number[];
+  /**
+   * Whether `simctl getenv` knows SIMULATOR_MAINSCREEN_SCALE/_WIDTH/_HEIGHT (default true). Off,
+   * they are answered like any unknown variable.
+   */
+  mainScreenEnv: boolean;
+  /**
+   * The screenshot comes out turned a quarter (landscape-shaped) while the AX tree stays portrait:
+   * what screenshots of a rotated Simulator are disputed to do (upright per argent #609, raw
+   * portrait per XcodeBuildMCP PR #186), here with a portrait-locked app. Off by default.
+   */
+  screenshotRotated: boolean;
   /** `boot` leaves the device `Booting` this long; 0 = `Booted` at once. */
   bootDelayMs: number;
   bootCompletesAt: number | null;
@@ -117,6 +161,12 @@ export interface DeviceSpec {
   /** Launch the demo app (foreground) when the device starts out booted. Default true. */
   demoRunning?: boolean;
   emptyTreeAfterBoot?: number;
+  axReadyAfterBootMs?: number;
+  axStaleIfLaunchedEarly?: boolean;
+  mainScreenEnv?: boolean;
+  screenshotRotated?: boolean;
+  /** Layouts by bundle id (the demo app's included). */
+  layouts?: Record<string, AppLayout>;
   bootDelayMs?: number;
   lastBootedAt?: string;
 }
@@ -168,7 +218,7 @@ export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevic
     screen: { ...type.screen, ...spec.screen },
     appearance: spec.appearance ?? "light",
     pasteboard: "",
-    installed: [DEMO_APP, ...SYSTEM_APPS, ...(spec.apps ?? [])],
+    installed: [DEMO_APP, ...SYSTEM_APPS, ...(spec.apps ?? [])].map((a) => (spec.layouts?.[a.bundleId] ? { ...a, layout: spec.layouts[a.bundleId] } : a)),
     running: {},
     foreground: null,
     ui: {},
@@ -177,6 +227,12 @@ export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevic
     locked: false,
     emptyTreeReads: 0,
     emptyTreeAfterBoot: spec.emptyTreeAfterBoot ?? 0,
+    axReadyAfterBootMs: spec.axReadyAfterBootMs ?? 0,
+    axReadyAt: null,
+    axStaleIfLaunchedEarly: spec.axStaleIfLaunchedEarly ?? false,
+    axStalePids: [],
+    mainScreenEnv: spec.mainScreenEnv ?? true,
+    screenshotRotated: spec.screenshotRotated ?? false,
     bootDelayMs: spec.bootDelayMs ?? 0,
     bootCompletesAt: null,
     input: [],
@@ -187,9 +243,13 @@ export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevic
   if (spec.lastBootedAt !== undefined) device.lastBootedAt = spec.lastBootedAt;
   if (state === "Booted") {
     device.logPathSize = 462848;
+    // A device that starts out booted was booted just now, as far as AX readiness goes.
+    if (device.axReadyAfterBootMs > 0) device.axReadyAt = Date.now() + device.axReadyAfterBootMs;
     if (spec.demoRunning ?? true) {
-      device.running[DEMO_BUNDLE] = pids.next++;
+      const pid = pids.next++;
+      device.running[DEMO_BUNDLE] = pid;
       device.foreground = DEMO_BUNDLE;
+      if (device.axStaleIfLaunchedEarly && device.axReadyAt !== null) device.axStalePids.push(pid);
     }
   }
   return device;

@@ -183,4 +183,18 @@ describe("fake xcrun as an executable", () => {
     expect((await sim.run("xcrun", ["simctl", "spawn", BOOTED, "launchctl", "list"])).text).toBe("PID\tStatus\tLabel\n41872\t0\tUIKitApplication:com.acme.app[a390][rb-legacy]\n");
     expect((await sim.run("xcrun", ["simctl", "getenv", BOOTED, "SIMULATOR_UDID"])).text).toBe(`${BOOTED}\n`);
   });
+
+  test("getenv answers the main screen's pixels and scale, and an unknown variable with exit 0 and stderr", async () => {
+    await using sim = await startFakeSimulators({ tools: ["xcrun"] });
+    const get = async (name: string) => pick(await sim.run("xcrun", ["simctl", "getenv", BOOTED, name]));
+    expect((await get("SIMULATOR_MAINSCREEN_SCALE")).stdout).toBe("3.000000\n");
+    expect((await get("SIMULATOR_MAINSCREEN_WIDTH")).stdout).toBe("1206\n");
+    expect((await get("SIMULATOR_MAINSCREEN_HEIGHT")).stdout).toBe("2622\n");
+    const unknown = await get("SIMULATOR_UDD");
+    expect([unknown.exitCode, unknown.stdout, unknown.stderr !== ""]).toEqual([0, "", true]);
+    sim.update((s) => {
+      for (const d of s.devices) d.mainScreenEnv = false;
+    });
+    expect((await get("SIMULATOR_MAINSCREEN_SCALE")).stdout).toBe("");
+  });
 });
