@@ -1,4 +1,4 @@
-import { allEnded, type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
+import { type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
@@ -7,7 +7,9 @@ import { KEYS } from "./action-contracts.ts";
 import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
-import type { SimDevice } from "./parse/simctl.ts";
+import { isOmission, screenshotAndTree } from "./observe-parts.ts";
+import { type SimDevice, isIosSimulator } from "./parse/simctl.ts";
+import { type BackendProbe, type LocateOptions, inputUnavailable, probeMetadata } from "./probe.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { platformError } from "./tool-process.ts";
 import { fingerprint, parseTree, settledTreeJson } from "./ui-tree.ts";
@@ -28,6 +30,10 @@ export interface IosOptions {
   wdaEndpoint?: string | null;
   /** How often the simulator list is polled for boots and shutdowns. */
   pollMs?: number;
+  /** Where AXe is looked for after PATH when axePath is null (tests; default probe.ts AXE_CANDIDATES). */
+  axeCandidates?: readonly string[];
+  /** The PATH AXe is looked up on (tests; default the daemon's). */
+  pathEnv?: string;
   log: Logger;
 }
 
@@ -39,6 +45,8 @@ interface Attached {
   scale: number | null;
   pointWidth: number | null;
   viewport: Viewport | null;
+  /** What the connect-time probe found (probe.ts): why the backend is not AXe, versions. */
+  probe: BackendProbe;
 }
 
 /**
@@ -96,7 +104,7 @@ export class IosSimulatorDriver implements Driver {
   private async poll(onChange: (c: DeviceChange) => void, ctx: CallContext): Promise<void> {
     this.polling = true;
     try {
-      const booted = (await this.simctl.list(ctx)).filter((d) => d.isAvailable && d.state === "Booted");
+      const booted = (await this.simctl.list(ctx)).filter((d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d));
       const seen = new Set(booted.map((d) => d.udid));
       for (const [udid] of this.known)
         if (!seen.has(udid)) {
@@ -136,7 +144,7 @@ export class IosSimulatorDriver implements Driver {
 
   private async withInput(deviceId: string, ctx: CallContext, run: (udid: string, a: Attached, hid: Hid) => Promise<void>): Promise<void> {
     const { udid, a } = this.session(deviceId, ctx);
-    if (!a.hid) throw platformError("ios_input_unavailable", false, "no input backend", "this simulator has no input backend: install AXe (brew install cameroncooke/axe/axe)");
+    if (!a.hid) throw inputUnavailable(a.probe);
     await run(udid, a, a.hid);
   }
 
@@ -145,9 +153,11 @@ export class IosSimulatorDriver implements Driver {
     const k = this.known.get(udid);
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
-      const { backend, hid } = await pickBackend(udid, k.sim.name, { axe: this.axe, wda: this.wda }, ctx);
-      this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
-      this.opts.log.info({ udid, backend }, "simulator connected");
+      const locate: LocateOptions = { axePath: this.opts.axePath, ...(this.opts.axeCandidates ? { axeCandidates: this.opts.axeCandidates } : {}), ...(this.opts.pathEnv !== undefined ? { pathEnv: this.opts.pathEnv } : {}) };
+      const ports = { axe: this.axe, wda: this.wda, xcodeVersion: (c: CallContext) => this.simctl.xcodeVersion(c) };
+      const { backend, hid, probe } = await pickBackend(udid, k.sim.name, ports, locate, ctx);
+      this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null, probe });
+      this.opts.log.info({ udid, backend, ...probeMetadata(probe), axePath: probe.axePath }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
     return { ...k.info };
@@ -189,18 +199,23 @@ export class IosSimulatorDriver implements Driver {
     // A viewport is needed even when no screenshot is kept: measure one if none is known yet.
     const shoot = opts.screenshot || a.viewport === null;
     const hid = opts.uiTree ? a.hid : null;
-    const [png, json] = await allEnded(
-      ctx,
-      (c) => (shoot ? this.simctl.screenshot(udid, c) : Promise.resolve(null)),
-      (c) => (hid ? settledTreeJson(hid, c) : Promise.resolve(null)),
-    );
+    // Independent halves (observe-parts.ts): a failed tree read leaves the screenshot and says why.
+    const parts = await screenshotAndTree(ctx, shoot ? (c) => this.simctl.screenshot(udid, c) : null, hid ? (c) => settledTreeJson(hid, c) : null);
+    const { png, tree: json } = parts;
+    let treeError = parts.treeError;
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");
       a.viewport = { width: size.width, height: size.height, scaleFactor: a.pointWidth ? size.width / a.pointWidth : (a.viewport?.scaleFactor ?? 1) };
     }
     // Scale = screenshot width ÷ root frame width, measured on this very pair (research §3).
-    const tree = json === null ? null : parseTree(json, (screen) => (a.viewport as Viewport).width / screen.width);
+    let tree: ReturnType<typeof parseTree> | null = null;
+    try {
+      tree = json === null ? null : parseTree(json, (screen) => (a.viewport as Viewport).width / screen.width);
+    } catch (err) {
+      if (!isOmission(err, ctx)) throw err;
+      treeError = err;
+    }
     if (tree && !tree.empty) {
       a.pointWidth = tree.screen.width;
       a.scale = (a.viewport as Viewport).width / tree.screen.width;
@@ -210,7 +225,8 @@ export class IosSimulatorDriver implements Driver {
       viewport: { ...(a.viewport as Viewport) },
       screenshot: opts.screenshot ? png : null,
       uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
-      metadata: { ios: { udid, backend: a.backend, scale: a.scale, pointWidth: a.pointWidth } },
+      ...(treeError ? { uiTreeError: treeError } : {}),
+      metadata: { ios: { udid, backend: a.backend, ...probeMetadata(a.probe), scale: a.scale, pointWidth: a.pointWidth } },
     };
   }
 
