@@ -181,27 +181,31 @@ export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOp
       ctx.log.warn({ udid, ceilingMs: PROBE_TREE_MS }, "AXe describe-ui did not answer within the probe's ceiling; AXe is used");
       return seen;
     }
-    if (XCODE_LOAD.test(message))
-      return {
-        ...seen,
-        reason: platformError(
-          "ios_axe_xcode_unsupported",
-          false,
-          message,
-          `AXe ${seen.axeVersion} cannot drive the selected Xcode${seen.xcodeVersion ? ` ${seen.xcodeVersion}` : ""} ("${message.slice(0, 200)}"): AXe 1.8 supports Xcode 26 and 27; select one of them (${SELECT_XCODE}) or upgrade AXe (brew upgrade axe)`,
-        ),
-      };
-    return {
-      ...seen,
-      reason: platformError(
-        "ios_axe_failed",
-        true,
-        message,
-        `AXe cannot read this simulator's UI ("${message.slice(0, 200)}"); if it persists, restart CoreSimulatorBridge (pgrep -f /usr/libexec/CoreSimulatorBridge | xargs kill -9) and reconnect`,
-      ),
-    };
+    return { ...seen, reason: treeFailure(message, seen) };
   }
   return seen;
+}
+
+/**
+ * Why a describe-ui that exited with an error rules AXe out: AXe's own words about loading the
+ * selected Xcode (ios_axe_xcode_unsupported), or any other runtime error such as a wedged
+ * CoreSimulatorBridge's "No translation object returned" (ios_axe_failed; XcodeBuildMCP #458,
+ * where killing the bridge fixed it at once).
+ */
+export function treeFailure(message: string, seen: { axeVersion: string | null; xcodeVersion: string | null }): DriverError {
+  if (XCODE_LOAD.test(message))
+    return platformError(
+      "ios_axe_xcode_unsupported",
+      false,
+      message,
+      `AXe ${seen.axeVersion ?? ""} cannot drive the selected Xcode${seen.xcodeVersion ? ` ${seen.xcodeVersion}` : ""} ("${message.slice(0, 200)}"): AXe 1.8 supports Xcode 26 and 27; select one of them (${SELECT_XCODE}) or upgrade AXe (brew upgrade axe)`,
+    );
+  return platformError(
+    "ios_axe_failed",
+    true,
+    message,
+    `AXe cannot read this simulator's UI ("${message.slice(0, 200)}"); if it persists, restart CoreSimulatorBridge (pgrep -f /usr/libexec/CoreSimulatorBridge | xargs kill -9) and reconnect`,
+  );
 }
 
 /** `ios.*` metadata of every observation: which backend, why not AXe, what was found. */
