@@ -12,6 +12,7 @@ import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
 import type { CallContext, DeviceChange, RawObservation } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { type Logger, silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { spawnDaemon } from "../../support/daemon.ts";
 import { type FakeSimulators, type FakeSimulatorsOptions, startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
 import type { XcodeSpec } from "../../support/ios-sim/xcode.ts";
 
@@ -122,6 +123,43 @@ describe("F1: the screenshot survives a failed tree read", () => {
     expect([isPng(o.screenshot), o.uiTree, o.uiTreeError?.driverCode]).toEqual([true, null, "driver_timed_out"]);
     expect(children("describe-ui")).toEqual([]);
   });
+});
+
+describe("F1 through the daemon: a device whose tree fails stays usable", () => {
+  const daemonEnv = (sims: FakeSimulators, extra: Record<string, string> = {}) => ({
+    PATH: sims.env.PATH as string,
+    DEVICERAIL_IOS: "auto",
+    ...Object.fromEntries(Object.entries(sims.env).filter(([k]) => k.startsWith("DEVICERAIL_FAKE"))),
+    ...extra,
+  });
+
+  test("every describe-ui malformed: observations keep their screenshot with metadata.uiTreeError, and a tap still runs", async () => {
+    await using sims = await startFakeSimulators();
+    await using d = spawnDaemon({ env: daemonEnv(sims) });
+    await d.hello();
+    const id = `ios-simulator:${sims.device().udid}`;
+    await d.call("device.select", { deviceId: id });
+    await d.call("device.connect");
+    await d.call("session.start");
+    sims.setFault({ tool: "axe", command: "describe-ui", mode: "malformed-json" });
+    const obs = await d.call("device.observe");
+    expect(obs.error).toBeUndefined();
+    expect([obs.result.screenshot !== null, obs.result.uiSnapshot ?? null, obs.result.uiSnapshotOmission]).toEqual([true, null, "driverUnsupported"]);
+    expect(obs.result.metadata.uiTreeError).toEqual({ code: "platform_error", platformCode: "ios_malformed_tree", retryable: false, message: expect.any(String) });
+    expect(obs.result.metadata.ios).toMatchObject({ backend: "axe", backendReason: null, axeVersion: "1.8.0", xcodeVersion: "26.5" });
+    const tap = await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 300, y: 600 } }, { timeoutMs: 20_000 });
+    expect(tap.error).toBeUndefined();
+    expect(tap.result.output).toEqual({ accepted: true, x: 300, y: 600 });
+    await d.call("session.end");
+    expect(await d.close()).toBe(0);
+  }, 60_000);
+
+  test("DEVICERAIL_IOS=required with the Command Line Tools selected stops start-up with the xcode-select fix", async () => {
+    await using sims = await startFakeSimulators({ xcode: "command-line-tools" });
+    await using d = spawnDaemon({ env: daemonEnv(sims, { DEVICERAIL_IOS: "required" }) });
+    expect(await d.exited).toBe(1);
+    expect(d.stderr).toContain("sudo xcode-select -s /Applications/Xcode.app");
+  }, 30_000);
 });
 
 describe("F1: the backend probe at connect", () => {
