@@ -202,7 +202,8 @@ export class IosSimulatorDriver implements Driver {
     // Independent halves (observe-parts.ts): a failed tree read leaves the screenshot and says why.
     const parts = await screenshotAndTree(ctx, shoot ? (c) => this.simctl.screenshot(udid, c) : null, hid ? (c) => settledTreeJson(hid, c) : null);
     const { png, tree: json } = parts;
-    let treeError = parts.treeError;
+    // No tree backend at all: the probe's reason is why there is no tree (ios_axe_xcode_unsupported…).
+    let treeError = parts.treeError ?? (opts.uiTree && !a.hid ? a.probe.reason : null);
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");

@@ -183,7 +183,8 @@ describe("F1: the backend probe at connect", () => {
   test("AXe 1.8.0 with Xcode 16.4 selected: ios_axe_xcode_unsupported naming the Xcode AXe 1.8 supports, screenshot-only", async () => {
     await using p = await probed({ xcode: { version: "16.4", build: "16F6" } });
     expect(p.meta).toMatchObject({ backend: "none", backendReason: "ios_axe_xcode_unsupported", axeVersion: "1.8.0", xcodeVersion: "16.4" });
-    expect([p.o.uiTree, isPng(p.o.screenshot)]).toEqual([null, true]);
+    // The probe's reason is also the observation's tree-omission reason.
+    expect([p.o.uiTree, isPng(p.o.screenshot), p.o.uiTreeError?.platformCode]).toEqual([null, true, "ios_axe_xcode_unsupported"]);
     expect((await p.a.driver.actions(p.a.id)).map((d) => d.name)).toEqual(["launch", "terminate", "openUrl", "setAppearance"]);
     expect(p.a.driver.supportsElements(p.a.id)).toBe(false);
     const e = await failure(p.a.driver.elements.tapPoint(p.a.id, { x: 10, y: 10 }, ctx()));
