@@ -1,20 +1,13 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import { platformError, runTool } from "./tool-process.ts";
 
-/** The lowest AXe with `batch` and `type --stdin`; older ones are treated as absent. */
-export const MIN_AXE_VERSION = [1, 5, 0] as const;
-
-const newer = (v: number[], min: readonly number[]) => {
-  for (let i = 0; i < min.length; i++) if ((v[i] ?? 0) !== min[i]) return (v[i] ?? 0) > (min[i] as number);
-  return true;
-};
-
 /**
  * AXe (cameroncooke/AXe) for the UI tree and HID input. All coordinates are in points. Exit 64
  * is a usage error, exit 1 a runtime error with `Error: …` on stderr.
  */
 export class AxePort {
-  constructor(readonly path: string) {}
+  /** Set at connect to the AXe that probe.ts found. */
+  constructor(public path: string) {}
 
   private async run(args: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<string> {
     const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? 20_000, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
@@ -26,19 +19,13 @@ export class AxePort {
     throw platformError(r.code === 64 ? "ios_axe_usage" : "ios_axe_failed", r.code !== 64, message);
   }
 
-  /** The version when it is at least MIN_AXE_VERSION, else null (so the device falls back). */
-  async usable(ctx: CallContext): Promise<string | null> {
-    try {
-      const out = await this.run(["--version"], ctx, { ceilingMs: 5_000 });
-      const m = /(\d+)\.(\d+)\.(\d+)/.exec(out);
-      return m && newer([Number(m[1]), Number(m[2]), Number(m[3])], MIN_AXE_VERSION) ? `${m[1]}.${m[2]}.${m[3]}` : null;
-    } catch {
-      return null;
-    }
+  /** What `axe --version` prints (probe.ts judges it). */
+  version(ctx: CallContext): Promise<string> {
+    return this.run(["--version"], ctx, { ceilingMs: 5_000 });
   }
 
-  describeUi(udid: string, ctx: CallContext): Promise<string> {
-    return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs: 15_000 });
+  describeUi(udid: string, ctx: CallContext, ceilingMs = 15_000): Promise<string> {
+    return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs });
   }
 
   async tap(udid: string, x: number, y: number, ctx: CallContext): Promise<void> {

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import type { Backend } from "./actions.ts";
 import type { AxePort } from "./axe-port.ts";
+import { type BackendProbe, type LocateOptions, probeAxe } from "./probe.ts";
 import type { WdaPort } from "./wda-port.ts";
 
 /** Input and tree of one backend; every coordinate in points. */
@@ -14,13 +15,23 @@ export interface Hid {
 }
 
 /**
- * The backend for one simulator: AXe when it is new enough; else a WebDriverAgent that is ready
- * and drives this simulator (matched by name); else none, which leaves the device screenshot-only.
+ * The backend for one simulator: AXe when the probe (probe.ts) finds it able to drive this
+ * simulator with the selected Xcode; else a WebDriverAgent that is ready and drives this simulator
+ * (matched by name); else none, which leaves the device screenshot-only. The probe says why not AXe.
  */
-export async function pickBackend(udid: string, name: string, ports: { axe: AxePort; wda: WdaPort | null }, ctx: CallContext): Promise<{ backend: Backend; hid: Hid | null }> {
+export async function pickBackend(
+  udid: string,
+  name: string,
+  ports: { axe: AxePort; wda: WdaPort | null; xcodeVersion: (ctx: CallContext) => Promise<string> },
+  locate: LocateOptions,
+  ctx: CallContext,
+): Promise<{ backend: Backend; hid: Hid | null; probe: BackendProbe }> {
   const { axe, wda } = ports;
-  if (await axe.usable(ctx))
+  const probe = await probeAxe(udid, ports, locate, ctx);
+  if (probe.reason) ctx.log.warn({ udid, reason: probe.reason.platformCode, why: probe.reason.error.data.message }, "AXe is not used for this simulator");
+  if (!probe.reason)
     return {
+      probe,
       backend: "axe",
       hid: {
         tree: (c) => axe.describeUi(udid, c),
@@ -33,6 +44,7 @@ export async function pickBackend(udid: string, name: string, ports: { axe: AxeP
     };
   if (wda && (await wda.matches(name, ctx)))
     return {
+      probe,
       backend: "wda",
       hid: {
         tree: (c) => wda.sourceAsAxe(c),
@@ -43,5 +55,5 @@ export async function pickBackend(udid: string, name: string, ports: { axe: AxeP
         home: (c) => wda.home(c),
       },
     };
-  return { backend: "none", hid: null };
+  return { backend: "none", hid: null, probe };
 }

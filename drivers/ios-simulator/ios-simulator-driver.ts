@@ -1,4 +1,4 @@
-import { allEnded, type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
+import { type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
@@ -7,7 +7,9 @@ import { KEYS } from "./action-contracts.ts";
 import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
-import type { SimDevice } from "./parse/simctl.ts";
+import { isOmission, screenshotAndTree } from "./observe-parts.ts";
+import { type SimDevice, isIosSimulator } from "./parse/simctl.ts";
+import { type BackendProbe, type LocateOptions, inputUnavailable, probeMetadata } from "./probe.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { AxReadiness } from "./readiness.ts";
 import { ScreenScale } from "./scale.ts";
@@ -32,6 +34,10 @@ export interface IosOptions {
   pollMs?: number;
   /** How long after connect an empty accessibility tree is waited for, once (readiness.ts; default 15 s). */
   axReadyWaitMs?: number;
+  /** Where AXe is looked for after PATH when axePath is null (tests; default probe.ts AXE_CANDIDATES). */
+  axeCandidates?: readonly string[];
+  /** The PATH AXe is looked up on (tests; default the daemon's). */
+  pathEnv?: string;
   log: Logger;
 }
 
@@ -43,6 +49,8 @@ interface Attached {
   screen: ScreenScale;
   ax: AxReadiness;
   viewport: Viewport | null;
+  /** What the connect-time probe found (probe.ts): why the backend is not AXe, versions. */
+  probe: BackendProbe;
 }
 
 /**
@@ -100,7 +108,7 @@ export class IosSimulatorDriver implements Driver {
   private async poll(onChange: (c: DeviceChange) => void, ctx: CallContext): Promise<void> {
     this.polling = true;
     try {
-      const booted = (await this.simctl.list(ctx)).filter((d) => d.isAvailable && d.state === "Booted");
+      const booted = (await this.simctl.list(ctx)).filter((d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d));
       const seen = new Set(booted.map((d) => d.udid));
       for (const [udid] of this.known)
         if (!seen.has(udid)) {
@@ -140,7 +148,7 @@ export class IosSimulatorDriver implements Driver {
 
   private async withInput(deviceId: string, ctx: CallContext, run: (udid: string, a: Attached, hid: Hid) => Promise<void>): Promise<void> {
     const { udid, a } = this.session(deviceId, ctx);
-    if (!a.hid) throw platformError("ios_input_unavailable", false, "no input backend", "this simulator has no input backend: install AXe (brew install cameroncooke/axe/axe)");
+    if (!a.hid) throw inputUnavailable(a.probe);
     await run(udid, a, a.hid);
   }
 
@@ -149,11 +157,13 @@ export class IosSimulatorDriver implements Driver {
     const k = this.known.get(udid);
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
-      const { backend, hid } = await pickBackend(udid, k.sim.name, { axe: this.axe, wda: this.wda }, ctx);
+      const locate: LocateOptions = { axePath: this.opts.axePath, ...(this.opts.axeCandidates ? { axeCandidates: this.opts.axeCandidates } : {}), ...(this.opts.pathEnv !== undefined ? { pathEnv: this.opts.pathEnv } : {}) };
+      const ports = { axe: this.axe, wda: this.wda, xcodeVersion: (c: CallContext) => this.simctl.xcodeVersion(c) };
+      const { backend, hid, probe } = await pickBackend(udid, k.sim.name, ports, locate, ctx);
       const screen = new ScreenScale();
       await screen.readEnv(this.simctl, udid, ctx, this.opts.log);
-      this.attached.set(udid, { backend, hid, generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null });
-      this.opts.log.info({ udid, backend }, "simulator connected");
+      this.attached.set(udid, { backend, hid, generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null, probe });
+      this.opts.log.info({ udid, backend, ...probeMetadata(probe), axePath: probe.axePath }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
     return { ...k.info };
@@ -195,11 +205,11 @@ export class IosSimulatorDriver implements Driver {
     const shoot = opts.screenshot || a.viewport === null;
     const hid = opts.uiTree ? a.hid : null;
     if (a.screen.wantsEnv()) await a.screen.readEnv(this.simctl, udid, ctx, this.opts.log);
-    const [png, read] = await allEnded(
-      ctx,
-      (c) => (shoot ? this.simctl.screenshot(udid, c) : Promise.resolve(null)),
-      (c) => (hid ? a.ax.settle(hid, c) : Promise.resolve(null)),
-    );
+    // Independent halves (observe-parts.ts): a failed tree read leaves the screenshot and says why.
+    const parts = await screenshotAndTree(ctx, shoot ? (c) => this.simctl.screenshot(udid, c) : null, hid ? (c) => a.ax.settle(hid, c) : null);
+    const { png, tree: read } = parts;
+    // No tree backend at all: the probe's reason is why there is no tree (ios_axe_xcode_unsupported…).
+    let treeError = parts.treeError ?? (opts.uiTree && !a.hid ? a.probe.reason : null);
     if (png) {
       const size = pngSize(png);
       if (!size) throw platformError("ios_malformed_screenshot", true, "simctl screenshot is not a PNG");
@@ -208,15 +218,22 @@ export class IosSimulatorDriver implements Driver {
     }
     const vp = a.viewport as Viewport;
     // Frames in points to screenshot pixels with the simulator's scale, placed by layout (scale.ts).
-    const tree = read === null ? null : parseTree(read.json, (root) => a.screen.frameScale(root, vp));
+    let tree: ReturnType<typeof parseTree> | null = null;
+    try {
+      tree = read === null ? null : parseTree(read.json, (root) => a.screen.frameScale(root, vp));
+    } catch (err) {
+      if (!isOmission(err, ctx)) throw err;
+      treeError = err;
+    }
     if (tree && !tree.empty) a.screen.place(tree.nodes, vp);
+    treeError ??= read?.notReady ?? null;
     vp.scaleFactor = a.screen.scale ?? 1;
     return {
       viewport: { ...vp },
       screenshot: opts.screenshot ? png : null,
       uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
-      ...(read?.notReady ? { uiTreeError: read.notReady } : {}),
-      metadata: { ios: { udid, backend: a.backend, ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}) } },
+      ...(treeError ? { uiTreeError: treeError } : {}),
+      metadata: { ios: { udid, backend: a.backend, ...probeMetadata(a.probe), ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}) } },
     };
   }
 

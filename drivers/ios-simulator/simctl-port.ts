@@ -6,10 +6,20 @@
 import { Simctl } from "node-simctl";
 import { type CallContext, abortable, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
+import { pause } from "../../src/driver/pause.ts";
 import { type SimDevice, parseDeviceList, simctlFailure } from "./parse/simctl.ts";
+import { XCODE_NOT_SELECTED, xcodeNotSelected } from "./probe.ts";
 import { platformError, runTool } from "./tool-process.ts";
 
 const CEILING_MS = 30_000;
+
+/**
+ * `simctl io … screenshot` before the Simulator's display is up: "Timeout waiting for screen
+ * surfaces", exit 60 (callstack/agent-device retries it, src/platforms/ios/screenshot.ts). Tried
+ * twice more after these pauses, then typed.
+ */
+const SCREEN_SURFACES = /Timeout waiting for screen surfaces/;
+const SCREEN_SURFACES_RETRY_MS = [500, 1_000] as const;
 
 /** At least 1 ms: node-simctl reads a timeout of 0 as "none". */
 const budget = (ctx: CallContext, ceiling = CEILING_MS) => Math.max(1, budgetMs(ctx, ceiling));
@@ -18,6 +28,7 @@ function mapError(err: unknown, udid: string | null): DriverError {
   if (err instanceof DriverError) return err;
   const e = err as { stderr?: string; message?: string; code?: unknown };
   const text = `${e.stderr ?? ""}\n${e.message ?? ""}`;
+  if (XCODE_NOT_SELECTED.test(text)) return xcodeNotSelected(e.stderr || text);
   if (/has not been found in PATH|ENOENT/.test(text)) return platformError("ios_xcrun_not_found", false, text.trim(), "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)");
   if (/timed out|ETIMEDOUT/i.test(text)) return new DriverError("driver_timed_out");
   const f = simctlFailure(e.stderr ?? "");
@@ -61,9 +72,28 @@ export class SimctlPort {
    * running on after the call.
    */
   async screenshot(udid: string, ctx: CallContext): Promise<Uint8Array> {
-    const r = await runTool([this.xcrun(), "simctl", "io", udid, "screenshot", "--type=png", "-"], ctx, { ceilingMs: CEILING_MS });
-    if (r.code !== 0) throw mapError({ stderr: r.stderr }, udid);
-    return r.stdout;
+    for (let attempt = 0; ; attempt++) {
+      const r = await runTool([this.xcrun(), "simctl", "io", udid, "screenshot", "--type=png", "-"], ctx, { ceilingMs: CEILING_MS });
+      if (r.code === 0) return r.stdout;
+      if (!SCREEN_SURFACES.test(r.stderr)) throw mapError({ stderr: r.stderr }, udid);
+      const wait = SCREEN_SURFACES_RETRY_MS[attempt];
+      if (wait === undefined || (ctx.deadline !== null && Date.now() + wait >= ctx.deadline))
+        throw platformError(
+          "ios_screen_surfaces_timeout",
+          true,
+          r.stderr.trim().slice(0, 300),
+          `the simulator's display is not up yet (simctl: Timeout waiting for screen surfaces, ${attempt + 1} tries): wait for the boot to finish or open Simulator.app, then observe again`,
+        );
+      ctx.log.info({ udid, attempt: attempt + 1 }, "simctl screenshot: Timeout waiting for screen surfaces; retrying");
+      await pause(wait, ctx);
+    }
+  }
+
+  /** `xcrun xcodebuild -version`: which Xcode is selected (probe.ts parses it). */
+  async xcodeVersion(ctx: CallContext): Promise<string> {
+    const r = await runTool([this.xcrun(), "xcodebuild", "-version"], ctx, { ceilingMs: 10_000 });
+    if (r.code !== 0) throw mapError({ stderr: r.stderr }, null);
+    return new TextDecoder().decode(r.stdout);
   }
 
   async launch(udid: string, bundleId: string, ctx: CallContext): Promise<void> {

@@ -11,6 +11,7 @@ import { EventLog } from "../core/sessions/event-log.ts";
 import { EventStreams } from "../core/streams/event-stream.ts";
 import { listenEventPlane } from "../transports/event-websocket.ts";
 import type { EvidenceSource } from "../transports/http-api.ts";
+import { DriverError } from "../driver/driver-error.ts";
 import { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
@@ -107,8 +108,10 @@ export async function createDaemon(
       await devices.attach(ios, ctx);
     } catch (err) {
       await ios.stop();
-      if (config.ios === "required") throw new StartupError(`DEVICERAIL_IOS=required: xcrun simctl failed (${errorText(err)}); install Xcode and its command-line tools`);
-      log.warn({ reason: errorText(err) }, "iOS Simulators are unavailable (DEVICERAIL_IOS=auto)");
+      // A typed driver error carries its own fix (ios_xcode_not_selected: the xcode-select command).
+      const fix = err instanceof DriverError && err.platformCode === "ios_xcode_not_selected" ? err.message : "install Xcode and its command-line tools";
+      if (config.ios === "required") throw new StartupError(`DEVICERAIL_IOS=required: xcrun simctl failed (${errorText(err)}); ${fix}`);
+      log.warn({ reason: errorText(err), fix }, "iOS Simulators are unavailable (DEVICERAIL_IOS=auto)");
     }
   } else if (config.ios === "required") throw new StartupError("DEVICERAIL_IOS=required: xcrun was not found; install Xcode and its command-line tools, or set DEVICERAIL_XCRUN_PATH");
   // The event plane: one loopback WebSocket listener per daemon; without it events.stream.v1 is off.

@@ -57,3 +57,16 @@ export function simctlFailure(stderr: string): { kind: "notBooted" | "alreadyBoo
   if (/Invalid device|No devices are booted|not a valid UDID/i.test(stderr)) return { kind: "invalidDevice", message };
   return { kind: "other", message };
 }
+
+/** Runtimes and device types that are no iPhone or iPad: watchOS, tvOS and visionOS (xrOS) Simulators. */
+const OTHER_RUNTIME = /(?:^|SimRuntime\.)(?:watchOS|tvOS|xrOS|visionOS)[- ]/;
+const OTHER_TYPE = /SimDeviceType\.Apple-(?:Watch|TV|Vision)/;
+
+/**
+ * An iPhone or iPad Simulator. simctl lists Apple Watch, Apple TV and Vision Pro Simulators in the
+ * same JSON; AXe and the iOS action space are for iOS only (research note §4 #1; tvOS taps fail
+ * under Xcode 27, AXe #69).
+ */
+export function isIosSimulator(d: SimDevice): boolean {
+  return !OTHER_RUNTIME.test(d.runtime) && !(d.deviceType !== null && OTHER_TYPE.test(d.deviceType));
+}

@@ -17,6 +17,19 @@ import { formatAddress } from "./serve.ts";
 import { hostRequest, listeningAddresses, parseDevices, serverExecutable } from "./adb-host.ts";
 import { loadPhoneChecks, parseAdbClientVersion, stateProblem } from "../../../drivers/android/index.ts";
 import { silentLogger } from "../../rpc/rpc-error.ts";
+import { isIosSimulator, parseDeviceList } from "../../../drivers/ios-simulator/parse/simctl.ts";
+import {
+  INSTALL_AXE,
+  MIN_AXE_VERSION,
+  SELECT_XCODE,
+  XCODE_NOT_SELECTED,
+  atLeast,
+  axeXcodeProblem,
+  locateAxe,
+  parseAxeVersion,
+  parseXcodeVersion,
+  treeFailure,
+} from "../../../drivers/ios-simulator/probe.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 export interface Check {
@@ -125,25 +138,87 @@ function exposureCheck(port: number): Check {
   );
 }
 
-/** xcrun, simctl and AXe drive iOS simulators; they exist only on macOS. */
-export function macChecks(env: Env): Check[] {
-  if (process.platform !== "darwin") return [check("iOS simulator tools", "skip", "not macOS")];
-  const run = (argv: string[]) => {
+type Ran = { ok: boolean; stdout: string; stderr: string; timedOut: boolean };
+function runSync(argv: string[], env: Env, timeout: number): Ran {
+  try {
+    const r = Bun.spawnSync(argv, { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout });
+    return { ok: r.exitCode === 0, stdout: r.stdout.toString(), stderr: r.stderr.toString().trim(), timedOut: r.exitCode === null };
+  } catch (e) {
+    return { ok: false, stdout: "", stderr: (e as Error).message, timedOut: false };
+  }
+}
+const firstLine = (s: string) => s.trim().split("\n")[0] ?? "";
+const said = (r: Ran) => (/Error: (.*)/.exec(r.stderr)?.[1] ?? firstLine(r.stderr)) || (r.timedOut ? "no answer in time" : "failed");
+
+/**
+ * xcrun, the selected Xcode, simctl and AXe, as the iOS Simulator driver's connect-time probe
+ * sees them (drivers/ios-simulator/probe.ts): where AXe was found and its version, the Xcode
+ * version and whether that AXe supports it, and a real describe-ui on each booted iPhone or iPad,
+ * each with its fix. They run on macOS, or wherever DEVICERAIL_XCRUN_PATH names an xcrun (the
+ * tests' fake one).
+ */
+export async function iosChecks(config: Config, env: Env): Promise<Check[]> {
+  if (process.platform !== "darwin" && !config.xcrunPath) return [check("iOS simulator tools", "skip", "not macOS")];
+  if (config.ios === "off") return [check("iOS simulator tools", "skip", "DEVICERAIL_IOS=off: iOS Simulators are not used")];
+  const missing = config.ios === "required" ? "fail" : "warn";
+  const checks: Check[] = [];
+  const xcrun = config.xcrunPath ?? Bun.which("xcrun", { PATH: env.PATH ?? "" });
+  if (!xcrun) return [check("xcrun", missing, "xcrun not found", "install Xcode from the App Store and run it once, or set DEVICERAIL_XCRUN_PATH")];
+  checks.push(check("xcrun", "ok", xcrun));
+  const notSelected = (r: Ran) => XCODE_NOT_SELECTED.test(r.stderr);
+  const selectFix = `the Command Line Tools are selected instead of Xcode: ${SELECT_XCODE}`;
+
+  const xb = runSync([xcrun, "xcodebuild", "-version"], env, 10_000);
+  const xcode = xb.ok ? parseXcodeVersion(xb.stdout) : null;
+  if (xcode) checks.push(check("Xcode", "ok", `Xcode ${xcode.version}${xcode.build ? ` (${xcode.build})` : ""}`));
+  else if (notSelected(xb)) checks.push(check("Xcode", missing, firstLine(xb.stderr), selectFix));
+  else checks.push(check("Xcode", "warn", `xcodebuild -version: ${xb.ok ? `unexpected output "${firstLine(xb.stdout)}"` : said(xb)}`, "install Xcode from the App Store and run it once"));
+
+  const list = runSync([xcrun, "simctl", "list", "devices", "--json"], env, 15_000);
+  let booted: { udid: string; name: string }[] = [];
+  if (list.ok) {
     try {
-      const r = Bun.spawnSync(argv, { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout: 10_000 });
-      return r.exitCode === 0 ? r.stdout.toString().trim().split("\n")[0] || "ok" : null;
-    } catch {
-      return null;
+      booted = parseDeviceList(list.stdout).filter((d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d));
+      checks.push(check("simctl", "ok", booted.length ? `booted: ${booted.map((d) => d.name).join(", ")}` : "answers; no iPhone or iPad Simulator is booted"));
+    } catch (e) {
+      checks.push(check("simctl", "warn", `simctl list output is not understood: ${(e as Error).message}`, "report it with the output of xcrun simctl list devices --json"));
     }
-  };
-  const xcrun = run(["xcrun", "--version"]);
-  const simctl = xcrun ? run(["xcrun", "simctl", "help"]) : null;
-  const axe = run(["axe", "--version"]);
-  return [
-    xcrun ? check("xcrun", "ok", xcrun) : check("xcrun", "warn", "xcrun not found", "install the Xcode command line tools: xcode-select --install"),
-    simctl ? check("simctl", "ok", "xcrun simctl answers") : check("simctl", "warn", "xcrun simctl is unavailable", "install Xcode from the App Store and run it once"),
-    axe ? check("AXe", "ok", axe) : check("AXe", "warn", "axe not found on PATH", "install AXe: brew install cameroncooke/axe/axe"),
-  ];
+  } else checks.push(check("simctl", missing, `xcrun simctl: ${firstLine(list.stderr) || said(list)}`, notSelected(list) ? selectFix : "install Xcode from the App Store and run it once"));
+
+  const { found, tried } = locateAxe({ axePath: config.axePath, pathEnv: env.PATH ?? "" });
+  if (!found) {
+    checks.push(check("AXe", "warn", `not found (looked in ${tried.join(", ")}): iOS Simulators are screenshot-only`, INSTALL_AXE));
+    return checks;
+  }
+  const where = `${found.path} (${found.via === "PATH" ? "on PATH" : found.via === "install place" ? "an install place outside PATH" : "DEVICERAIL_AXE_PATH"})`;
+  const v = runSync([found.path, "--version"], env, 5_000);
+  const version = v.ok ? parseAxeVersion(v.stdout) : null;
+  const min = MIN_AXE_VERSION.join(".");
+  if (!version) {
+    checks.push(check("AXe", "warn", `${where}: --version ${v.ok ? `printed "${firstLine(v.stdout)}", not a release version` : `failed: ${said(v)}`}`, INSTALL_AXE));
+    return checks;
+  }
+  const axe = version.join(".");
+  if (!atLeast(version, MIN_AXE_VERSION)) {
+    checks.push(check("AXe", "warn", `${where}: version ${axe}, older than ${min} (the first with --tap-style and orientation-aware taps)`, "upgrade AXe: brew upgrade axe"));
+    return checks;
+  }
+  checks.push(check("AXe", "ok", `${where}: version ${axe}`));
+  if (xcode) {
+    const problem = axeXcodeProblem(version, xcode.major);
+    checks.push(problem ? check("AXe and Xcode", "warn", `AXe ${axe} with Xcode ${xcode.version}: unsupported`, problem) : check("AXe and Xcode", "ok", `AXe ${axe} with Xcode ${xcode.version}`));
+    if (problem) return checks;
+  }
+  for (const d of booted) {
+    const r = runSync([found.path, "describe-ui", "--udid", d.udid], env, 10_000);
+    if (r.ok) checks.push(check(`AXe on ${d.name}`, "ok", "describe-ui answers"));
+    else if (r.timedOut) checks.push(check(`AXe on ${d.name}`, "warn", "describe-ui did not answer within 10 s", "open the simulator in Simulator.app and run devicerail doctor again"));
+    else {
+      const why = treeFailure(said(r), { axeVersion: axe, xcodeVersion: xcode?.version ?? null });
+      checks.push(check(`AXe on ${d.name}`, "warn", `describe-ui failed (${why.platformCode}): ${said(r)}`, why.error.data.message));
+    }
+  }
+  return checks;
 }
 
 /** Opens the data directory as the daemon does: private folder, writable, database lock free. */

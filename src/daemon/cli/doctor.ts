@@ -3,7 +3,7 @@ import { type Config, ConfigError, loadConfig } from "../config.ts";
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
-import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, macChecks } from "./doctor-checks.ts";
+import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";
 import { CliError, RpcCallError, out, printJson, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
@@ -145,7 +145,7 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
   if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined)) throw new CliError("-d, -n and --tap belong to --smoke", 2);
   const { config, checks } = configChecks(env);
   checks.push(...(await withSpinner("asking adb…", () => adbChecks(config, env))));
-  checks.push(...macChecks(env));
+  checks.push(...(await iosChecks(config, env)));
   checks.push(dataDirCheck(env));
   checks.push(await listenCheck(config));
   checks.push(...(await accessChecks(env)));

@@ -17,6 +17,7 @@ import { screenshotPng } from "./screenshot.ts";
 import { readState, type SimDevice, type SimState, transact } from "./sim-state.ts";
 import { hitTest } from "./ui-tree.ts";
 import { axTreeEmpty } from "./lifecycle.ts";
+import { NO_TRANSLATION, axeCannotDrive } from "./xcode.ts";
 
 const swiftDouble = (n: number) => (Number.isInteger(n) ? n.toFixed(1) : String(n));
 const notFound = (udid: string) => `No simulator with UDID ${udid} was found. Run \`axe list-simulators\` to see available simulators.`;
@@ -31,7 +32,11 @@ function fail(message: string): never {
 
 /** Finds the simulator, applies faults, then runs `fn` under the state lock (AXe's HID session needs a booted device). */
 async function withDevice<T>(ctx: CliContext, command: string, udid: string, fn: (d: SimDevice, s: SimState) => T): Promise<T> {
-  const d0 = readState(ctx.dir).devices.find((d) => d.udid === udid);
+  const s0 = readState(ctx.dir);
+  // AXe loads the selected Xcode's simulator frameworks before it looks for the device (xcode.ts).
+  const unusable = axeCannotDrive(s0.axeVersion, s0.xcode, command);
+  if (unusable) fail(unusable);
+  const d0 = s0.devices.find((d) => d.udid === udid);
   if (!d0) fail(notFound(udid));
   if (d0.state !== "Booted") fail(notBooted(udid, d0.state));
   await ctx.faults(command, udid, () => ({ stderr: `Error: ${notBooted(udid, "Shutdown")}\n`, exitCode: 1 }));
@@ -103,6 +108,8 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
 async function describeCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const udid = p.udid as string;
   const doc = await withDevice(ctx, "describe-ui", udid, (d) => {
+    // A wedged CoreSimulatorBridge (xcode.ts NO_TRANSLATION, XcodeBuildMCP #458).
+    if (d.noTranslation) fail(NO_TRANSLATION);
     const pid = frontPid(d);
     if (d.emptyTreeReads > 0) {
       d.emptyTreeReads--;

@@ -15,7 +15,7 @@ export interface ScreenSpec {
 export interface DeviceTypeSpec {
   identifier: string;
   name: string;
-  productFamily: "iPhone" | "iPad";
+  productFamily: "iPhone" | "iPad" | "Apple Watch" | "Apple TV" | "Apple Vision";
   modelIdentifier: string;
   screen: ScreenSpec;
 }
@@ -32,7 +32,7 @@ export interface RuntimeSpec {
 const TYPE_PREFIX = "com.apple.CoreSimulator.SimDeviceType.";
 export const RUNTIME_PREFIX = "com.apple.CoreSimulator.SimRuntime.";
 
-const type = (id: string, name: string, productFamily: "iPhone" | "iPad", modelIdentifier: string, width: number, height: number, scale: number): DeviceTypeSpec => ({
+const type = (id: string, name: string, productFamily: DeviceTypeSpec["productFamily"], modelIdentifier: string, width: number, height: number, scale: number): DeviceTypeSpec => ({
   identifier: TYPE_PREFIX + id,
   name,
   productFamily,
@@ -48,12 +48,28 @@ export const DEVICE_TYPES: readonly DeviceTypeSpec[] = [
   type("iPhone-15", "iPhone 15", "iPhone", "iPhone15,4", 393, 852, 3),
   type("iPhone-SE-3rd-generation", "iPhone SE (3rd generation)", "iPhone", "iPhone14,6", 375, 667, 2),
   type("iPad-A16", "iPad (A16)", "iPad", "iPad15,7", 820, 1180, 2),
+  // Not iOS devices, but simctl lists them beside the iPhones (the driver must not offer them).
+  // Names, identifiers and product families as `simctl list -j` prints them in public samples:
+  // "Apple Watch Series 10 (46mm)" / Apple-Watch-Series-10-46mm / "Apple Watch" (a runtimes
+  // sample's supportedDeviceTypes); "Apple TV 4K (3rd generation)" / Apple-TV-4K-3rd-generation-4K,
+  // 3840×2160 screenshots (a devices sample and a tvOS screenshot script); "Apple Vision Pro" /
+  // Apple-Vision-Pro on an xrOS runtime (a runtimes sample). Model identifiers and the watch and
+  // Vision screen sizes are plausible, not checked.
+  type("Apple-Watch-Series-10-46mm", "Apple Watch Series 10 (46mm)", "Apple Watch", "Watch7,9", 208, 248, 2),
+  type("Apple-TV-4K-3rd-generation-4K", "Apple TV 4K (3rd generation)", "Apple TV", "AppleTV14,1", 1920, 1080, 2),
+  type("Apple-Vision-Pro", "Apple Vision Pro", "Apple Vision", "RealityDevice14,1", 1280, 720, 2),
 ];
+
+/** The iPhone and iPad types: the only ones a runtime of platform iOS supports. */
+export const IOS_DEVICE_TYPES: readonly DeviceTypeSpec[] = DEVICE_TYPES.filter((t) => t.productFamily === "iPhone" || t.productFamily === "iPad");
 
 export const RUNTIMES: readonly RuntimeSpec[] = [
   { identifier: `${RUNTIME_PREFIX}iOS-26-5`, name: "iOS 26.5", platform: "iOS", version: "26.5", buildversion: "23F77", isAvailable: true },
   { identifier: `${RUNTIME_PREFIX}iOS-26-0`, name: "iOS 26.0", platform: "iOS", version: "26.0", buildversion: "23A343", isAvailable: true },
   { identifier: `${RUNTIME_PREFIX}watchOS-11-5`, name: "watchOS 11.5", platform: "watchOS", version: "11.5", buildversion: "22T572", isAvailable: true },
+  // Identifiers and platform names as in public `simctl list -j` samples (tvOS-26-5; xrOS-26-0 with "platform": "xrOS"); build numbers plausible.
+  { identifier: `${RUNTIME_PREFIX}tvOS-26-5`, name: "tvOS 26.5", platform: "tvOS", version: "26.5", buildversion: "23L580", isAvailable: true },
+  { identifier: `${RUNTIME_PREFIX}xrOS-26-0`, name: "visionOS 26.0", platform: "xrOS", version: "26.0", buildversion: "23M336", isAvailable: true },
 ];
 
 /** The runtimes installed in Sample A (iOS 26.0 is known but not installed unless asked for). */

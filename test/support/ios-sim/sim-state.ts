@@ -6,6 +6,7 @@
  */
 import type { Tool } from "./state-file.ts";
 import { DEFAULT_RUNTIME_IDS, HOME_ROOT, RUNTIMES, type RuntimeSpec, type ScreenSpec, deviceType } from "./device-catalog.ts";
+import { DEFAULT_XCODE, type XcodeSpec } from "./xcode.ts";
 
 export * from "./state-file.ts";
 
@@ -109,6 +110,10 @@ export interface SimDevice {
   /** `boot` leaves the device `Booting` this long; 0 = `Booted` at once. */
   bootDelayMs: number;
   bootCompletesAt: number | null;
+  /** describe-ui fails with AXe's "No translation object returned" while true (xcode.ts NO_TRANSLATION). */
+  noTranslation: boolean;
+  /** `simctl io … screenshot` fails this many more times with "Timeout waiting for screen surfaces" (xcode.ts). */
+  screenSurfacesTimeouts: number;
   input: InputEvent[];
   statusBar: Record<string, string>;
   privacy: { action: string; service: string; bundleId: string | null }[];
@@ -140,6 +145,8 @@ export interface SimState {
   runtimes: RuntimeSpec[];
   faults: Fault[];
   axeVersion: string;
+  /** The selected Xcode (xcodebuild -version), or the Command Line Tools (xcrun then finds no simctl). */
+  xcode: XcodeSpec;
   listVariant: ListVariant;
   nextPid: number;
 }
@@ -235,6 +242,8 @@ export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevic
     screenshotRotated: spec.screenshotRotated ?? false,
     bootDelayMs: spec.bootDelayMs ?? 0,
     bootCompletesAt: null,
+    noTranslation: false,
+    screenSurfacesTimeouts: 0,
     input: [],
     statusBar: {},
     privacy: [],
@@ -260,6 +269,8 @@ export interface StateOptions {
   /** Installed runtime identifiers (from device-catalog RUNTIMES); default Sample A's watchOS 11.5 and iOS 26.5. */
   runtimes?: readonly string[];
   axeVersion?: string;
+  /** Default Xcode 26.5 (17F42), the one AXe 1.8.0 was validated with. */
+  xcode?: XcodeSpec;
   faults?: Fault[];
   listVariant?: ListVariant;
 }
@@ -277,6 +288,7 @@ export function createState(options: StateOptions = {}): SimState {
     }),
     faults: options.faults ?? [],
     axeVersion: options.axeVersion ?? "1.8.0",
+    xcode: options.xcode ?? DEFAULT_XCODE,
     listVariant: options.listVariant ?? "xcode26",
     nextPid: pids.next,
   };

@@ -6,7 +6,8 @@ import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CliContext } from "./fake-cli.ts";
 import { screenshotJpeg, screenshotPng } from "./screenshot.ts";
-import { fail, onDevice, option, type SimctlHandler, unhandled } from "./simctl-support.ts";
+import { fail, onDevice, option, type SimctlHandler, simError, unhandled } from "./simctl-support.ts";
+import { SCREEN_SURFACES_TIMEOUT } from "./xcode.ts";
 
 const EXT_TYPES: Record<string, string> = { png: "PNG", jpg: "JPEG", jpeg: "JPEG", tiff: "TIFF", bmp: "BMP", gif: "GIF" };
 const DISPLAY_NOTE = "Note: No display specified. Defaulting to display: 6E2B1F3A-9C4D-4E5F-8A7B-1C2D3E4F5A6B (screenID: 1, name: LCD)\n";
@@ -23,7 +24,15 @@ async function screenshot(ctx: CliContext, ref: string | undefined, args: string
   const type = (t.value ?? ext ?? "png").toLowerCase();
   if (type === "gif") fail(ctx, { stderr: "Invalid file type: gif\n", exitCode: 1 });
   if (!["png", "jpeg", "jpg"].includes(type)) unhandled(ctx, `screenshot --type=${type}`);
-  const bytes = await onDevice(ctx, "io", ref, true, (d) => (type === "png" ? screenshotPng(d) : screenshotJpeg(d)));
+  const bytes = await onDevice(ctx, "io", ref, true, (d) => {
+    if (d.screenSurfacesTimeouts > 0) {
+      d.screenSurfacesTimeouts--;
+      return null;
+    }
+    return type === "png" ? screenshotPng(d) : screenshotJpeg(d);
+  });
+  // The display not up yet (xcode.ts SCREEN_SURFACES_TIMEOUT): exit 60, nothing written.
+  if (bytes === null) fail(ctx, simError("NSPOSIXErrorDomain", 60, SCREEN_SURFACES_TIMEOUT));
   if (t.value === undefined && ext && EXT_TYPES[ext]) ctx.err(`Detected file type from extension: ${EXT_TYPES[ext]}\n`);
   if (disp.value === undefined) ctx.err(DISPLAY_NOTE);
   if (target === "-") ctx.out(bytes);

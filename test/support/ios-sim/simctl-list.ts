@@ -4,7 +4,7 @@
  * does not parse. The older JSON generations of research §1.1 are behind `listVariant`.
  */
 import { appleJson } from "./apple-json.ts";
-import { DEVICE_TYPES, LOG_ROOT, parseRuntimeId } from "./device-catalog.ts";
+import { DEVICE_TYPES, IOS_DEVICE_TYPES, LOG_ROOT, parseRuntimeId } from "./device-catalog.ts";
 import { dataPath, type SimDevice, type SimState } from "./sim-state.ts";
 
 const PROFILES = "/Library/Developer/CoreSimulator/Profiles";
@@ -64,7 +64,7 @@ function runtimeJson(r: SimState["runtimes"][number]) {
     isInternal: false,
     isAvailable: r.isAvailable,
     name: r.name,
-    supportedDeviceTypes: r.platform === "iOS" ? DEVICE_TYPES.map((t) => ({ bundlePath: `${XCODE_PROFILES}/DeviceTypes/${t.name}.simdevicetype`, name: t.name, identifier: t.identifier, productFamily: t.productFamily })) : [],
+    supportedDeviceTypes: r.platform === "iOS" ? IOS_DEVICE_TYPES.map((t) => ({ bundlePath: `${XCODE_PROFILES}/DeviceTypes/${t.name}.simdevicetype`, name: t.name, identifier: t.identifier, productFamily: t.productFamily })) : [],
   };
 }
 

@@ -4,7 +4,9 @@
  */
 import { runCli } from "./fake-cli.ts";
 import { SIMCTL } from "./simctl-commands.ts";
-import { unhandled } from "./simctl-support.ts";
+import { readState } from "./sim-state.ts";
+import { fail, unhandled } from "./simctl-support.ts";
+import { XCODEBUILD_NEEDS_XCODE, unableToFindUtility, xcodebuildVersion } from "./xcode.ts";
 
 export const SIMCTL_PATH = "/Applications/Xcode.app/Contents/Developer/usr/bin/simctl";
 
@@ -22,6 +24,16 @@ await runCli("xcrun", async (ctx) => {
     ctx.out("xcrun version 72.\n");
     return 0;
   }
+  const xcode = readState(ctx.dir).xcode;
+  // `xcrun xcodebuild -version` (xcode.ts): the version lines, or the shim's refusal under the Command Line Tools.
+  if (first === "xcodebuild") {
+    if (rest[0] !== "-version") unhandled(ctx, `xcodebuild ${rest.join(" ")}`);
+    if (xcode === "command-line-tools") fail(ctx, XCODEBUILD_NEEDS_XCODE);
+    ctx.out(xcodebuildVersion(xcode));
+    return 0;
+  }
+  // Only Xcode has simctl: with the Command Line Tools selected xcrun cannot find it (exit 72).
+  if (first === "simctl" && xcode === "command-line-tools") fail(ctx, unableToFindUtility("simctl"));
   if (first !== "simctl") {
     ctx.err(`xcrun: error: unable to find utility "${first ?? ""}", not a developer tool or in PATH\n`);
     return 72;
