@@ -45,12 +45,6 @@ export class AxePort {
     await this.run(["tap", "-x", String(x), "-y", String(y), "--udid", udid], ctx);
   }
 
-  /** Two taps in one process and one HID session, so they are close enough to count as a double tap. */
-  async doubleTap(udid: string, x: number, y: number, ctx: CallContext): Promise<void> {
-    const step = `tap -x ${x} -y ${y}`;
-    await this.run(["batch", "--udid", udid, "--step", step, "--step", step], ctx);
-  }
-
   async longPress(udid: string, x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
     await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: 20_000 + seconds * 1000 });
   }

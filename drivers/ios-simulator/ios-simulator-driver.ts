@@ -7,6 +7,7 @@ import { KEYS } from "./action-contracts.ts";
 import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
+import { refuseDoubleTap } from "./double-tap.ts";
 import type { SimDevice } from "./parse/simctl.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { platformError } from "./tool-process.ts";
@@ -231,6 +232,7 @@ export class IosSimulatorDriver implements Driver {
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
+    refuseDoubleTap(call.name, a.backend);
     const p = IOS_ACTIONS[a.backend].parse(call.name, call.arguments);
     const hid = a.hid as Hid;
     const screen = a.viewport;

@@ -12,7 +12,7 @@ export type Via = InputEvent["via"];
 
 export function tapAt(state: SimState, device: SimDevice, x: number, y: number, via: Via, kind: "tap" | "double-tap" | "long-press" = "tap", durationS: number | null = null): void {
   const target = device.locked ? null : tapTarget(screenTree(device), x, y);
-  device.input.push({ via, kind, x, y, ...(kind === "long-press" ? { durationS } : {}), target: nodeName(target) });
+  device.input.push({ via, kind, x, y, ...(kind === "long-press" ? { durationS } : {}), target: nodeName(target), atMs: Date.now() });
   if (!target?.enabled || !target.action) return;
   runAction(state, device, target.action);
   if (kind === "double-tap" && target.action !== undefined) {

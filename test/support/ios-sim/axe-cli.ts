@@ -71,6 +71,8 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
   if (p.x !== undefined && p.y !== undefined) {
     point = { x: p.x as number, y: p.y as number };
     described = `(${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
+    // Real AXe reads the whole frontmost tree before a coordinate tap (sim-state axeTapTreeReadMs).
+    await sleepS(readState(ctx.dir).axeTapTreeReadMs / 1000);
   } else {
     const q = p.id !== undefined ? { kind: "--id" as const, value: p.id as string } : p.label !== undefined ? { kind: "--label" as const, value: p.label as string } : { kind: "--value" as const, value: p.value as string };
     const deadline = Date.now() + (n(p, "wait-timeout") ?? 0) * 1000;

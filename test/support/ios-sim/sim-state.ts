@@ -33,6 +33,8 @@ export interface InputEvent {
   keys?: number[];
   button?: string;
   target?: string | null;
+  /** When the HID event was sent (epoch ms): how far apart two taps of a batch landed. */
+  atMs?: number;
 }
 
 export interface SimDevice {
@@ -98,6 +100,13 @@ export interface SimState {
   axeVersion: string;
   listVariant: ListVariant;
   nextPid: number;
+  /**
+   * How long AXe's own tree read takes before each coordinate tap (standalone or a batch step):
+   * real AXe runs `OrientationAwareCoordinates.translate`, a full frontmost-tree read, first
+   * (AXe `Tap.swift`, `Command+BatchConvertible.swift:107-121`; SimBench's describe-ui median is
+   * 4,405 ms on Settings). 0 (the default) = today's instant taps.
+   */
+  axeTapTreeReadMs: number;
 }
 
 export interface DeviceSpec {
@@ -202,6 +211,7 @@ export interface StateOptions {
   axeVersion?: string;
   faults?: Fault[];
   listVariant?: ListVariant;
+  axeTapTreeReadMs?: number;
 }
 
 export function createState(options: StateOptions = {}): SimState {
@@ -219,6 +229,7 @@ export function createState(options: StateOptions = {}): SimState {
     axeVersion: options.axeVersion ?? "1.8.0",
     listVariant: options.listVariant ?? "xcode26",
     nextPid: pids.next,
+    axeTapTreeReadMs: options.axeTapTreeReadMs ?? 0,
   };
 }
 
