@@ -3,6 +3,12 @@ import { platformError, runTool } from "./tool-process.ts";
 
 /** The lowest AXe with `batch` and `type --stdin`; older ones are treated as absent. */
 export const MIN_AXE_VERSION = [1, 5, 0] as const;
+/**
+ * The first AXe with `tap --tap-style` (CHANGELOG v1.7.0, PR #46): `physical` is a touch down, a
+ * 0.1 s hold and a touch up (`HIDInteractor.performPhysicalTap`), which flips UISwitch and SwiftUI
+ * Toggle controls that AXe's default simulator `tapAt` leaves alone (research note F5).
+ */
+export const TAP_STYLE_VERSION = [1, 7, 0] as const;
 
 const newer = (v: number[], min: readonly number[]) => {
   for (let i = 0; i < min.length; i++) if ((v[i] ?? 0) !== min[i]) return (v[i] ?? 0) > (min[i] as number);
@@ -14,6 +20,9 @@ const newer = (v: number[], min: readonly number[]) => {
  * is a usage error, exit 1 a runtime error with `Error: …` on stderr.
  */
 export class AxePort {
+  /** The version `usable()` read, as numbers; null before (or when it was unusable). */
+  private version: number[] | null = null;
+
   constructor(readonly path: string) {}
 
   private async run(args: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<string> {
@@ -31,7 +40,9 @@ export class AxePort {
     try {
       const out = await this.run(["--version"], ctx, { ceilingMs: 5_000 });
       const m = /(\d+)\.(\d+)\.(\d+)/.exec(out);
-      return m && newer([Number(m[1]), Number(m[2]), Number(m[3])], MIN_AXE_VERSION) ? `${m[1]}.${m[2]}.${m[3]}` : null;
+      const v = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+      this.version = v && newer(v, MIN_AXE_VERSION) ? v : null;
+      return this.version ? `${m?.[1]}.${m?.[2]}.${m?.[3]}` : null;
     } catch {
       return null;
     }
@@ -41,8 +52,14 @@ export class AxePort {
     return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs: 15_000 });
   }
 
+  /**
+   * A physical tap, so switches flip too: `--tap-style physical` from 1.7.0 on; before that the
+   * same touch down, 0.1 s hold and touch up through `touch` (the workaround of a public "Agent
+   * Notes for AXe": `touch --down --up --delay 0.1`), since those versions reject the option.
+   */
   async tap(udid: string, x: number, y: number, ctx: CallContext): Promise<void> {
-    await this.run(["tap", "-x", String(x), "-y", String(y), "--udid", udid], ctx);
+    if (this.version && newer(this.version, TAP_STYLE_VERSION)) await this.run(["tap", "-x", String(x), "-y", String(y), "--tap-style", "physical", "--udid", udid], ctx);
+    else await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", "0.1", "--udid", udid], ctx);
   }
 
   async longPress(udid: string, x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {

@@ -82,7 +82,7 @@ describe("IosSimulatorDriver over the fake xcrun and AXe", () => {
     await a.driver.execute(a.id, { name: "scroll", arguments: { deltaX: 0, deltaY: 600 } }, ctx());
     await a.driver.execute(a.id, { name: "home", arguments: {} }, ctx());
     expect(calls(sims, "axe", from)).toEqual([
-      ["tap", "-x", "100", "-y", "200", "--udid", a.udid],
+      ["tap", "-x", "100", "-y", "200", "--tap-style", "physical", "--udid", a.udid],
       ["swipe", "--start-x", "200", "--start-y", "600", "--end-x", "200", "--end-y", "200", "--duration", "0.5", "--udid", a.udid],
       ["touch", "-x", "10", "-y", "20", "--down", "--up", "--delay", "1.2", "--udid", a.udid],
       ["key", "40", "--udid", a.udid],

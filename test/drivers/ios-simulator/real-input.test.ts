@@ -81,3 +81,55 @@ describe("doubleTap (F4)", () => {
     expect(s.device().input.at(-1)).toMatchObject({ via: "wda", kind: "double-tap" });
   });
 });
+
+/** The "Remember me" switch of the demo login screen: its value and the centre in screenshot pixels (points × 3). */
+const REMEMBER = { x: 603, y: 1070 };
+async function remember(a: A): Promise<string | null> {
+  const o = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
+  return o.uiTree?.nodes.find((n) => n.identifier === "login.remember")?.value ?? null;
+}
+
+describe("switches (F5)", () => {
+  test("the fake AXe before 1.7.0 rejects --tap-style with ArgumentParser's unknown-option error and v1.6.0's usage; 1.8.0 accepts it", async () => {
+    await using old = await sims({ axeVersion: "1.6.0" });
+    const udid = old.device().udid;
+    const r = await old.run("axe", ["tap", "-x", "201", "-y", "356.5", "--tap-style", "physical", "--udid", udid]);
+    expect([r.exitCode, r.stderr]).toEqual([
+      64,
+      "Error: Unknown option '--tap-style'\n" +
+        "Usage: axe tap [-x <x>] [-y <y>] [--id <id>] [--label <label>] [--value <value>] [--element-type <element-type>] [--pre-delay <pre-delay>] [--post-delay <post-delay>] [--wait-timeout <wait-timeout>] [--poll-interval <poll-interval>] --udid <udid>\n" +
+        "  See 'axe tap --help' for more information.\n",
+    ]);
+    await using current = await sims();
+    expect((await current.run("axe", ["tap", "-x", "201", "-y", "356.5", "--tap-style", "physical", "--udid", current.device().udid])).exitCode).toBe(0);
+  });
+
+  test("the fake ignores a plain coordinate tap on a switch in switchesIgnoreSimulatorTaps mode, and a physical one flips it", async () => {
+    await using s = await sims({ switchesIgnoreSimulatorTaps: true });
+    const udid = s.device().udid;
+    await s.run("axe", ["tap", "-x", "201", "-y", "356.5", "--udid", udid]);
+    expect((s.device().ui["com.acme.app"] as { remember: boolean }).remember).toBe(true);
+    await s.run("axe", ["tap", "-x", "201", "-y", "356.5", "--tap-style", "physical", "--udid", udid]);
+    expect((s.device().ui["com.acme.app"] as { remember: boolean }).remember).toBe(false);
+  });
+
+  test("a tap at a switch flips it on AXe 1.8, through --tap-style physical", async () => {
+    await using s = await sims({ switchesIgnoreSimulatorTaps: true });
+    await using a = await attached(s);
+    expect(await remember(a)).toBe("1");
+    const from = s.readLog("axe").length;
+    await exec(a, "tap", REMEMBER);
+    expect(axeCalls(s, from)).toContainEqual(["tap", "-x", "201", "-y", "356.67", "--tap-style", "physical", "--udid", a.udid]);
+    expect(await remember(a)).toBe("0");
+  });
+
+  test("a tap at a switch flips it on AXe 1.6, which has no --tap-style, through a 0.1 s touch", async () => {
+    await using s = await sims({ switchesIgnoreSimulatorTaps: true, axeVersion: "1.6.0" });
+    await using a = await attached(s);
+    expect(await remember(a)).toBe("1");
+    const from = s.readLog("axe").length;
+    await exec(a, "tap", REMEMBER);
+    expect(axeCalls(s, from)).toContainEqual(["touch", "-x", "201", "-y", "356.67", "--down", "--up", "--delay", "0.1", "--udid", a.udid]);
+    expect(await remember(a)).toBe("0");
+  });
+});

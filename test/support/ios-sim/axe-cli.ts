@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { frontPid, screenTree } from "./apps.ts";
-import { AXE_COMMANDS, type CommandSpec, type Parsed, parseArgs, parseIntList, UsageError } from "./axe-args.ts";
+import { axeCommands, type CommandSpec, olderThan, type Parsed, parseArgs, parseIntList, UsageError } from "./axe-args.ts";
 import { button, enterText, key, keyCombo, swipe, tapAt } from "./axe-actions.ts";
 import { appleJson } from "./apple-json.ts";
 import { axeElement, describeUi, emptyDescribeUi } from "./axe-json.ts";
@@ -68,6 +68,9 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const udid = p.udid as string;
   let point: { x: number; y: number };
   let described: string;
+  // Tap.swift resolvedTapStyle: automatic is physical only for a switch-like target of a selector
+  // tap (a coordinate tap is never switch-like, Tap.swift:109); before 1.7.0 always simulator.
+  let switchLike = false;
   if (p.x !== undefined && p.y !== undefined) {
     point = { x: p.x as number, y: p.y as number };
     described = `(${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
@@ -80,7 +83,9 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
       const d = readState(ctx.dir).devices.find((x) => x.udid === udid);
       if (!d) fail(notFound(udid));
       try {
-        point = resolveTap(screenTree(d), q, p["element-type"] as string | undefined);
+        const hit = resolveTap(screenTree(d), q, p["element-type"] as string | undefined);
+        point = { x: hit.x, y: hit.y };
+        switchLike = hit.switchLike && !olderThan(readState(ctx.dir).axeVersion, [1, 7, 0]);
         break;
       } catch (e) {
         if (!(e instanceof ResolutionError)) throw e;
@@ -95,7 +100,8 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
     described = `resolved tap point at (${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
   }
   await sleepS(n(p, "pre-delay"));
-  await withDevice(ctx, "tap", udid, (d, s) => tapAt(s, d, point.x, point.y, "axe"));
+  const style = ((p["tap-style"] as string | undefined) ?? "automatic") === "automatic" ? (switchLike ? "physical" : "simulator") : (p["tap-style"] as "simulator" | "physical");
+  await withDevice(ctx, "tap", udid, (d, s) => tapAt(s, d, point.x, point.y, "axe", "tap", null, style));
   await sleepS(n(p, "post-delay"));
   ctx.out(`✓ Tap at ${described} completed successfully\n`);
   return 0;
@@ -206,8 +212,8 @@ const RUN: Record<string, Runner> = {
         await sleepS(Number(rest[0]));
         continue;
       }
-      const spec = AXE_COMMANDS.get(name);
-      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot") throw new UsageError(`Unsupported batch step '${name}'.`, null, "batch", (AXE_COMMANDS.get("batch") as CommandSpec).usage);
+      const spec = axeCommands(readState(ctx.dir).axeVersion).get(name);
+      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot") throw new UsageError(`Unsupported batch step '${name}'.`, null, "batch", (axeCommands(readState(ctx.dir).axeVersion).get("batch") as CommandSpec).usage);
       const parsed = parseArgs(spec, [...rest, "--udid", p.udid as string]);
       validateAxe(spec, parsed);
       try {
@@ -230,7 +236,7 @@ await runCli("axe", async (ctx) => {
     ctx.out(`${readState(ctx.dir).axeVersion}\n`);
     return 0;
   }
-  const spec = sub ? AXE_COMMANDS.get(sub) : undefined;
+  const spec = sub ? axeCommands(readState(ctx.dir).axeVersion).get(sub) : undefined;
   if (!spec) {
     if (sub === "list-simulators" || sub === "init" || sub === "slider" || sub === "drag" || sub === "record-video" || sub === "stream-video" || sub === "--help" || sub === "-h" || sub === "help") {
       ctx.err(`fake axe: ${sub} is not modelled\n`);

@@ -87,7 +87,7 @@ describe("fake axe input changes the shared device", () => {
     const roots = JSON.parse((await sim.run("axe", ["describe-ui", "--udid", U])).text) as Ax[];
     expect(byId(roots, "login.remember")?.AXValue).toBe("0");
     expect((await shot()).at(1120, 1030)).toEqual([...PALETTE.light.off]);
-    expect(sim.device(U).input).toEqual([{ via: "axe", kind: "tap", x: 201, y: 356.5, target: "login.remember", atMs: expect.any(Number) }]);
+    expect(sim.device(U).input).toEqual([{ via: "axe", kind: "tap", x: 201, y: 356.5, target: "login.remember", atMs: expect.any(Number), style: "simulator" }]);
   });
 
   test("signing in: taps by point, id and label, the password through --stdin only, then the home screen", async () => {

@@ -35,6 +35,8 @@ export interface InputEvent {
   target?: string | null;
   /** When the HID event was sent (epoch ms): how far apart two taps of a batch landed. */
   atMs?: number;
+  /** AXe taps: the simulator `tapAt` or a physical touch down/up (Tap.swift `resolvedTapStyle`). */
+  style?: "simulator" | "physical";
 }
 
 export interface SimDevice {
@@ -107,6 +109,13 @@ export interface SimState {
    * 4,405 ms on Settings). 0 (the default) = today's instant taps.
    */
   axeTapTreeReadMs: number;
+  /**
+   * Switches (UISwitch, SwiftUI Toggle) ignore AXe's simulator `tapAt`, as AXe PR #46 and a public
+   * "Agent Notes for AXe" report ("tap may report success but fail … especially toggles/switches");
+   * a physical tap (`--tap-style physical`, `touch --down --up`, WDA) still flips them. Off by
+   * default: today's fake, where every tap flips a switch.
+   */
+  switchesIgnoreSimulatorTaps: boolean;
 }
 
 export interface DeviceSpec {
@@ -212,6 +221,7 @@ export interface StateOptions {
   faults?: Fault[];
   listVariant?: ListVariant;
   axeTapTreeReadMs?: number;
+  switchesIgnoreSimulatorTaps?: boolean;
 }
 
 export function createState(options: StateOptions = {}): SimState {
@@ -230,6 +240,7 @@ export function createState(options: StateOptions = {}): SimState {
     listVariant: options.listVariant ?? "xcode26",
     nextPid: pids.next,
     axeTapTreeReadMs: options.axeTapTreeReadMs ?? 0,
+    switchesIgnoreSimulatorTaps: options.switchesIgnoreSimulatorTaps ?? false,
   };
 }
 
