@@ -8,6 +8,7 @@ import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
 import { refuseDoubleTap } from "./double-tap.ts";
+import { axeTextPorts, rememberFields, typeExactly } from "./exact-text.ts";
 import type { SimDevice } from "./parse/simctl.ts";
 import { SimctlPort } from "./simctl-port.ts";
 import { platformError } from "./tool-process.ts";
@@ -15,10 +16,8 @@ import { fingerprint, parseTree, settledTreeJson } from "./ui-tree.ts";
 import { WDA_ENDPOINT, WdaPort } from "./wda-port.ts";
 
 export const ID_PREFIX = "ios-simulator:";
-const US_KEYBOARD = /^[\u0020-\u007e\n\t]+$/;
-/** HID codes for Cmd+V and Cmd+A. */
+/** HID codes for Cmd+A. */
 const CMD = 227;
-const KEY_V = 25;
 const KEY_A = 4;
 
 export interface IosOptions {
@@ -202,6 +201,7 @@ export class IosSimulatorDriver implements Driver {
     }
     // Scale = screenshot width ÷ root frame width, measured on this very pair (research §3).
     const tree = json === null ? null : parseTree(json, (screen) => (a.viewport as Viewport).width / screen.width);
+    rememberFields(a, tree);
     if (tree && !tree.empty) {
       a.pointWidth = tree.screen.width;
       a.scale = (a.viewport as Viewport).width / tree.screen.width;
@@ -215,19 +215,14 @@ export class IosSimulatorDriver implements Driver {
     };
   }
 
-  private async type(udid: string, a: Attached, text: string, ctx: CallContext): Promise<"axe" | "paste" | "wda"> {
+  private async type(udid: string, a: Attached, text: string, ctx: CallContext, secret = false): Promise<"axe" | "paste" | "wda"> {
     if (a.backend === "wda" && this.wda) {
       await this.wda.keys(text, ctx);
       return "wda";
     }
-    if (US_KEYBOARD.test(text)) {
-      await this.axe.type(udid, text, ctx);
-      return "axe";
-    }
-    // Not on a US keyboard: through the pasteboard (stdin) and Cmd+V.
-    await this.simctl.pbcopy(udid, text, ctx);
-    await this.axe.keyCombo(udid, [CMD], KEY_V, ctx);
-    return "paste";
+    // Tab and Return as keys, US-keyboard runs typed, the rest pasted; read back (exact-text.ts).
+    const tree = async (c: CallContext) => (a.hid ? parseTree(await a.hid.tree(c), () => 1) : null);
+    return typeExactly(a, axeTextPorts(udid, this.axe, (u, t, c) => this.simctl.pbcopy(u, t, c), tree), text, secret, ctx);
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
@@ -281,7 +276,7 @@ export class IosSimulatorDriver implements Driver {
       case "inputText":
         return { output: { accepted: true, characters: [...p.args.text].length, via: await this.type(udid, a, p.args.text, ctx) } };
       case "inputSecret":
-        await this.type(udid, a, p.args.secret, ctx);
+        await this.type(udid, a, p.args.secret, ctx, true);
         return { output: { accepted: true } };
       case "keyPress":
         await this.axe.key(udid, KEYS[p.args.key], ctx);

@@ -133,3 +133,65 @@ describe("switches (F5)", () => {
     expect(await remember(a)).toBe("0");
   });
 });
+
+type Demo = { email: string; password: string; focus: string | null; screen: string };
+const demo = (s: FakeSimulators) => s.device().ui["com.acme.app"] as unknown as Demo;
+/** The e-mail field's centre in screenshot pixels: (24 + 354 / 2, 221 + 44 / 2) points × 3. */
+const EMAIL = { x: 603, y: 729 };
+
+describe("exact text (F6)", () => {
+  test("the fake AXe type fails on a tab, and loses a trailing newline and leading empty lines (readLine)", async () => {
+    await using s = await sims();
+    const udid = s.device().udid;
+    await s.run("axe", ["tap", "-x", "201", "-y", "243", "--udid", udid]);
+    const tab = await s.run("axe", ["type", "--stdin", "--udid", udid], { stdin: "a\tb\n" });
+    expect([tab.exitCode, tab.stderr]).toEqual([1, "Error: No keycode found for character: '\t'\n"]);
+    await s.run("axe", ["type", "--stdin", "--udid", udid], { stdin: "\nbob\n" });
+    expect([demo(s).email, demo(s).focus]).toEqual(["bob", "email"]);
+  });
+
+  test("a trailing newline is pressed as Return (HID 40), so it moves on as typed", async () => {
+    await using s = await sims();
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", EMAIL);
+    const from = s.readLog("axe").length;
+    expect(await exec(a, "inputText", { text: "bob@example.com\n" })).toEqual({ output: { accepted: true, characters: 16, via: "axe" } });
+    expect([demo(s).email, demo(s).focus]).toEqual(["bob@example.com", "password"]);
+    expect(axeCalls(s, from).filter((c) => c[0] !== "describe-ui")).toEqual([
+      ["type", "--stdin", "--udid", a.udid],
+      ["key", "40", "--udid", a.udid],
+    ]);
+  });
+
+  test("a tab is pressed as Tab (HID 43) instead of failing in AXe's type", async () => {
+    await using s = await sims();
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", EMAIL);
+    expect(await exec(a, "inputText", { text: "bob@example.com\tpw" })).toEqual({ output: { accepted: true, characters: 18, via: "axe" } });
+    expect([demo(s).email, demo(s).password]).toEqual(["bob@example.com", "pw"]);
+  });
+
+  test("text that iOS rewrites is reported as ios_text_incomplete with what arrived, and the Return after it is not pressed", async () => {
+    await using s = await sims({ typingSmartPunctuation: true });
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", EMAIL);
+    const from = s.readLog("axe").length;
+    const f = await failure(exec(a, "inputText", { text: "it's--ok\n" }));
+    expect(f).toEqual({ code: "ios_text_incomplete", retryable: false, message: expect.stringContaining('the field login.email shows "it\u2019s\u2014ok"') });
+    expect(axeCalls(s, from).map((c) => c[0])).not.toContain("key");
+    expect(demo(s).focus).toBe("email");
+  });
+
+  test("a protected value is not read back, so iOS's rewriting of it is never quoted", async () => {
+    await using s = await sims({ typingSmartPunctuation: true });
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", { x: 603, y: 909 });
+    const from = s.readLog("axe").length;
+    expect(await exec(a, "inputSecret", { secret: "it's" })).toEqual({ output: { accepted: true } });
+    expect(axeCalls(s, from).map((c) => c[0])).toEqual(["type"]);
+  });
+});

@@ -51,15 +51,45 @@ function graphemes(text: string): string[] {
   return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].map((s) => s.segment);
 }
 
+/**
+ * AXe `Type.swift` `readFromStdin()` (l.148-157): `readLine()` until EOF, lines joined with "\n"
+ * but none before the first, so a trailing newline is lost, leading empty lines too, and input
+ * that is only "\n" types nothing. readLine strips "\n" and "\r\n".
+ */
+function readFromStdin(raw: string): string {
+  const lines = raw.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  let input = "";
+  for (const l of lines) {
+    if (input !== "") input += "\n";
+    input += l.endsWith("\r") ? l.slice(0, -1) : l;
+  }
+  return input;
+}
+
+/**
+ * iOS Smart Punctuation on the hardware-keyboard path (sim-state typingSmartPunctuation): AXe's own
+ * `type` help warns "iOS may apply smart punctuation"; the substitutions are iOS's Smart
+ * Punctuation (Settings › General › Keyboard): "--" becomes an em dash, straight quotes curly.
+ */
+function smartPunctuation(text: string): string {
+  return text
+    .replaceAll("--", "\u2014")
+    .replace(/(^|[\s(])'/g, "$1\u2018")
+    .replaceAll("'", "\u2019")
+    .replace(/(^|[\s(])"/g, "$1\u201c")
+    .replaceAll('"', "\u201d");
+}
+
 async function typeCommand(ctx: CliContext, p: Parsed): Promise<number> {
   let text: string;
-  if (p.stdin) text = (await ctx.stdin()).split(/\r?\n/).filter((_, i, all) => i < all.length - 1 || all[i] !== "").join("\n");
+  if (p.stdin) text = readFromStdin(await ctx.stdin());
   else if (p.file) text = await Bun.file(p.file as string).text();
   else text = p.text as string;
   const bad = graphemes(text).find((g) => !TYPEABLE.test(g));
   if (bad !== undefined) fail(`No keycode found for character: '${bad}'`);
-  return withDevice(ctx, "type", p.udid as string, (d) => {
-    enterText(d, text, "axe");
+  return withDevice(ctx, "type", p.udid as string, (d, s) => {
+    enterText(d, s.typingSmartPunctuation ? smartPunctuation(text) : text, "axe");
     return 0;
   });
 }

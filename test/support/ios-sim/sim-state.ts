@@ -116,6 +116,13 @@ export interface SimState {
    * default: today's fake, where every tap flips a switch.
    */
   switchesIgnoreSimulatorTaps: boolean;
+  /**
+   * `axe type` goes through iOS's hardware-keyboard path, where Smart Punctuation rewrites what
+   * was typed (AXe `Type.swift` help: "iOS may apply smart punctuation"; hebbianai/dure #47: a
+   * 158-character code arrived as 155 when typed, intact when pasted). Off by default (today's
+   * exact typing); pasting and WebDriverAgent are never changed.
+   */
+  typingSmartPunctuation: boolean;
 }
 
 export interface DeviceSpec {
@@ -222,6 +229,7 @@ export interface StateOptions {
   listVariant?: ListVariant;
   axeTapTreeReadMs?: number;
   switchesIgnoreSimulatorTaps?: boolean;
+  typingSmartPunctuation?: boolean;
 }
 
 export function createState(options: StateOptions = {}): SimState {
@@ -241,6 +249,7 @@ export function createState(options: StateOptions = {}): SimState {
     nextPid: pids.next,
     axeTapTreeReadMs: options.axeTapTreeReadMs ?? 0,
     switchesIgnoreSimulatorTaps: options.switchesIgnoreSimulatorTaps ?? false,
+    typingSmartPunctuation: options.typingSmartPunctuation ?? false,
   };
 }
 
