@@ -21,10 +21,13 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { KEYS } from "./action-contracts.ts";
+import { pause } from "../../src/driver/pause.ts";
 import type { AxeTree } from "./parse/axe-tree.ts";
 
 /** Printable US-keyboard text: what AXe's key table can type. */
 const US_TYPEABLE = /^[\u0020-\u007e]+$/;
+/** How long a pasted secret stays on the pasteboard after Cmd+V, for the app to read it. */
+const PASTE_SETTLE_MS = 500;
 /** How many characters of what arrived the error quotes. */
 const QUOTED = 200;
 
@@ -100,7 +103,13 @@ export async function typeExactly(device: object, ports: TextPorts, text: string
       try {
         await ports.paste(p.text, ctx);
       } finally {
-        if (secret) await ports.clearPasteboard(ctx);
+        // Not left for `simctl pbpaste`, other apps or the Mac's synced clipboard (research §4.2);
+        // after a moment, so the app has read it for the paste (INFERRED timing).
+        if (secret) {
+          await pause(PASTE_SETTLE_MS, ctx).catch(() => undefined);
+          // Even when the call was cancelled or ran out of time: the secret must not stay behind.
+          await ports.clearPasteboard({ ...ctx, signal: new AbortController().signal, deadline: Date.now() + 10_000 });
+        }
       }
     }
     if (!verify) continue;

@@ -195,3 +195,33 @@ describe("exact text (F6)", () => {
     expect(axeCalls(s, from).map((c) => c[0])).toEqual(["type"]);
   });
 });
+
+describe("secure fields (F7)", () => {
+  test("the fake prints a password field as the real serializer would: type TextField, subrole AXSecureTextField", async () => {
+    await using s = await sims();
+    const r = await s.run("axe", ["describe-ui", "--udid", s.device().udid]);
+    const find = (n: Record<string, unknown>): Record<string, unknown> | null =>
+      n.AXUniqueId === "login.password" ? n : ((n.children as Record<string, unknown>[]).map(find).find((x) => x) ?? null);
+    const pw = find((JSON.parse(r.text) as Record<string, unknown>[])[0] as Record<string, unknown>);
+    expect([pw?.type, pw?.role, pw?.subrole, pw?.role_description]).toEqual(["TextField", "AXTextField", "AXSecureTextField", "secure text field"]);
+  });
+
+  test("the driver recognises the secure field from its subrole and keeps its value masked", async () => {
+    await using s = await sims();
+    await using a = await attached(s);
+    await s.run("axe", ["tap", "-x", "201", "-y", "303", "--udid", a.udid]);
+    await s.run("axe", ["type", "--stdin", "--udid", a.udid], { stdin: "hunter2" });
+    const o = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    const pw = o.uiTree?.nodes.find((n) => n.identifier === "login.password");
+    expect([pw?.role, pw?.value, pw?.text]).toEqual(["secureTextField", "•••••••", "•••••••"]);
+  });
+
+  test("a pasted (non-US) secret is not left on the simulator pasteboard", async () => {
+    await using s = await sims();
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", { x: 603, y: 909 });
+    expect(await exec(a, "inputSecret", { secret: "pässwörd" })).toEqual({ output: { accepted: true } });
+    expect([demo(s).password, s.device().pasteboard]).toEqual(["pässwörd", ""]);
+  });
+});
