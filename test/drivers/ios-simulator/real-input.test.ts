@@ -225,3 +225,35 @@ describe("secure fields (F7)", () => {
     expect([demo(s).password, s.device().pasteboard]).toEqual(["pässwörd", ""]);
   });
 });
+
+describe("WebDriverAgent sessions (§1.3)", () => {
+  test("the fake's expired session answers WDA's 404 invalid session id with sessionId null", async () => {
+    await using s = await sims({ wda: true });
+    const url = s.wda?.url as string;
+    const created = (await (await fetch(`${url}/session`, { method: "POST", body: JSON.stringify({ capabilities: { alwaysMatch: {} } }) })).json()) as { sessionId: string };
+    s.wda?.expireSession();
+    const r = await fetch(`${url}/session/${created.sessionId}/wda/tap`, { method: "POST", body: JSON.stringify({ x: 1, y: 1 }) });
+    expect([r.status, await r.json()]).toEqual([404, { value: { error: "invalid session id", message: "Session does not exist", traceback: "" }, sessionId: null }]);
+  });
+
+  test("an expired session is re-created once and the tap goes through", async () => {
+    await using s = await sims({ wda: true });
+    await using a = await attached(s, { wda: true });
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", EMAIL);
+    s.wda?.expireSession();
+    const taps = s.device().input.length;
+    expect(await exec(a, "tap", EMAIL)).toEqual({ output: { accepted: true, x: 603, y: 729 } });
+    expect(s.device().input.length).toBe(taps + 1);
+    expect(s.wda?.sessionId()).not.toBeNull();
+  });
+
+  test("a session that dies again at once is a typed ios_wda_session_lost, not a raw failure", async () => {
+    await using s = await sims({ wda: { sessionsDieAtOnce: true } });
+    await using a = await attached(s, { wda: true });
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    const f = await failure(exec(a, "tap", EMAIL));
+    expect(f).toEqual({ code: "ios_wda_session_lost", retryable: false, message: expect.stringContaining("another client") });
+    expect(s.readLog("wda").filter((r) => r.argv.join(" ") === "POST /session").length).toBe(2);
+  });
+});

@@ -23,6 +23,11 @@ export interface FakeWdaOptions {
   legacyTapRoute?: boolean;
   /** Start with a session open, as when a user's Appium is attached. */
   existingSession?: boolean;
+  /**
+   * Every session dies right after it is created, as when another client keeps creating its own
+   * (FBSessionCommands handleCreateSession ends the active one). Default false.
+   */
+  sessionsDieAtOnce?: boolean;
 }
 
 export interface FakeWda {
@@ -33,6 +38,12 @@ export interface FakeWda {
   sessionId(): string | null;
   /** Sessions ended by a newer POST /session (not by DELETE). */
   readonly killedSessions: string[];
+  /**
+   * Ends the active session as a runner restart does: later calls under its id get WDA's 404
+   * `invalid session id` ("Session does not exist", FBRoute.m raiseNoSessionException) with
+   * `sessionId: null` (FBResponsePayload.m:94).
+   */
+  expireSession(): void;
   readonly running: boolean;
   close(): Promise<void>;
 }
@@ -236,6 +247,14 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         return done(new Response(null, { status: 503 }));
       }
 
+      if (command === "POST /session" && options.sessionsDieAtOnce) {
+        const r = await handle();
+        session = null;
+        return r;
+      }
+      return handle();
+
+      async function handle(): Promise<Response> {
       let found = match(sessionless, req.method, path);
       if (!found) {
         if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
@@ -264,6 +283,7 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         if (e instanceof WdaError) return done(errorReply(e));
         throw e;
       }
+      }
     },
   });
 
@@ -273,6 +293,7 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
     udid,
     sessionId: () => session,
     killedSessions,
+    expireSession: () => void (session = null),
     get running() {
       return running;
     },
