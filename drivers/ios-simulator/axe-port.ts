@@ -1,4 +1,5 @@
 import type { CallContext } from "../../src/driver/driver.ts";
+import { AXE_INPUT_CEILING_MS, DESCRIBE_UI_CEILING_MS } from "./action-timings.ts";
 import { platformError, runTool } from "./tool-process.ts";
 
 /** The lowest AXe with `batch` and `type --stdin`; older ones are treated as absent. */
@@ -26,7 +27,7 @@ export class AxePort {
   constructor(readonly path: string) {}
 
   private async run(args: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<string> {
-    const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? 20_000, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
+    const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? AXE_INPUT_CEILING_MS, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
     const stdout = new TextDecoder().decode(r.stdout);
     if (r.code === 0) return stdout;
     const message = /Error: (.*)/.exec(r.stderr)?.[1]?.trim() ?? r.stderr.trim().slice(0, 300);
@@ -49,7 +50,7 @@ export class AxePort {
   }
 
   describeUi(udid: string, ctx: CallContext): Promise<string> {
-    return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs: 15_000 });
+    return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs: DESCRIBE_UI_CEILING_MS });
   }
 
   /**
@@ -63,12 +64,12 @@ export class AxePort {
   }
 
   async longPress(udid: string, x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
-    await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: 20_000 + seconds * 1000 });
+    await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
   }
 
   async swipe(udid: string, from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
     const args = ["swipe", "--start-x", String(from.x), "--start-y", String(from.y), "--end-x", String(to.x), "--end-y", String(to.y), "--duration", String(seconds), "--udid", udid];
-    await this.run(args, ctx, { ceilingMs: 20_000 + seconds * 1000 });
+    await this.run(args, ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
   }
 
   /** Types US-keyboard text, always through stdin: no text, secret or not, is put in an argv. */

@@ -7,6 +7,7 @@ import { KEYS } from "./action-contracts.ts";
 import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
+import { timedAction, timedHid, timingsMetadata } from "./action-timings.ts";
 import { refuseDoubleTap } from "./double-tap.ts";
 import { axeTextPorts, rememberFields, typeExactly } from "./exact-text.ts";
 import type { SimDevice } from "./parse/simctl.ts";
@@ -146,7 +147,7 @@ export class IosSimulatorDriver implements Driver {
     if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
       const { backend, hid } = await pickBackend(udid, k.sim.name, { axe: this.axe, wda: this.wda }, ctx);
-      this.attached.set(udid, { backend, hid, generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
+      this.attached.set(udid, { backend, hid: timedHid(hid), generation: ++this.generations, scale: null, pointWidth: null, viewport: null });
       this.opts.log.info({ udid, backend }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
@@ -211,7 +212,7 @@ export class IosSimulatorDriver implements Driver {
       viewport: { ...(a.viewport as Viewport) },
       screenshot: opts.screenshot ? png : null,
       uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
-      metadata: { ios: { udid, backend: a.backend, scale: a.scale, pointWidth: a.pointWidth } },
+      metadata: { ios: { udid, backend: a.backend, scale: a.scale, pointWidth: a.pointWidth, ...timingsMetadata(a.hid) } },
     };
   }
 
@@ -226,6 +227,11 @@ export class IosSimulatorDriver implements Driver {
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+    const { a } = this.session(deviceId, ctx);
+    return timedAction(a.hid, call.name, () => this.run(deviceId, call, ctx));
+  }
+
+  private async run(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
     refuseDoubleTap(call.name, a.backend);
     const p = IOS_ACTIONS[a.backend].parse(call.name, call.arguments);

@@ -257,3 +257,25 @@ describe("WebDriverAgent sessions (§1.3)", () => {
     expect(s.readLog("wda").filter((r) => r.argv.join(" ") === "POST /session").length).toBe(2);
   });
 });
+
+describe("per-action timings (F10)", () => {
+  test("the observation after an action carries its tree-before, tool and tree-after times", async () => {
+    await using s = await sims({ axeTapTreeReadMs: 300 });
+    await using a = await attached(s);
+    s.setFault({ tool: "axe", command: "describe-ui", mode: "slow", ms: 200 });
+    const before = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    expect((before.metadata.ios as Record<string, unknown>).timings).toBeUndefined();
+    await exec(a, "tap", { x: 603, y: 600 });
+    const after = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    const t = (after.metadata.ios as { timings: { action: string; treeBeforeMs: number; toolMs: number; treeAfterMs: number } }).timings;
+    expect(t.action).toBe("tap");
+    expect([t.treeBeforeMs >= 200, t.toolMs >= 300, t.treeAfterMs >= 200]).toEqual([true, true, true]);
+    // Reported once: the next observation is the next action's "before".
+    expect((await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx())).metadata.ios).not.toHaveProperty("timings");
+  });
+
+  test("one AXe input call may take its own tree read and the HID broker's readiness wait", async () => {
+    const { AXE_INPUT_CEILING_MS, DESCRIBE_UI_CEILING_MS, HID_BROKER_READY_MS } = await import("../../../drivers/ios-simulator/action-timings.ts");
+    expect(AXE_INPUT_CEILING_MS).toBeGreaterThan(DESCRIBE_UI_CEILING_MS + HID_BROKER_READY_MS);
+  });
+});
