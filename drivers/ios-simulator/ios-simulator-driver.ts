@@ -74,7 +74,7 @@ export class IosSimulatorDriver implements Driver {
           await this.axe.keyCombo(udid, [CMD], KEY_A, ctx);
           await this.axe.key(udid, KEYS.delete, ctx);
         }),
-      typeText: (id, text, _o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx))),
+      typeText: (id, text, o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx, o.secret))),
     };
   }
 

@@ -224,6 +224,17 @@ describe("secure fields (F7)", () => {
     expect(await exec(a, "inputSecret", { secret: "pässwörd" })).toEqual({ output: { accepted: true } });
     expect([demo(s).password, s.device().pasteboard]).toEqual(["pässwörd", ""]);
   });
+
+  test("a secret typed by a semantic action (typeText with secret) is neither read back nor left on the pasteboard", async () => {
+    await using s = await sims();
+    await using a = await attached(s);
+    await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
+    await exec(a, "tap", { x: 603, y: 909 });
+    const from = s.readLog("axe").length;
+    await a.driver.elements.typeText(a.id, "pässwörd", { secret: true }, ctx());
+    expect([demo(s).password, s.device().pasteboard]).toEqual(["pässwörd", ""]);
+    expect(axeCalls(s, from).map((c) => c[0])).toEqual(["key-combo"]);
+  });
 });
 
 describe("WebDriverAgent sessions (§1.3)", () => {
