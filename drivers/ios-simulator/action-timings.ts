@@ -27,8 +27,10 @@ export interface ActionTimings {
 }
 
 interface Recorder {
-  /** Tree read time since the last action ended (the before observation), or since the after one was reported. */
+  /** Tree read time not yet given to an observation (several reads while an empty tree settles). */
   treeMs: number | null;
+  /** The tree time of the newest observation that followed no action: the next action's "before". */
+  lastObservationMs: number | null;
   pending: Omit<ActionTimings, "treeAfterMs"> | null;
 }
 
@@ -37,7 +39,7 @@ const recorders = new WeakMap<Hid, Recorder>();
 /** The backend with its tree reads timed. */
 export function timedHid(hid: Hid | null): Hid | null {
   if (!hid) return null;
-  const rec: Recorder = { treeMs: null, pending: null };
+  const rec: Recorder = { treeMs: null, lastObservationMs: null, pending: null };
   const timed: Hid = {
     ...hid,
     tree: async (ctx: CallContext) => {
@@ -59,7 +61,8 @@ const ms = (v: number | null) => (v === null ? null : Math.round(v));
 export async function timedAction<T>(hid: Hid | null, action: string, run: () => Promise<T>): Promise<T> {
   const rec = hid ? recorders.get(hid) : undefined;
   if (!rec) return run();
-  const treeBeforeMs = rec.treeMs;
+  const treeBeforeMs = rec.lastObservationMs;
+  rec.lastObservationMs = null;
   const t0 = performance.now();
   try {
     return await run();
@@ -69,12 +72,20 @@ export async function timedAction<T>(hid: Hid | null, action: string, run: () =>
   }
 }
 
-/** For the observation after an action: its timings (once), else nothing. */
+/**
+ * Called as an observation ends: for the one after an action, that action's timings (once);
+ * otherwise nothing, and its tree time is kept as the next action's "before".
+ */
 export function timingsMetadata(hid: Hid | null): { timings?: ActionTimings } {
   const rec = hid ? recorders.get(hid) : undefined;
-  if (!rec?.pending) return {};
-  const timings = { ...rec.pending, treeAfterMs: ms(rec.treeMs) };
-  rec.pending = null;
+  if (!rec) return {};
+  const treeMs = rec.treeMs;
   rec.treeMs = null;
+  if (!rec.pending) {
+    rec.lastObservationMs = treeMs;
+    return {};
+  }
+  const timings = { ...rec.pending, treeAfterMs: ms(treeMs) };
+  rec.pending = null;
   return { timings };
 }
