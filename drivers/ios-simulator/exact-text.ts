@@ -12,11 +12,15 @@
  * any Return that would submit it. A protected value is never read back (a secure field shows only
  * bullets) and never left on the pasteboard.
  *
- * Not done: switching autocorrect and smart punctuation off. The sources found only write
- * `KeyboardAutocorrection` and related keys into a freshly created, not yet booted device's
- * `com.apple.Preferences.plist` (Calypso's `disable_keyboard_magic`); none says a running
- * Simulator picks them up, nor names the smart-punctuation key, and it would change the user's
- * simulator. The read-back reports what iOS changed instead.
+ * Not done: switching autocorrect and smart punctuation off from the driver. The sources found
+ * change them on disk only: Calypso's `disable_keyboard_magic` writes `KeyboardAutocorrection`,
+ * `KeyboardAutocapitalization` and related keys into a newly created device's
+ * `com.apple.Preferences.plist` before its first boot; a public simulator-settings tool
+ * (`server/device/ios/sim_settings.py`) writes `allowAutoCorrection` in UserSettings.plist and
+ * `KeyboardAutocorrection`/`HWKeyboardAutocorrection` together, and for a booted simulator shuts
+ * it down, writes and boots it again ("A reboot ends the running app"). None names a
+ * smart-punctuation key. A driver action must not reboot the user's simulator, so the read-back
+ * reports what iOS changed instead, and the error names the Settings switches to turn off.
  */
 import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
@@ -67,7 +71,8 @@ export function textIncomplete(sent: string, label: string, shown: string): Driv
     retryable: false,
     message:
       `typed ${[...sent].length} characters but the field ${label} shows ${JSON.stringify(quoted)} (${[...shown].length} characters): ` +
-      "iOS changed or lost some (autocorrect, smart punctuation, a non-US keyboard layout); set the field again (setElementValue clears it first) rather than typing on top",
+      "iOS changed or lost some (autocorrect, smart punctuation, autocapitalization, a non-US hardware keyboard layout) or the app reformatted it; " +
+      "set the field again (setElementValue clears it first) rather than typing on top, or turn those keyboard options off in the Simulator's Settings › General › Keyboard",
   });
 }
 
