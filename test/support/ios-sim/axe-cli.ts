@@ -42,6 +42,8 @@ async function withDevice<T>(ctx: CliContext, command: string, udid: string, fn:
 }
 
 const sleepS = (s: number | undefined) => (s ? new Promise((r) => setTimeout(r, s * 1000)) : Promise.resolve());
+/** Real AXe reads the whole frontmost tree before a coordinate tap, touch or swipe (sim-state axeTapTreeReadMs). */
+const treeRead = (ctx: CliContext) => sleepS((readState(ctx.dir).axeTapTreeReadMs ?? 0) / 1000);
 const n = (p: Parsed, k: string) => p[k] as number | undefined;
 
 /** US-keyboard characters of AXe's KeyEvent table; anything else has no HID keycode. */
@@ -104,8 +106,7 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
   if (p.x !== undefined && p.y !== undefined) {
     point = { x: p.x as number, y: p.y as number };
     described = `(${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
-    // Real AXe reads the whole frontmost tree before a coordinate tap (sim-state axeTapTreeReadMs).
-    await sleepS(readState(ctx.dir).axeTapTreeReadMs / 1000);
+    await treeRead(ctx);
   } else {
     const q = p.id !== undefined ? { kind: "--id" as const, value: p.id as string } : p.label !== undefined ? { kind: "--label" as const, value: p.label as string } : { kind: "--value" as const, value: p.value as string };
     const deadline = Date.now() + (n(p, "wait-timeout") ?? 0) * 1000;
@@ -181,6 +182,7 @@ const RUN: Record<string, Runner> = {
   tap: tapCommand,
   type: typeCommand,
   async swipe(ctx, p) {
+    await treeRead(ctx);
     await sleepS(n(p, "pre-delay"));
     await withDevice(ctx, "swipe", p.udid as string, (d) => swipe(d, { x: p["start-x"] as number, y: p["start-y"] as number }, { x: p["end-x"] as number, y: p["end-y"] as number }, n(p, "duration") ?? null, "axe"));
     await sleepS(n(p, "post-delay"));
@@ -192,6 +194,7 @@ const RUN: Record<string, Runner> = {
     return 0;
   },
   async touch(ctx, p) {
+    await treeRead(ctx);
     const delay = n(p, "delay") ?? 0;
     await withDevice(ctx, "touch", p.udid as string, (d, s) => {
       if (p.down && p.up) tapAt(s, d, p.x as number, p.y as number, "axe", delay >= 0.5 ? "long-press" : "tap", delay >= 0.5 ? delay : null);

@@ -103,10 +103,10 @@ export interface SimState {
   listVariant: ListVariant;
   nextPid: number;
   /**
-   * How long AXe's own tree read takes before each coordinate tap (standalone or a batch step):
-   * real AXe runs `OrientationAwareCoordinates.translate`, a full frontmost-tree read, first
-   * (AXe `Tap.swift`, `Command+BatchConvertible.swift:107-121`; SimBench's describe-ui median is
-   * 4,405 ms on Settings). 0 (the default) = today's instant taps.
+   * How long AXe's own tree read takes before each coordinate tap (standalone or a batch step),
+   * touch and swipe: real AXe runs `OrientationAwareCoordinates.translate`, a full frontmost-tree
+   * read, first (research note A3 and §2; AXe `Tap.swift`, `Command+BatchConvertible.swift:107-121`;
+   * SimBench's describe-ui median is 4,405 ms on Settings). 0 (the default) = today's instant input.
    */
   axeTapTreeReadMs: number;
   /**
