@@ -247,43 +247,44 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         return done(new Response(null, { status: 503 }));
       }
 
+      // Every answer after the faults and the runner's liveness: the routes.
+      const routed = async (): Promise<Response> => {
+        let found = match(sessionless, req.method, path);
+        if (!found) {
+          if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
+          if (sid !== null) found = match(withSession, req.method, path);
+        }
+        if (!found) {
+          return done(errorReply(new WdaError(404, "unknown command", `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`)));
+        }
+        let body: Body = {};
+        try {
+          body = bodyText ? (JSON.parse(bodyText) as Body) : {};
+        } catch {
+          return done(errorReply(new WdaError(400, "invalid argument", "Request body is not valid JSON")));
+        }
+        try {
+          const h = found.h;
+          const params = found.params;
+          const value = transact(dir, (s) => h({ state: s, device: device(s), body, params, query: url.searchParams }));
+          const r = reply(value ?? null);
+          if (faults.some((f) => f.mode === "malformed-json")) {
+            const text = await r.text();
+            return done(new Response(text.slice(0, Math.floor(text.length / 2)), { status: 200, headers: { "content-type": "application/json" } }));
+          }
+          return done(r);
+        } catch (e) {
+          if (e instanceof WdaError) return done(errorReply(e));
+          throw e;
+        }
+      };
       if (command === "POST /session" && options.sessionsDieAtOnce) {
-        const r = await handle();
+        // The session is gone as soon as its id has been handed out.
+        const r = await routed();
         session = null;
         return r;
       }
-      return handle();
-
-      async function handle(): Promise<Response> {
-      let found = match(sessionless, req.method, path);
-      if (!found) {
-        if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
-        if (sid !== null) found = match(withSession, req.method, path);
-      }
-      if (!found) {
-        return done(errorReply(new WdaError(404, "unknown command", `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`)));
-      }
-      let body: Body = {};
-      try {
-        body = bodyText ? (JSON.parse(bodyText) as Body) : {};
-      } catch {
-        return done(errorReply(new WdaError(400, "invalid argument", "Request body is not valid JSON")));
-      }
-      try {
-        const h = found.h;
-        const params = found.params;
-        const value = transact(dir, (s) => h({ state: s, device: device(s), body, params, query: url.searchParams }));
-        const r = reply(value ?? null);
-        if (faults.some((f) => f.mode === "malformed-json")) {
-          const text = await r.text();
-          return done(new Response(text.slice(0, Math.floor(text.length / 2)), { status: 200, headers: { "content-type": "application/json" } }));
-        }
-        return done(r);
-      } catch (e) {
-        if (e instanceof WdaError) return done(errorReply(e));
-        throw e;
-      }
-      }
+      return routed();
     },
   });
 
