@@ -1,17 +1,19 @@
 import documents from "../../src/protocol/generated/drivers/ios-simulator-actions.json" with { type: "json" };
 import { ActionSpace } from "../../src/driver/action-space.ts";
 import { IOS_CONTRACTS, type IosContract, SIMCTL_CONTRACTS } from "./action-contracts.ts";
+import { DOUBLE_TAP_BACKENDS } from "./double-tap.ts";
 
 export type Backend = "axe" | "wda" | "none";
 
 const ALL = new ActionSpace<IosContract>(IOS_CONTRACTS, documents);
 
 /**
- * What each input backend advertises and validates calls against: AXe all of it, WebDriverAgent
- * all but keyPress (it has no HID key codes), none only simctl's.
+ * What each input backend advertises and validates calls against: AXe all but doubleTap (its two
+ * taps are seconds apart, double-tap.ts), WebDriverAgent all but keyPress (it has no HID key
+ * codes), none only simctl's.
  */
 export const IOS_ACTIONS: Readonly<Record<Backend, ActionSpace<IosContract>>> = {
-  axe: ALL,
+  axe: ALL.only((c) => c.name !== "doubleTap" || DOUBLE_TAP_BACKENDS.has("axe")),
   wda: ALL.only((c) => c.name !== "keyPress"),
   none: new ActionSpace<IosContract>(SIMCTL_CONTRACTS, documents),
 };

@@ -1,4 +1,5 @@
 import type { CallContext } from "../../src/driver/driver.ts";
+import { AXE_INPUT_CEILING_MS, DESCRIBE_UI_CEILING_MS } from "./action-timings.ts";
 import { platformError, runTool } from "./tool-process.ts";
 
 /**
@@ -10,7 +11,7 @@ export class AxePort {
   constructor(public path: string) {}
 
   private async run(args: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<string> {
-    const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? 20_000, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
+    const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? AXE_INPUT_CEILING_MS, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
     const stdout = new TextDecoder().decode(r.stdout);
     if (r.code === 0) return stdout;
     const message = /Error: (.*)/.exec(r.stderr)?.[1]?.trim() ?? r.stderr.trim().slice(0, 300);
@@ -24,27 +25,27 @@ export class AxePort {
     return this.run(["--version"], ctx, { ceilingMs: 5_000 });
   }
 
-  describeUi(udid: string, ctx: CallContext, ceilingMs = 15_000): Promise<string> {
+  describeUi(udid: string, ctx: CallContext, ceilingMs = DESCRIBE_UI_CEILING_MS): Promise<string> {
     return this.run(["describe-ui", "--udid", udid], ctx, { ceilingMs });
   }
 
+  /**
+   * A physical tap, so switches flip too: `--tap-style physical` (AXe 1.7.0, PR #46) is a touch
+   * down, a 0.1 s hold and a touch up (`HIDInteractor.performPhysicalTap`), which flips UISwitch and
+   * SwiftUI Toggle controls that AXe's default simulator `tapAt` leaves alone (research note F5).
+   * probe.ts uses no AXe older than 1.7.0 (MIN_AXE_VERSION), so every AXe here has the option.
+   */
   async tap(udid: string, x: number, y: number, ctx: CallContext): Promise<void> {
-    await this.run(["tap", "-x", String(x), "-y", String(y), "--udid", udid], ctx);
-  }
-
-  /** Two taps in one process and one HID session, so they are close enough to count as a double tap. */
-  async doubleTap(udid: string, x: number, y: number, ctx: CallContext): Promise<void> {
-    const step = `tap -x ${x} -y ${y}`;
-    await this.run(["batch", "--udid", udid, "--step", step, "--step", step], ctx);
+    await this.run(["tap", "-x", String(x), "-y", String(y), "--tap-style", "physical", "--udid", udid], ctx);
   }
 
   async longPress(udid: string, x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
-    await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: 20_000 + seconds * 1000 });
+    await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
   }
 
   async swipe(udid: string, from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
     const args = ["swipe", "--start-x", String(from.x), "--start-y", String(from.y), "--end-x", String(to.x), "--end-y", String(to.y), "--duration", String(seconds), "--udid", udid];
-    await this.run(args, ctx, { ceilingMs: 20_000 + seconds * 1000 });
+    await this.run(args, ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
   }
 
   /** Types US-keyboard text, always through stdin: no text, secret or not, is put in an argv. */

@@ -1,6 +1,7 @@
 import type { CallContext } from "../../src/driver/driver.ts";
 import type { Backend } from "./actions.ts";
 import type { AxePort } from "./axe-port.ts";
+import { doubleTapUnsupported } from "./double-tap.ts";
 import { type BackendProbe, type LocateOptions, probeAxe } from "./probe.ts";
 import type { WdaPort } from "./wda-port.ts";
 
@@ -36,7 +37,7 @@ export async function pickBackend(
       hid: {
         tree: (c) => axe.describeUi(udid, c),
         tap: (x, y, c) => axe.tap(udid, x, y, c),
-        doubleTap: (x, y, c) => axe.doubleTap(udid, x, y, c),
+        doubleTap: () => Promise.reject(doubleTapUnsupported()),
         longPress: (x, y, s, c) => axe.longPress(udid, x, y, s, c),
         swipe: (f, t, s, c) => axe.swipe(udid, f, t, s, c),
         home: (c) => axe.button(udid, "home", c),

@@ -7,6 +7,9 @@ import { KEYS } from "./action-contracts.ts";
 import { type Backend, IOS_ACTIONS, scrollGesture } from "./actions.ts";
 import { AxePort } from "./axe-port.ts";
 import { type Hid, pickBackend } from "./backends.ts";
+import { timedAction, timedHid, timingsMetadata } from "./action-timings.ts";
+import { refuseDoubleTap } from "./double-tap.ts";
+import { axeTextPorts, rememberFields, typeExactly } from "./exact-text.ts";
 import { isOmission, screenshotAndTree } from "./observe-parts.ts";
 import { type SimDevice, isIosSimulator } from "./parse/simctl.ts";
 import { type BackendProbe, type LocateOptions, inputUnavailable, probeMetadata } from "./probe.ts";
@@ -18,10 +21,8 @@ import { fingerprint, parseTree } from "./ui-tree.ts";
 import { WDA_ENDPOINT, WdaPort } from "./wda-port.ts";
 
 export const ID_PREFIX = "ios-simulator:";
-const US_KEYBOARD = /^[\u0020-\u007e\n\t]+$/;
-/** HID codes for Cmd+V and Cmd+A. */
+/** HID codes for Cmd+A. */
 const CMD = 227;
-const KEY_V = 25;
 const KEY_A = 4;
 
 export interface IosOptions {
@@ -85,7 +86,7 @@ export class IosSimulatorDriver implements Driver {
           await this.axe.keyCombo(udid, [CMD], KEY_A, ctx);
           await this.axe.key(udid, KEYS.delete, ctx);
         }),
-      typeText: (id, text, _o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx))),
+      typeText: (id, text, o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx, o.secret))),
     };
   }
 
@@ -162,7 +163,7 @@ export class IosSimulatorDriver implements Driver {
       const { backend, hid, probe } = await pickBackend(udid, k.sim.name, ports, locate, ctx);
       const screen = new ScreenScale();
       await screen.readEnv(this.simctl, udid, ctx, this.opts.log);
-      this.attached.set(udid, { backend, hid, generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null, probe });
+      this.attached.set(udid, { backend, hid: timedHid(hid), generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null, probe });
       this.opts.log.info({ udid, backend, ...probeMetadata(probe), axePath: probe.axePath }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
@@ -225,6 +226,7 @@ export class IosSimulatorDriver implements Driver {
       if (!isOmission(err, ctx)) throw err;
       treeError = err;
     }
+    rememberFields(a, tree);
     if (tree && !tree.empty) a.screen.place(tree.nodes, vp);
     treeError ??= read?.notReady ?? null;
     vp.scaleFactor = a.screen.scale ?? 1;
@@ -233,27 +235,28 @@ export class IosSimulatorDriver implements Driver {
       screenshot: opts.screenshot ? png : null,
       uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
       ...(treeError ? { uiTreeError: treeError } : {}),
-      metadata: { ios: { udid, backend: a.backend, ...probeMetadata(a.probe), ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}) } },
+      metadata: { ios: { udid, backend: a.backend, ...probeMetadata(a.probe), ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}), ...timingsMetadata(a.hid) } },
     };
   }
 
-  private async type(udid: string, a: Attached, text: string, ctx: CallContext): Promise<"axe" | "paste" | "wda"> {
+  private async type(udid: string, a: Attached, text: string, ctx: CallContext, secret = false): Promise<"axe" | "paste" | "wda"> {
     if (a.backend === "wda" && this.wda) {
       await this.wda.keys(text, ctx);
       return "wda";
     }
-    if (US_KEYBOARD.test(text)) {
-      await this.axe.type(udid, text, ctx);
-      return "axe";
-    }
-    // Not on a US keyboard: through the pasteboard (stdin) and Cmd+V.
-    await this.simctl.pbcopy(udid, text, ctx);
-    await this.axe.keyCombo(udid, [CMD], KEY_V, ctx);
-    return "paste";
+    // Tab and Return as keys, US-keyboard runs typed, the rest pasted; read back (exact-text.ts).
+    const tree = async (c: CallContext) => (a.hid ? parseTree(await a.hid.tree(c), () => 1) : null);
+    return typeExactly(a, axeTextPorts(udid, this.axe, (u, t, c) => this.simctl.pbcopy(u, t, c), tree), text, secret, ctx);
   }
 
   async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+    const { a } = this.session(deviceId, ctx);
+    return timedAction(a.hid, call.name, () => this.run(deviceId, call, ctx));
+  }
+
+  private async run(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
+    refuseDoubleTap(call.name, a.backend);
     const p = IOS_ACTIONS[a.backend].parse(call.name, call.arguments);
     const hid = a.hid as Hid;
     const screen = a.viewport;
@@ -302,7 +305,7 @@ export class IosSimulatorDriver implements Driver {
       case "inputText":
         return { output: { accepted: true, characters: [...p.args.text].length, via: await this.type(udid, a, p.args.text, ctx) } };
       case "inputSecret":
-        await this.type(udid, a, p.args.secret, ctx);
+        await this.type(udid, a, p.args.secret, ctx, true);
         return { output: { accepted: true } };
       case "keyPress":
         await this.axe.key(udid, KEYS[p.args.key], ctx);

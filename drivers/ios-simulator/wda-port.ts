@@ -1,6 +1,7 @@
 import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { platformError } from "./tool-process.ts";
+import { SessionGone, withFreshSession } from "./wda-session.ts";
 
 /** Only a numeric loopback endpoint: a name could resolve elsewhere, a wildcard bind could be another user's runner. */
 export const WDA_ENDPOINT = /^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/;
@@ -33,6 +34,7 @@ export class WdaPort {
     if (!json) throw platformError("ios_wda_malformed", true, `${method} ${path}: not JSON`);
     if (typeof json.sessionId === "string") this.session = json.sessionId;
     const value = json.value as Json | null;
+    if (!res.ok && res.status === 404 && value?.error === "invalid session id") throw new SessionGone(`${method} ${path}: ${String(value.message ?? "invalid session id")}`);
     if (!res.ok) throw platformError("ios_wda_failed", true, `${method} ${path}: ${String((value as Json | null)?.message ?? res.status)}`);
     return json;
   }
@@ -55,6 +57,15 @@ export class WdaPort {
     return `/session/${this.session}`;
   }
 
+  /** POST `route` under the session; an expired session is replaced once (wda-session.ts). */
+  private async inSession(route: string, body: unknown, ctx: CallContext): Promise<void> {
+    await withFreshSession(
+      { current: () => this.session, forget: () => void (this.session = null), path: (c) => this.sessionPath(c) },
+      (sessionPath) => this.call("POST", `${sessionPath}${route}`, ctx, body),
+      ctx,
+    );
+  }
+
   /** The tree in AXe's field names, so one parser serves both backends. */
   async sourceAsAxe(ctx: CallContext): Promise<string> {
     const value = (await this.call("GET", "/source?format=json", ctx)).value as Json;
@@ -72,24 +83,24 @@ export class WdaPort {
   }
 
   async tap(x: number, y: number, ctx: CallContext): Promise<void> {
-    await this.call("POST", `${await this.sessionPath(ctx)}/wda/tap`, ctx, { x, y });
+    await this.inSession("/wda/tap", { x, y }, ctx);
   }
 
   async doubleTap(x: number, y: number, ctx: CallContext): Promise<void> {
-    await this.call("POST", `${await this.sessionPath(ctx)}/wda/doubleTap`, ctx, { x, y });
+    await this.inSession("/wda/doubleTap", { x, y }, ctx);
   }
 
   async touchAndHold(x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
-    await this.call("POST", `${await this.sessionPath(ctx)}/wda/touchAndHold`, ctx, { x, y, duration: seconds });
+    await this.inSession("/wda/touchAndHold", { x, y, duration: seconds }, ctx);
   }
 
   async drag(from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
-    await this.call("POST", `${await this.sessionPath(ctx)}/wda/dragfromtoforduration`, ctx, { fromX: from.x, fromY: from.y, toX: to.x, toY: to.y, duration: seconds });
+    await this.inSession("/wda/dragfromtoforduration", { fromX: from.x, fromY: from.y, toX: to.x, toY: to.y, duration: seconds }, ctx);
   }
 
   /** Any Unicode text, in the request body (never an argv). */
   async keys(text: string, ctx: CallContext): Promise<void> {
-    await this.call("POST", `${await this.sessionPath(ctx)}/wda/keys`, ctx, { value: [...text] });
+    await this.inSession("/wda/keys", { value: [...text] }, ctx);
   }
 
   async home(ctx: CallContext): Promise<void> {

@@ -44,8 +44,10 @@ function roleOf(n: Raw): string {
   if (type === "Switch" || type === "Toggle" || (type === "CheckBox" && (subrole === "AXSwitch" || /switch|toggle/.test(described)))) return "switch";
   if (type === "CheckBox") return "checkbox";
   if (type === "RadioButton" || type === "Tab") return "tab";
+  // Real AXe prints `type` as the role without "AX", so a password field is type TextField with the
+  // secure entry as its subrole (idb FBAXNodeSerializer.swift:118-124, FBAXRoleVocabulary.swift:84-109).
+  if (type === "SecureTextField" || /^(AX)?SecureTextField$/.test(subrole) || described === "secure text field") return "secureTextField";
   if (type === "TextField") return "textField";
-  if (type === "SecureTextField") return "secureTextField";
   if (type === "StaticText") return "text";
   if (type === "Image") return "image";
   if (type === "Slider" || n.role === "AXSlider") return "slider";

@@ -10,10 +10,16 @@ import { nodeName, scrollTarget, tapTarget } from "./ui-tree.ts";
 
 export type Via = InputEvent["via"];
 
-export function tapAt(state: SimState, device: SimDevice, x: number, y: number, via: Via, kind: "tap" | "double-tap" | "long-press" = "tap", durationS: number | null = null): void {
+/**
+ * `style` is how the touch was made: AXe's `simulator` tapAt (its default for coordinate taps) or a
+ * physical touch down/up (`--tap-style physical`, `touch`, WebDriverAgent); with
+ * `switchesIgnoreSimulatorTaps` a simulator tap on a switch is logged and does nothing.
+ */
+export function tapAt(state: SimState, device: SimDevice, x: number, y: number, via: Via, kind: "tap" | "double-tap" | "long-press" = "tap", durationS: number | null = null, style: "simulator" | "physical" = "physical"): void {
   const target = device.locked ? null : tapTarget(screenTree(device), x, y);
-  device.input.push({ via, kind, x, y, ...(kind === "long-press" ? { durationS } : {}), target: nodeName(target) });
+  device.input.push({ via, kind, x, y, ...(kind === "long-press" ? { durationS } : {}), target: nodeName(target), atMs: Date.now(), ...(via === "axe" && kind === "tap" ? { style } : {}) });
   if (!target?.enabled || !target.action) return;
+  if (style === "simulator" && target.kind === "switch" && state.switchesIgnoreSimulatorTaps) return;
   runAction(state, device, target.action);
   if (kind === "double-tap" && target.action !== undefined) {
     const again = tapTarget(screenTree(device), x, y);

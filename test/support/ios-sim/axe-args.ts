@@ -265,6 +265,28 @@ const specs: CommandSpec[] = [
 
 export const AXE_COMMANDS: ReadonlyMap<string, CommandSpec> = new Map(specs.map((s) => [s.name, s]));
 
+/** True when `version` (`1.8.0`; dev builds such as `staging-main-…` count as newest) is older than `min`. */
+export function olderThan(version: string, min: readonly [number, number, number]): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  const v = [Number(m[1]), Number(m[2]), Number(m[3])];
+  for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return (v[i] as number) < (min[i] as number);
+  return false;
+}
+
+const TAP_STYLE_USAGE = " [--tap-style <tap-style>]";
+
+/**
+ * The command set of an AXe version. `--tap-style` on `tap` and `batch` arrived in 1.7.0 (AXe
+ * CHANGELOG v1.7.0, PR #46); v1.6.0's `Tap.swift` and `Batch.swift` declare the same options
+ * without it, so ArgumentParser rejects it there as an unknown option (exit 64).
+ */
+export function axeCommands(version: string): ReadonlyMap<string, CommandSpec> {
+  if (!olderThan(version, [1, 7, 0])) return AXE_COMMANDS;
+  const strip = (s: CommandSpec): CommandSpec => ({ ...s, usage: s.usage.replace(TAP_STYLE_USAGE, ""), params: s.params.filter((p) => p.name !== "--tap-style") });
+  return new Map([...AXE_COMMANDS].map(([name, s]) => [name, name === "tap" || name === "batch" ? strip(s) : s]));
+}
+
 /** `parseCommaSeparatedIntsStrict` of AXe's KeySequence/KeyCombo. */
 export function parseIntList(spec: CommandSpec, raw: string, what: "keycodes" | "modifier keycodes"): number[] {
   const tokens = raw.split(",").map((t) => t.trim());

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { frontPid, screenTree } from "./apps.ts";
-import { AXE_COMMANDS, type CommandSpec, type Parsed, parseArgs, parseIntList, UsageError } from "./axe-args.ts";
+import { axeCommands, type CommandSpec, olderThan, type Parsed, parseArgs, parseIntList, UsageError } from "./axe-args.ts";
 import { button, enterText, key, keyCombo, swipe, tapAt } from "./axe-actions.ts";
 import { appleJson } from "./apple-json.ts";
 import { axeElement, describeUi, emptyDescribeUi } from "./axe-json.ts";
@@ -48,6 +48,8 @@ async function withDevice<T>(ctx: CliContext, command: string, udid: string, fn:
 }
 
 const sleepS = (s: number | undefined) => (s ? new Promise((r) => setTimeout(r, s * 1000)) : Promise.resolve());
+/** Real AXe reads the whole frontmost tree before a coordinate tap, touch or swipe (sim-state axeTapTreeReadMs). */
+const treeRead = (ctx: CliContext) => sleepS((readState(ctx.dir).axeTapTreeReadMs ?? 0) / 1000);
 const n = (p: Parsed, k: string) => p[k] as number | undefined;
 
 /** US-keyboard characters of AXe's KeyEvent table; anything else has no HID keycode. */
@@ -57,15 +59,45 @@ function graphemes(text: string): string[] {
   return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].map((s) => s.segment);
 }
 
+/**
+ * AXe `Type.swift` `readFromStdin()` (l.148-157): `readLine()` until EOF, lines joined with "\n"
+ * but none before the first, so a trailing newline is lost, leading empty lines too, and input
+ * that is only "\n" types nothing. readLine strips "\n" and "\r\n".
+ */
+function readFromStdin(raw: string): string {
+  const lines = raw.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  let input = "";
+  for (const l of lines) {
+    if (input !== "") input += "\n";
+    input += l.endsWith("\r") ? l.slice(0, -1) : l;
+  }
+  return input;
+}
+
+/**
+ * iOS Smart Punctuation on the hardware-keyboard path (sim-state typingSmartPunctuation): AXe's own
+ * `type` help warns "iOS may apply smart punctuation"; the substitutions are iOS's Smart
+ * Punctuation (Settings › General › Keyboard): "--" becomes an em dash, straight quotes curly.
+ */
+function smartPunctuation(text: string): string {
+  return text
+    .replaceAll("--", "\u2014")
+    .replace(/(^|[\s(])'/g, "$1\u2018")
+    .replaceAll("'", "\u2019")
+    .replace(/(^|[\s(])"/g, "$1\u201c")
+    .replaceAll('"', "\u201d");
+}
+
 async function typeCommand(ctx: CliContext, p: Parsed): Promise<number> {
   let text: string;
-  if (p.stdin) text = (await ctx.stdin()).split(/\r?\n/).filter((_, i, all) => i < all.length - 1 || all[i] !== "").join("\n");
+  if (p.stdin) text = readFromStdin(await ctx.stdin());
   else if (p.file) text = await Bun.file(p.file as string).text();
   else text = p.text as string;
   const bad = graphemes(text).find((g) => !TYPEABLE.test(g));
   if (bad !== undefined) fail(`No keycode found for character: '${bad}'`);
-  return withDevice(ctx, "type", p.udid as string, (d) => {
-    enterText(d, text, "axe");
+  return withDevice(ctx, "type", p.udid as string, (d, s) => {
+    enterText(d, s.typingSmartPunctuation ? smartPunctuation(text) : text, "axe");
     return 0;
   });
 }
@@ -74,9 +106,13 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const udid = p.udid as string;
   let point: { x: number; y: number };
   let described: string;
+  // Tap.swift resolvedTapStyle: automatic is physical only for a switch-like target of a selector
+  // tap (a coordinate tap is never switch-like, Tap.swift:109); before 1.7.0 always simulator.
+  let switchLike = false;
   if (p.x !== undefined && p.y !== undefined) {
     point = { x: p.x as number, y: p.y as number };
     described = `(${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
+    await treeRead(ctx);
   } else {
     const q = p.id !== undefined ? { kind: "--id" as const, value: p.id as string } : p.label !== undefined ? { kind: "--label" as const, value: p.label as string } : { kind: "--value" as const, value: p.value as string };
     const deadline = Date.now() + (n(p, "wait-timeout") ?? 0) * 1000;
@@ -84,7 +120,9 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
       const d = readState(ctx.dir).devices.find((x) => x.udid === udid);
       if (!d) fail(notFound(udid));
       try {
-        point = resolveTap(screenTree(d), q, p["element-type"] as string | undefined);
+        const hit = resolveTap(screenTree(d), q, p["element-type"] as string | undefined);
+        point = { x: hit.x, y: hit.y };
+        switchLike = hit.switchLike && !olderThan(readState(ctx.dir).axeVersion, [1, 7, 0]);
         break;
       } catch (e) {
         if (!(e instanceof ResolutionError)) throw e;
@@ -99,7 +137,8 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
     described = `resolved tap point at (${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
   }
   await sleepS(n(p, "pre-delay"));
-  await withDevice(ctx, "tap", udid, (d, s) => tapAt(s, d, point.x, point.y, "axe"));
+  const style = ((p["tap-style"] as string | undefined) ?? "automatic") === "automatic" ? (switchLike ? "physical" : "simulator") : (p["tap-style"] as "simulator" | "physical");
+  await withDevice(ctx, "tap", udid, (d, s) => tapAt(s, d, point.x, point.y, "axe", "tap", null, style));
   await sleepS(n(p, "post-delay"));
   ctx.out(`✓ Tap at ${described} completed successfully\n`);
   return 0;
@@ -152,6 +191,7 @@ const RUN: Record<string, Runner> = {
   tap: tapCommand,
   type: typeCommand,
   async swipe(ctx, p) {
+    await treeRead(ctx);
     await sleepS(n(p, "pre-delay"));
     await withDevice(ctx, "swipe", p.udid as string, (d) => swipe(d, { x: p["start-x"] as number, y: p["start-y"] as number }, { x: p["end-x"] as number, y: p["end-y"] as number }, n(p, "duration") ?? null, "axe"));
     await sleepS(n(p, "post-delay"));
@@ -163,6 +203,7 @@ const RUN: Record<string, Runner> = {
     return 0;
   },
   async touch(ctx, p) {
+    await treeRead(ctx);
     const delay = n(p, "delay") ?? 0;
     await withDevice(ctx, "touch", p.udid as string, (d, s) => {
       if (p.down && p.up) tapAt(s, d, p.x as number, p.y as number, "axe", delay >= 0.5 ? "long-press" : "tap", delay >= 0.5 ? delay : null);
@@ -213,8 +254,8 @@ const RUN: Record<string, Runner> = {
         await sleepS(Number(rest[0]));
         continue;
       }
-      const spec = AXE_COMMANDS.get(name);
-      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot") throw new UsageError(`Unsupported batch step '${name}'.`, null, "batch", (AXE_COMMANDS.get("batch") as CommandSpec).usage);
+      const spec = axeCommands(readState(ctx.dir).axeVersion).get(name);
+      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot") throw new UsageError(`Unsupported batch step '${name}'.`, null, "batch", (axeCommands(readState(ctx.dir).axeVersion).get("batch") as CommandSpec).usage);
       const parsed = parseArgs(spec, [...rest, "--udid", p.udid as string]);
       validateAxe(spec, parsed);
       try {
@@ -237,7 +278,7 @@ await runCli("axe", async (ctx) => {
     ctx.out(`${readState(ctx.dir).axeVersion}\n`);
     return 0;
   }
-  const spec = sub ? AXE_COMMANDS.get(sub) : undefined;
+  const spec = sub ? axeCommands(readState(ctx.dir).axeVersion).get(sub) : undefined;
   if (!spec) {
     if (sub === "list-simulators" || sub === "init" || sub === "slider" || sub === "drag" || sub === "record-video" || sub === "stream-video" || sub === "--help" || sub === "-h" || sub === "help") {
       ctx.err(`fake axe: ${sub} is not modelled\n`);

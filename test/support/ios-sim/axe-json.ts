@@ -10,7 +10,12 @@ const AX: Record<NodeKind, { type: string; role: string; roleDescription: string
   application: { type: "Application", role: "AXApplication", roleDescription: "application", subrole: null },
   text: { type: "StaticText", role: "AXStaticText", roleDescription: "text", subrole: null },
   textField: { type: "TextField", role: "AXTextField", roleDescription: "text field", subrole: null },
-  secureTextField: { type: "SecureTextField", role: "AXTextField", roleDescription: "secure text field", subrole: "AXSecureTextField" },
+  // idb's serializer sets `type` to `role` without "AX" (FBSimulatorAccessibilityCommands.m
+  // l.228-233 at dfc9e2175^; FBAXNodeSerializer.swift:118-124) and its translator has no secure
+  // role: secure entry is a subrole (FBAXRoleVocabulary.swift:84-109). So a real password field is
+  // a TextField with subrole AXSecureTextField (research note F7; INFERRED, confirm on a Mac). The
+  // fake printed type SecureTextField before, a combination the real tool cannot produce.
+  secureTextField: { type: "TextField", role: "AXTextField", roleDescription: "secure text field", subrole: "AXSecureTextField" },
   switch: { type: "CheckBox", role: "AXCheckBox", roleDescription: "switch", subrole: "AXSwitch" },
   button: { type: "Button", role: "AXButton", roleDescription: "button", subrole: null },
   backButton: { type: "Button", role: "AXButton", roleDescription: "back button", subrole: null },

@@ -36,7 +36,7 @@ function best(matches: SimNode[], q: Query): SimNode {
 }
 
 /** The point AXe would tap for the query, or a ResolutionError with AXe's message. */
-export function resolveTap(root: SimNode, q: Query, elementType?: string): { x: number; y: number } {
+export function resolveTap(root: SimNode, q: Query, elementType?: string): { x: number; y: number; switchLike: boolean } {
   const want = q.value.trim();
   const all = [...walk(root)].map((w) => w.node).filter((n) => !elementType || axType(n.kind) === elementType);
   const field = q.kind === "--id" ? "identifier" : q.kind === "--label" ? "label" : "value";
@@ -45,5 +45,5 @@ export function resolveTap(root: SimNode, q: Query, elementType?: string): { x: 
   const f = el.frame;
   if (f.width <= 0 || f.height <= 0) throw new ResolutionError(`Matched element has an invalid frame size (${f.width}x${f.height}). ${TIP}`);
   const y = f.y + f.height / 2;
-  return isSwitchLike(el) && f.width > 100 ? { x: f.x + f.width - 31, y } : { x: f.x + f.width / 2, y };
+  return isSwitchLike(el) && f.width > 100 ? { x: f.x + f.width - 31, y, switchLike: true } : { x: f.x + f.width / 2, y, switchLike: isSwitchLike(el) };
 }

@@ -87,7 +87,7 @@ describe("fake axe input changes the shared device", () => {
     const roots = JSON.parse((await sim.run("axe", ["describe-ui", "--udid", U])).text) as Ax[];
     expect(byId(roots, "login.remember")?.AXValue).toBe("0");
     expect((await shot()).at(1120, 1030)).toEqual([...PALETTE.light.off]);
-    expect(sim.device(U).input).toEqual([{ via: "axe", kind: "tap", x: 201, y: 356.5, target: "login.remember" }]);
+    expect(sim.device(U).input).toEqual([{ via: "axe", kind: "tap", x: 201, y: 356.5, target: "login.remember", atMs: expect.any(Number), style: "simulator" }]);
   });
 
   test("signing in: taps by point, id and label, the password through --stdin only, then the home screen", async () => {
@@ -168,7 +168,7 @@ describe("fake axe input changes the shared device", () => {
     expect(pick(r)).toEqual({ exitCode: 0, stdout: "✓ Batch completed successfully (2 steps)\n", stderr: "" });
     expect(sim.device(U).ui["com.acme.app"]).toMatchObject({ count: 2 });
     await sim.run("axe", ["touch", "-x", "201", "-y", "226", "--down", "--up", "--delay", "1.0", "--udid", U]);
-    expect(sim.device(U).input.at(-1)).toEqual({ via: "axe", kind: "long-press", x: 201, y: 226, durationS: 1, target: "home.counter" });
+    expect(sim.device(U).input.at(-1)).toEqual({ via: "axe", kind: "long-press", x: 201, y: 226, durationS: 1, target: "home.counter", atMs: expect.any(Number) });
     expect(sim.readLog("axe").length).toBe(2);
   });
 });

@@ -23,6 +23,11 @@ export interface FakeWdaOptions {
   legacyTapRoute?: boolean;
   /** Start with a session open, as when a user's Appium is attached. */
   existingSession?: boolean;
+  /**
+   * Every session dies right after it is created, as when another client keeps creating its own
+   * (FBSessionCommands handleCreateSession ends the active one). Default false.
+   */
+  sessionsDieAtOnce?: boolean;
 }
 
 export interface FakeWda {
@@ -33,6 +38,12 @@ export interface FakeWda {
   sessionId(): string | null;
   /** Sessions ended by a newer POST /session (not by DELETE). */
   readonly killedSessions: string[];
+  /**
+   * Ends the active session as a runner restart does: later calls under its id get WDA's 404
+   * `invalid session id` ("Session does not exist", FBRoute.m raiseNoSessionException) with
+   * `sessionId: null` (FBResponsePayload.m:94).
+   */
+  expireSession(): void;
   readonly running: boolean;
   close(): Promise<void>;
 }
@@ -236,34 +247,44 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         return done(new Response(null, { status: 503 }));
       }
 
-      let found = match(sessionless, req.method, path);
-      if (!found) {
-        if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
-        if (sid !== null) found = match(withSession, req.method, path);
-      }
-      if (!found) {
-        return done(errorReply(new WdaError(404, "unknown command", `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`)));
-      }
-      let body: Body = {};
-      try {
-        body = bodyText ? (JSON.parse(bodyText) as Body) : {};
-      } catch {
-        return done(errorReply(new WdaError(400, "invalid argument", "Request body is not valid JSON")));
-      }
-      try {
-        const h = found.h;
-        const params = found.params;
-        const value = transact(dir, (s) => h({ state: s, device: device(s), body, params, query: url.searchParams }));
-        const r = reply(value ?? null);
-        if (faults.some((f) => f.mode === "malformed-json")) {
-          const text = await r.text();
-          return done(new Response(text.slice(0, Math.floor(text.length / 2)), { status: 200, headers: { "content-type": "application/json" } }));
+      // Every answer after the faults and the runner's liveness: the routes.
+      const routed = async (): Promise<Response> => {
+        let found = match(sessionless, req.method, path);
+        if (!found) {
+          if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
+          if (sid !== null) found = match(withSession, req.method, path);
         }
-        return done(r);
-      } catch (e) {
-        if (e instanceof WdaError) return done(errorReply(e));
-        throw e;
+        if (!found) {
+          return done(errorReply(new WdaError(404, "unknown command", `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`)));
+        }
+        let body: Body = {};
+        try {
+          body = bodyText ? (JSON.parse(bodyText) as Body) : {};
+        } catch {
+          return done(errorReply(new WdaError(400, "invalid argument", "Request body is not valid JSON")));
+        }
+        try {
+          const h = found.h;
+          const params = found.params;
+          const value = transact(dir, (s) => h({ state: s, device: device(s), body, params, query: url.searchParams }));
+          const r = reply(value ?? null);
+          if (faults.some((f) => f.mode === "malformed-json")) {
+            const text = await r.text();
+            return done(new Response(text.slice(0, Math.floor(text.length / 2)), { status: 200, headers: { "content-type": "application/json" } }));
+          }
+          return done(r);
+        } catch (e) {
+          if (e instanceof WdaError) return done(errorReply(e));
+          throw e;
+        }
+      };
+      if (command === "POST /session" && options.sessionsDieAtOnce) {
+        // The session is gone as soon as its id has been handed out.
+        const r = await routed();
+        session = null;
+        return r;
       }
+      return routed();
     },
   });
 
@@ -273,6 +294,7 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
     udid,
     sessionId: () => session,
     killedSessions,
+    expireSession: () => void (session = null),
     get running() {
       return running;
     },

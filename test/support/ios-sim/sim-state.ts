@@ -51,6 +51,10 @@ export interface InputEvent {
   keys?: number[];
   button?: string;
   target?: string | null;
+  /** When the HID event was sent (epoch ms): how far apart two taps of a batch landed. */
+  atMs?: number;
+  /** AXe taps: the simulator `tapAt` or a physical touch down/up (Tap.swift `resolvedTapStyle`). */
+  style?: "simulator" | "physical";
 }
 
 export interface SimDevice {
@@ -149,6 +153,27 @@ export interface SimState {
   xcode: XcodeSpec;
   listVariant: ListVariant;
   nextPid: number;
+  /**
+   * How long AXe's own tree read takes before each coordinate tap (standalone or a batch step),
+   * touch and swipe: real AXe runs `OrientationAwareCoordinates.translate`, a full frontmost-tree
+   * read, first (research note A3 and §2; AXe `Tap.swift`, `Command+BatchConvertible.swift:107-121`;
+   * SimBench's describe-ui median is 4,405 ms on Settings). 0 (the default) = today's instant input.
+   */
+  axeTapTreeReadMs: number;
+  /**
+   * Switches (UISwitch, SwiftUI Toggle) ignore AXe's simulator `tapAt`, as AXe PR #46 and a public
+   * "Agent Notes for AXe" report ("tap may report success but fail … especially toggles/switches");
+   * a physical tap (`--tap-style physical`, `touch --down --up`, WDA) still flips them. Off by
+   * default: today's fake, where every tap flips a switch.
+   */
+  switchesIgnoreSimulatorTaps: boolean;
+  /**
+   * `axe type` goes through iOS's hardware-keyboard path, where Smart Punctuation rewrites what
+   * was typed (AXe `Type.swift` help: "iOS may apply smart punctuation"; hebbianai/dure #47: a
+   * 158-character code arrived as 155 when typed, intact when pasted). Off by default (today's
+   * exact typing); pasting and WebDriverAgent are never changed.
+   */
+  typingSmartPunctuation: boolean;
 }
 
 export interface DeviceSpec {
@@ -273,6 +298,9 @@ export interface StateOptions {
   xcode?: XcodeSpec;
   faults?: Fault[];
   listVariant?: ListVariant;
+  axeTapTreeReadMs?: number;
+  switchesIgnoreSimulatorTaps?: boolean;
+  typingSmartPunctuation?: boolean;
 }
 
 export function createState(options: StateOptions = {}): SimState {
@@ -291,6 +319,9 @@ export function createState(options: StateOptions = {}): SimState {
     xcode: options.xcode ?? DEFAULT_XCODE,
     listVariant: options.listVariant ?? "xcode26",
     nextPid: pids.next,
+    axeTapTreeReadMs: options.axeTapTreeReadMs ?? 0,
+    switchesIgnoreSimulatorTaps: options.switchesIgnoreSimulatorTaps ?? false,
+    typingSmartPunctuation: options.typingSmartPunctuation ?? false,
   };
 }
 
