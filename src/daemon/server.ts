@@ -102,7 +102,7 @@ export async function createDaemon(
     log,
   });
   if (config.ios !== "off" && (config.xcrunPath || Bun.which("xcrun"))) {
-    const { IosSimulatorDriver } = await import("../../drivers/ios-simulator/index.ts");
+    const IosSimulatorDriver = await (await import("../../drivers/ios-simulator/index.ts")).loadIosSimulatorDriver();
     const ios = new IosSimulatorDriver({ xcrunPath: config.xcrunPath, axePath: config.axePath, wdaEndpoint: config.wdaEndpoint, log });
     try {
       await devices.attach(ios, ctx);

@@ -17,8 +17,9 @@ import { formatAddress } from "./serve.ts";
 import { hostRequest, listeningAddresses, parseDevices, serverExecutable } from "./adb-host.ts";
 import { loadPhoneChecks, parseAdbClientVersion, stateProblem } from "../../../drivers/android/index.ts";
 import { silentLogger } from "../../rpc/rpc-error.ts";
-import { isIosSimulator, parseDeviceList } from "../../../drivers/ios-simulator/parse/simctl.ts";
 import {
+  isIosSimulator,
+  parseDeviceList,
   INSTALL_AXE,
   MIN_AXE_VERSION,
   SELECT_XCODE,
@@ -29,7 +30,7 @@ import {
   parseAxeVersion,
   parseXcodeVersion,
   treeFailure,
-} from "../../../drivers/ios-simulator/probe.ts";
+} from "../../../drivers/ios-simulator/index.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 export interface Check {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import { join } from "node:path";
 import { IOS_ACTIONS } from "../../../drivers/ios-simulator/actions.ts";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { schemaParity } from "../../driver/schema-parity.ts";

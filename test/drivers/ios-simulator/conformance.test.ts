@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { driverConformance } from "../../driver/conformance.ts";
 import { startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";

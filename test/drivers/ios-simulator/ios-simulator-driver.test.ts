@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext, DeviceChange } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Hid } from "../../../drivers/ios-simulator/backends.ts";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import { AxReadiness } from "../../../drivers/ios-simulator/readiness.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";

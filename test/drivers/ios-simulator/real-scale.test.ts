@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import { parseMainScreen, ScreenScale } from "../../../drivers/ios-simulator/scale.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { IosSimulatorDriver } from "../../../drivers/ios-simulator/index.ts";
+import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext, DeviceChange, RawObservation } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { type Logger, silentLogger } from "../../../src/rpc/rpc-error.ts";
