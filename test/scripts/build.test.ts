@@ -64,6 +64,18 @@ describe("scripts/build.ts", () => {
       expect(hello.result.protocol.selected).toEqual({ major: 1, minor: 5 });
       expect(list.result.devices.map((d: { id: string }) => d.id)).toEqual(["mock-1"]);
       expect(readdirSync(alone)).toEqual(["devicerail"]);
+
+      // The binary against a daemon run from the same checkout's source: the same devicerail, so
+      // no "the running devicerail daemon is version …" warning (a source run has no commit stamp).
+      const env = { ...process.env, DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off" };
+      const source = (args: string[]) => Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
+      expect(source(["daemon", "start"]).exitCode).toBe(0);
+      try {
+        const devices = Bun.spawnSync([bin, "devices"], { cwd: alone, env, stdout: "pipe", stderr: "pipe" });
+        expect([devices.exitCode, devices.stderr.toString(), devices.stdout.toString()]).toEqual([0, "", expect.stringContaining("mock-1")]);
+      } finally {
+        source(["daemon", "stop"]);
+      }
     },
     120_000,
   );

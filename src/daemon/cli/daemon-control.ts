@@ -234,8 +234,25 @@ export async function stopDaemon(dataDir: string, waitMs = 10_000): Promise<{ st
   return { stopped: true, pid: record.pid };
 }
 
+/**
+ * Whether two devicerail versions may differ in what they do: their package versions differ, or
+ * both carry a commit (`0.1.0+abc1234`, stamped into binaries by scripts/build.ts) and the commits
+ * differ. A run from source has no commit ("unknown": a binary built outside a checkout), so a
+ * binary and a source run of the same package version count as the same: the usual case is a
+ * binary built from the checkout whose daemon is running.
+ */
+export function versionsDiffer(a: string, b: string): boolean {
+  const split = (v: string) => {
+    const [base, commit] = v.split("+", 2);
+    return { base, commit: commit && commit !== "unknown" ? commit : null };
+  };
+  const x = split(a);
+  const y = split(b);
+  return x.base !== y.base || (x.commit !== null && y.commit !== null && x.commit !== y.commit);
+}
+
 /** The warning for a daemon of another version (it may lack what this CLI expects). */
-export function versionMismatch(hello: HelloResult): string | null {
+export function versionMismatch(hello: HelloResult, mine = VERSION): string | null {
   const theirs = hello.server.version;
-  return theirs === VERSION ? null : `the running devicerail daemon is version ${theirs}, this command is ${VERSION}; restart it with \`devicerail daemon stop\``;
+  return !versionsDiffer(theirs, mine) ? null : `the running devicerail daemon is version ${theirs}, this command is ${mine}; restart it with \`devicerail daemon stop\``;
 }
