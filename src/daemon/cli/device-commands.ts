@@ -49,6 +49,8 @@ export function outputFile(output: string | undefined, defaultName: string): str
   if (output === undefined) return defaultName;
   const path = resolve(output);
   const isDir = existsSync(path) && statSync(path).isDirectory();
+  // `out/` names a folder: never a file called `out`, never an EISDIR from the write.
+  if (/[\\/]$/.test(output) && !isDir) throw new CliError(`cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`, 2);
   const file = isDir ? join(path, defaultName) : path;
   const dir = dirname(file);
   if (!existsSync(dir)) throw new CliError(`cannot write ${output}: the folder ${dir} does not exist`, 2);
@@ -59,6 +61,29 @@ export function outputFile(output: string | undefined, defaultName: string): str
     throw new CliError(`cannot write ${output}: the folder ${dir} is not writable`, 2);
   }
   return isDir ? file : output;
+}
+
+/**
+ * The folder a command creates (export): `-o DIR` that exists gets `defaultName` inside it, as
+ * outputFile does for files; one that does not exist is created, but only inside a folder that
+ * does (a typo in a parent is a usage error, not a tree of new folders).
+ */
+export function outputDir(output: string | undefined, defaultName: string): string {
+  if (output === undefined) return resolve(defaultName);
+  const path = resolve(output);
+  if (existsSync(path)) {
+    if (!statSync(path).isDirectory()) throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, 2);
+    return join(path, defaultName);
+  }
+  const parent = dirname(path);
+  if (!existsSync(parent)) throw new CliError(`cannot write ${output}: the folder ${parent} does not exist`, 2);
+  if (!statSync(parent).isDirectory()) throw new CliError(`cannot write ${output}: ${parent} is not a folder`, 2);
+  try {
+    accessSync(parent, constants.W_OK);
+  } catch {
+    throw new CliError(`cannot write ${output}: the folder ${parent} is not writable`, 2);
+  }
+  return path;
 }
 
 export async function screenshotCommand(opts: { device?: string; output?: string; json?: boolean; timeout?: number }): Promise<number> {

@@ -6,6 +6,7 @@ import type { SessionInfo } from "../../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { InvalidArgumentError } from "commander";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
+import { outputDir } from "./device-commands.ts";
 import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./output.ts";
 
 export type SessionRow = SessionSummary;
@@ -140,11 +141,12 @@ export async function exportCommand(given: string, opts: { output?: string; json
   const refuseFull = (dir: string) => {
     if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`);
   };
-  if (opts.output !== undefined) refuseFull(resolve(opts.output));
+  // -o is checked before the daemon is asked anything, then named after the whole id.
+  outputDir(opts.output, `devicerail-session-${given}`);
   let dir = "";
   const manifest = await withClient(async (c) => {
     const sessionId = await resolveSession(c, given);
-    dir = resolve(opts.output ?? `devicerail-session-${sessionId}`);
+    dir = outputDir(opts.output, `devicerail-session-${sessionId}`);
     refuseFull(dir);
     const { session, events } = await allEvents(c, sessionId);
     mkdirSync(join(dir, "evidence"), { recursive: true });

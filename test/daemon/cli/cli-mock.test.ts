@@ -217,8 +217,13 @@ describe("one-shot actions on the Mock", () => {
     expect(manifest.evidence.map((e: { file: string }) => e.file).sort()).toEqual(files.map((f) => `evidence/${f}`));
     expect(readdirSync(out).sort()).toEqual(["README.txt", "events.ndjson", "evidence", "manifest.json"]);
 
-    const again = await cli(["export", id, "-o", out], env);
-    expect([again.code, again.stderr]).toEqual([1, `devicerail: ${out} already exists and is not empty; choose another folder with -o DIR\n`]);
+    // The folder exists now: as on every command, the generated name goes inside it; that one
+    // exists the time after, and a folder with content is never written over.
+    const again = await cliJson(["export", id, "-o", out], env);
+    expect(again.dir).toBe(join(out, `devicerail-session-${id}`));
+    const third = await cli(["export", id, "-o", out], env);
+    expect([third.code, third.stderr]).toEqual([1, `devicerail: ${again.dir} already exists and is not empty; choose another folder with -o DIR\n`]);
+    expect(readdirSync(out).sort()).toEqual(["README.txt", `devicerail-session-${id}`, "events.ndjson", "evidence", "manifest.json"]);
     const unknown = await cli(["export", "00000000-0000-4000-8000-000000000000", "-o", join(tempCwd(), "x")], env);
     expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session.export failed (JSON-RPC -32006): session_not_found"]);
   });
