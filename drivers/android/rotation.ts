@@ -9,12 +9,13 @@
 import { budgetMs, type CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pause } from "../../src/driver/pause.ts";
+import type { ORIENTATIONS } from "./action-contracts.ts";
 import { platformError } from "./adbkit-port.ts";
 import type { AndroidShell } from "./android-shell.ts";
 import { injectionFix } from "./input-probe.ts";
 import { isSettingsDenied, parseDisplayRotation } from "./parse/rotation.ts";
 
-export type Orientation = "portrait" | "landscape" | "reversePortrait" | "reverseLandscape";
+export type Orientation = (typeof ORIENTATIONS)[number];
 
 /** Surface.ROTATION_* of each orientation on a phone whose natural orientation is portrait. */
 export const ROTATION_OF: Record<Orientation, number> = { portrait: 0, landscape: 1, reversePortrait: 2, reverseLandscape: 3 };

@@ -52,7 +52,12 @@ export function outputFile(output: string | undefined, defaultName: string): str
   // `out/` names a folder: never a file called `out`, never an EISDIR from the write.
   if (/[\\/]$/.test(output) && !isDir) throw new CliError(`cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`, 2);
   const file = isDir ? join(path, defaultName) : path;
-  const dir = dirname(file);
+  writableFolder(output, dirname(file));
+  return isDir ? file : output;
+}
+
+/** The folder `output` writes into exists, is a folder and is writable; else a usage error. */
+function writableFolder(output: string, dir: string): void {
   if (!existsSync(dir)) throw new CliError(`cannot write ${output}: the folder ${dir} does not exist`, 2);
   if (!statSync(dir).isDirectory()) throw new CliError(`cannot write ${output}: ${dir} is not a folder`, 2);
   try {
@@ -60,7 +65,6 @@ export function outputFile(output: string | undefined, defaultName: string): str
   } catch {
     throw new CliError(`cannot write ${output}: the folder ${dir} is not writable`, 2);
   }
-  return isDir ? file : output;
 }
 
 /**
@@ -75,14 +79,7 @@ export function outputDir(output: string | undefined, defaultName: string): stri
     if (!statSync(path).isDirectory()) throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, 2);
     return join(path, defaultName);
   }
-  const parent = dirname(path);
-  if (!existsSync(parent)) throw new CliError(`cannot write ${output}: the folder ${parent} does not exist`, 2);
-  if (!statSync(parent).isDirectory()) throw new CliError(`cannot write ${output}: ${parent} is not a folder`, 2);
-  try {
-    accessSync(parent, constants.W_OK);
-  } catch {
-    throw new CliError(`cannot write ${output}: the folder ${parent} is not writable`, 2);
-  }
+  writableFolder(output, dirname(path));
   return path;
 }
 
