@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { children } from "../../support/child-processes.ts";
 import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext, DeviceChange } from "../../../src/driver/driver.ts";
@@ -164,19 +164,6 @@ describe("IosSimulatorDriver over the fake xcrun and AXe", () => {
   });
 });
 
-/** Command lines of this test process's children whose argv holds `word` (Linux /proc). */
-function children(word: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
-      if (parent === process.pid && argv.includes(word)) found.push(argv.join(" "));
-    } catch {}
-  }
-  return found;
-}
 
 describe("IosSimulatorDriver.observe when one half fails", () => {
   // Changed with issue 25 (research note F1): a failed tree no longer fails the observation (see

@@ -5,7 +5,8 @@
  * Tools detected, only iPhones and iPads listed, and the screen-surfaces timeout retried.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { children } from "../../support/child-processes.ts";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
@@ -71,19 +72,6 @@ async function failure(p: Promise<unknown>): Promise<DriverError> {
   throw new Error("expected a DriverError, got success");
 }
 
-/** Command lines of this test process's children whose argv holds `word` (Linux /proc). */
-function children(word: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
-      if (parent === process.pid && argv.includes(word)) found.push(argv.join(" "));
-    } catch {}
-  }
-  return found;
-}
 
 const describes = (sims: FakeSimulators, from = 0) => sims.readLog("axe").slice(from).filter((r) => r.argv[0] === "describe-ui").length;
 

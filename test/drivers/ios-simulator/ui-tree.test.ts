@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Hid } from "../../../drivers/ios-simulator/backends.ts";
-import { settledTreeJson } from "../../../drivers/ios-simulator/ui-tree.ts";
+import { AxReadiness } from "../../../drivers/ios-simulator/readiness.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
@@ -32,10 +32,11 @@ function fakeHid(trees: string[], onRead: (n: number) => void = () => {}): Hid &
 
 const ctx = (signal = new AbortController().signal): CallContext => ({ signal, deadline: Date.now() + 20_000, log: silentLogger });
 
-describe("settledTreeJson", () => {
+// The driver waits for a just-booted simulator's tree through AxReadiness (readiness.ts).
+describe("AxReadiness.settle on a just-booted simulator", () => {
   test("returns the first tree that is not the bare root when the simulator has just booted", async () => {
     const hid = fakeHid([EMPTY, EMPTY, FULL]);
-    expect([await settledTreeJson(hid, ctx()), hid.reads]).toEqual([FULL, 3]);
+    expect([(await new AxReadiness(20_000).settle(hid, ctx())).json, hid.reads]).toEqual([FULL, 3]);
   });
 
   test("stops polling with driver_cancelled when the call aborts while it waits for the next poll", async () => {
@@ -44,7 +45,7 @@ describe("settledTreeJson", () => {
     const hid = fakeHid([EMPTY], () => queueMicrotask(() => ac.abort("test")));
     let code = "no error";
     try {
-      await settledTreeJson(hid, ctx(ac.signal));
+      await new AxReadiness(20_000).settle(hid, ctx(ac.signal));
     } catch (err) {
       code = err instanceof DriverError ? err.driverCode : String(err);
     }
