@@ -72,6 +72,9 @@ export async function build(opts: { targets: readonly Target[]; outdir: string; 
         // ESM keeps the daemon's top-level await.
         bytecode: true,
         format: "esm",
+        // One chunk per dynamic import (src/main.ts, cli/program.ts): a command parses and runs only
+        // the code it imports, so `--version` and the client commands skip the daemon's modules.
+        splitting: true,
         sourcemap: "none",
         define: {
           DEVICERAIL_VERSION: JSON.stringify(version),

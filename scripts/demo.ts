@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
-const cli = process.env.DEVICERAIL_TEST_BIN ? [process.env.DEVICERAIL_TEST_BIN] : [process.execPath, join(ROOT, "src/daemon/main.ts")];
+const cli = process.env.DEVICERAIL_TEST_BIN ? [process.env.DEVICERAIL_TEST_BIN] : [process.execPath, join(ROOT, "src/main.ts")];
 const cmd = [...cli, "serve"];
 const color = process.stdout.isTTY;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);

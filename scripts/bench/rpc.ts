@@ -118,7 +118,7 @@ async function measure(name: string, cmd: string[], handshake: boolean, line = d
 
 const daemonCmd = process.env.DEVICERAIL_TEST_BIN
   ? [process.env.DEVICERAIL_TEST_BIN, "serve"]
-  : [process.execPath, join(ROOT, "src/daemon/main.ts"), "serve"];
+  : [process.execPath, join(ROOT, "src/main.ts"), "serve"];
 const echo = await measure("echo", [process.execPath, join(import.meta.dir, "ndjson-echo.ts")], false);
 await measure("daemon sessions.list (unmemoized results)", daemonCmd, true, listLine);
 const daemon = await measure("daemon", daemonCmd, true);

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "../core/evidence/evidence-store.ts";
+import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "../core/evidence/inline-limits.ts";
 import { tokenProblem } from "../transports/token.ts";
 
 export type ListenAddress = { host: string; port: number };

@@ -39,6 +39,7 @@ import {
 } from "./types/stream.ts";
 import { UiSnapshotGetParamsSchema, UiSnapshotSchema } from "./types/ui.ts";
 import { VerdictRecordParamsSchema } from "./types/verdict.ts";
+import { CONCURRENT_METHODS, PRIVILEGED_TRANSPORTS, type Privileged } from "./method-sets.ts";
 
 export interface MethodSpec {
   /** Params schema; null = the method takes no params (accepts absent, `{}` or `[]`). */
@@ -74,14 +75,6 @@ export interface MethodSpec {
   readonly privileged?: Privileged;
   readonly summary: string;
 }
-
-export type Privileged = "always" | "otherSession" | "protectedAction";
-
-/**
- * The transports (`TransportInfo.kind`) that run privileged calls: a web page can reach none of
- * them. The JSON-RPC WebSocket refuses them; so does the HTTP API for requests a page sent.
- */
-export const PRIVILEGED_TRANSPORTS = ["stdio", "tcp", "unix"] as const;
 
 const m = <const S extends Omit<MethodSpec, "paramsRequired" | "plane" | "concurrent"> & Partial<MethodSpec>>(spec: S) => ({
   paramsRequired: false,
@@ -131,15 +124,8 @@ export type ParamsOf<M extends MethodName> = Spec<M>["params"] extends v.Generic
 /** What a handler returns: the schema's input type, since the dispatcher validates it before sending. */
 export type ResultOf<M extends MethodName> = v.InferInput<Spec<M>["result"]>;
 
-/** The six methods that may run concurrently, in the order the reference lists them in errors. */
-export const CONCURRENT_METHODS = [
-  "device.connect",
-  "device.disconnect",
-  "device.capabilities",
-  "device.observe",
-  "device.execute",
-  "media.stream.capture",
-] as const satisfies readonly MethodName[];
+
+export { CONCURRENT_METHODS, PRIVILEGED_TRANSPORTS, type Privileged };
 
 export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(METHODS, name);

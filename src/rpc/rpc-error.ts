@@ -1,6 +1,6 @@
 import { type ErrorName, type ErrorOptions, type RpcErrorObject, errorObject } from "../protocol/errors.ts";
 import type { FeatureName } from "../protocol/features.ts";
-import { PRIVILEGED_TRANSPORTS, type Privileged } from "../protocol/methods.ts";
+import { PRIVILEGED_TRANSPORTS, type Privileged } from "../protocol/method-sets.ts";
 
 /** The one error type a handler throws for anything a client may branch on; anything else is a bug. */
 export class RpcError extends Error {

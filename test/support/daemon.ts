@@ -13,7 +13,7 @@ export const ROOT = join(import.meta.dir, "../..");
  */
 export function daemonCommand(args: string[] = ["serve"]): string[] {
   const bin = process.env.DEVICERAIL_TEST_BIN;
-  return bin ? [bin, ...args] : [process.execPath, join(ROOT, "src/daemon/main.ts"), ...args];
+  return bin ? [bin, ...args] : [process.execPath, join(ROOT, "src/main.ts"), ...args];
 }
 
 const created: string[] = [];

@@ -1,6 +1,7 @@
 import type { AssetRef } from "../../protocol/types/evidence.ts";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import type { EvidenceRow } from "../sessions/event-log.ts";
+import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "./inline-limits.ts";
 import type { ObjectStore } from "./object-store.ts";
 
 /** Stored Evidence: its canonical reference, and the row the event that references it records. */
@@ -39,10 +40,6 @@ export function checkMediaType(mediaType: string): void {
   if (!ok) throw new RpcError("invalid_evidence_media_type", { details: { mediaType } });
 }
 
-/** Default largest object kept in the database rather than as a file (DEVICERAIL_EVIDENCE_INLINE_BYTES). */
-export const DEFAULT_INLINE_BYTES = 64 * 1024;
-/** Largest inline limit accepted: bigger objects belong in files. */
-export const MAX_INLINE_BYTES = 256 * 1024;
 
 /** The database's side of Evidence (EventLog): the bytes of objects kept inline. */
 export interface InlineEvidence {
@@ -60,6 +57,8 @@ export interface InlineEvidence {
  *   faster than separate files, too (sqlite.org/intern-v-extern-blob.html).
  * - Larger objects: files named by their digest (ObjectStore), made durable before the put returns.
  */
+export { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES };
+
 export class FileEvidenceStore implements EvidenceStore {
   constructor(
     private readonly objects: ObjectStore,

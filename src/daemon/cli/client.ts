@@ -8,18 +8,18 @@ import type { ActionDefinition, ActionResult } from "../../protocol/types/action
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
-import { sha256Hex } from "../../core/evidence/evidence-store.ts";
-import { CONCURRENT_METHODS } from "../../protocol/methods.ts";
+import { CONCURRENT_METHODS } from "../../protocol/method-sets.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { resolveDataPaths } from "../data-dir.ts";
+import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
 import { CliError, RpcCallError, err, withSpinner } from "./output.ts";
 import { RpcAnswerError } from "./rpc-socket.ts";
 
 type Env = Record<string, string | undefined>;
 
-/** How long a device call may take unless --timeout says otherwise. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
+export { DEFAULT_TIMEOUT_MS };
+
 const CONCURRENT = new Set<string>(CONCURRENT_METHODS);
 
 /** What a command asked for: a deadline for device calls, and the signal Ctrl-C fires. */
@@ -93,7 +93,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
     const res = await http(`/evidence/${sha256}`);
     if (!res.ok) throw new CliError(`evidence ${sha256} could not be read from the daemon (HTTP ${res.status})`);
     const bytes = new Uint8Array(await res.arrayBuffer());
-    if (sha256Hex(bytes) !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
+    if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
     return bytes;
   };
   return { attached, timeoutMs, interrupted: opts.signal, call, evidence, http, close: () => conn.close() };

@@ -1,42 +1,10 @@
-/** `devices`, `screenshot` and `ui`: what is attached, and what one of them shows. */
+/** `screenshot` and `ui`: what one device shows (`devices` is devices-command.ts). */
 import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
 import { UI_STATES, type UiNode, type UiSnapshot } from "../../protocol/types/ui.ts";
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
 import { CliError, err, out, printJson, printRows } from "./output.ts";
 import { refAt, saveListing } from "./refs.ts";
-
-export interface DeviceRow extends DeviceInfo {
-  /** `connected`, an adb state such as `unauthorized`, or `available`. */
-  state: string;
-  /** The Session holding the device's lease, if any. */
-  leasedBy: string | null;
-}
-
-// Discovery names an unusable Android device "<name> (<adb state>)" (drivers/android/discovery.ts).
-const ADB_STATE = /\((offline|unauthorized|authorizing|no permissions|recovery|sideload|bootloader|host|connecting|unknown)\)$/;
-
-export function deviceRow(d: DeviceInfo, leasedBy: string | null): DeviceRow {
-  const inName = d.platform.kind === "android" ? ADB_STATE.exec(d.name)?.[1] : undefined;
-  return { ...d, state: d.connected ? "connected" : (inName ?? "available"), leasedBy };
-}
-
-const platformText = (p: DeviceInfo["platform"]) => (p.kind === "other" ? String((p as { value?: unknown }).value) : p.kind);
-
-export async function devicesCommand(opts: { json?: boolean }): Promise<number> {
-  const { listed, rows } = await withClient(async (c) => {
-    const listed = await c.call<DevicesListResult>("devices.list");
-    // A device is leased by the active Session that started on it.
-    const { sessions } = await c.call<{ sessions: { id: string; deviceId: string | null }[] }>("devicerail.sessions.list", { state: "active" });
-    return { listed, rows: listed.devices.map((d) => deviceRow(d, sessions.find((s) => s.deviceId === d.id)?.id ?? null)) };
-  });
-  // The devices.list result itself, as GET /devices and JSON-RPC give it; state and lease are table-only.
-  if (opts.json) printJson(listed);
-  else if (rows.length === 0) process.stdout.write("no devices\n");
-  else printRows(["ID", "PLATFORM", "NAME", "OS", "STATE", "LEASED BY"], rows.map((d) => [d.id, platformText(d.platform), d.name, d.osVersion ?? "-", d.state, d.leasedBy ?? "-"]));
-  return 0;
-}
 
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 

@@ -2,20 +2,30 @@
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { environmentHelp } from "../environment.ts";
 import { VERSION } from "../version.ts";
-import { type ActionRequest, actionCommand, keyRequest, launchRequest, openUrlRequest, swipeRequest } from "./actions.ts";
-import { devicesCommand, screenshotCommand, uiCommand } from "./device-commands.ts";
-import { DEFAULT_TIMEOUT_MS } from "./client.ts";
-import { daemonCommand } from "./daemon-command.ts";
-import { doctorCommand } from "./doctor.ts";
-import { farmDevicesCommand, farmHostsCommand, farmSessionsCommand } from "./farm-command.ts";
-import { farmAcquireCommand, farmBlockCommand, farmReleaseCommand } from "./farm-admin-command.ts";
-import { mcpCommand } from "./mcp-command.ts";
-import { addSelectorOptions, findCommand, tapCommand, typeCommand, waitForCommand } from "./element-commands.ts";
+import type { ActionRequest } from "./actions.ts";
+import { DEFAULT_TIMEOUT_MS, age, coord, duration, integer, point } from "./arguments.ts";
 import { CliError, printJson, reportFailure } from "./output.ts";
-import { SERVE_HELP, serve } from "./serve.ts";
-import { followCommand } from "./follow.ts";
-import { openLiveReport, reportCommand } from "./report-command.ts";
-import { age, exportCommand, pruneCommand, sessionsCommand } from "./sessions.ts";
+import { addSelectorOptions } from "./selector-flags.ts";
+import { SERVE_HELP } from "./serve-help.ts";
+
+// Each command's module is imported when that command runs, so `--version`, `--help` and a client
+// command do not load the daemon, MCP, report or farm code (the compiled binary is split into
+// chunks at these imports: scripts/build.ts; startup measured by scripts/bench/startup.ts).
+const commands = {
+  actions: () => import("./actions.ts"),
+  daemon: () => import("./daemon-command.ts"),
+  device: () => import("./device-commands.ts"),
+  devices: () => import("./devices-command.ts"),
+  doctor: () => import("./doctor.ts"),
+  element: () => import("./element-commands.ts"),
+  farm: () => import("./farm-command.ts"),
+  farmAdmin: () => import("./farm-admin-command.ts"),
+  follow: () => import("./follow.ts"),
+  mcp: () => import("./mcp-command.ts"),
+  report: () => import("./report-command.ts"),
+  serve: () => import("./serve.ts"),
+  sessions: () => import("./sessions.ts"),
+};
 
 export const HELP = `devicerail ${VERSION} — drive phones over DeviceRail protocol 1.5 (JSON-RPC 2.0)
 
@@ -81,30 +91,6 @@ configuration error, 3 daemon status: not running, 130 interrupted (Ctrl-C).
 const EXIT_CODES = `
 Exit codes: 0 ok, 1 runtime failure (the JSON-RPC error code and message are printed), 2 usage error.`;
 
-/** Non-negative integer arguments (screen pixels, counts); anything else is a usage error. */
-function integer(min: number, max = 2 ** 32 - 1) {
-  return (text: string): number => {
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
-    return Number(text);
-  };
-}
-const coord = integer(0);
-
-/** `X,Y` in screen pixels (doctor --smoke --tap). */
-function point(text: string): { x: number; y: number } {
-  const m = /^(\d+),(\d+)$/.exec(text.trim());
-  if (!m) throw new InvalidArgumentError("expected X,Y in screen pixels, e.g. 540,1200");
-  return { x: coord(m[1] as string), y: coord(m[2] as string) };
-}
-
-/** `30s`, `500ms`, `2m`, or a number of seconds; what --timeout takes. */
-export function duration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  const ms = m ? Number(m[1]) * (m[2] === "ms" ? 1 : m[2] === "m" ? 60_000 : 1_000) : Number.NaN;
-  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000) throw new InvalidArgumentError("expected a duration such as 30s, 500ms or 2m (at most 24 h)");
-  return Math.round(ms);
-}
-
 type DeviceOpts = { device?: string; json?: boolean; timeout?: number };
 
 export async function runCli(argv: string[]): Promise<number> {
@@ -159,14 +145,16 @@ export async function runCli(argv: string[]): Promise<number> {
     const c = farm.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
     c.action(run(() => work(c.opts())));
   };
-  farmCmd("hosts", "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat", farmHostsCommand);
-  farmCmd("devices", "every device with its host, state (available, allocated, busy, blocked, quarantined, absent, gone), holder, since and health", farmDevicesCommand);
+  farmCmd("hosts", "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat", async (o) => (await commands.farm()).farmHostsCommand(o));
+  farmCmd("devices", "every device with its host, state (available, allocated, busy, blocked, quarantined, absent, gone), holder, since and health", async (o) =>
+    (await commands.farm()).farmDevicesCommand(o),
+  );
   const farmSub = (name: string, summary: string) => farm.command(name).description(summary).option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
   const sessionsSub = farmSub("sessions", "the Sessions run on every host: host, device, holder, outcome and a link to the owning host's report")
     .option("--host <host>", "only this host (id, name or endpoint)")
     .option("--device <id>", "only this device")
     .option("--limit <n>", "how many, newest first (default 50)", integer(1, 10_000));
-  sessionsSub.action(run(() => farmSessionsCommand(sessionsSub.opts())));
+  sessionsSub.action(run(async () => (await commands.farm()).farmSessionsCommand(sessionsSub.opts())));
   const acquireSub = farmSub("acquire", "ask the farm for a device: prints its host's endpoint, its id and a short-lived credential")
     .option("--platform <name>", "android, ios, mock …")
     .option("--model <pattern>", "the device's name or id, * for any run of characters (case ignored)")
@@ -181,21 +169,21 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("--wait <duration>", "how long to wait for a matching device to become free, e.g. 10m (default: do not wait)", (t) => (t === "0" ? 0 : duration(t)))
     .option("--holder <name>", "who is asking, shown to operators (default $DEVICERAIL_FARM_HOLDER, else user@host)");
   // The program's own -d/--device takes the value when it is written after the command too.
-  acquireSub.action(run(() => farmAcquireCommand({ ...acquireSub.opts(), device: acquireSub.opts().device ?? program.opts<DeviceOpts>().device })));
+  acquireSub.action(run(async () => (await commands.farmAdmin()).farmAcquireCommand({ ...acquireSub.opts(), device: acquireSub.opts().device ?? program.opts<DeviceOpts>().device })));
   const releaseSub = farmSub("release", "give back an allocation (its id), or take a device from its holder (--force --reason, recorded)")
     .argument("<allocation|device>", "an allocation id, or DEVICE / HOST/DEVICE with --force")
     .option("--force", "take the device from whoever holds it")
     .option("--reason <text>", "why (recorded; required with --force)");
-  releaseSub.action(run(() => farmReleaseCommand(releaseSub.args[0] as string, releaseSub.opts())));
+  releaseSub.action(run(async () => (await commands.farmAdmin()).farmReleaseCommand(releaseSub.args[0] as string, releaseSub.opts())));
   const blockSub = farmSub("block", "keep a device out of allocation until unblocked (recorded)").argument("<device>", "DEVICE or HOST/DEVICE").option("--reason <text>", "why (required)");
-  blockSub.action(run(() => farmBlockCommand(blockSub.args[0] as string, blockSub.opts(), true)));
+  blockSub.action(run(async () => (await commands.farmAdmin()).farmBlockCommand(blockSub.args[0] as string, blockSub.opts(), true)));
   const unblockSub = farmSub("unblock", "allocate a blocked or quarantined device again (recorded)").argument("<device>", "DEVICE or HOST/DEVICE").option("--reason <text>", "why");
-  unblockSub.action(run(() => farmBlockCommand(unblockSub.args[0] as string, unblockSub.opts(), false)));
+  unblockSub.action(run(async () => (await commands.farmAdmin()).farmBlockCommand(unblockSub.args[0] as string, unblockSub.opts(), false)));
 
   program
     .command("mcp")
     .description("an MCP server on stdio for AI agents, served by the daemon of the data directory")
-    .action(run(() => mcpCommand()));
+    .action(run(async () => (await commands.mcp()).mcpCommand()));
 
   const serveCmd = program
     .command("serve")
@@ -205,55 +193,62 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("--socket <path>", "Unix socket clients")
     .option("--token <token>", "every connection must authenticate with this token (prefer DEVICERAIL_TOKEN)")
     .option("--local-token", "TCP requires a token made at start and kept in <data dir>/daemon.token")
-    .action(run(() => serve(serveCmd.opts())));
+    .action(run(async () => (await commands.serve()).serve(serveCmd.opts())));
   serveCmd.helpInformation = () => SERVE_HELP;
 
-  cmd("devices", "list the devices: id, platform, name, OS, state, leased by").action(run(() => devicesCommand({ json })));
+  cmd("devices", "list the devices: id, platform, name, OS, state, leased by").action(run(async () => (await commands.devices()).devicesCommand({ json })));
   const shot = cmd("screenshot", "save a screenshot of a device as PNG", { device: true })
     .option("-o, --output <file>", "where to write the PNG (default ./screenshot-<yyyymmdd-hhmmss>.png)")
-    .action(run(() => screenshotCommand(shot.opts())));
+    .action(run(async () => (await commands.device()).screenshotCommand(shot.opts())));
   const ui = cmd("ui", "print a device's UI tree: @ref role \"text\" #identifier [x,y,width,height] [states], indented by depth; saves the refs for --ref", { device: true }).action(
-    run(() => uiCommand(ui.opts())),
+    run(async () => (await commands.device()).uiCommand(ui.opts())),
   );
 
   // A one-shot action: its positional arguments (parsed, or a usage error) become one ActionRequest.
   type ArgSpec = [spec: string, description: string, parse?: (text: string) => unknown];
-  const act = <A extends unknown[]>(name: string, summary: string, args: ArgSpec[], build: (c: Command, ...a: A) => ActionRequest) => {
+  // The request builders come from actions.ts, loaded with the command.
+  type Builders = Awaited<ReturnType<typeof commands.actions>>;
+  const act = <A extends unknown[]>(name: string, summary: string, args: ArgSpec[], build: (m: Builders, c: Command, ...a: A) => ActionRequest) => {
     const c = cmd(name, summary, { device: true });
     for (const [spec, desc, parse] of args) parse ? c.argument(spec, desc, parse) : c.argument(spec, desc);
-    c.action((...a: unknown[]) => run(() => actionCommand(build(c, ...(a.slice(0, args.length) as A)), c.opts<DeviceOpts>()))());
+    c.action((...a: unknown[]) =>
+      run(async () => {
+        const actions = await commands.actions();
+        return actions.actionCommand(build(actions, c, ...(a.slice(0, args.length) as A)), c.opts<DeviceOpts>());
+      })(),
+    );
     return c;
   };
   // tap and type also act on elements (element-commands.ts): their coordinates and text stay positional.
   const tap = addSelectorOptions(cmd("tap", "tap one point (screenshot pixels), or one element (tapElement)", { device: true }), { ref: true })
     .argument("[x]", "x in screenshot pixels", coord)
     .argument("[y]", "y in screenshot pixels", coord)
-    .action((x?: number, y?: number) => run(() => tapCommand(x, y, tap.opts()))());
+    .action((x?: number, y?: number) => run(async () => (await commands.element()).tapCommand(x, y, tap.opts()))());
   act<[number, number, number, number]>(
     "swipe",
     "swipe from one point to another",
     [["<x1>", "start x", coord], ["<y1>", "start y", coord], ["<x2>", "end x", coord], ["<y2>", "end y", coord]],
-    (c, x1, y1, x2, y2) => swipeRequest(x1, y1, x2, y2, c.opts<{ duration: number }>().duration),
+    (m, c, x1, y1, x2, y2) => m.swipeRequest(x1, y1, x2, y2, c.opts<{ duration: number }>().duration),
   ).option("--duration <ms>", "how long the swipe takes", integer(1, 60_000), 300);
   const type = addSelectorOptions(cmd("type", "type text into the focused field, or --into an element (tapElement, then inputText)", { device: true }), { ref: true })
     .argument("[text]", "the text (not with --secret)")
     .option("--into", "first tap the element the selector options name")
     .option("--secret", "type a secret read from stdin, or at a prompt that does not echo (inputSecret: never recorded, logged or shown)")
-    .action((text: string | undefined) => run(() => typeCommand(text, type.opts()))());
-  act<[string]>("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [["<name>", "the key"]], (_c, key) =>
-    keyRequest(key),
+    .action((text: string | undefined) => run(async () => (await commands.element()).typeCommand(text, type.opts()))());
+  act<[string]>("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [["<name>", "the key"]], (m, _c, key) =>
+    m.keyRequest(key),
   );
-  act<[string]>("launch", "launch an app by its package name", [["<package>", "e.g. com.android.settings"]], (c, p) => launchRequest(p, c.opts<{ activity?: string }>().activity)).option(
+  act<[string]>("launch", "launch an app by its package name", [["<package>", "e.g. com.android.settings"]], (m, c, p) => m.launchRequest(p, c.opts<{ activity?: string }>().activity)).option(
     "--activity <name>",
     "the activity to start (Android: .MainActivity or fully qualified), for an app with several launcher activities",
   );
-  act<[string]>("open-url", "open a URL or deep link", [["<url>", "e.g. https://example.com"]], (_c, u) => openUrlRequest(u));
+  act<[string]>("open-url", "open a URL or deep link", [["<url>", "e.g. https://example.com"]], (m, _c, u) => m.openUrlRequest(u));
   const waitFor = addSelectorOptions(cmd("wait-for", "wait until an element is there, or --gone (waitForElement); exit 1 when it is not", { device: true }), { ref: false })
     .option("--gone", "wait until no element matches")
     .addHelpText("after", "--timeout is how long to wait (default: the daemon's 10 s).")
-    .action(run(() => waitForCommand(waitFor.opts())));
+    .action(run(async () => (await commands.element()).waitForCommand(waitFor.opts())));
   const find = addSelectorOptions(cmd("find", "print the one element the selector names (findElement)", { device: true }), { ref: false }).action(
-    run(() => findCommand(find.opts())),
+    run(async () => (await commands.element()).findCommand(find.opts())),
   );
 
   const sessions = cmd("sessions", "list the recorded Sessions, newest first: device, start, duration, actions, errors, outcome or verdict")
@@ -261,11 +256,12 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("--open <session>", "open the Session's live report in the browser (it follows an active Session)")
     .option("--limit <n>", "list only the newest N (default: all)", integer(1, 1000))
     .addHelpText("after", "\nA SESSION argument of any command may be an unambiguous prefix of the id (4 or more characters), as git takes commits.")
-    .action(run(() => {
+    .action(run(async () => {
       const o = sessions.opts<{ follow?: string | boolean; open?: string; limit?: number }>();
       if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined)) throw new CliError("--limit belongs to the listing, not to --follow or --open", 2);
-      if (o.open !== undefined) return openLiveReport(o.open, { json });
-      return o.follow === undefined ? sessionsCommand({ json, limit: o.limit }) : followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
+      if (o.open !== undefined) return (await commands.report()).openLiveReport(o.open, { json });
+      if (o.follow !== undefined) return (await commands.follow()).followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
+      return (await commands.sessions()).sessionsCommand({ json, limit: o.limit });
     }));
   const prune = sessions
     .command("prune")
@@ -278,7 +274,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .hook("preAction", (self) => {
       json ||= self.opts().json === true;
     })
-    .action(run(() => pruneCommand({ ...prune.opts(), json })));
+    .action(run(async () => (await commands.sessions()).pruneCommand({ ...prune.opts(), json })));
   const daemon = program.command("daemon").description("the background daemon of the data directory: start, stop, status");
   for (const [action, summary] of [
     ["start", "start the daemon unless it runs, and print its status"],
@@ -289,7 +285,7 @@ export async function runCli(argv: string[]): Promise<number> {
     sub.hook("preAction", (self) => {
       json = self.opts().json === true;
     });
-    sub.action(run(() => daemonCommand(action, { json })));
+    sub.action(run(async () => (await commands.daemon()).daemonCommand(action, { json })));
   }
   const rep = cmd("report", "write a Session as one self-contained HTML page (timeline, screenshots with tap markers, UI trees and their diffs), or Sessions as JUnit XML")
     .argument("[sessions...]", "the Session id(s) (see devicerail sessions)")
@@ -298,18 +294,18 @@ export async function runCli(argv: string[]): Promise<number> {
     .option("--open", "open the HTML report in the browser")
     .option("--junit <file>", "write JUnit XML for the Sessions (screenshots go beside it)")
     .option("--since <age>", "with --junit: also every Session started within AGE, e.g. 2h", age)
-    .action((ids: string[]) => run(() => reportCommand(ids, rep.opts()))());
+    .action((ids: string[]) => run(async () => (await commands.report()).reportCommand(ids, rep.opts()))());
 
   const exp = cmd("export", "write a Session as a self-contained folder: events.ndjson, evidence/<sha256>.<png|json>, manifest.json")
     .argument("<session>", "the Session id (see devicerail sessions)")
     .option("-o, --output <dir>", "the folder to create (default ./devicerail-session-<id>)")
-    .action((id: string) => run(() => exportCommand(id, exp.opts()))());
+    .action((id: string) => run(async () => (await commands.sessions()).exportCommand(id, exp.opts()))());
   const doc = cmd("doctor", "check adb, devices, iOS tools, the data directory and the listen port, each with its fix", { device: true })
     .option("--smoke", "also run observe cycles on a device and print p50/p95 per operation (it taps nothing unless --tap)")
     .option("-n, --cycles <n>", "how many cycles --smoke runs (default 10)", integer(1, 10_000))
     .option("--tap <x,y>", "with --smoke: also tap at X,Y (screen pixels) in each cycle and time it", point)
     .addHelpText("after", "doctor exits 1 when any check failed.")
-    .action(run(() => doctorCommand(doc.opts())));
+    .action(run(async () => (await commands.doctor()).doctorCommand(doc.opts())));
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -8,44 +8,12 @@ import { ViewerPasses } from "../../transports/viewer-passes.ts";
 import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
 import { DataDirError } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
-import { McpHttp } from "../mcp/http.ts";
-import { McpHub } from "../mcp/server.ts";
-import { ReportHttp } from "../report/http.ts";
-import { FarmHost } from "../farm/host.ts";
 import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
+import { SERVE_HELP } from "./serve-help.ts";
 import { localTokenPath, removeLocalToken, writeLocalToken } from "./local-token.ts";
 
-export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN | --local-token]
-
---stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
-(max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
-
---listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves many connections on a loopback TCP
-address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is also written to
-<data dir>/listen.json). The first byte of a connection picks its protocol: { NDJSON JSON-RPC; a
-letter HTTP/1.1 (the HTTP API, and JSON-RPC over WebSocket at GET /rpc). Other addresses need a
-token. stdin is not read. Once listening it prints one line to stdout,
-{"listening":{"host":"127.0.0.1","port":NNNN}}, and nothing else. Without a token every local
-user of the machine can reach the port (loopback keeps out other machines, not other users), and
-serve says so on stderr.
-
---socket PATH (or DEVICERAIL_RPC_SOCKET): the same on a Unix socket, created 0600 in a directory
-only you can write (created 0700 when missing). A stale socket is replaced; a live one is refused.
-
---token TOKEN (or DEVICERAIL_TOKEN, preferred: argv is visible to other users): every connection
-must authenticate first: NDJSON with the line "DEVICERAIL-TOKEN <token>", HTTP and WebSocket with
-"Authorization: Bearer <token>". 16 to 512 printable ASCII characters.
-
---local-token: the TCP listener requires a token made at start and written to
-<data dir>/daemon.token (0600, removed on a clean stop), where the data directory's own clients
-read it; the Unix socket needs none (it admits only this user, see the README's Security). The
-daemon that commands start in the background runs with it. A --token or DEVICERAIL_TOKEN given
-as well wins, on both listeners, and no file is written.
-
-Stops gracefully on SIGINT or SIGTERM (exit 0).
-`;
 
 export interface ServeOptions {
   stdio?: boolean;
@@ -157,6 +125,13 @@ const MCP_MAX_SESSIONS = 64;
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
 async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
+  // The listeners' front ends are loaded only here: serve on stdio never pays for MCP, the report or the farm.
+  const [{ McpHttp }, { McpHub }, { ReportHttp }, farmModule] = await Promise.all([
+    import("../mcp/http.ts"),
+    import("../mcp/server.ts"),
+    import("../report/http.ts"),
+    want.farm && want.listen ? import("../farm/host.ts") : null,
+  ]);
   // A farm hands its hosts' addresses to any client: each host must check who connects.
   const farmProblem = want.farm && (!want.token ? "DEVICERAIL_FARM_URL needs DEVICERAIL_TOKEN: a farm host must authenticate its clients" : !want.listen ? "DEVICERAIL_FARM_URL needs a TCP listener (--listen HOST:PORT) for farm clients to reach" : null);
   if (farmProblem) {
@@ -171,7 +146,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   const viewer = new ViewerPasses();
   const reports = new ReportHttp({ ...base, evidence: daemon.evidence, viewer });
   // Farm mode needs the token and a TCP listener (checked with the configuration).
-  const farm = want.farm && want.listen ? new FarmHost(daemon, want.farm, log) : null;
+  const farm = farmModule && want.farm ? new farmModule.FarmHost(daemon, want.farm, log) : null;
   const shared = {
     routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : (farm?.http.route(req, url, body) ?? reports.route(req, url))),
     grants: farm?.grants.issue ?? null,

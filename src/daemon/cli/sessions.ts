@@ -4,7 +4,6 @@ import { join, resolve } from "node:path";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
-import { InvalidArgumentError } from "commander";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
 import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./output.ts";
@@ -53,13 +52,6 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
       sessions.map((s) => [s.id, s.deviceId ?? "-", isoSeconds(s.startedAtMs), seconds(s.durationMs), String(s.actions), String(s.errors), result(s)]),
     );
   return 0;
-}
-
-/** `2d`, `12h`, `30m`, `7d`: how far back --older-than reaches. */
-export function age(text: string): number {
-  const m = /^(\d+)(d|h|m)$/.exec(text.trim());
-  if (!m) throw new InvalidArgumentError("expected an age such as 7d, 12h or 30m");
-  return Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[m[2] as "d" | "h" | "m"];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { keyRequest, pickAction, swipeRequest, tapRequest } from "../../../src/daemon/cli/actions.ts";
-import { deviceRow, formatTree } from "../../../src/daemon/cli/device-commands.ts";
+import { formatTree } from "../../../src/daemon/cli/device-commands.ts";
+import { deviceRow } from "../../../src/daemon/cli/devices-command.ts";
 import { stateFix } from "../../../src/daemon/cli/doctor-checks.ts";
 import { percentile } from "../../../src/daemon/cli/doctor.ts";
 import { colourEnabled, style, table, withSpinner } from "../../../src/daemon/cli/output.ts";
