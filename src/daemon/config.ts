@@ -1,114 +1,8 @@
 import * as v from "valibot";
-import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "../core/evidence/inline-limits.ts";
 import { tokenProblem } from "../transports/token.ts";
+import { ENV_SCHEMA, type ListenAddress, ListenAddressSchema } from "./environment.ts";
 
-export type ListenAddress = { host: string; port: number };
-
-/** `HOST:PORT` for the TCP control listener; IPv6 in brackets (`[::1]:PORT`). Port 0 = the OS picks. */
-export const ListenAddressSchema = v.pipe(
-  v.string(),
-  v.regex(/^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):(0|[1-9]\d{0,4})$/, "expected HOST:PORT (IPv6 as [::1]:PORT)"),
-  v.check((text) => Number(text.slice(text.lastIndexOf(":") + 1)) <= 65_535, "port must be 0…65535"),
-  v.transform((text): ListenAddress => {
-    const colon = text.lastIndexOf(":");
-    const host = text.slice(0, colon);
-    return { host: host.startsWith("[") ? host.slice(1, -1) : host, port: Number(text.slice(colon + 1)) };
-  }),
-);
-
-/** An exact browser origin (`scheme://host[:port]`, as the Origin header spells it); `null` is never allowed. */
-function originProblem(origin: string): string | null {
-  if (!URL.canParse(origin)) return `${JSON.stringify(origin)} is not an origin`;
-  const url = new URL(origin);
-  if (!/^https?:$/.test(url.protocol) || url.origin !== origin) return `${JSON.stringify(origin)} is not an exact origin such as http://localhost:3000 (no path, no trailing slash)`;
-  return null;
-}
-
-const OriginsSchema = v.pipe(
-  v.string(),
-  v.transform((text) => text.split(",").map((o) => o.trim()).filter((o) => o !== "")),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const problem = dataset.value.map(originProblem).find((p) => p !== null);
-    if (problem) addIssue({ message: problem });
-  }),
-);
-
-/** An integer written as `pattern` allows (no sign, no leading zeros), from `min` to `max`, with one message for every way it can be wrong. */
-const integerIn = (pattern: RegExp, min: number, max: number, expected: string) =>
-  v.pipe(v.string(), v.regex(pattern, expected), v.transform(Number), v.minValue(min, expected), v.maxValue(max, expected));
-
-const EnvSchema = v.object({
-  DEVICERAIL_SCREENSHOT_POLICY: v.optional(v.picklist(["capture", "omit"]), "capture"),
-  DEVICERAIL_LOG_LEVEL: v.optional(v.picklist(["trace", "debug", "info", "warn", "error", "fatal", "silent"]), "info"),
-  DEVICERAIL_RPC_LISTEN: v.optional(ListenAddressSchema),
-  DEVICERAIL_RPC_SOCKET: v.optional(v.pipe(v.string(), v.minLength(1, "expected a socket path"))),
-  DEVICERAIL_TOKEN: v.optional(v.pipe(v.string(), v.check((t) => tokenProblem(t) === null, "invalid token"))),
-  DEVICERAIL_ALLOWED_ORIGINS: v.optional(OriginsSchema, ""),
-  DEVICERAIL_MOCK_DEVICES: v.optional(
-    integerIn(/^[1-9]\d{0,1}$/, 1, 64, "expected a count from 1 to 64"),
-    "1",
-  ),
-  DEVICERAIL_MOCK_ID_PREFIX: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "expected lower-case letters, digits and -, at most 32"))),
-  DEVICERAIL_EVIDENCE_INLINE_BYTES: v.optional(
-    integerIn(/^(0|[1-9]\d{0,6})$/, 0, MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
-    String(DEFAULT_INLINE_BYTES),
-  ),
-  DEVICERAIL_HANDSHAKE_TIMEOUT_MS: v.optional(
-    integerIn(/^[1-9]\d{2,5}$/, 100, 600_000, "expected milliseconds from 100 to 600000"),
-    "10000",
-  ),
-  DEVICERAIL_TCP_KEEPALIVE_MS: v.optional(
-    integerIn(/^[1-9]\d{3,6}$/, 1_000, 7_200_000, "expected milliseconds from 1000 to 7200000"),
-    "10000",
-  ),
-  DEVICERAIL_MOCK_HANG: v.optional(v.picklist(["none", "observe", "execute", "all"]), "none"),
-  DEVICERAIL_MOCK: v.optional(v.picklist(["auto", "on", "off"]), "auto"),
-  DEVICERAIL_ANDROID: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
-  DEVICERAIL_ADB_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to adb")), "adb"),
-  DEVICERAIL_IOS: v.optional(v.picklist(["auto", "off", "required"]), "auto"),
-  DEVICERAIL_AXE_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to axe"))),
-  DEVICERAIL_XCRUN_PATH: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to xcrun"))),
-  DEVICERAIL_IOS_WDA_ENDPOINT: v.optional(v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/, "expected http://127.0.0.1:PORT or http://[::1]:PORT"))),
-  DEVICERAIL_MCP_IMAGE_FORMAT: v.optional(v.picklist(["jpeg", "webp"]), "jpeg"),
-  DEVICERAIL_MCP_IMAGE_MAX_EDGE: v.optional(
-    integerIn(/^[1-9]\d{2,3}$/, 256, 4096, "expected pixels from 256 to 4096"),
-    "1568",
-  ),
-  // 700,000 bytes is about 933,000 in base64: with the listing, still under the 1 MB result limit.
-  DEVICERAIL_MCP_IMAGE_MAX_BYTES: v.optional(
-    integerIn(/^[1-9]\d{4,5}$/, 20_000, 700_000, "expected bytes from 20000 to 700000"),
-    "400000",
-  ),
-  DEVICERAIL_MCP_ACTION_TIMEOUT_MS: v.optional(
-    integerIn(/^[1-9]\d{2,6}$/, 100, 3_600_000, "expected milliseconds from 100 to 3600000"),
-    "30000",
-  ),
-  DEVICERAIL_MCP_IDLE_MS: v.optional(
-    integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"),
-    "300000",
-  ),
-  DEVICERAIL_FARM_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\/\S+$/, "expected a postgres:// URL"))),
-  DEVICERAIL_FARM_ADVERTISE: v.optional(ListenAddressSchema),
-  DEVICERAIL_FARM_HEARTBEAT_MS: v.optional(
-    integerIn(/^[1-9]\d{1,5}$/, 50, 600_000, "expected milliseconds from 50 to 600000"),
-    "5000",
-  ),
-  DEVICERAIL_FARM_LEASE_MS: v.optional(
-    integerIn(/^[1-9]\d{2,6}$/, 500, 3_600_000, "expected milliseconds from 500 to 3600000"),
-    "30000",
-  ),
-  DEVICERAIL_FARM_QUARANTINE_FAILURES: v.optional(integerIn(/^(0|[1-9]\d{0,3})$/, 0, 1_000, "expected a count from 0 to 1000"), "3"),
-  DEVICERAIL_FARM_MIN_BATTERY: v.optional(integerIn(/^(0|[1-9]\d?)$/, 0, 99, "expected a percent from 0 to 99"), "15"),
-  DEVICERAIL_FARM_QUARANTINE_WINDOW_MS: v.optional(
-    integerIn(/^[1-9]\d{2,8}$/, 1_000, 604_800_000, "expected milliseconds from 1000 to 604800000"),
-    "600000",
-  ),
-  ANDROID_ADB_SERVER_PORT: v.optional(
-    integerIn(/^[1-9]\d{0,4}$/, 1, 65_535, "expected a TCP port"),
-    "5037",
-  ),
-});
+export type { ListenAddress };
 
 export type Config = {
   screenshotPolicy: "capture" | "omit";
@@ -166,7 +60,7 @@ export class ConfigError extends Error {}
 
 /** Environment settings, checked once at start-up so a typo fails loudly instead of being ignored. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const r = v.safeParse(EnvSchema, env);
+  const r = v.safeParse(ENV_SCHEMA, env);
   if (!r.success) {
     const issue = r.issues[0];
     const key = issue.path?.map((p) => String(p.key)).join(".") ?? "environment";
@@ -182,31 +76,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     listen: r.output.DEVICERAIL_RPC_LISTEN ?? null,
     socket: r.output.DEVICERAIL_RPC_SOCKET ?? null,
     token: r.output.DEVICERAIL_TOKEN ?? null,
-    allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS as string[],
-    handshakeMs: r.output.DEVICERAIL_HANDSHAKE_TIMEOUT_MS as number,
-    keepAliveMs: r.output.DEVICERAIL_TCP_KEEPALIVE_MS as number,
-    mockDevices: r.output.DEVICERAIL_MOCK_DEVICES as number,
-    evidenceInlineBytes: r.output.DEVICERAIL_EVIDENCE_INLINE_BYTES as number,
+    allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS,
+    handshakeMs: r.output.DEVICERAIL_HANDSHAKE_TIMEOUT_MS,
+    keepAliveMs: r.output.DEVICERAIL_TCP_KEEPALIVE_MS,
+    mockDevices: r.output.DEVICERAIL_MOCK_DEVICES,
+    evidenceInlineBytes: r.output.DEVICERAIL_EVIDENCE_INLINE_BYTES,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,
     mock: r.output.DEVICERAIL_MOCK,
     android: r.output.DEVICERAIL_ANDROID,
     adbPath: r.output.DEVICERAIL_ADB_PATH,
-    adbServerPort: r.output.ANDROID_ADB_SERVER_PORT as number,
+    adbServerPort: r.output.ANDROID_ADB_SERVER_PORT,
     ios: r.output.DEVICERAIL_IOS,
     axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
     xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,
     wdaEndpoint: r.output.DEVICERAIL_IOS_WDA_ENDPOINT ?? null,
-    mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE as number, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES as number },
-    mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS as number,
-    mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS as number,
+    mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES },
+    mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS,
+    mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS,
     farm: r.output.DEVICERAIL_FARM_URL
       ? {
           url: r.output.DEVICERAIL_FARM_URL,
           advertise: r.output.DEVICERAIL_FARM_ADVERTISE ?? null,
-          heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS as number,
-          leaseMs: r.output.DEVICERAIL_FARM_LEASE_MS as number,
-          quarantine: { failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES as number, windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS as number },
-          minBattery: r.output.DEVICERAIL_FARM_MIN_BATTERY as number,
+          heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS,
+          leaseMs: r.output.DEVICERAIL_FARM_LEASE_MS,
+          quarantine: { failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES, windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS },
+          minBattery: r.output.DEVICERAIL_FARM_MIN_BATTERY,
         }
       : null,
     mockIdPrefix: r.output.DEVICERAIL_MOCK_ID_PREFIX ?? null,
