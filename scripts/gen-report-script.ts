@@ -51,10 +51,10 @@ const readOrNull = (path: string): string | null => {
 };
 
 /** Problems (empty when the committed bundle is what the browser code bundles to). */
-export async function staleReportScript(): Promise<string[]> {
-  const onDisk = readOrNull(OUT_FILE);
-  if (onDisk === null) return [`missing: ${OUT_FILE}`];
-  return onDisk === (await bundleReportScript()) ? [] : [`stale: ${OUT_FILE}`];
+export async function staleReportScript(path = OUT_FILE): Promise<string[]> {
+  const onDisk = readOrNull(path);
+  if (onDisk === null) return [`missing: ${path}`];
+  return onDisk === (await bundleReportScript()) ? [] : [`stale: ${path}`];
 }
 
 if (import.meta.main) {
