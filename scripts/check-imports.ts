@@ -7,9 +7,15 @@ import { dirname, join, normalize, relative } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..");
 
-type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "daemon" | "drivers" | "other";
+type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "daemon" | "browser" | "drivers" | "other";
+
+/** The report page's script (bundled by scripts/gen-report-script.ts): it runs in a browser, not in the daemon. */
+const BROWSER = "src/daemon/report/browser/";
+/** What the browser code may import from outside its folder, types only: the report model's shape and the protocol's types. */
+const BROWSER_TYPES = (target: string) => target === "src/daemon/report/model-types.ts" || target.startsWith("src/protocol/");
 
 function layerOf(rel: string): Layer {
+  if (rel.startsWith(BROWSER)) return "browser";
   const [top, second] = rel.split("/");
   if (top === "drivers") return "drivers";
   if (top !== "src") return "other";
@@ -25,10 +31,39 @@ export function importsOf(source: string): string[] {
   return out;
 }
 
+/** `import type … from` / `export type … from`: erased, so nothing of the target reaches a bundle. */
+const TYPE_ONLY = /(?:^|\s)(?:import|export)\s+type\s[^'"]*?from\s*["']([^"']+)["']/gm;
+
+export function typeOnlyImportsOf(source: string): Set<string> {
+  return new Set([...source.matchAll(TYPE_ONLY)].map((m) => m[1] as string));
+}
+
+/** The browser code imports its own folder, and outside it only types of the report model and the protocol. */
+function browserViolations(rel: string, source: string): string[] {
+  const problems: string[] = [];
+  const typeOnly = typeOnlyImportsOf(source);
+  // A specifier imported both ways counts as a runtime import.
+  const runtime = new Set(importsOf(source.replace(TYPE_ONLY, "")));
+  for (const spec of importsOf(source)) {
+    const bad = (why: string) => problems.push(`${rel}: imports ${spec} (${why})`);
+    if (!spec.startsWith(".")) {
+      bad("the report's browser code imports no packages: it is bundled into the page as it is");
+      continue;
+    }
+    const target = normalize(join(dirname(rel), spec));
+    if (target.startsWith(BROWSER)) continue;
+    if (!BROWSER_TYPES(target)) bad("the report's browser code imports only its own folder, model-types.ts and src/protocol");
+    else if (runtime.has(spec) || !typeOnly.has(spec)) bad("the report's browser code imports only types from outside its folder (`import type`)");
+  }
+  if (/\bBun\.[A-Za-z]/.test(source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ""))) problems.push(`${rel}: uses the Bun global (the report's browser code runs in a browser)`);
+  return problems;
+}
+
 /** Violations for one file (path relative to the repository root). */
 export function violations(rel: string, source: string): string[] {
   const layer = layerOf(rel);
   if (layer === "other") return [];
+  if (layer === "browser") return browserViolations(rel, source);
   const problems: string[] = [];
   const usesBunGlobal = /\bBun\.[A-Za-z]/.test(source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ""));
   const inCore = (sub: string) => rel.startsWith(`src/core/${sub}/`);
@@ -37,6 +72,8 @@ export function violations(rel: string, source: string): string[] {
     const tLayer = target ? layerOf(target) : null;
     const pkg = target ? null : spec;
     const bad = (why: string) => problems.push(`${rel}: imports ${spec} (${why})`);
+    // The page's script reaches the daemon only as its bundle (page.ts imports generated/report.js.txt).
+    if (target?.startsWith(BROWSER)) bad("only scripts/gen-report-script.ts uses the report's browser code, by bundling it");
     switch (layer) {
       case "protocol":
         if (pkg && pkg !== "valibot") bad("src/protocol may import valibot only");

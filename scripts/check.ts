@@ -1,6 +1,7 @@
 /**
- * `bun run check` (and `npm test`): typecheck, import fences, generated files current, no `.only`
- * left in tests, then the whole test suite. Ends with one line: `check: N passed, M failed`.
+ * `bun run check` (and `npm test`): typecheck (the daemon's and the report page's browser code),
+ * import fences, generated files current, no `.only` left in tests, then the whole test suite.
+ * Ends with one line: `check: N passed, M failed`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { checkImports } from "./check-imports.ts";
 import { staleAllMigrations } from "./gen-migrations.ts";
 import { staleFiles } from "./gen-protocol.ts";
 import { staleReadme } from "./gen-readme.ts";
+import { staleReportScript } from "./gen-report-script.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const failures: string[] = [];
@@ -23,12 +25,18 @@ function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-const tsc = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], { cwd: ROOT });
-step("typecheck", tsc.exitCode === 0 ? [] : tsc.stdout.toString().trim().split("\n"));
+const tsc = (project: string) => {
+  const run = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", project], { cwd: ROOT });
+  return run.exitCode === 0 ? [] : run.stdout.toString().trim().split("\n");
+};
+step("typecheck", tsc("tsconfig.json"));
+// The report page's browser code: DOM types and no Bun or Node types, so a program of its own.
+step("typecheck of the report's browser code", tsc("src/daemon/report/browser/tsconfig.json"));
 step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
 step("migrations current (gen-migrations --check)", staleAllMigrations());
 step("README environment table current (gen-readme --check)", staleReadme());
+step("report script bundle current (gen-report-script --check)", await staleReportScript());
 step(
   "no .only in tests",
   walk(join(ROOT, "test"))

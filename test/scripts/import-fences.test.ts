@@ -19,4 +19,23 @@ describe("import fences", () => {
     expect(violations("src/daemon/x.ts", 'import { d } from "../../drivers/mock/mock-driver.ts";')).toHaveLength(1);
     expect(violations("src/daemon/x.ts", 'import { d } from "../../drivers/mock/index.ts";')).toEqual([]);
   });
+
+  test("the report's browser code imports only its own folder, and only types of the report model and the protocol", () => {
+    const B = "src/daemon/report/browser/x.ts";
+    expect(violations(B, 'import { el } from "./dom.ts";')).toEqual([]);
+    expect(violations(B, 'import type { ReportModel } from "../model-types.ts";')).toEqual([]);
+    expect(violations(B, 'import type { TestEvent } from "../../../protocol/types/event.ts";')).toEqual([]);
+    expect(violations(B, 'import { type TestEvent } from "../../../protocol/types/event.ts";')).toEqual([
+      `${B}: imports ../../../protocol/types/event.ts (the report's browser code imports only types from outside its folder (\`import type\`))`,
+    ]);
+    expect(violations(B, 'import { MEDIA_TYPE_PNG } from "../../../protocol/types/evidence.ts";')).toHaveLength(1);
+    // model.ts is the server's: even its types would bring node:os and Bun into the browser's check.
+    expect(violations(B, 'import type { ReportModel } from "../model.ts";')).toHaveLength(1);
+    expect(violations(B, 'import type { Step } from "../../cli/output.ts";')).toHaveLength(1);
+    expect(violations(B, 'import * as v from "valibot";')).toHaveLength(1);
+    expect(violations(B, 'const m = await import("../model-types.ts");')).toHaveLength(1);
+    expect(violations(B, "const h = Bun.hash(x);")).toHaveLength(1);
+    // The daemon gets the page's script only as its generated bundle.
+    expect(violations("src/daemon/report/page.ts", 'import { model } from "./browser/data.ts";')).toHaveLength(1);
+  });
 });

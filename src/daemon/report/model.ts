@@ -13,57 +13,12 @@ import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import type { ReportImage, ReportModel, TreeNode } from "./model-types.ts";
+
+/** The model's shape lives beside it, free of server code, so that the page's script (browser/) can import it. */
+export type { ReportImage, ReportModel, TreeNode };
 
 const MEDIA_PNG = "image/png";
-
-/** A UI tree node, short keys: the page needs only this. */
-export interface TreeNode {
-  /** stableNodeId */
-  id: string;
-  /** parent's stableNodeId */
-  p: string | null;
-  role: string;
-  text: string | null;
-  name: string | null;
-  value: string | null;
-  ident: string | null;
-  /** bounds x, y, width, height in device pixels */
-  b: [number, number, number, number] | null;
-  en: boolean | null;
-}
-
-export interface ReportImage {
-  /** What the page shows: a data: URL (a file report) or /evidence/<sha> (the live viewer). */
-  src: string;
-  width: number;
-  height: number;
-  /** The stored picture's own size. */
-  sourceWidth: number;
-  sourceHeight: number;
-  /** The full-size picture when the report embeds it (--full-images), else null. */
-  full: string | null;
-}
-
-export interface ReportModel {
-  formatVersion: 1;
-  generatedAtMs: number;
-  host: string;
-  daemonVersion: string;
-  session: SessionInfo;
-  summary: SessionSummary | null;
-  device: DeviceInfo | null;
-  events: TestEvent[];
-  /** By screenshot digest. */
-  images: Record<string, ReportImage>;
-  /**
-   * By UI-tree digest. Trees differ by digest even when their nodes are the same (a tree names its
-   * observation), so a repeated tree is the digest of the first with those nodes.
-   */
-  trees: Record<string, TreeNode[] | string>;
-  /** Set by the live viewer: where the page subscribes to the Session's new events. */
-  /** `evidenceQuery` follows the digest in evidence URLs (a browser's view key, viewer-passes.ts). */
-  live: { endpoint: string; streamEpoch: string; evidenceBase: string; evidenceQuery?: string } | null;
-}
 
 /** What the report says of the Session before its events: read first, so an unknown id fails before anything is written. */
 export interface ReportHead {

@@ -3,8 +3,11 @@
  * script and style inline, nothing fetched (a Content-Security-Policy allows no network at all
  * for a file, and only the daemon itself and its event plane for the live viewer). Every text
  * from the device is set as text by the script, never as markup: an app can show anything.
+ *
+ * The script is the bundle of browser/ (generated/report.js.txt, written by `bun run gen`); the
+ * style is a hand-written asset.
  */
-import script from "./assets/report.js.txt" with { type: "text" };
+import script from "./generated/report.js.txt" with { type: "text" };
 import style from "./assets/report.css.txt" with { type: "text" };
 import type { ReportModel } from "./model.ts";
 
