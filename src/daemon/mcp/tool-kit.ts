@@ -4,12 +4,11 @@
  * can act on, the disambiguation rule of src/interaction for tapElement, and the result lines.
  */
 import type { ActionResult } from "../../protocol/types/action.ts";
-import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
 import { RpcFailure } from "../../transports/local-rpc.ts";
 import { selectorMatcher } from "../../core/devices/semantic/index.ts";
-import { TOOL_ACTIONS, closestNodes, firstOffered, foregroundOf, missing, onlyTappable, toolsFor as toolsOffered, uiStatesOf } from "../../interaction/index.ts";
+import { closestNodes, firstOffered, foregroundOf, missing, onlyTappable, toolsFor as toolsOffered, uiStatesOf } from "../../interaction/index.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
 import type { ModelImages } from "./image.ts";
 import type { Lane, McpClient } from "./lanes.ts";
@@ -31,8 +30,6 @@ const ELEMENT_ERRORS = new Set(["element_not_found", "element_ambiguous", "eleme
 const STALE = new Set(["element_stale", "ui_context_changed", "ui_snapshot_not_found"]);
 /** Failures after which an action may or may not have taken effect. */
 const OUTCOME_UNKNOWN = new Set(["action_timed_out", "request_timed_out", "driver_timed_out", "request_cancelled", "device_not_connected", "internal_error"]);
-
-export { TOOL_ACTIONS };
 
 /** The tools the device can do, for an unsupported_on_device answer. */
 export const toolsFor = (lane: Lane) => toolsOffered(lane.actions.map((d) => d.name));
