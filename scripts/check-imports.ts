@@ -7,7 +7,7 @@ import { dirname, join, normalize, relative } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..");
 
-type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "daemon" | "browser" | "drivers" | "other";
+type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "interaction" | "daemon" | "browser" | "drivers" | "other";
 
 /** The report page's script (bundled by scripts/gen-report-script.ts): it runs in a browser, not in the daemon. */
 const BROWSER = "src/daemon/report/browser/";
@@ -19,9 +19,16 @@ function layerOf(rel: string): Layer {
   const [top, second] = rel.split("/");
   if (top === "drivers") return "drivers";
   if (top !== "src") return "other";
-  if (second === "protocol" || second === "rpc" || second === "transports" || second === "driver" || second === "core" || second === "daemon") return second;
+  if (second === "protocol" || second === "rpc" || second === "transports" || second === "driver" || second === "core" || second === "interaction" || second === "daemon") return second;
   return "other";
 }
+
+/**
+ * The CLI files that start MCP rather than share code with it: the daemon's composition root
+ * (serve.ts builds McpHub and McpHttp) and `devicerail mcp` (runs the stdio bridge). They leave
+ * src/daemon/cli/ when the composition root gets a folder of its own (issue 26, item 2).
+ */
+const CLI_STARTS_MCP = new Set(["src/daemon/cli/serve.ts", "src/daemon/cli/mcp-command.ts"]);
 
 const SPECIFIER = /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
@@ -111,14 +118,22 @@ export function violations(rel: string, source: string): string[] {
         if (pkg === "node-simctl" && rel !== "drivers/ios-simulator/simctl-port.ts") bad("only drivers/ios-simulator/simctl-port.ts may import node-simctl");
         break;
       }
+      case "interaction":
+        // The toolkit the CLI and MCP share (issue 26): pure, so both surfaces can use it in any process.
+        if (pkg) bad("src/interaction imports no packages");
+        if (tLayer && tLayer !== "interaction" && tLayer !== "protocol") bad("src/interaction may import src/protocol only");
+        break;
       case "daemon":
+        // Two surfaces side by side: what they share lives in src/interaction, not in one of them.
+        if (rel.startsWith("src/daemon/mcp/") && target?.startsWith("src/daemon/cli/")) bad("MCP may not import the CLI (shared code belongs in src/interaction)");
+        if (rel.startsWith("src/daemon/cli/") && target?.startsWith("src/daemon/mcp/") && !CLI_STARTS_MCP.has(rel)) bad("the CLI may not import MCP (shared code belongs in src/interaction)");
         if (target?.startsWith("drivers/") && !/^drivers\/[^/]+\/index\.ts$/.test(target)) bad("the daemon imports drivers only through drivers/*/index.ts");
         // The MCP SDK stays behind the MCP server's own folder, like each device SDK behind its port.
         if (pkg?.startsWith("@modelcontextprotocol/sdk") && !rel.startsWith("src/daemon/mcp/")) bad("only src/daemon/mcp/ may import the MCP SDK");
         break;
     }
   }
-  if (usesBunGlobal && (layer === "protocol" || layer === "rpc" || layer === "driver" || (layer === "core" && !inCore("sessions") && !inCore("evidence"))))
+  if (usesBunGlobal && (layer === "protocol" || layer === "rpc" || layer === "driver" || layer === "interaction" || (layer === "core" && !inCore("sessions") && !inCore("evidence"))))
     problems.push(`${rel}: uses the Bun global (only transports, daemon, core/sessions and core/evidence may)`);
   return problems;
 }

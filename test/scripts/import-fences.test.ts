@@ -38,4 +38,20 @@ describe("import fences", () => {
     // The daemon gets the page's script only as its generated bundle.
     expect(violations("src/daemon/report/page.ts", 'import { model } from "./browser/data.ts";')).toHaveLength(1);
   });
+
+  test("the interaction toolkit imports only the protocol, and the CLI and MCP share code only through it", () => {
+    expect(violations("src/interaction/x.ts", 'import { v } from "../protocol/ui-geometry.ts";')).toEqual([]);
+    expect(violations("src/interaction/x.ts", 'import { s } from "../core/devices/semantic/index.ts";')).toEqual([
+      "src/interaction/x.ts: imports ../core/devices/semantic/index.ts (src/interaction may import src/protocol only)",
+    ]);
+    expect(violations("src/interaction/x.ts", 'import * as v from "valibot";')).toHaveLength(1);
+    expect(violations("src/interaction/x.ts", "const h = Bun.hash(x);")).toHaveLength(1);
+    expect(violations("src/core/x.ts", 'import { r } from "../interaction/refs.ts";')).toHaveLength(1);
+    expect(violations("src/daemon/mcp/x.ts", 'import { r } from "../cli/refs.ts";')).toEqual([
+      "src/daemon/mcp/x.ts: imports ../cli/refs.ts (MCP may not import the CLI (shared code belongs in src/interaction))",
+    ]);
+    expect(violations("src/daemon/cli/x.ts", 'import { t } from "../mcp/tree-text.ts";')).toHaveLength(1);
+    expect(violations("src/daemon/cli/serve.ts", 'import { McpHub } from "../mcp/server.ts";')).toEqual([]);
+    expect(violations("src/daemon/mcp/x.ts", 'import { r } from "../../interaction/index.ts";')).toEqual([]);
+  });
 });

@@ -2,6 +2,7 @@
  * One-shot actions (`tap`, `swipe`, `type`, `key`, `launch`, `open-url`): each runs as one
  * device.execute inside its own Session, so it is recorded like any client's action.
  */
+import { firstOffered, missing } from "../../interaction/index.ts";
 import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
 import { type CoreClient, capabilities, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { CliError, out, printJson } from "./output.ts";
@@ -41,10 +42,11 @@ export const openUrlRequest = (url: string) => one("openUrl", { url }, `open-url
 /** The first call the device offers, or a clear error listing what it can do instead. */
 export function pickAction(req: ActionRequest, offered: ActionDefinition[], deviceId: string): { name: string; arguments: unknown } {
   const names = offered.map((d) => d.name);
-  const call = req.calls.find((c) => names.includes(c.name));
+  const wanted = req.calls.map((c) => c.name);
+  const name = firstOffered(names, wanted);
+  const call = req.calls.find((c) => c.name === name);
   if (call) return call;
-  const wanted = req.calls.map((c) => c.name).join(" or ");
-  throw new CliError(`device ${deviceId} has no ${wanted} action (needed for ${req.label}); its actions are: ${names.join(", ")}`);
+  throw new CliError(`device ${deviceId} has ${missing(wanted)} (needed for ${req.label}); its actions are: ${names.join(", ")}`);
 }
 
 async function runAction(c: CoreClient, req: ActionRequest): Promise<{ deviceId: string; sessionId: string; name: string; result: ActionResult }> {

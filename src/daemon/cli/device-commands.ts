@@ -1,10 +1,13 @@
 /** `screenshot` and `ui`: what one device shows (`devices` is devices-command.ts). */
 import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { UI_STATES, type UiNode, type UiSnapshot } from "../../protocol/types/ui.ts";
+import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import { type UiStates, elementLine, numberElements, uiStatesOf } from "../../interaction/index.ts";
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
 import { CliError, err, out, printJson, printRows } from "./output.ts";
-import { refAt, saveListing } from "./refs.ts";
+import { loadListing, saveListing, stateOf } from "./refs.ts";
+
+export { type UiStates, uiStatesOf };
 
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 
@@ -72,8 +75,9 @@ export async function screenshotCommand(opts: { device?: string; output?: string
 }
 
 /**
- * `ui`: the tree with a ref per node. The listing is saved for `--ref` before it is printed, so
- * every ref a person can see is one a later command understands.
+ * `ui`: the tree with the shared scheme's refs (src/interaction/refs.ts): visible, meaningful
+ * elements get one, kept while the screen keeps its UI context. The listing is saved for `--ref`
+ * before it is printed, so every ref a person can see is one a later command understands.
  */
 export async function uiCommand(opts: { device?: string; json?: boolean; timeout?: number }): Promise<number> {
   const { observation, snapshot } = await withClient(async (c) => {
@@ -84,70 +88,41 @@ export async function uiCommand(opts: { device?: string; json?: boolean; timeout
       return { observation: o, snapshot: await c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id }) };
     });
   }, process.env, { timeoutMs: opts.timeout });
-  const listing = { deviceId: observation.deviceId, observationId: observation.id, context: snapshot.context, nodes: snapshot.nodes.map((n) => n.stableNodeId), savedAtMs: Date.now() };
+  const dataDir = dataDirOf(process.env);
+  const before = stateOf(loadListing(dataDir, observation.deviceId));
+  const { listing, state } = numberElements(before, observation.deviceId, snapshot, observation.viewport);
+  const refs = Object.fromEntries(listing.elements.map((e) => [e.node.stableNodeId, e.ref]));
   let saved = true;
   try {
-    saveListing(dataDirOf(process.env), listing);
+    saveListing(dataDir, { deviceId: observation.deviceId, observationId: observation.id, ...state, listed: listing.elements.map((e) => e.node.stableNodeId), savedAtMs: Date.now() });
   } catch (e) {
     // The tree is still worth printing; only --ref will not know these refs.
     saved = false;
     process.stderr.write(`${err().yellow("devicerail:")} could not save the refs for --ref: ${(e as Error).message}\n`);
   }
   if (opts.json) printJson(snapshot);
-  else process.stdout.write(formatTree(snapshot.nodes, out(), { refs: saved, states: uiStatesOf(observation.metadata) }));
+  else process.stdout.write(formatTree(snapshot.nodes, out(), { refs: saved ? refs : undefined, states: uiStatesOf(observation.metadata) }));
   return 0;
 }
 
-const round = (n: number) => String(Math.round(n));
-
-/** Node states by stableNodeId, as the ui command prints them. */
-export type UiStates = Record<string, readonly string[]>;
-
-
-/**
- * `metadata.uiStates` of an Observation. Metadata is free-form JSON, so anything of another shape
- * or an unknown state is left out rather than printed.
- */
-export function uiStatesOf(metadata: Record<string, unknown> | undefined): UiStates {
-  const raw = metadata?.uiStates;
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
-  const states: Record<string, string[]> = {};
-  for (const [id, list] of Object.entries(raw)) {
-    const known = Array.isArray(list) ? UI_STATES.filter((s) => list.includes(s)) : [];
-    if (known.length) states[id] = known;
-  }
-  return states;
-}
-
-/** One node without its depth: `role "text" #identifier [x,y,w,h] [disabled] [focused]`. */
+/** One node without its depth, in the terminal style: `role "text" #identifier [x,y,w,h] [disabled] [focused]`. */
 export function nodeLine(n: UiNode, states: readonly string[] = [], st = out()): string {
-  // The text a person reads, else the accessible name.
-  const label = n.text || n.name;
-  const b = n.bounds;
-  const flags = [...(n.enabled === false ? ["disabled"] : []), ...states];
-  return [
-    st.bold(n.role),
-    label ? JSON.stringify(label) : "",
-    n.identifier ? st.cyan(`#${n.identifier}`) : "",
-    b ? st.dim(`[${[b.x, b.y, b.width, b.height].map(round).join(",")}]`) : "",
-    ...flags.map((f) => st.yellow(`[${f}]`)),
-  ]
-    .filter(Boolean)
-    .join(" ");
+  return elementLine(n, states, { style: "terminal", paint: st });
 }
 
 /**
  * One line per node in preorder, two spaces per level: `role "text" #identifier [x,y,w,h]` and
- * the node's states; with `refs`, each line starts with the node's ref (`@e1` … in preorder) in a
- * column of its own, so the tree's indentation stays readable.
+ * the node's states; with `refs` (stableNodeId → ref), each line starts with the node's ref, or
+ * blanks for a node without one, in a column of its own, so the tree's indentation stays readable.
  */
-export function formatTree(nodes: UiNode[], st = out(), opts: { refs?: boolean; states?: UiStates } = {}): string {
+export function formatTree(nodes: UiNode[], st = out(), opts: { refs?: Record<string, string>; states?: UiStates } = {}): string {
   const depth = new Map<string, number>();
-  const width = opts.refs ? refAt(nodes.length - 1).length : 0;
-  const lines = nodes.map((n, i) => {
+  const refs = opts.refs && Object.keys(opts.refs).length ? opts.refs : null;
+  const width = refs ? Math.max(...Object.values(refs).map((r) => r.length)) : 0;
+  const lines = nodes.map((n) => {
     const d = n.parentStableNodeId === null ? 0 : (depth.get(n.parentStableNodeId) ?? -1) + 1;
     depth.set(n.stableNodeId, d);
-    const ref = opts.refs ? `${st.dim(refAt(i).padEnd(width))} ` : "";
+    const ref = refs ? `${st.dim((refs[n.stableNodeId] ?? "").padEnd(width))} ` : "";
     return `${ref}${"  ".repeat(d)}${nodeLine(n, opts.states?.[n.stableNodeId], st)}`;
   });
   return `${lines.join("\n")}\n`;

@@ -5,17 +5,18 @@
  * one-shot commands. A selector that finds nothing, or too much, is answered with the closest
  * elements and what the device shows, read in the same Session right after the failure.
  */
-import { DEFAULT_WAIT_MS } from "../../core/devices/semantic/semantic-action.ts";
-import { visibleRect } from "../../core/devices/semantic/selector.ts";
+import { selectorMatcher } from "../../core/devices/semantic/index.ts";
+import { onlyTappable, uiStatesOf } from "../../interaction/index.ts";
+import { DEFAULT_WAIT_MS } from "../../protocol/ui-geometry.ts";
 import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
-import type { ElementSelector, ElementTarget, UiNode, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
+import type { ElementSelector, ElementTarget, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
 import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } from "./actions.ts";
 import { DEFAULT_TIMEOUT_MS, capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
-import { nodeLine, uiStatesOf } from "./device-commands.ts";
+import { nodeLine } from "./device-commands.ts";
 import { ElementFailure, type Run, diagnose, reported } from "./element-failure.ts";
 import { CliError, RpcCallError, out, printJson } from "./output.ts";
-import { currentRef, loadListing, nodeRefOf, selectorMatcher } from "./refs.ts";
+import { currentRef, loadListing, nodeRefOf } from "./refs.ts";
 import { readSecret } from "./secret-input.ts";
 import { ELEMENT_OPTIONS, type ElementOpts, type Wanted, selectorOf, usage, wantedFrom } from "./selector-options.ts";
 
@@ -70,10 +71,10 @@ async function attempt(run: Run, wanted: Wanted, call: () => Promise<ActionResul
 }
 
 /**
- * tapElement on the command's target. A selector that several elements match, of which exactly
- * one can be tapped (a "Sign in" title above a "Sign in" button), taps that one through a node
- * reference into the diagnosis' observation: what a person at a terminal means, and the Session
- * still records the ambiguous attempt before it.
+ * tapElement on the command's target, with the disambiguation rule every surface applies
+ * (src/interaction/element-actions.ts): a selector several elements match, of which exactly one
+ * can be tapped (a "Sign in" title above a "Sign in" button), taps that one through a node
+ * reference into the diagnosis' observation; the Session still records the ambiguous attempt.
  */
 async function tapTarget(run: Run, wanted: Wanted): Promise<{ result: ActionResult; note: string | null }> {
   try {
@@ -81,28 +82,20 @@ async function tapTarget(run: Run, wanted: Wanted): Promise<{ result: ActionResu
   } catch (e) {
     const selector = selectorOf(wanted);
     const seen = e instanceof ElementFailure && e.rpc?.data.code === "element_ambiguous" ? e.diagnosis?.observed : undefined;
-    const matches = selector ? selectorMatcher(selector) : null;
-    const snapshot = seen?.snapshot;
-    if (!seen || !snapshot || !matches) throw e;
-    const { observation } = seen;
-    const matching = snapshot.nodes.filter(matches);
-    const tappable = matching.filter((n) => n.enabled !== false && n.hittable !== false && visibleRect(n, observation.viewport) !== null);
-    const only = tappable.length === 1 ? (tappable[0] as UiNode) : null;
+    const only = seen?.snapshot && selector ? onlyTappable(seen.snapshot, seen.observation.viewport, selectorMatcher(selector), wanted.label) : null;
     if (!only) throw e;
-    const target: ElementTarget = { kind: "node", node: { observationId: observation.id, context: snapshot.context, stableNodeId: only.stableNodeId } };
-    const result = await attempt(run, wanted, () => execute(run.c, "tapElement", { target }));
-    return { result, note: `${matching.length} elements match ${wanted.label}; tapped the only one that can be tapped` };
+    const result = await attempt(run, wanted, () => execute(run.c, "tapElement", { target: only.target }));
+    return { result, note: only.note };
   }
 }
 
 /** The node an element reference names, with its ref and states, for the command's output line. */
 async function describe(run: Run, element: UiNodeRef, observations: (Observation | null)[]): Promise<string> {
   const snapshot = await run.c.call<UiSnapshot>("ui.snapshot.get", { observationId: element.observationId });
-  const index = snapshot.nodes.findIndex((n) => n.stableNodeId === element.stableNodeId);
-  const node = snapshot.nodes[index];
+  const node = snapshot.nodes.find((n) => n.stableNodeId === element.stableNodeId);
   if (!node) return element.stableNodeId;
   const states = uiStatesOf(observations.find((o) => o?.id === element.observationId)?.metadata)[node.stableNodeId];
-  const ref = currentRef(run.listing, snapshot.context, index, node.stableNodeId);
+  const ref = currentRef(run.listing, snapshot.context, node.stableNodeId);
   return `${ref ? `${ref} ` : ""}${nodeLine(node, states, out())}`;
 }
 

@@ -6,11 +6,15 @@
  */
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import { selectorMatcher } from "../../core/devices/semantic/index.ts";
+import { closestNodes, foregroundOf, uiStatesOf } from "../../interaction/index.ts";
 import type { CoreClient } from "./client.ts";
-import { nodeLine, uiStatesOf } from "./device-commands.ts";
+import { nodeLine } from "./device-commands.ts";
 import { describeError } from "./error-text.ts";
 import { CliError, type RpcCallError, err, printJson } from "./output.ts";
-import { type RefListing, closestNodes, currentRef } from "./refs.ts";
+import { type RefListing, currentRef } from "./refs.ts";
+
+export { foregroundOf };
 
 export /** A Session on the routed device, with what the commands need to name and describe elements. */
 interface Run {
@@ -54,27 +58,15 @@ export async function diagnose(run: Run, selector: ElementSelector | null): Prom
     const states = uiStatesOf(o.metadata);
     const closest =
       snapshot && selector
-        ? closestNodes(snapshot.nodes, selector).map((i) => {
+        ? closestNodes(snapshot.nodes, selector, selectorMatcher).map((i) => {
             const node = snapshot.nodes[i] as UiNode;
-            return { ref: currentRef(run.listing, snapshot.context, i, node.stableNodeId), node, states: states[node.stableNodeId] ?? [] };
+            return { ref: currentRef(run.listing, snapshot.context, node.stableNodeId), node, states: states[node.stableNodeId] ?? [] };
           })
         : [];
     return { closest, screen: { foreground: foregroundOf(o.metadata), context: snapshot?.context ?? o.uiSnapshot?.context ?? null }, observed: { observation: o, snapshot } };
   } catch {
     return null;
   }
-}
-
-/** The foreground app as a person knows it: Android's `package/.Activity`, else the Mock's app and screen. */
-export function foregroundOf(metadata: Record<string, unknown>): string | null {
-  const fg = metadata.foreground as { packageName?: unknown; activity?: unknown } | null | undefined;
-  if (fg && typeof fg.packageName === "string") {
-    const { packageName, activity } = fg as { packageName: string; activity?: unknown };
-    if (typeof activity !== "string") return packageName;
-    return `${packageName}/${activity.startsWith(`${packageName}.`) ? activity.slice(packageName.length) : activity}`;
-  }
-  if (typeof metadata.foregroundApp === "string") return typeof metadata.screen === "string" ? `${metadata.foregroundApp} (${metadata.screen})` : metadata.foregroundApp;
-  return null;
 }
 
 function diagnosisLines(d: Diagnosis | null, st = err()): string[] {

@@ -18,11 +18,12 @@ import type { TestEvent } from "../../protocol/types/event.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
 import { listPage } from "../../transports/event-pages.ts";
 import { type LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
-import { type CallDeps, appTool, devicesTool, keyTool, observeTool, parseArgs, pointTool, secretTool, swipeTool, typeTool, urlTool, verdictTool, waitTool } from "./calls.ts";
 import { DEFAULT_IMAGE_SETTINGS, type ImageSettings, ModelImages } from "./image.ts";
 import { type LaneDeps, McpClient } from "./lanes.ts";
 import { ToolError, type ToolResult, failure } from "./results.ts";
-import { META, type ToolName, toolList } from "./tools.ts";
+import { listEntry, parseArgs } from "./tool.ts";
+import type { CallDeps } from "./tool-kit.ts";
+import { TOOLS, toolNamed } from "./tools/index.ts";
 import { RefBook } from "./tree-text.ts";
 
 export interface McpHubOptions extends LaneDeps {
@@ -90,7 +91,7 @@ function clipStrings(value: unknown, max: number, whole: string): unknown {
 export class McpHub {
   readonly refs = new RefBook();
   readonly images: ModelImages;
-  private readonly tools = toolList();
+  private readonly tools = TOOLS.map(listEntry);
   private readonly clients = new Set<McpClient>();
 
   constructor(private readonly opts: McpHubOptions) {
@@ -127,43 +128,12 @@ export class McpHub {
 
   private async call(client: McpClient, name: string, args: unknown, signal: AbortSignal): Promise<ToolResult> {
     try {
-      if (!Object.hasOwn(META, name)) throw new ToolError("unknown_tool", `there is no tool ${name}; the tools are: ${Object.keys(META).join(", ")}`, false);
-      const tool = name as ToolName;
+      const tool = toolNamed(name);
+      if (!tool) throw new ToolError("unknown_tool", `there is no tool ${name}; the tools are: ${TOOLS.map((t) => t.name).join(", ")}`, false);
       const deps: CallDeps = { client, refs: this.refs, images: this.images, evidence: this.opts.evidence, actionTimeoutMs: this.opts.actionTimeoutMs, signal };
-      if (tool === "devices_list") return await devicesTool(deps);
+      if (!tool.device) return await tool.run(deps);
       const a = parseArgs(tool, args) as { deviceId: string };
-      const lane = await client.lane(a.deviceId);
-      switch (tool) {
-        case "device_observe": {
-          const o = parseArgs("device_observe", args);
-          return await observeTool(deps, lane, { image: o.screenshot ?? true, tree: o.tree ?? true, diff: o.diff ?? false });
-        }
-        case "screenshot":
-          return await observeTool(deps, lane, { image: true, tree: false, diff: false });
-        case "ui_tree":
-          return await observeTool(deps, lane, { image: false, tree: true, diff: parseArgs("ui_tree", args).diff ?? false });
-        case "tap":
-        case "double_tap":
-        case "long_press":
-          return await pointTool(deps, lane, tool, parseArgs(tool, args));
-        case "swipe":
-          return await swipeTool(deps, lane, parseArgs("swipe", args));
-        case "type_text":
-          return await typeTool(deps, lane, parseArgs("type_text", args));
-        case "press_key":
-          return await keyTool(deps, lane, parseArgs("press_key", args));
-        case "launch_app":
-        case "terminate_app":
-          return await appTool(deps, lane, tool, parseArgs(tool, args));
-        case "open_url":
-          return await urlTool(deps, lane, parseArgs("open_url", args));
-        case "wait_for":
-          return await waitTool(deps, lane, parseArgs("wait_for", args));
-        case "set_secret":
-          return await secretTool(deps, lane, parseArgs("set_secret", args));
-        case "session_verdict":
-          return await verdictTool(deps, lane, parseArgs("session_verdict", args));
-      }
+      return await tool.run(deps, await client.lane(a.deviceId), a);
     } catch (err) {
       const e = err instanceof RpcFailure ? ToolError.fromRpc(err.error) : err;
       if (e instanceof ToolError) {

@@ -1,23 +1,34 @@
 /**
- * The UI tree as a model reads it: one line per visible, meaningful element with a short ref
- * (`@e12 Button "Sign in" id=login [disabled] at=540,1200 size=300x120`), containers that say
- * nothing dropped, cut at a character budget (about 8,000 tokens) with a note saying so, and the
- * changes since the device's previous observation.
+ * The UI tree as a model reads it: one line per element of the shared ref scheme
+ * (src/interaction/refs.ts) in the model style (`@e12 Button "Sign in" id=login [disabled]
+ * at=540,1200 size=300x120`), cut at a character budget (about 8,000 tokens) with a note saying
+ * so, and the changes since the device's previous observation.
  *
- * Refs belong to the device, not to one MCP client: while the screen keeps its UI context, an
- * element keeps its ref across observations (new elements get new numbers), so a host that
- * respawns its MCP process still holds valid refs. A new context starts the numbering again.
+ * Refs belong to the device, not to one MCP client: RefBook keeps each device's numbering in the
+ * daemon's memory, so a host that respawns its MCP process still holds valid refs, and the CLI's
+ * `devicerail ui` gives the same element the same ref on the same screen.
  */
-import { visibleRect } from "../../core/devices/semantic/selector.ts";
+import {
+  type RefListing,
+  type RefState,
+  type UiStates,
+  centreOf,
+  elementLine,
+  meaningful,
+  numberElements,
+  normaliseRef as normalise,
+  refRange,
+  resolveRef,
+  sameContext,
+  shortLine,
+} from "../../interaction/index.ts";
 import type { Viewport } from "../../protocol/types/device.ts";
 import type { UiContextRef, UiNode, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
 
+export { meaningful };
+
 /** About 8,000 tokens at four characters a token. */
 export const TREE_CHAR_BUDGET = 32_000;
-const LABEL_CHARS = 80;
-
-/** Layout containers: shown only when they carry a label or can be tapped. */
-const CONTAINER = /(Layout|ViewGroup|View|Window|Group|Other|ScrollView|RecyclerView|ViewPager|Pager|Cell|Application)$/;
 
 /** One listed element: its ref, its node, and what it reads as (without the ref). */
 export interface ListedElement {
@@ -35,82 +46,31 @@ export interface TreeListing {
   observationId: string;
   context: UiContextRef;
   elements: ListedElement[];
+  /** The same listing as the shared scheme has it. */
+  refs: RefListing;
 }
 
-/** One line of at most LABEL_CHARS: whitespace and control characters (a device can put anything in a label) become single spaces. */
-const clip = (s: string) => {
-  const oneLine = s.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
-  const points = [...oneLine];
-  return points.length > LABEL_CHARS ? `${points.slice(0, LABEL_CHARS - 1).join("")}…` : oneLine;
-};
-
-// A role is the device's text too (an Android class name): one line, like every label.
-const shortRole = (role: string) => clip(role.slice(role.lastIndexOf(".") + 1));
-const shortId = (id: string) => (id.includes(":id/") ? id.slice(id.indexOf(":id/") + 4) : id);
-
-/** Whether a model gains anything from seeing the node. */
-export function meaningful(n: UiNode): boolean {
-  if (n.text || n.name || n.value) return true;
-  if (n.hittable === true) return true;
-  return n.identifier !== null && n.identifier !== "" && !CONTAINER.test(shortRole(n.role));
-}
-
-/** `Button "Sign in" id=login value="x" [disabled] [focused] at=540,1200 size=300x120`. */
-export function elementBody(n: UiNode, visible: { x: number; y: number; width: number; height: number }, states: readonly string[]): string {
-  const label = n.text || n.name;
-  const parts = [shortRole(n.role)];
-  if (label) parts.push(JSON.stringify(clip(label)));
-  if (n.identifier) parts.push(`id=${clip(shortId(n.identifier))}`);
-  if (n.value && n.value !== label) parts.push(`value=${JSON.stringify(clip(n.value))}`);
-  if (n.enabled === false) parts.push("[disabled]");
-  for (const s of states) parts.push(`[${s}]`);
-  const cx = Math.round(visible.x + visible.width / 2);
-  const cy = Math.round(visible.y + visible.height / 2);
-  parts.push(`at=${cx},${cy}`, `size=${Math.round(visible.width)}x${Math.round(visible.height)}`);
-  return parts.join(" ");
-}
-
-const sameContext = (a: UiContextRef, b: UiContextRef) => a.contextKind === b.contextKind && a.contextId === b.contextId && a.documentEpoch === b.documentEpoch;
-
-/** One device's refs: stableNodeId → number, kept while the UI context stays the same. */
-class DeviceRefs {
-  context: UiContextRef | null = null;
-  readonly numbers = new Map<string, number>();
-  next = 1;
-  listing: TreeListing | null = null;
-}
-
-/** Every device's refs and latest listing, for the whole daemon. */
+/** Every device's ref numbering and latest listing, for the whole daemon. */
 export class RefBook {
-  private readonly devices = new Map<string, DeviceRefs>();
+  private readonly devices = new Map<string, { state: RefState; listing: TreeListing }>();
 
   /**
    * Lists an observation's tree, giving refs (old ones kept while the context is unchanged), and
    * returns the listing with the device's previous one (null when there was none).
    */
-  list(deviceId: string, snapshot: UiSnapshot, viewport: Viewport, states: Record<string, readonly string[]>): { listing: TreeListing; previous: TreeListing | null } {
-    let refs = this.devices.get(deviceId);
-    if (!refs) this.devices.set(deviceId, (refs = new DeviceRefs()));
-    const previous = refs.listing;
-    if (!refs.context || !sameContext(refs.context, snapshot.context)) {
-      refs.numbers.clear();
-      refs.next = 1;
-      refs.context = snapshot.context;
-    }
-    const elements: ListedElement[] = [];
-    for (const node of snapshot.nodes) {
-      const visible = visibleRect(node, viewport);
-      if (!visible || !meaningful(node)) continue;
-      let n = refs.numbers.get(node.stableNodeId);
-      if (n === undefined) refs.numbers.set(node.stableNodeId, (n = refs.next++));
-      const body = elementBody(node, visible, states[node.stableNodeId] ?? []);
-      const label = node.text || node.name;
-      const short = label ? `${shortRole(node.role)} ${JSON.stringify(clip(label))}` : shortRole(node.role);
-      elements.push({ ref: `@e${n}`, node, body, short, centre: { x: Math.round(visible.x + visible.width / 2), y: Math.round(visible.y + visible.height / 2) } });
-    }
-    const listing: TreeListing = { deviceId, observationId: snapshot.observationId, context: snapshot.context, elements };
-    refs.listing = listing;
-    return { listing, previous };
+  list(deviceId: string, snapshot: UiSnapshot, viewport: Viewport, states: UiStates): { listing: TreeListing; previous: TreeListing | null } {
+    const before = this.devices.get(deviceId);
+    const { listing: refs, state } = numberElements(before?.state ?? null, deviceId, snapshot, viewport);
+    const elements = refs.elements.map(({ ref, node, visible }) => ({
+      ref,
+      node,
+      body: elementLine(node, states[node.stableNodeId] ?? [], { style: "model", visible }),
+      short: shortLine(node),
+      centre: centreOf(visible),
+    }));
+    const listing: TreeListing = { deviceId, observationId: snapshot.observationId, context: snapshot.context, elements, refs };
+    this.devices.set(deviceId, { state, listing });
+    return { listing, previous: before?.listing ?? null };
   }
 
   /** The device's latest listing. */
@@ -122,21 +82,15 @@ export class RefBook {
   resolve(deviceId: string, ref: string): { element: ListedElement; node: UiNodeRef } | { problem: string } {
     const listing = this.latest(deviceId);
     if (!listing) return { problem: `no observation of ${deviceId} has listed refs yet: call device_observe or ui_tree first` };
-    const wanted = normaliseRef(ref);
-    const element = wanted ? listing.elements.find((e) => e.ref === wanted) : undefined;
-    if (!element) {
-      const range = listing.elements.length ? ` (it lists ${listing.elements[0]?.ref} to ${listing.elements.at(-1)?.ref})` : "";
-      return { problem: `${ref} is not in the latest observation of ${deviceId}${range}: observe again and use a ref from that` };
-    }
-    return { element, node: { observationId: listing.observationId, context: listing.context, stableNodeId: element.node.stableNodeId } };
+    const found = resolveRef(listing.refs, ref);
+    const element = found && listing.elements.find((e) => e.ref === found.element.ref);
+    if (!found || !element) return { problem: `${ref} is not in the latest observation of ${deviceId}${refRange(listing.refs)}: observe again and use a ref from that` };
+    return { element, node: found.node };
   }
 }
 
 /** `@e12`, `e12` or `12` → `@e12`; null for anything else. */
-export function normaliseRef(ref: string): string | null {
-  const m = /^@?e?([1-9]\d{0,5})$/.exec(ref.trim());
-  return m ? `@e${m[1]}` : null;
-}
+export const normaliseRef = (ref: string) => normalise(ref, true);
 
 /** The listing's lines within `budget` characters; what does not fit is counted in a last line. */
 export function treeLines(listing: TreeListing, budget = TREE_CHAR_BUDGET): { lines: string[]; truncated: boolean } {

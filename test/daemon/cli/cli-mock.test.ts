@@ -127,11 +127,11 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
     expect([r.code, r.stdout]).toEqual([
       0,
       [
-        "@e1 Window [0,0,1280,720]",
-        '@e2   Text "Sign in" #title [400,40,480,64]',
-        '@e3   TextField "User name" #username [400,120,480,56]',
-        '@e4   SecureTextField "Password" #password [400,192,480,56] [password]',
-        '@e5   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
+        "    Window [0,0,1280,720]",
+        '@e1   Text "Sign in" #title [400,40,480,64]',
+        '@e2   TextField "User name" #username [400,120,480,56]',
+        '@e3   SecureTextField "Password" #password [400,192,480,56] [password]',
+        '@e4   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
         "",
       ].join("\n"),
     ]);

@@ -3,7 +3,9 @@ import { readFileSync, statSync } from "node:fs";
 import { uiStatesOf, formatTree } from "../../../src/daemon/cli/device-commands.ts";
 import { foregroundOf, wantedFrom } from "../../../src/daemon/cli/element-commands.ts";
 import { CliError, style } from "../../../src/daemon/cli/output.ts";
-import { closestNodes, currentRef, editDistance, loadListing, nodeRefOf, parseRef, refsPath, saveListing, similarity } from "../../../src/daemon/cli/refs.ts";
+import { currentRef, loadListing, nodeRefOf, parseRef, refsPath, saveListing } from "../../../src/daemon/cli/refs.ts";
+import { selectorMatcher } from "../../../src/core/devices/semantic/index.ts";
+import { closestNodes as closest, editDistance, similarity } from "../../../src/interaction/index.ts";
 import type { ElementSelector, UiNode } from "../../../src/protocol/types/ui.ts";
 import { tempDataDir } from "../../support/daemon.ts";
 import { cli, cliJson } from "./run.ts";
@@ -27,37 +29,37 @@ describe("element commands through the CLI on the Mock", () => {
     const env = shared();
     expect(await ok(["ui"], env)).toBe(
       [
-        "@e1 Window [0,0,1280,720]",
-        '@e2   Text "Sign in" #title [400,40,480,64]',
-        '@e3   TextField "User name" #username [400,120,480,56]',
-        '@e4   SecureTextField "Password" #password [400,192,480,56] [password]',
-        '@e5   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
+        "    Window [0,0,1280,720]",
+        '@e1   Text "Sign in" #title [400,40,480,64]',
+        '@e2   TextField "User name" #username [400,120,480,56]',
+        '@e3   SecureTextField "Password" #password [400,192,480,56] [password]',
+        '@e4   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
         "",
       ].join("\n"),
     );
     expect(await ok(["type", "alice", "--into", "--id", "username"], env)).toMatch(
-      new RegExp(`^ok type "alice" into --id username on mock-1 \\(tapElement \\+ inputText, \\d+ ms, session ${SESSION}\\)\nelement: @e3 TextField "User name" #username \\[400,120,480,56\\]\n${OBSERVATION}\n$`),
+      new RegExp(`^ok type "alice" into --id username on mock-1 \\(tapElement \\+ inputText, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username \\[400,120,480,56\\]\n${OBSERVATION}\n$`),
     );
     expect(await ok(["ui"], env)).toBe(
       [
-        "@e1 Window [0,0,1280,720]",
-        '@e2   Text "Sign in" #title [400,40,480,64]',
-        '@e3   TextField "alice" #username [400,120,480,56] [focused]',
-        '@e4   SecureTextField "Password" #password [400,192,480,56] [password]',
-        '@e5   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
+        "    Window [0,0,1280,720]",
+        '@e1   Text "Sign in" #title [400,40,480,64]',
+        '@e2   TextField "alice" #username [400,120,480,56] [focused]',
+        '@e3   SecureTextField "Password" #password [400,192,480,56] [password]',
+        '@e4   Button "Sign in" #sign_in [400,264,480,56] [disabled]',
         "",
       ].join("\n"),
     );
     await ok(["type", "hunter2", "--into", "--id", "password"], env);
     expect((await ok(["ui"], env)).split("\n").slice(2, 5)).toEqual([
-      '@e3   TextField "alice" #username [400,120,480,56]',
-      '@e4   SecureTextField "•••••••" #password [400,192,480,56] [focused] [password]',
-      '@e5   Button "Sign in" #sign_in [400,264,480,56]',
+      '@e2   TextField "alice" #username [400,120,480,56]',
+      '@e3   SecureTextField "•••••••" #password [400,192,480,56] [focused] [password]',
+      '@e4   Button "Sign in" #sign_in [400,264,480,56]',
     ]);
     // The title reads "Sign in" too; only the button can be tapped, so that is the one tapped.
     expect(await ok(["tap", "--text", "Sign in"], env)).toMatch(
       new RegExp(
-        `^ok tap --text "Sign in" on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e5 Button "Sign in" #sign_in \\[400,264,480,56\\]\n` +
+        `^ok tap --text "Sign in" on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e4 Button "Sign in" #sign_in \\[400,264,480,56\\]\n` +
           `note: 2 elements match --text "Sign in"; tapped the only one that can be tapped\n${OBSERVATION}\n$`,
       ),
     );
@@ -80,16 +82,16 @@ describe("element commands through the CLI on the Mock", () => {
   test("tap --ref taps the node a ui listing named, and a ref from a screen no longer shown is refused as stale", async () => {
     const env = shared();
     await ok(["ui"], env);
-    expect(await ok(["tap", "--ref", "@e3"], env)).toMatch(new RegExp(`^ok tap --ref @e3 on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e3 TextField "User name" #username `));
-    expect((await ok(["ui"], env)).split("\n")[2]).toBe('@e3   TextField "User name" #username [400,120,480,56] [focused]');
+    expect(await ok(["tap", "--ref", "@e2"], env)).toMatch(new RegExp(`^ok tap --ref @e2 on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username `));
+    expect((await ok(["ui"], env)).split("\n")[2]).toBe('@e2   TextField "User name" #username [400,120,480,56] [focused]');
     await ok(["type", "alice"], env);
-    await ok(["tap", "--ref", "e4"], env);
+    await ok(["tap", "--ref", "e3"], env);
     await ok(["type", "pw"], env);
-    await ok(["tap", "--ref", "@e5"], env);
-    const stale = await cli(["tap", "--ref", "@e3"], env);
+    await ok(["tap", "--ref", "@e4"], env);
+    const stale = await cli(["tap", "--ref", "@e2"], env);
     expect([stale.code, stale.stdout, stale.stderr]).toEqual([1, "", "devicerail: the screen changed since `devicerail ui`; run it again\n"]);
     const unknown = await cli(["tap", "--ref", "@e9"], env);
-    expect([unknown.code, unknown.stderr]).toEqual([1, "devicerail: @e9 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e5); run devicerail ui again\n"]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, "devicerail: @e9 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e4); run devicerail ui again\n"]);
     // The stale tap's Session says why it failed; the unknown ref never reached the device.
     const { sessions } = await cliJson(["sessions"], env);
     expect([sessions.length, sessions[0].outcome, sessions[0].reason]).toEqual([8, "failed", "the screen changed since `devicerail ui`; run it again"]);
@@ -101,7 +103,7 @@ describe("element commands through the CLI on the Mock", () => {
     // No ui listing yet: nothing to call the element by.
     expect([before.code, before.stdout]).toEqual([0, 'Button "Sign in" #sign_in [400,264,480,56] [disabled]\n']);
     await ok(["ui"], env);
-    expect(await ok(["find", "--name", "Password"], env)).toBe('@e4 SecureTextField "Password" #password [400,192,480,56] [password]\n');
+    expect(await ok(["find", "--name", "Password"], env)).toBe('@e3 SecureTextField "Password" #password [400,192,480,56] [password]\n');
     const result = await cliJson(["find", "--text", "Sign", "--contains", "--role", "Text"], env);
     expect(result.output).toEqual({ element: { observationId: result.before.id, context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" }, stableNodeId: "login/title" } });
   });
@@ -133,8 +135,8 @@ describe("element commands through the CLI on the Mock", () => {
         "devicerail: device.execute failed: element_not_found: element was not found",
         '  selector: --text "Sign on"',
         "  closest elements:",
-        '    @e2 Text "Sign in" #title [400,40,480,64]',
-        '    @e5 Button "Sign in" #sign_in [400,264,480,56] [disabled]',
+        '    @e1 Text "Sign in" #title [400,40,480,64]',
+        '    @e4 Button "Sign in" #sign_in [400,264,480,56] [disabled]',
         `  ${LOGIN}`,
         "",
       ].join("\n"),
@@ -152,8 +154,8 @@ describe("element commands through the CLI on the Mock", () => {
       -32000,
       "element_ambiguous",
       [
-        ["@e2", "login/title"],
-        ["@e5", "login/sign_in"],
+        ["@e1", "login/title"],
+        ["@e4", "login/sign_in"],
       ],
       { foreground: "com.devicerail.mock (login)", context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" } },
     ]);
@@ -165,7 +167,7 @@ describe("element commands through the CLI on the Mock", () => {
         "  selector: --id sign_in",
         "  it is disabled, cannot be tapped, or is off the screen",
         "  closest elements:",
-        '    @e5 Button "Sign in" #sign_in [400,264,480,56] [disabled]',
+        '    @e4 Button "Sign in" #sign_in [400,264,480,56] [disabled]',
       ],
     ]);
   });
@@ -225,6 +227,9 @@ describe("similarity", () => {
   });
 });
 
+// The daemon's own matcher, as both surfaces pass it.
+const closestNodes = (nodes: UiNode[], s: ElementSelector, count?: number) => closest(nodes, s, selectorMatcher, count);
+
 describe("closestNodes", () => {
   const nodes = [
     node("r", { role: "android.widget.FrameLayout" }),
@@ -278,10 +283,19 @@ describe("wantedFrom", () => {
 
 describe("refs", () => {
   const context = { contextKind: "native" as const, contextId: "com.devicerail.mock", documentEpoch: "login-1" };
-  const listing = { deviceId: "mock-1", observationId: "6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", context, nodes: ["login", "login/title"], savedAtMs: 1 };
+  // login/title was numbered first; login/sign_in was numbered in an earlier listing of this context and is gone now.
+  const listing = {
+    deviceId: "mock-1",
+    observationId: "6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+    context,
+    numbers: { "login/title": 1, "login/sign_in": 2, "login/user": 3 },
+    next: 4,
+    listed: ["login/title", "login/user"],
+    savedAtMs: 1,
+  };
 
   test("parses @eN and eN, and nothing else, when a ref is given", () => {
-    expect([parseRef("@e1"), parseRef("e12"), parseRef(" @e3 ")]).toEqual([0, 11, 2]);
+    expect([parseRef("@e1"), parseRef("e12"), parseRef(" @e3 ")]).toEqual(["@e1", "@e12", "@e3"]);
     for (const bad of ["@e0", "e", "@x1", "3", "@e1a"]) expect(() => parseRef(bad)).toThrow(CliError);
   });
 
@@ -289,20 +303,22 @@ describe("refs", () => {
     const dir = tempDataDir();
     expect(loadListing(dir, null)).toBeNull();
     saveListing(dir, listing);
-    saveListing(dir, { ...listing, deviceId: "mock-2", nodes: ["x"] });
+    saveListing(dir, { ...listing, deviceId: "mock-2", numbers: { x: 1 }, next: 2, listed: ["x"] });
     expect([loadListing(dir, null)?.deviceId, loadListing(dir, "mock-1"), statSync(refsPath(dir)).mode & 0o777]).toEqual(["mock-2", listing, 0o600]);
     expect(JSON.parse(readFileSync(refsPath(dir), "utf8")).last).toBe("mock-2");
   });
 
   test("turns a ref into the node reference of its listing, and shows a ref only while the listing is of the same document", () => {
-    expect(nodeRefOf(listing, "@e2")).toEqual({ observationId: listing.observationId, context, stableNodeId: "login/title" });
-    expect(() => nodeRefOf(listing, "@e3")).toThrow("@e3 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e2); run devicerail ui again");
+    expect(nodeRefOf(listing, "@e3")).toEqual({ observationId: listing.observationId, context, stableNodeId: "login/user" });
+    expect(() => nodeRefOf(listing, "@e2")).toThrow("@e2 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again");
+    expect(() => nodeRefOf(listing, "@e4")).toThrow("@e4 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again");
     expect([
-      currentRef(listing, context, 1, "login/title"),
-      currentRef(listing, { ...context, documentEpoch: "login-2" }, 1, "login/title"),
-      currentRef(listing, context, 1, "login/other"),
-      currentRef(null, context, 1, "login/title"),
-    ]).toEqual(["@e2", null, null, null]);
+      currentRef(listing, context, "login/title"),
+      currentRef(listing, { ...context, documentEpoch: "login-2" }, "login/title"),
+      currentRef(listing, context, "login/sign_in"),
+      currentRef(listing, context, "login/other"),
+      currentRef(null, context, "login/title"),
+    ]).toEqual(["@e1", null, null, null, null]);
   });
 });
 
@@ -312,10 +328,11 @@ describe("ui printing", () => {
     expect([uiStatesOf({}), uiStatesOf({ uiStates: ["x"] }), uiStatesOf(undefined)]).toEqual([{}, {}, {}]);
   });
 
-  test("puts refs in a column of their own and states after the bounds when both are asked", () => {
+  test("puts refs in a column of their own, blank for a node without one, and states after the bounds when both are asked", () => {
     const nodes = [node("r", { role: "Window" }), ...Array.from({ length: 10 }, (_, i) => node(`n${i}`, { role: "Switch", enabled: i !== 9 }))];
-    const lines = formatTree(nodes, style(false), { refs: true, states: { n0: ["checked", "focused"] } }).split("\n");
-    expect([lines[0], lines[1], lines[10]]).toEqual(["@e1  Window", "@e2    Switch [checked] [focused]", "@e11   Switch [disabled]"]);
+    const refs = Object.fromEntries(nodes.slice(1).map((n, i) => [n.stableNodeId, `@e${i + 1}`]));
+    const lines = formatTree(nodes, style(false), { refs, states: { n0: ["checked", "focused"] } }).split("\n");
+    expect([lines[0], lines[1], lines[10]]).toEqual(["     Window", "@e1    Switch [checked] [focused]", "@e10   Switch [disabled]"]);
   });
 
   test("names the foreground app as adb does, or the Mock's app and screen", () => {

@@ -1,10 +1,12 @@
 import { RE2JS } from "re2js";
-import type { Viewport } from "../../../protocol/types/device.ts";
 import type { ElementSelector, TextMatch, UiContextRef, UiNode } from "../../../protocol/types/ui.ts";
 import { DriverError, invalidArguments } from "../../../driver/driver-error.ts";
 import { renderReceived } from "../../../protocol/issue-details.ts";
+import { visibleRect } from "../../../protocol/ui-geometry.ts";
 
 /** Longest regex source accepted; RE2 matching is linear, but compiling a huge program is not free. */
+export { visibleRect };
+
 export const MAX_REGEX_CODE_POINTS = 4096;
 
 export type NodePredicate = (node: UiNode) => boolean;
@@ -96,13 +98,3 @@ export function resolveOne(nodes: readonly UiNode[], predicate: NodePredicate): 
   return found;
 }
 
-/** The on-screen part of a node's bounds, or null when it has no area inside the viewport. */
-export function visibleRect(node: UiNode, viewport: Viewport): { x: number; y: number; width: number; height: number } | null {
-  const b = node.bounds;
-  if (!b || b.width <= 0 || b.height <= 0) return null;
-  const x0 = Math.max(0, b.x);
-  const y0 = Math.max(0, b.y);
-  const x1 = Math.min(viewport.width, b.x + b.width);
-  const y1 = Math.min(viewport.height, b.y + b.height);
-  return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : null;
-}

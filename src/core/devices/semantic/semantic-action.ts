@@ -22,10 +22,11 @@ import {
 import type { Connection } from "../../../rpc/connection.ts";
 import type { Core } from "../../core.ts";
 import { type Captured, type UiTree, observeRaw, recordObservation } from "../observe.ts";
+import { DEFAULT_WAIT_MS } from "../../../protocol/ui-geometry.ts";
 import { type NodePredicate, type SelectorSite, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "./selector.ts";
 
 /** How long waitForElement waits when the call sets no action budget (the reference's default). */
-export const DEFAULT_WAIT_MS = 10_000;
+export { DEFAULT_WAIT_MS };
 /** Pause between two UI-tree polls of waitForElement. */
 export const WAIT_POLL_MS = 100;
 
