@@ -6,7 +6,8 @@ import { AccessToken, tokenProblem } from "../../transports/token.ts";
 import { SocketPathError, type UnixListener, listenUnix } from "../../transports/unix.ts";
 import { ViewerPasses } from "../../transports/viewer-passes.ts";
 import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
-import { DataDirError } from "../data-dir.ts";
+import { homedir } from "node:os";
+import { DataDirError, resolveDataPaths } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
 import { McpHttp } from "../mcp/http.ts";
 import { McpHub } from "../mcp/server.ts";
@@ -16,11 +17,15 @@ import { type Daemon, StartupError, createDaemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
 import { localTokenPath, removeLocalToken, writeLocalToken } from "./local-token.ts";
+import { relayStdio } from "./stdio-relay.ts";
 
 export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN | --local-token]
 
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
-(max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
+(max 1 MiB). On end of input, every request read is answered (each within its own timeoutMs),
+then it stops (exit 0); SIGINT or SIGTERM cancel what still runs and stop. When the data
+directory's daemon runs (\`devicerail daemon start\`, or any command), stdin and stdout are relayed
+to it instead, and its hello still reports transport stdio.
 
 --listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves many connections on a loopback TCP
 address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is also written to
@@ -97,9 +102,16 @@ function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | nul
 }
 
 export async function serve(opts: ServeOptions): Promise<number> {
+  // Before plan() removes the token from the environment: a relay may need it.
+  const env = { ...process.env };
   const planned = plan(opts);
   if (typeof planned === "number") return planned;
   const { config, listen, socket, token, localToken } = planned;
+  // One daemon per data directory: while it runs, stdio is relayed to it (stdio-relay.ts).
+  if (!listen && !socket) {
+    const relayed = await relayStdio(resolveDataPaths(env, process.platform, homedir(), process.cwd()).dataDir, env);
+    if (relayed !== null) return relayed;
+  }
   const log = await createLogger(config.logLevel);
   let daemon: Daemon;
   const startedAtMs = Date.now();
