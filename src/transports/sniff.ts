@@ -1,9 +1,9 @@
-import { errorObject } from "../protocol/errors.ts";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
+import { BAD_REQUEST_LINE, HEAD_TOO_LARGE, HeadEnd, MAX_HTTP_HEAD_BYTES, REQUEST_LINE } from "./http-head.ts";
 import { HttpPipe } from "./http-pipe.ts";
 import { refusalLog } from "./log-limiter.ts";
 import { type ByteChannel, NdjsonConnection, setReading } from "./ndjson-connection.ts";
@@ -17,24 +17,6 @@ export { type Protocol, classify } from "./first-bytes.ts";
 
 /** How long a connection may take to authenticate when a token is configured. */
 export const AUTH_TIMEOUT_MS = 5_000;
-/** Bytes of an HTTP request head (request line and headers) before the connection counts as working. */
-const MAX_HTTP_HEAD_BYTES = 16 * 1024;
-/** An HTTP/1.x request line: a method token, a target without spaces or control characters, the version. */
-const REQUEST_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32} [\x21-\x7e]+ HTTP\/1\.[01]$/;
-
-/** A whole answer with `error` as its body, written by this layer, which then closes the connection. */
-function rawAnswer(status: string, error: ReturnType<typeof errorObject>): Uint8Array {
-  const body = JSON.stringify({ error });
-  return new TextEncoder().encode(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-  );
-}
-const HEAD_TOO_LARGE = rawAnswer(
-  "431 Request Header Fields Too Large",
-  errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
-);
-const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", errorObject("invalid_request", { message: "request refused: the request line is not METHOD TARGET HTTP/1.x", details: { reason: "badRequestLine" } }));
-
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
 /** How long closing an NDJSON connection waits for its client to take the last answers. */
@@ -85,34 +67,6 @@ export interface Handshake {
   ready(): boolean;
   /** Told when the connection is closed for missing its handshake deadline. */
   timedOut(): void;
-}
-
-/**
- * Finds the blank line that ends an HTTP request head across chunks, so the connection counts as
- * working only once a whole request has arrived (a peer trickling its headers stays pending).
- */
-class HeadEnd {
-  private tail = "";
-  bytes = 0;
-  /** The request line so far, until its line feed arrives. */
-  private line = "";
-  /** The complete request line (without its line end), once seen. */
-  requestLine: string | null = null;
-
-  /** True once the head is complete. */
-  push(chunk: Uint8Array): boolean {
-    this.bytes += chunk.length;
-    const text = this.tail + String.fromCharCode(...chunk.subarray(0, Math.min(chunk.length, MAX_HTTP_HEAD_BYTES)));
-    if (this.requestLine === null) {
-      this.line += text.slice(this.tail.length);
-      const nl = this.line.indexOf("\n");
-      if (nl >= 0) this.requestLine = this.line.slice(0, nl).replace(/\r$/, "");
-      else if (this.line.length > MAX_HTTP_HEAD_BYTES) this.line = "";
-    }
-    if (text.includes("\r\n\r\n") || text.includes("\n\n")) return true;
-    this.tail = text.slice(-3);
-    return false;
-  }
 }
 
 /**
