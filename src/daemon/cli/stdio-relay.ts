@@ -14,6 +14,8 @@ import { type Endpoint, endpointText } from "./rpc-socket.ts";
 
 /** How long a relay waits for a daemon that is starting to name its endpoints. */
 const STARTING_WAIT_MS = 15_000;
+/** How long the relay waits for stdout to take the daemon's last answers (stdio.ts waits as long). */
+const FLUSH_GRACE_MS = 5_000;
 
 /** The record of the daemon that runs on the data directory, once it serves; null when none runs or it serves stdio only. */
 async function runningDaemon(dataDir: string): Promise<DaemonRecord | null> {
@@ -48,7 +50,9 @@ async function connect(endpoint: Endpoint, relay: Relay): Promise<Socket<undefin
     close: () => {
       // What the daemon sent last reaches stdout before the process exits.
       relay.over = true;
-      const flushed = () => (unsettled <= 0 ? relay.closed() : setTimeout(flushed, 5));
+      // Bounded like an in-process serve's flush: a client that never reads must not keep it alive.
+      const giveUp = Date.now() + FLUSH_GRACE_MS;
+      const flushed = () => (unsettled <= 0 || Date.now() > giveUp ? relay.closed() : setTimeout(flushed, 5));
       flushed();
     },
     error: () => {},
@@ -96,7 +100,7 @@ export async function relayStdio(dataDir: string, env: Record<string, string | u
   const { socket, endpoint } = opened;
   const token = credentialFor(record, endpoint, env);
   const preamble = `${token === null ? "" : `DEVICERAIL-TOKEN ${token}\n`}${STDIO_RELAY_LINE}`;
-  let ended: "input" | "signal" | null = null;
+  let ended: "input" | "signal" | "output" | null = null;
   const onSignal = () => {
     ended ??= "signal";
     socket.terminate();
@@ -104,7 +108,10 @@ export async function relayStdio(dataDir: string, env: Record<string, string | u
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   // The client closed its end of stdout: nobody reads the answers any more.
-  const onStdoutError = () => socket.terminate();
+  const onStdoutError = () => {
+    ended ??= "output";
+    socket.terminate();
+  };
   process.stdout.on("error", onStdoutError);
   void (async () => {
     const reader = Bun.stdin.stream().getReader();
