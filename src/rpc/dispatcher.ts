@@ -93,6 +93,15 @@ export class Dispatcher {
   }
 
   /**
+   * Resolves once every request of the connection still running (concurrent or inline) has
+   * answered, each within its own deadline: nothing is cancelled. For a client that ended its
+   * input (docs/protocol/transport-and-framing.md#shutdown-and-disconnects).
+   */
+  async settled(conn: Connection): Promise<void> {
+    while (conn.inFlight.size > 0 || conn.inline.size > 0) await Promise.allSettled([...[...conn.inFlight.values()].map((e) => e.done), ...conn.inline]);
+  }
+
+  /**
    * Ends a connection: no new admissions, in-flight requests cancelled with reason `shutdown`, and
    * they and any inline request still running awaited (bounded), then core cleanup. Their
    * responses are still sent.

@@ -98,8 +98,13 @@ export class NdjsonConnection {
         channel.terminate();
       },
     });
-    void this.input.done.then((how) => {
-      if (how === "ended") void this.close(opts.closeReason, true);
+    // Input ended: what was read is answered first, each request within its own deadline
+    // (docs/protocol/transport-and-framing.md#shutdown-and-disconnects); a signal or a lost
+    // channel meanwhile closes at once, cancelling what still runs.
+    void this.input.done.then(async (how) => {
+      if (how !== "ended") return;
+      await opts.dispatcher.settled(this.conn);
+      void this.close(opts.closeReason, true);
     });
   }
 

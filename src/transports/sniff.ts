@@ -1,35 +1,22 @@
-import { errorObject } from "../protocol/errors.ts";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
+import { BAD_REQUEST_LINE, HEAD_TOO_LARGE, HeadEnd, MAX_HTTP_HEAD_BYTES, REQUEST_LINE } from "./http-head.ts";
 import { HttpPipe } from "./http-pipe.ts";
 import { refusalLog } from "./log-limiter.ts";
 import { type ByteChannel, NdjsonConnection, setReading } from "./ndjson-connection.ts";
 import { socketSink } from "./outbox.ts";
+import { RELAY, beginsWith, classify } from "./first-bytes.ts";
 import { type AccessToken, type GrantIssuer, MAX_TOKEN_LINE_BYTES, TOKEN_LINE_PREFIX } from "./token.ts";
+
+const TOKEN_PREFIX_BYTES = new TextEncoder().encode(TOKEN_LINE_PREFIX).length;
+
+export { type Protocol, classify } from "./first-bytes.ts";
 
 /** How long a connection may take to authenticate when a token is configured. */
 export const AUTH_TIMEOUT_MS = 5_000;
-/** Bytes of an HTTP request head (request line and headers) before the connection counts as working. */
-const MAX_HTTP_HEAD_BYTES = 16 * 1024;
-/** An HTTP/1.x request line: a method token, a target without spaces or control characters, the version. */
-const REQUEST_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32} [\x21-\x7e]+ HTTP\/1\.[01]$/;
-
-/** A whole answer with `error` as its body, written by this layer, which then closes the connection. */
-function rawAnswer(status: string, error: ReturnType<typeof errorObject>): Uint8Array {
-  const body = JSON.stringify({ error });
-  return new TextEncoder().encode(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-  );
-}
-const HEAD_TOO_LARGE = rawAnswer(
-  "431 Request Header Fields Too Large",
-  errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
-);
-const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", errorObject("invalid_request", { message: "request refused: the request line is not METHOD TARGET HTTP/1.x", details: { reason: "badRequestLine" } }));
-
 /** How long an HTTP connection may take to pass its server's last bytes at shutdown. */
 const HTTP_SHUTDOWN_GRACE_MS = 2_000;
 /** How long closing an NDJSON connection waits for its client to take the last answers. */
@@ -65,27 +52,6 @@ export interface AcceptOptions {
   httpPath: string;
 }
 
-export type Protocol = "ndjson" | "http" | "token" | "refuse" | "undecided";
-
-const PREFIX = new TextEncoder().encode(TOKEN_LINE_PREFIX);
-const isLetter = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
-const isJsonStart = (b: number) => b === 0x7b || b === 0x5b || b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
-
-/**
- * What the first bytes of a connection say it speaks: `{`, `[` or whitespace is NDJSON; the token
- * line's prefix is NDJSON after authentication; any other ASCII letter is an HTTP request line (so
- * a browser's request, whatever its body, is only ever parsed as HTTP); anything else is refused.
- */
-export function classify(head: Uint8Array): Protocol {
-  if (head.length === 0) return "undecided";
-  const first = head[0] as number;
-  if (isJsonStart(first)) return "ndjson";
-  if (!isLetter(first)) return "refuse";
-  const n = Math.min(head.length, PREFIX.length);
-  for (let i = 0; i < n; i++) if (head[i] !== PREFIX[i]) return "http";
-  return head.length >= PREFIX.length ? "token" : "undecided";
-}
-
 const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
@@ -104,34 +70,6 @@ export interface Handshake {
 }
 
 /**
- * Finds the blank line that ends an HTTP request head across chunks, so the connection counts as
- * working only once a whole request has arrived (a peer trickling its headers stays pending).
- */
-class HeadEnd {
-  private tail = "";
-  bytes = 0;
-  /** The request line so far, until its line feed arrives. */
-  private line = "";
-  /** The complete request line (without its line end), once seen. */
-  requestLine: string | null = null;
-
-  /** True once the head is complete. */
-  push(chunk: Uint8Array): boolean {
-    this.bytes += chunk.length;
-    const text = this.tail + String.fromCharCode(...chunk.subarray(0, Math.min(chunk.length, MAX_HTTP_HEAD_BYTES)));
-    if (this.requestLine === null) {
-      this.line += text.slice(this.tail.length);
-      const nl = this.line.indexOf("\n");
-      if (nl >= 0) this.requestLine = this.line.slice(0, nl).replace(/\r$/, "");
-      else if (this.line.length > MAX_HTTP_HEAD_BYTES) this.line = "";
-    }
-    if (text.includes("\r\n\r\n") || text.includes("\n\n")) return true;
-    this.tail = text.slice(-3);
-    return false;
-  }
-}
-
-/**
  * One accepted stream connection until it is routed: buffers the first bytes, decides the
  * protocol (and checks the token line when a token is configured), then hands every later event
  * to the NDJSON connection or the HTTP pipe it became. Until its handshake is done it is pending: it
@@ -140,6 +78,8 @@ class HeadEnd {
 export class Accepted {
   private head: Uint8Array = new Uint8Array(0);
   private route: NdjsonConnection | HttpPipe | null = null;
+  /** Set once the token line was accepted: what it authenticated as (a grant, or the host's token). */
+  private authed: { grant: ConnectionGrant | null } | null = null;
   private refused = false;
   private authTimer: ReturnType<typeof setTimeout> | null = null;
   private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
@@ -171,22 +111,39 @@ export class Accepted {
       return this.route.receive(chunk);
     }
     this.head = concat(this.head, chunk);
-    switch (classify(this.head)) {
+    this.decide();
+  }
+
+  /** Routes the connection once its first bytes say what it speaks. */
+  private decide(): void {
+    // After the token line, only the relay line may come before NDJSON.
+    if (this.authed) {
+      const relay = beginsWith(this.head, RELAY);
+      if (relay === "maybe") return;
+      if (relay === "no") return this.becomeNdjson(this.head, this.authed.grant);
+      this.head = this.head.subarray(RELAY.length);
+      return this.becomeNdjson(this.head, this.authed.grant, true);
+    }
+    const kind = classify(this.head);
+    switch (kind) {
       case "undecided":
         return;
       case "refuse":
         return this.refuse("the first byte is neither JSON nor an HTTP request line");
       case "http":
         return this.becomeHttp();
+      case "relay":
       case "ndjson":
         if (this.opts.token) return this.refuse("authentication required: the first line must be the token line");
-        return this.becomeNdjson(this.head);
+        return this.becomeNdjson(kind === "relay" ? this.head.subarray(RELAY.length) : this.head, null, kind === "relay");
       case "token":
         return this.checkTokenLine();
     }
   }
 
   endOfInput(): void {
+    // Authenticated but nothing more: an NDJSON connection whose input ended.
+    if (!this.route && this.authed && !this.refused) this.becomeNdjson(this.head, this.authed.grant);
     if (this.route) this.route.endOfInput();
     else this.refuse(null);
   }
@@ -220,14 +177,17 @@ export class Accepted {
       return;
     }
     if (nl > MAX_TOKEN_LINE_BYTES) return this.refuse("the token line is too long");
-    let line = new TextDecoder().decode(this.head.subarray(PREFIX.length, nl));
+    let line = new TextDecoder().decode(this.head.subarray(TOKEN_PREFIX_BYTES, nl));
     if (line.endsWith("\r")) line = line.slice(0, -1);
     // The value is never logged, matched or not.
     if (!this.opts.token) return this.refuse("a token line was sent but no token is configured");
-    if (this.opts.token.matches(line)) return this.becomeNdjson(this.head.subarray(nl + 1));
-    const grant = this.opts.grants?.(line) ?? null;
-    if (!grant) return this.refuse("authentication failed: wrong token");
-    this.becomeNdjson(this.head.subarray(nl + 1), grant);
+    const host = this.opts.token.matches(line);
+    const grant = host ? null : (this.opts.grants?.(line) ?? null);
+    if (!host && !grant) return this.refuse("authentication failed: wrong token");
+    this.clearAuthTimer();
+    this.authed = { grant };
+    this.head = this.head.subarray(nl + 1);
+    this.decide();
   }
 
   /** The listener needs the room for a newer connection (this one is the oldest pending). */
@@ -235,10 +195,11 @@ export class Accepted {
     this.quietly("shed for a newer connection");
   }
 
-  private becomeNdjson(rest: Uint8Array, grant: ConnectionGrant | null = null): void {
+  /** `relayed`: the stdio relay line came first; the client behind `devicerail serve` speaks stdio. */
+  private becomeNdjson(rest: Uint8Array, grant: ConnectionGrant | null = null, relayed = false): void {
     this.clearAuthTimer();
     const peer = new NdjsonConnection(socketChannel(this.socket), {
-      transport: this.opts.transport,
+      transport: relayed ? { kind: "stdio", framing: "ndjson" } : this.opts.transport,
       services: this.opts.services,
       dispatcher: this.opts.dispatcher,
       log: this.log,

@@ -15,9 +15,10 @@ export interface StdioOptions {
 const FLUSH_GRACE_MS = 5_000;
 
 /**
- * Serves one control connection on stdin/stdout (NDJSON). Resolves after a graceful shutdown
- * (EOF, SIGINT or SIGTERM): admission stopped, in-flight requests cancelled, output flushed
- * (bounded: a client that is still attached but never reads must not keep the daemon alive).
+ * Serves one control connection on stdin/stdout (NDJSON). Resolves after a graceful shutdown: on
+ * EOF once every request read has been answered (each within its own deadline); on SIGINT or
+ * SIGTERM with admission stopped and in-flight requests cancelled; then output flushed (bounded:
+ * a client that is still attached but never reads must not keep the daemon alive).
  */
 export async function serveStdio(opts: StdioOptions): Promise<void> {
   const reader = (opts.input ?? Bun.stdin.stream()).getReader();
@@ -81,11 +82,12 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   } catch (err) {
     if (!over) opts.log.error({ err }, "stdin failed");
     connection.endOfInput();
-  } finally {
-    process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigterm);
   }
+  // Kept until the connection is over: after EOF, requests still running are answered first, and a
+  // signal meanwhile cancels them (docs/protocol/transport-and-framing.md#shutdown-and-disconnects).
   await connection.finished;
+  process.off("SIGINT", onSigint);
+  process.off("SIGTERM", onSigterm);
   process.stdout.off("drain", onDrain);
   process.stdout.off("error", onError);
 }

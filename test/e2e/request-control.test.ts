@@ -92,7 +92,7 @@ describe("request control over stdio", () => {
     expect(events[1].payload.error).toEqual(got.obs?.error?.data);
   });
 
-  test("end of input cancels the action in flight with reason shutdown and ends the Session", async () => {
+  test("SIGTERM after end of input cancels the action still in flight with reason shutdown and ends the Session", async () => {
     const dataDir = tempDataDir();
     let sessionId = "";
     {
@@ -105,7 +105,10 @@ describe("request control over stdio", () => {
         const events = (await d.call("events.list", { sessionId })).result as any[];
         if (events.some((e) => e.payload.type === "actionStarted")) break;
       }
+      // End of input alone waits for the action (it has no deadline); the signal cancels it.
       d.proc.stdin.end();
+      expect(await Promise.race([d.exited, Bun.sleep(300).then(() => "still running")])).toBe("still running");
+      d.proc.kill("SIGTERM");
       const r = await d.next();
       expect(r).toEqual({
         jsonrpc: "2.0",

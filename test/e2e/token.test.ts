@@ -48,6 +48,28 @@ describe("token authentication", () => {
     expect(d.stderr).not.toContain(TOKEN.slice(4));
   });
 
+  test("the stdio relay line after the token line makes the connection report stdio; before it, it is refused", async () => {
+    await using d = await ServeDaemon.start(LISTEN, { DEVICERAIL_TOKEN: TOKEN });
+    const hello = `${JSON.stringify({ jsonrpc: "2.0", id: "h", method: "system.hello", params: helloParams() })}\n`;
+    // In separate writes too: the relay line may arrive after the token line, even cut in two.
+    const relayed = await RpcSocket.connect({ port: d.port });
+    relayed.writeRaw(`DEVICERAIL-TOKEN ${TOKEN}\n`);
+    await Bun.sleep(50);
+    relayed.writeRaw("DEVICERAIL-");
+    await Bun.sleep(50);
+    relayed.writeRaw(`STDIO\n${hello}`);
+    expect((await relayed.nextUnmatched()).result.transport).toEqual({ kind: "stdio", framing: "ndjson" });
+    // Without it, a line after the token line is NDJSON, even one that begins like the relay line.
+    const plain = await RpcSocket.connect({ port: d.port });
+    plain.writeRaw(`DEVICERAIL-TOKEN ${TOKEN}\nDEVICERAIL-STDIN\n${hello}`);
+    expect((await plain.nextUnmatched()).error?.data.code).toBe("parse_error");
+    expect((await plain.nextUnmatched()).result.transport).toEqual({ kind: "tcp", framing: "ndjson" });
+    const early = await RpcSocket.connect({ port: d.port });
+    early.writeRaw(`DEVICERAIL-STDIO\nDEVICERAIL-TOKEN ${TOKEN}\n${hello}`);
+    expect(await within(early.closed.then(() => "closed"), 10_000, "still open")).toBe("closed");
+    expect(early.received).toBe("");
+  });
+
   test("HTTP answers 401 without running the handler when the bearer token is missing or wrong", async () => {
     await using d = await ServeDaemon.start(LISTEN, { DEVICERAIL_TOKEN: TOKEN });
     const url = `http://127.0.0.1:${d.port}/devices/_/actions/tap`;

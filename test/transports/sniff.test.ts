@@ -30,6 +30,17 @@ describe("classify", () => {
     ]);
   });
 
+  test("the stdio relay line is recognised only when it has arrived whole, line feed included", () => {
+    expect(["DEVICERAIL-STDIO\n", 'DEVICERAIL-STDIO\n{"id":1}', "DEVICERAIL-STDIO", "DEVICERAIL-", "DEVICERAIL-STDIOX", "DEVICERAIL-STDIO\r\n"].map((t) => classify(bytes(t)))).toEqual([
+      "relay",
+      "relay",
+      "undecided",
+      "undecided",
+      "http",
+      "http",
+    ]);
+  });
+
   test("other first bytes are refused, and nothing is decided before the first byte", () => {
     // A TLS ClientHello, a NUL, a digit, a quote, non-ASCII.
     expect([[0x16, 0x03, 0x01], [0], bytes("1"), bytes('"x"'), [0xc3, 0xa9]].map((b) => classify(bytes(b as number[])))).toEqual(Array(5).fill("refuse"));

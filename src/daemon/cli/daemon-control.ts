@@ -120,8 +120,10 @@ function selfCommand(): string[] {
  */
 function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { pid: number | undefined; exited: Promise<number | null> } {
   const socket = defaultSocket(dataDir);
-  // The TCP port is for what cannot use the socket (a browser, Windows, a long path): with a token only.
-  const args = ["serve", "--listen", "127.0.0.1:0", "--local-token", ...(socket ? ["--socket", socket] : [])];
+  // The TCP port is for what cannot use the socket (a browser, Windows, a long path): with a token
+  // only. DEVICERAIL_RPC_LISTEN picks its address, as it does for `serve` (config.ts); serve checks it.
+  const listen = env.DEVICERAIL_RPC_LISTEN || "127.0.0.1:0";
+  const args = ["serve", "--listen", listen, "--local-token", ...(socket ? ["--socket", socket] : [])];
   // The daemon makes (and checks) the folder itself; the log just needs it to exist first.
   ensurePrivateDir(dataDir);
   const log = openSync(logPath(dataDir), "a", 0o600);

@@ -2,7 +2,10 @@
 export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN | --local-token]
 
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
-(max 1 MiB). Stops gracefully on end of input, SIGINT or SIGTERM (exit 0).
+(max 1 MiB). On end of input, every request read is answered (each within its own timeoutMs),
+then it stops (exit 0); SIGINT or SIGTERM cancel what still runs and stop. When the data
+directory's daemon runs (\`devicerail daemon start\`, or any command), stdin and stdout are relayed
+to it instead, and its hello still reports transport stdio.
 
 --listen HOST:PORT (or DEVICERAIL_RPC_LISTEN): serves many connections on a loopback TCP
 address (127.0.0.0/8 or [::1]; port 0 lets the OS pick, and then the port is also written to

@@ -1,19 +1,19 @@
 /** `devicerail serve`: the daemon for JSON-RPC clients on stdio, loopback TCP or a Unix socket. */
-import { DatabaseLockedError } from "../../core/sessions/db.ts";
 import { serveStdio } from "../../transports/stdio.ts";
 import { ListenAddressError, type TcpListener, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
 import { AccessToken, tokenProblem } from "../../transports/token.ts";
 import { SocketPathError, type UnixListener, listenUnix } from "../../transports/unix.ts";
 import { ViewerPasses } from "../../transports/viewer-passes.ts";
 import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAddress } from "../config.ts";
-import { DataDirError } from "../data-dir.ts";
+import { homedir } from "node:os";
+import { DataDirError, resolveDataPaths } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
-import { type Daemon, StartupError, createDaemon } from "../server.ts";
+import type { Daemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
 import { SERVE_HELP } from "./serve-help.ts";
 import { localTokenPath, removeLocalToken, writeLocalToken } from "./local-token.ts";
-
+import { relayStdio } from "./stdio-relay.ts";
 
 export interface ServeOptions {
   stdio?: boolean;
@@ -65,9 +65,18 @@ function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | nul
 }
 
 export async function serve(opts: ServeOptions): Promise<number> {
+  // Before plan() removes the token from the environment: a relay may need it.
+  const env = { ...process.env };
   const planned = plan(opts);
   if (typeof planned === "number") return planned;
   const { config, listen, socket, token, localToken } = planned;
+  // One daemon per data directory: while it runs, stdio is relayed to it (stdio-relay.ts).
+  if (!listen && !socket) {
+    const relayed = await relayStdio(resolveDataPaths(env, process.platform, homedir(), process.cwd()).dataDir, env);
+    if (relayed !== null) return relayed;
+  }
+  // The daemon's code is loaded only now: a relay never needs it.
+  const [{ createDaemon, StartupError }, { DatabaseLockedError }] = await Promise.all([import("../server.ts"), import("../../core/sessions/db.ts")]);
   const log = await createLogger(config.logLevel);
   let daemon: Daemon;
   const startedAtMs = Date.now();
