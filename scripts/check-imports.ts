@@ -7,7 +7,7 @@ import { dirname, join, normalize, relative } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..");
 
-type Layer = "protocol" | "rpc" | "transports" | "driver" | "core" | "interaction" | "daemon" | "browser" | "drivers" | "other";
+type Layer = "protocol" | "rpc" | "client" | "transports" | "driver" | "core" | "interaction" | "daemon" | "browser" | "drivers" | "other";
 
 /** The report page's script (bundled by scripts/gen-report-script.ts): it runs in a browser, not in the daemon. */
 const BROWSER = "src/daemon/report/browser/";
@@ -19,7 +19,7 @@ function layerOf(rel: string): Layer {
   const [top, second] = rel.split("/");
   if (top === "drivers") return "drivers";
   if (top !== "src") return "other";
-  if (second === "protocol" || second === "rpc" || second === "transports" || second === "driver" || second === "core" || second === "interaction" || second === "daemon") return second;
+  if (second === "protocol" || second === "rpc" || second === "client" || second === "transports" || second === "driver" || second === "core" || second === "interaction" || second === "daemon") return second;
   return "other";
 }
 
@@ -29,6 +29,26 @@ function layerOf(rel: string): Layer {
  * src/daemon/cli/ when the composition root gets a folder of its own (issue 26, item 2).
  */
 const CLI_STARTS_MCP = new Set(["src/daemon/cli/serve.ts", "src/daemon/cli/mcp-command.ts"]);
+
+/**
+ * What the DeviceRail client (src/client/) runs besides its own files: the NDJSON framing and the
+ * small protocol modules. The method table (protocol/methods.ts) and the schemas are types only
+ * there, since building every wire schema would slow the CLI's start (scripts/bench/startup.ts).
+ */
+const CLIENT_RUNTIME = new Set(["src/rpc/ndjson.ts", "src/rpc/encode.ts", "src/protocol/method-sets.ts", "src/protocol/features.ts", "src/protocol/errors.ts"]);
+
+/**
+ * The front ends served inside the daemon (the HTTP API, MCP, the live report): they reach the
+ * engine as in-process clients (src/client/in-process.ts) the composition root hands them, never
+ * through the dispatcher, a connection or core.
+ */
+const IN_PROCESS_SURFACE = (rel: string) => rel === "src/transports/http-api.ts" || rel.startsWith("src/daemon/mcp/") || rel.startsWith("src/daemon/report/");
+const ENGINE_INSIDE = (target: string) =>
+  target === "src/rpc/dispatcher.ts" ||
+  target === "src/rpc/connection.ts" ||
+  target === "src/rpc/method-steps.ts" ||
+  // The one exception: the semantic layer's facade for surfaces, the daemon's pure selector predicate.
+  (target.startsWith("src/core/") && target !== "src/core/devices/semantic/index.ts");
 
 const SPECIFIER = /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
@@ -74,6 +94,8 @@ export function violations(rel: string, source: string): string[] {
   const problems: string[] = [];
   const usesBunGlobal = /\bBun\.[A-Za-z]/.test(source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ""));
   const inCore = (sub: string) => rel.startsWith(`src/core/${sub}/`);
+  const typeOnly = typeOnlyImportsOf(source);
+  const runtime = new Set(importsOf(source.replace(TYPE_ONLY, "")));
   for (const spec of importsOf(source)) {
     const target = spec.startsWith(".") ? normalize(join(dirname(rel), spec)) : null;
     const tLayer = target ? layerOf(target) : null;
@@ -81,6 +103,7 @@ export function violations(rel: string, source: string): string[] {
     const bad = (why: string) => problems.push(`${rel}: imports ${spec} (${why})`);
     // The page's script reaches the daemon only as its bundle (page.ts imports generated/report.js.txt).
     if (target?.startsWith(BROWSER)) bad("only scripts/gen-report-script.ts uses the report's browser code, by bundling it");
+    if (target && IN_PROCESS_SURFACE(rel) && ENGINE_INSIDE(target)) bad("a surface in the daemon reaches the engine only through its in-process client (src/client/in-process.ts)");
     switch (layer) {
       case "protocol":
         if (pkg && pkg !== "valibot") bad("src/protocol may import valibot only");
@@ -91,8 +114,15 @@ export function violations(rel: string, source: string): string[] {
         if (pkg && pkg !== "valibot") bad("src/rpc imports no packages or Bun APIs besides valibot");
         if (tLayer && tLayer !== "rpc" && tLayer !== "protocol") bad("src/rpc may import protocol only");
         break;
+      case "client": {
+        const typesOnly = typeOnly.has(spec) && !runtime.has(spec);
+        if (pkg && !(pkg === "bun" && typesOnly)) bad("src/client imports no packages (Bun's types only)");
+        if (tLayer && tLayer !== "client" && !(tLayer === "protocol" && typesOnly) && !CLIENT_RUNTIME.has(target as string))
+          bad("src/client imports its own folder, rpc/ndjson.ts and rpc/encode.ts, and from src/protocol types or the small modules (method-sets, features, errors)");
+        break;
+      }
       case "transports":
-        if (tLayer && !["transports", "rpc", "protocol"].includes(tLayer)) bad("src/transports may import rpc and protocol only");
+        if (tLayer && !["transports", "rpc", "protocol", "client"].includes(tLayer)) bad("src/transports may import rpc, protocol and the client only");
         break;
       case "driver":
         if (pkg) bad("src/driver imports no packages");

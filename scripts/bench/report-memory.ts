@@ -88,7 +88,7 @@ async function measure(path: string, work: () => Promise<string>): Promise<void>
 async function recordRpc(c: CoreClient, bytes = TARGET_BYTES): Promise<string> {
   await c.call("device.select", { deviceId: "mock-1" });
   await c.call("device.connect");
-  const { id } = await c.call<{ id: string }>("session.start");
+  const { id } = await c.call("session.start");
   const text = "x".repeat(TEXT_CHARS);
   for (let i = 0; i * TEXT_CHARS < bytes; i++) {
     if (i % 20 === 0) await c.call("device.observe");
@@ -175,7 +175,7 @@ try {
     let after: number | undefined;
     let events = 0;
     for (;;) {
-      const page = await c.call<{ events: unknown[]; nextAfterSequence?: number }>("session.export", { sessionId: rpcSession, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+      const page = await c.call("session.export", { sessionId: rpcSession, limit: 1000, ...(after ? { afterSequence: after } : {}) });
       events += page.events.length;
       if (page.nextAfterSequence === undefined) return `${events} events`;
       after = page.nextAfterSequence;

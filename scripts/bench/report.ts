@@ -31,7 +31,7 @@ const f = (n: number) => n.toFixed(1);
 /** A Session of exactly `events` events: observe, inputText of one letter, tap, … (5 events a round), topped up with observations. */
 async function recordSession(c: CoreClient, events: number): Promise<string> {
   await c.call("device.connect");
-  const { id } = await c.call<{ id: string }>("session.start");
+  const { id } = await c.call("session.start");
   const exec = (name: string, args: object) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
   await exec("tap", { x: 640, y: 148 });
   // sessionStarted and the tap so far; sessionEnded comes last.

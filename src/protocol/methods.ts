@@ -123,6 +123,12 @@ export type ParamsOf<M extends MethodName> = Spec<M>["params"] extends v.Generic
   : Record<string, never>;
 /** What a handler returns: the schema's input type, since the dispatcher validates it before sending. */
 export type ResultOf<M extends MethodName> = v.InferInput<Spec<M>["result"]>;
+/** What a client sends: the params schema's input type (a method without params takes none). */
+export type InputOf<M extends MethodName> = Spec<M>["params"] extends v.GenericSchema
+  ? v.InferInput<Spec<M>["params"]>
+  : Record<string, never>;
+/** What a client reads: the result schema's output type, as the dispatcher validated and sent it. */
+export type OutputOf<M extends MethodName> = v.InferOutput<Spec<M>["result"]>;
 
 
 export { CONCURRENT_METHODS, PRIVILEGED_TRANSPORTS, type Privileged };

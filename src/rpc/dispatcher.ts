@@ -68,9 +68,9 @@ export class Dispatcher {
    * a line, without encoding it to text and parsing it back. `params` may hold the JsonFloat
    * values of parseJson, which keep a number's lexical class as in a line.
    */
-  call(conn: Connection, id: RpcId, method: string, params?: object): Promise<CallOutcome> {
+  call(conn: Connection, id: RpcId, method: string, params?: object, timeoutMs?: number): Promise<CallOutcome> {
     const answered = Promise.withResolvers<CallOutcome>();
-    const req: RpcRequest = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params: params as RpcRequest["params"] }) };
+    const req: RpcRequest = { jsonrpc: "2.0", id, method, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(params === undefined ? {} : { params: params as RpcRequest["params"] }) };
     const reply: Reply = {
       success: (_conn, rid, result) => {
         const json = this.jsonOf(result);

@@ -1,5 +1,6 @@
 import type { TestEvent } from "../protocol/types/event.ts";
-import { type LocalRpc, RpcFailure } from "./local-rpc.ts";
+import type { Client } from "../client/client.ts";
+import { RemoteError } from "../client/remote-error.ts";
 
 /**
  * One events.list call: the page, or, when its answer would not fit one response line, the
@@ -42,11 +43,11 @@ export const fittingLimitOf = (details: unknown): number => {
 };
 
 /** events.list on an in-process connection, a page too large for one line told apart from other failures. */
-export function listPage(rpc: LocalRpc, sessionId: string): ListPage {
+export function listPage(rpc: Client, sessionId: string): ListPage {
   return async (afterSequence, limit) => {
-    const out = await rpc.call("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
-    if (out.ok) return out.result as TestEvent[];
+    const out = await rpc.answer("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
+    if (out.ok) return out.result;
     if (out.error.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(out.error.data.details) };
-    throw new RpcFailure("events.list", out.error);
+    throw new RemoteError("events.list", out.error);
   };
 }

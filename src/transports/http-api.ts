@@ -1,13 +1,16 @@
+import type { Client } from "../client/client.ts";
+import { withDeviceSession } from "../client/device-session.ts";
+import { hello } from "../client/hello.ts";
+import type { Connect, LocalClient } from "../client/in-process.ts";
+import { RemoteError } from "../client/remote-error.ts";
 import { errorObject } from "../protocol/errors.ts";
+import type { InputOf, MethodName } from "../protocol/methods.ts";
 import type { TestEvent } from "../protocol/types/event.ts";
 import type { SessionInfo } from "../protocol/types/session.ts";
 import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
-import type { Dispatcher } from "../rpc/dispatcher.ts";
-import type { ServerServices } from "../rpc/handshake.ts";
 import { parseJson } from "../rpc/json.ts";
 import { type Logger, RpcError, notPermittedOnTransport } from "../rpc/rpc-error.ts";
 import { NO_STORE, errorResponse, jsonResponse } from "./http-guard.ts";
-import { LocalRpc, RpcFailure } from "./local-rpc.ts";
 import { eventPages, listPage } from "./event-pages.ts";
 import { textStream } from "./text-stream.ts";
 
@@ -18,8 +21,8 @@ export interface EvidenceSource {
 }
 
 export interface HttpApiOptions {
-  dispatcher: Dispatcher;
-  services: ServerServices;
+  /** Opens an in-process connection (the composition root's). */
+  connect: Connect;
   log: Logger;
   evidence: EvidenceSource;
   serverVersion: string;
@@ -33,7 +36,6 @@ export interface HttpApiOptions {
 /** The response header naming the Session a device request was recorded in. */
 export const SESSION_HEADER = "DeviceRail-Session";
 
-const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "action.protected.v1"];
 const SHA256 = /^[0-9a-f]{64}$/;
 /** Responses name Evidence by its AssetRef id, `sha256:<hex>`; the bare digest is accepted too. */
 const EVIDENCE_ID_PREFIX = "sha256:";
@@ -57,10 +59,10 @@ status(413, ["response_frame_too_large"]);
 
 export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
 
-const failure = (f: RpcFailure, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
+const failure = (f: RemoteError, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
 
 const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof errorObject>[1] = {}): never => {
-  throw new RpcFailure("http", errorObject(name, opts));
+  throw new RemoteError("http", errorObject(name, opts));
 };
 
 /**
@@ -107,18 +109,18 @@ function actionArguments(body: string): object {
 type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
 
 /** The pages of an ended Session's paged export, from the first one already read. */
-async function* exportPages(rpc: LocalRpc, sessionId: string, first: ExportPage): AsyncGenerator<TestEvent[]> {
+async function* exportPages(rpc: Client, sessionId: string, first: ExportPage): AsyncGenerator<TestEvent[]> {
   let page = first;
   for (;;) {
     yield page.events;
     if (page.nextAfterSequence === undefined) return;
-    page = (await rpc.must("session.export", { sessionId, limit: 1000, afterSequence: page.nextAfterSequence })).result as ExportPage;
+    page = await rpc.call("session.export", { sessionId, limit: 1000, afterSequence: page.nextAfterSequence });
   }
 }
 
 /** An active Session's info, from the summaries of the active Sessions (few: one per leased device). */
-async function activeInfo(rpc: LocalRpc, sessionId: string): Promise<SessionInfo> {
-  const { sessions } = (await rpc.must("devicerail.sessions.list", { state: "active" })).result as { sessions: SessionInfo[] };
+async function activeInfo(rpc: Client, sessionId: string): Promise<SessionInfo> {
+  const { sessions } = await rpc.call("devicerail.sessions.list", { state: "active" });
   const s = sessions.find((x) => x.id === sessionId);
   if (!s) return fail("session_not_found", { arg: sessionId, details: { sessionId } });
   return { id: s.id, state: s.state, startedAtMs: s.startedAtMs, endedAtMs: s.endedAtMs, eventCount: s.eventCount, lastSequence: s.lastSequence };
@@ -153,7 +155,7 @@ function decodeSegment(segment: string): string {
  * device or action) is refused before session.start, so a mistyped curl leaves no Session behind.
  */
 export class HttpApi {
-  private readonly open = new Set<LocalRpc>();
+  private readonly open = new Set<LocalClient>();
   private stopping = false;
 
   constructor(private readonly opts: HttpApiOptions) {}
@@ -173,7 +175,7 @@ export class HttpApi {
     if (top === "devices" && n === 4 && leaf === "actions")
       return this.handle(req, "POST", () => {
         const args = actionArguments(body);
-        return this.device(req, id as string, (rpc) => this.action(rpc, name as string, args), (rpc) => this.knownAction(rpc, name as string));
+        return this.device(req, id as string, (rpc) => this.action(rpc, name as string, args), (rpc) => this.knownAction(rpc, name as string, !sentByPage(req)));
       });
     // The summaries rather than sessions.list: a person reading this wants the device, the outcome
     // and the counts, and the reference's bare array is kept for JSON-RPC clients only.
@@ -197,7 +199,7 @@ export class HttpApi {
     try {
       return await run();
     } catch (err) {
-      if (err instanceof RpcFailure) return failure(err);
+      if (err instanceof RemoteError) return failure(err);
       if (err instanceof RpcError) return errorResponse(httpStatusOf(err.code), JSON.stringify(err.error));
       this.opts.log.error({ err }, "HTTP request failed unexpectedly");
       return errorResponse(500, JSON.stringify(errorObject("internal_error")));
@@ -205,18 +207,12 @@ export class HttpApi {
   }
 
   /** A fresh connection after its hello, privileged unless a web page sent the request; closed by the caller. */
-  private async connect(req: Request): Promise<LocalRpc> {
+  private async connect(req: Request): Promise<LocalClient> {
     if (this.stopping) fail("event_store_shutting_down");
-    const rpc = new LocalRpc(this.opts.dispatcher, this.opts.services, { kind: "http", framing: "jsonMessage" }, this.opts.log);
-    rpc.conn.privileged = !sentByPage(req);
+    const rpc = this.opts.connect({ transport: "http", privileged: !sentByPage(req) });
     this.open.add(rpc);
-    const hello = {
-      client: { name: "devicerail-http", version: this.opts.serverVersion },
-      protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
-      features: { required: [], optional: FEATURES },
-    };
     try {
-      await rpc.must("system.hello", hello);
+      await hello(rpc, { name: "devicerail-http", version: this.opts.serverVersion }, "http");
     } catch (err) {
       await this.release(rpc);
       throw err;
@@ -224,15 +220,17 @@ export class HttpApi {
     return rpc;
   }
 
-  private async release(rpc: LocalRpc): Promise<void> {
+  private async release(rpc: LocalClient): Promise<void> {
     await rpc.close();
     this.open.delete(rpc);
   }
 
-  private async plain(req: Request, method: string, params?: object): Promise<Response> {
+  private async plain(req: Request, method: MethodName, params?: object): Promise<Response> {
     const rpc = await this.connect(req);
     try {
-      return jsonResponse((await rpc.must(method, params)).json);
+      const out = await (rpc.answer as (m: MethodName, p?: object) => ReturnType<Client["answer"]>)(method, params);
+      if (!out.ok) throw new RemoteError(method, out.error);
+      return jsonResponse(out.json);
     } finally {
       await this.release(rpc);
     }
@@ -248,7 +246,7 @@ export class HttpApi {
     try {
       return await this.plain(req, "events.list", params);
     } catch (err) {
-      if (!(err instanceof RpcFailure) || err.error.data.code !== "response_frame_too_large") throw err;
+      if (!(err instanceof RemoteError) || err.error.data.code !== "response_frame_too_large") throw err;
       const { actualBytesAtLeast, limitBytes, fittingLimit = 1 } = (err.error.data.details ?? {}) as { actualBytesAtLeast?: number; limitBytes?: number; fittingLimit?: number };
       const next = `/sessions/${sessionId}/events?${query.afterSequence ? `afterSequence=${query.afterSequence}&` : ""}limit=${fittingLimit}`;
       const message = `the events do not fit one answer of ${MAX_FRAME_BYTES} bytes: page with limit (at most ${fittingLimit} here) and afterSequence (the last sequence received), e.g. GET ${next}`;
@@ -268,20 +266,20 @@ export class HttpApi {
     const rpc = await this.connect(req);
     let streaming = false;
     try {
-      const whole = await rpc.call("session.export", { sessionId });
+      const whole = await rpc.answer("session.export", { sessionId });
       if (whole.ok) return jsonResponse(whole.json);
-      if (whole.error.data.code !== "response_frame_too_large") throw new RpcFailure("session.export", whole.error);
-      const first = await rpc.call("session.export", { sessionId, limit: 1000 });
+      if (whole.error.data.code !== "response_frame_too_large") throw new RemoteError("session.export", whole.error);
+      const first = await rpc.answer("session.export", { sessionId, limit: 1000 });
       let session: SessionInfo;
       let pages: AsyncGenerator<TestEvent[]>;
       if (first.ok) {
-        const page = first.result as ExportPage;
+        const page = first.result;
         session = page.session;
         pages = exportPages(rpc, sessionId, page);
       } else if (first.error.data.code === "session_active") {
         session = await activeInfo(rpc, sessionId);
         pages = eventPages(listPage(rpc, sessionId), { untilSequence: session.lastSequence });
-      } else throw new RpcFailure("session.export", first.error);
+      } else throw new RemoteError("session.export", first.error);
       const onAbort = () => void this.release(rpc);
       req.signal.addEventListener("abort", onAbort, { once: true });
       const body = textStream(exportText(session, pages), async () => {
@@ -295,38 +293,48 @@ export class HttpApi {
     }
   }
 
-  /** `admit` runs after the device is connected and before session.start: its refusal starts no Session. */
-  private async device(req: Request, deviceId: string, work: (rpc: LocalRpc) => Promise<Response>, admit?: (rpc: LocalRpc) => Promise<void>): Promise<Response> {
+  /**
+   * `admit` runs after the device is connected and before session.start: its refusal starts no
+   * Session. A device another Session holds is waited for as on every surface (client/device-session.ts).
+   */
+  private async device(req: Request, deviceId: string, work: (rpc: Client) => Promise<Response>, admit?: (rpc: Client) => Promise<void>): Promise<Response> {
     const rpc = await this.connect(req);
     // A client that hangs up mid-request closes the connection: its action is cancelled and its Session ended.
     const onAbort = () => void rpc.close();
     req.signal.addEventListener("abort", onAbort, { once: true });
+    let sessionId: string | null = null;
+    let workFailed = false;
     try {
-      if (deviceId !== "_") await rpc.must("device.select", { deviceId });
-      await rpc.must("device.connect");
-      await admit?.(rpc);
-      const sessionId = ((await rpc.must("session.start")).result as { id: string }).id;
-      const named = { [SESSION_HEADER]: sessionId };
-      let res: Response;
-      try {
-        res = await work(rpc);
-      } catch (err) {
-        const reason = err instanceof Error ? err.message : String(err);
-        await rpc.call("session.end", { outcome: "failed", reason });
-        if (err instanceof RpcFailure) return failure(err, named);
-        throw err;
-      }
-      await rpc.must("session.end", { outcome: "completed" });
-      res.headers.set(SESSION_HEADER, sessionId);
+      if (deviceId !== "_") await rpc.call("device.select", { deviceId });
+      const res = await withDeviceSession(
+        rpc,
+        (session) => {
+          sessionId = session.id;
+          return work(rpc).catch((err: unknown) => {
+            workFailed = true;
+            throw err;
+          });
+        },
+        {
+          admit: admit && (() => admit(rpc)),
+          // The reason recorded is the error's own message, as the Session's reader sees it elsewhere.
+          outcomeOf: (err) => ({ outcome: "failed", reason: err instanceof RemoteError ? err.rpcMessage : err instanceof Error ? err.message : String(err) }),
+        },
+      );
+      res.headers.set(SESSION_HEADER, sessionId ?? "");
       return res;
+    } catch (err) {
+      // The work's refusal names the Session it was recorded in; a refused start has none.
+      if (workFailed && err instanceof RemoteError) return failure(err, { [SESSION_HEADER]: sessionId ?? "" });
+      throw err;
     } finally {
       req.signal.removeEventListener("abort", onAbort);
       await this.release(rpc);
     }
   }
 
-  private async screenshot(rpc: LocalRpc): Promise<Response> {
-    const o = (await rpc.must("device.observe")).result as { deviceId: string; screenshot: { sha256: string | null } | null; screenshotOmission?: string };
+  private async screenshot(rpc: Client): Promise<Response> {
+    const o = await rpc.call("device.observe");
     const sha = o.screenshot?.sha256;
     if (!sha) return fail("media_capture_unavailable", { details: { deviceId: o.deviceId, screenshotOmission: o.screenshotOmission ?? null } });
     const stored = await this.opts.evidence.read(sha);
@@ -334,25 +342,29 @@ export class HttpApi {
     return new Response(stored.bytes, { headers: { "Content-Type": stored.mediaType, ...NO_STORE } });
   }
 
-  private async ui(rpc: LocalRpc): Promise<Response> {
-    const o = (await rpc.must("device.observe")).result as { id: string };
-    return jsonResponse((await rpc.must("ui.snapshot.get", { observationId: o.id })).json);
+  private async ui(rpc: Client): Promise<Response> {
+    const o = await rpc.call("device.observe");
+    const snapshot = await rpc.answer("ui.snapshot.get", { observationId: o.id });
+    if (!snapshot.ok) throw new RemoteError("ui.snapshot.get", snapshot.error);
+    return jsonResponse(snapshot.json);
   }
 
   /**
    * unknown_action with the names the device offers, so the caller can correct the path; a
    * protected action a page asked for is refused here too, before a Session is started for it.
    */
-  private async knownAction(rpc: LocalRpc, name: string): Promise<void> {
-    const defs = (await rpc.must("device.capabilities")).result as { name: string; protection?: string }[];
+  private async knownAction(rpc: Client, name: string, privileged: boolean): Promise<void> {
+    const defs = await rpc.call("device.capabilities");
     const def = defs.find((d) => d.name === name);
     if (!def) fail("unknown_action", { arg: name, details: { action: name, availableActions: defs.map((d) => d.name) } });
-    if (def?.protection === "protected" && !rpc.conn.privileged) throw notPermittedOnTransport("device.execute", "http", "protectedAction");
+    if (def?.protection === "protected" && !privileged) throw notPermittedOnTransport("device.execute", "http", "protectedAction");
   }
 
-  private async action(rpc: LocalRpc, name: string, args: object): Promise<Response> {
+  private async action(rpc: Client, name: string, args: object): Promise<Response> {
     const params = { id: crypto.randomUUID(), name, arguments: args };
-    return jsonResponse((await rpc.must("device.execute", params)).json);
+    const out = await rpc.answer("device.execute", params as InputOf<"device.execute">);
+    if (!out.ok) throw new RemoteError("device.execute", out.error);
+    return jsonResponse(out.json);
   }
 
   /** Evidence is read by digest, whoever's Session holds it: a page may not read it. */

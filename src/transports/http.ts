@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
+import type { Dispatcher } from "../rpc/dispatcher.ts";
+import type { ServerServices } from "../rpc/handshake.ts";
 import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import type { ConnectionLimits } from "./accept-table.ts";
@@ -17,6 +19,9 @@ const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
 export interface PublicListenerOptions extends HttpApiOptions {
+  /** The JSON-RPC connections' dispatcher and services (the HTTP API reaches them only through `connect`). */
+  dispatcher: Dispatcher;
+  services: ServerServices;
   /** When set, every connection authenticates first (and on TCP, non-loopback addresses may be bound). */
   token?: AccessToken | null;
   /** Credentials besides the token that open a connection limited to one device (farm allocations). */
@@ -42,7 +47,7 @@ export interface HttpFrontend {
  * directory, so only this process (and root) can reach it except through the public port's
  * checks. Every request passes the browser protection of http-guard before any route runs.
  */
-export function startHttpFrontend(opts: HttpApiOptions & { policy: HttpPolicy }): HttpFrontend {
+export function startHttpFrontend(opts: HttpApiOptions & { dispatcher: Dispatcher; services: ServerServices; policy: HttpPolicy }): HttpFrontend {
   const { log, policy } = opts;
   void reclaimDeadFolders(tmpdir(), log);
   const dir = mkdtempSync(join(tmpdir(), `${HTTP_FOLDER_PREFIX}${process.pid}-`));

@@ -54,4 +54,26 @@ describe("import fences", () => {
     expect(violations("src/daemon/cli/serve.ts", 'import { McpHub } from "../mcp/server.ts";')).toEqual([]);
     expect(violations("src/daemon/mcp/x.ts", 'import { r } from "../../interaction/index.ts";')).toEqual([]);
   });
+
+  test("the client runs only its own folder, the framing and the small protocol modules; the daemon's surfaces reach the engine only through it", () => {
+    const C = "src/client/x.ts";
+    expect(violations(C, 'import type { InputOf } from "../protocol/methods.ts";')).toEqual([]);
+    expect(violations(C, 'import { CONCURRENT_METHODS } from "../protocol/method-sets.ts";')).toEqual([]);
+    expect(violations(C, 'import { LineSplitter } from "../rpc/ndjson.ts";')).toEqual([]);
+    expect(violations(C, 'import type { Socket } from "bun";')).toEqual([]);
+    expect(violations(C, 'import { METHODS } from "../protocol/methods.ts";')).toHaveLength(1);
+    expect(violations(C, 'import type { Dispatcher } from "../rpc/dispatcher.ts";')).toHaveLength(1);
+    expect(violations(C, 'import { x } from "../transports/tcp.ts";')).toHaveLength(1);
+    expect(violations(C, 'import * as v from "valibot";')).toHaveLength(1);
+    expect(violations("src/rpc/x.ts", 'import { c } from "../client/client.ts";')).toHaveLength(1);
+    for (const surface of ["src/transports/http-api.ts", "src/daemon/mcp/x.ts", "src/daemon/report/x.ts"]) {
+      const up = surface.split("/").length - 2;
+      const src = "../".repeat(up);
+      expect(violations(surface, `import type { Dispatcher } from "${src}rpc/dispatcher.ts";`)).toHaveLength(1);
+      expect(violations(surface, `import { Connection } from "${src}rpc/connection.ts";`)).toHaveLength(1);
+      expect(violations(surface, `import { createCore } from "${src}core/core.ts";`).length).toBeGreaterThan(0);
+      expect(violations(surface, `import type { Connect } from "${src}client/in-process.ts";`)).toEqual([]);
+    }
+    expect(violations("src/daemon/local-connect.ts", 'import type { Dispatcher } from "../rpc/dispatcher.ts";')).toEqual([]);
+  });
 });

@@ -4,47 +4,41 @@
  * recorded exactly like any client's request, and the device's state lives on between commands.
  */
 import { homedir } from "node:os";
-import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
-import type { DevicesListResult } from "../../protocol/types/device.ts";
-import type { Observation } from "../../protocol/types/observation.ts";
+import type { Answer, CallOptions, Client } from "../../client/client.ts";
+import { withDeviceSession } from "../../client/device-session.ts";
+import { fetchVia } from "../../client/endpoint.ts";
+import { isRemote } from "../../client/remote-error.ts";
+import type { MethodName } from "../../protocol/methods.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import { CONCURRENT_METHODS } from "../../protocol/method-sets.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { resolveDataPaths } from "../data-dir.ts";
 import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
-import { CliError, RpcCallError, err, withSpinner } from "./output.ts";
-import { RpcAnswerError } from "./rpc-socket.ts";
+import { CliError, err, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
 
 export { DEFAULT_TIMEOUT_MS };
+export type { CallOptions };
 
 const CONCURRENT = new Set<string>(CONCURRENT_METHODS);
 
-/** What a command asked for: a deadline for device calls, and the signal Ctrl-C fires. */
-export interface CallOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface CoreClient {
+/**
+ * The daemon's typed client (src/client/) with the command's defaults: device calls (the
+ * concurrent methods) carry the command's deadline as `timeoutMs`, and Ctrl-C cancels them in the
+ * daemon (request.cancel), so their work stops. Every call shows a spinner while it runs.
+ */
+export interface CoreClient extends Client {
   readonly attached: Attached;
   /** The command's deadline for one device call, and for waiting on a device another Session holds. */
   readonly timeoutMs: number;
   /** Fired by Ctrl-C. */
   readonly interrupted: AbortSignal | undefined;
-  /**
-   * One call to the daemon. Device calls (the concurrent methods) carry the command's deadline
-   * as `timeoutMs`, and Ctrl-C cancels them in the daemon (request.cancel), so their work stops.
-   */
-  call<T = unknown>(method: string, params?: object): Promise<T>;
   /** Stored Evidence by digest, read over the daemon's HTTP API and checked against the digest. */
   evidence(sha256: string): Promise<Uint8Array>;
   /** One request to the daemon's HTTP side on the connected endpoint, with this command's credential. */
   http(path: string, init?: RequestInit): Promise<Response>;
-  /** Closes the connection (the daemon ends a Session left open, as a dropped client's would be). */
-  close(): void;
 }
 
 export function dataDirOf(env: Env): string {
@@ -63,31 +57,17 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   const attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: true }));
   const mismatch = versionMismatch(attached.hello);
   if (mismatch) process.stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
-  const { conn } = attached;
+  const { client } = attached;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const call = async <T>(method: string, params?: object): Promise<T> => {
-    const concurrent = CONCURRENT.has(method);
-    const { id, answer } = conn.request<T>(method, params, concurrent ? timeoutMs : undefined);
-    const onAbort = () => void conn.call("request.cancel", { requestId: id }).catch(() => {});
-    if (concurrent && opts.signal) {
-      if (opts.signal.aborted) onAbort();
-      else opts.signal.addEventListener("abort", onAbort, { once: true });
-    }
-    try {
-      return await withSpinner(`${method}…`, () => answer);
-    } catch (e) {
-      if (e instanceof RpcAnswerError) throw new RpcCallError(method, e.error.code, e.error.data, e.error.message);
-      throw e;
-    } finally {
-      opts.signal?.removeEventListener("abort", onAbort);
-    }
-  };
+  const defaults = (method: string, given: CallOptions = {}): CallOptions => (CONCURRENT.has(method) ? { timeoutMs, signal: opts.signal, ...given } : given);
+  const call = (method: MethodName, params?: object, o?: CallOptions): Promise<unknown> =>
+    withSpinner(`${method}…`, () => (client.call as (m: MethodName, p?: object, o?: CallOptions) => Promise<unknown>)(method, params, defaults(method, o)));
+  const answer = (method: MethodName, params?: object, o?: CallOptions): Promise<Answer> =>
+    withSpinner(`${method}…`, () => (client.answer as (m: MethodName, p?: object, o?: CallOptions) => Promise<Answer>)(method, params, defaults(method, o)));
   const http = (path: string, init: RequestInit = {}): Promise<Response> => {
     const { endpoint, token } = attached;
     const headers = { ...(init.headers as Record<string, string> | undefined), ...(token ? { Authorization: `Bearer ${token}` } : {}) };
-    return "socket" in endpoint
-      ? fetch(`http://localhost${path}`, { ...init, unix: endpoint.socket, headers } as RequestInit)
-      : fetch(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}${path}`, { ...init, headers });
+    return fetchVia(endpoint, path, { ...init, headers });
   };
   const evidence = async (sha256: string): Promise<Uint8Array> => {
     const res = await http(`/evidence/${sha256}`);
@@ -96,7 +76,8 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
     if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
     return bytes;
   };
-  return { attached, timeoutMs, interrupted: opts.signal, call, evidence, http, close: () => conn.close() };
+  const typed = { call, answer } as Pick<Client, "call" | "answer">;
+  return { attached, timeoutMs, interrupted: opts.signal, ...typed, evidence, http, close: () => client.close() };
 }
 
 /**
@@ -118,10 +99,10 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
     const result = await work(client, interrupt.signal);
     return result;
   } catch (e) {
-    if (interrupt.signal.aborted && e instanceof RpcCallError && e.data.code === "request_cancelled") throw new CliError("cancelled", 130);
+    if (interrupt.signal.aborted && isRemote(e, "request_cancelled")) throw new CliError("cancelled", 130);
     throw e;
   } finally {
-    client?.close();
+    void client?.close();
     process.off("SIGINT", onSigint);
   }
 }
@@ -134,7 +115,7 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
  */
 export async function route(c: CoreClient, deviceId: string | undefined): Promise<void> {
   if (deviceId === undefined) return;
-  const { devices } = await c.call<DevicesListResult>("devices.list");
+  const { devices } = await c.call("devices.list");
   const bySuffix = devices.filter((d) => d.id.endsWith(`:${deviceId}`));
   const id = devices.some((d) => d.id === deviceId) || bySuffix.length !== 1 ? deviceId : (bySuffix[0] as (typeof devices)[number]).id;
   await c.call("device.select", { deviceId: id });
@@ -143,53 +124,27 @@ export async function route(c: CoreClient, deviceId: string | undefined): Promis
 /**
  * Connects, starts a Session, runs `work` inside it and ends it: completed, cancelled when the
  * user interrupted, or failed with the error's text, so a failed one-shot command still leaves a
- * complete, readable Session behind.
+ * complete, readable Session behind. A device another Session holds is waited for until the
+ * command's deadline (the lease policy of every surface: client/device-session.ts), so parallel
+ * commands on one device take turns instead of failing.
  */
-export async function inSession<T>(c: CoreClient, work: (session: SessionInfo) => Promise<T>): Promise<T> {
-  const session = await withSpinner("waiting for the device (another Session holds it)…", () => startWhenFree(c));
-  let result: T;
-  try {
-    result = await work(session);
-  } catch (e) {
-    const cancelled = e instanceof RpcCallError && e.data.code === "request_cancelled";
-    const outcome = cancelled ? { outcome: "cancelled", reason: "interrupted by the user" } : { outcome: "failed", reason: (e as Error).message };
-    await c.call("session.end", outcome).catch(() => {});
-    throw e;
-  }
-  await c.call("session.end", { outcome: "completed" });
-  return result;
+export function inSession<T>(c: CoreClient, work: (session: SessionInfo) => Promise<T>): Promise<T> {
+  return withDeviceSession(c, work, {
+    waitMs: c.timeoutMs,
+    signal: c.interrupted,
+    cancelled: () => new CliError("cancelled", 130),
+    whileStarting: (start) => withSpinner("waiting for the device (another Session holds it)…", start),
+  });
 }
 
-/** How often a command asks again for a device another Session holds. */
-const LEASE_RETRY_MS = 100;
+export const observe = (c: CoreClient) => c.call("device.observe");
 
-/**
- * Connects and starts a Session; while another client's Session holds the device
- * (device_in_use, retryable), asks again until the command's deadline, so parallel commands on
- * one device take turns instead of failing.
- */
-async function startWhenFree(c: CoreClient): Promise<SessionInfo> {
-  const deadline = Date.now() + c.timeoutMs;
-  for (;;) {
-    try {
-      await c.call("device.connect");
-      return await c.call<SessionInfo>("session.start");
-    } catch (e) {
-      if (!(e instanceof RpcCallError && e.data.code === "device_in_use") || Date.now() + LEASE_RETRY_MS > deadline) throw e;
-      if (c.interrupted?.aborted) throw new CliError("cancelled", 130);
-      await Bun.sleep(LEASE_RETRY_MS);
-    }
-  }
-}
+export const execute = (c: CoreClient, name: string, args: unknown) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
 
-export const observe = (c: CoreClient) => c.call<Observation>("device.observe");
-
-export const execute = (c: CoreClient, name: string, args: unknown) => c.call<ActionResult>("device.execute", { id: crypto.randomUUID(), name, arguments: args });
-
-export const capabilities = (c: CoreClient) => c.call<ActionDefinition[]>("device.capabilities");
+export const capabilities = (c: CoreClient) => c.call("device.capabilities");
 
 /** The device id the connection is routed to (after lazy selection by a device method). */
 export async function selectedDevice(c: CoreClient): Promise<string> {
-  const r = await c.call<{ selectedDeviceId: string | null }>("devices.list");
+  const r = await c.call("devices.list");
   return r.selectedDeviceId ?? "?";
 }

@@ -3,7 +3,7 @@ import type { DevicesListResult } from "../../protocol/types/device.ts";
 import { dataDirOf } from "./client.ts";
 import { type Attached, attach, logPath, stopDaemon, versionMismatch } from "./daemon-control.ts";
 import { out, printJson, withSpinner } from "./output.ts";
-import { endpointText } from "./rpc-socket.ts";
+import { endpointText } from "../../client/endpoint.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -24,10 +24,10 @@ export interface DaemonStatus {
 }
 
 async function statusOf(a: Attached, dataDir: string): Promise<DaemonStatus> {
-  const { record, conn } = a;
+  const { record, client: conn } = a;
   const [{ devices }, { sessions }] = await Promise.all([
-    conn.call<DevicesListResult>("devices.list"),
-    conn.call<{ sessions: { id: string; deviceId: string | null }[] }>("devicerail.sessions.list", { state: "active" }),
+    conn.call("devices.list"),
+    conn.call("devicerail.sessions.list", { state: "active" }),
   ]);
   return {
     running: true,
@@ -99,6 +99,6 @@ export async function daemonCommand(action: "start" | "stop" | "status", opts: {
     else print(s);
     return 0;
   } finally {
-    attached.conn.close();
+    void attached.client.close();
   }
 }

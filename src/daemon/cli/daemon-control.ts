@@ -5,15 +5,16 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import type { Client } from "../../client/client.ts";
+import { type Endpoint, endpointText } from "../../client/endpoint.ts";
+import { hello } from "../../client/hello.ts";
+import { type SocketChannel, openSocketClient } from "../../client/socket.ts";
 import type { HelloResult } from "../../protocol/types/handshake.ts";
 import { ensurePrivateDir } from "../data-dir.ts";
 import { VERSION } from "../version.ts";
 import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-record.ts";
 import { readLocalToken } from "./local-token.ts";
 import { CliError } from "./output.ts";
-import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
-
-export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1", "action.protected.v1"];
 
 /** sun_path holds 108 bytes on Linux and 104 on macOS; a longer data directory gets a TCP port only. */
 const MAX_SOCKET_PATH = 100;
@@ -39,7 +40,9 @@ const endpointsOf = (r: DaemonRecord): Endpoint[] => [
 ];
 
 export interface Attached {
-  conn: RpcSocket;
+  /** The connection the hello was said on, for the command's calls. */
+  client: Client;
+  channel: SocketChannel;
   hello: HelloResult;
   record: DaemonRecord;
   endpoint: Endpoint;
@@ -49,17 +52,12 @@ export interface Attached {
   started: boolean;
 }
 
-async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ conn: RpcSocket; hello: HelloResult }> {
-  const conn = await RpcSocket.connect(endpoint, token);
+async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ client: Client; channel: SocketChannel; hello: HelloResult }> {
+  const { client, channel } = await openSocketClient(endpoint, token);
   try {
-    const hello = await conn.call<HelloResult>("system.hello", {
-      client: { name: "devicerail-cli", version: VERSION },
-      protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
-      features: { required: [], optional: FEATURES },
-    });
-    return { conn, hello };
+    return { client, channel, hello: await hello(client, { name: "devicerail-cli", version: VERSION }, "cli") };
   } catch (e) {
-    conn.terminate();
+    channel.terminate();
     throw e;
   }
 }
@@ -79,8 +77,8 @@ export function credentialFor(record: DaemonRecord, endpoint: Endpoint, env: Rec
  * could; false when it refuses or closes the connection, or says nothing within `ms`.
  */
 export async function answersWithoutCredential(endpoint: Endpoint, ms = 2_000): Promise<boolean> {
-  const attempt = helloOn(endpoint, null).then(({ conn }) => {
-    conn.close();
+  const attempt = helloOn(endpoint, null).then(({ client }) => {
+    void client.close();
     return true;
   });
   const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref?.());

@@ -85,7 +85,7 @@ export async function uiCommand(opts: { device?: string; json?: boolean; timeout
     return inSession(c, async () => {
       const o = await observe(c);
       if (!o.uiSnapshot) throw new CliError(`device ${o.deviceId} gave no UI tree (${o.uiSnapshotOmission ?? "no claim"})`);
-      return { observation: o, snapshot: await c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id }) };
+      return { observation: o, snapshot: await c.call("ui.snapshot.get", { observationId: o.id }) };
     });
   }, process.env, { timeoutMs: opts.timeout });
   const dataDir = dataDirOf(process.env);

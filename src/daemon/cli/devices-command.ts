@@ -22,9 +22,9 @@ const platformText = (p: DeviceInfo["platform"]) => (p.kind === "other" ? String
 
 export async function devicesCommand(opts: { json?: boolean }): Promise<number> {
   const { listed, rows } = await withClient(async (c) => {
-    const listed = await c.call<DevicesListResult>("devices.list");
+    const listed = await c.call("devices.list");
     // A device is leased by the active Session that started on it.
-    const { sessions } = await c.call<{ sessions: { id: string; deviceId: string | null }[] }>("devicerail.sessions.list", { state: "active" });
+    const { sessions } = await c.call("devicerail.sessions.list", { state: "active" });
     return { listed, rows: listed.devices.map((d) => deviceRow(d, sessions.find((s) => s.deviceId === d.id)?.id ?? null)) };
   });
   // The devices.list result itself, as GET /devices and JSON-RPC give it; state and lease are table-only.

@@ -4,7 +4,8 @@ import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";
-import { CliError, RpcCallError, out, printJson, withSpinner } from "./output.ts";
+import { RemoteError } from "../../client/remote-error.ts";
+import { CliError, out, printJson, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -89,7 +90,7 @@ async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number
     }
   });
   const id = await selectedDevice(c);
-  const listed = (await c.call<DevicesListResult>("devices.list")).devices.find((d) => d.id === id);
+  const listed = (await c.call("devices.list")).devices.find((d) => d.id === id);
   const o = last as Observation | null;
   return {
     deviceId: id,
@@ -159,7 +160,7 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
       const tap = r.tap ? `tap p50 ${r.tap.p50Ms} ms` : "no taps (--tap X,Y to time one)";
       checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, ${tap}`, fix: null });
     } catch (e) {
-      if (!(e instanceof RpcCallError || e instanceof CliError)) throw e;
+      if (!(e instanceof RemoteError || e instanceof CliError)) throw e;
       if (e instanceof CliError && e.exitCode === 2) throw e;
       checks.push({ name: "smoke", status: "fail", detail: e.message, fix: "fix the failures above, or choose a device with -d ID (see devicerail devices)" });
     }

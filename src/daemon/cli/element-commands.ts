@@ -15,7 +15,8 @@ import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } fro
 import { DEFAULT_TIMEOUT_MS, capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { ElementFailure, type Run, diagnose, reported } from "./element-failure.ts";
-import { CliError, RpcCallError, out, printJson } from "./output.ts";
+import { RemoteError } from "../../client/remote-error.ts";
+import { CliError, out, printJson } from "./output.ts";
 import { currentRef, loadListing, nodeRefOf } from "./refs.ts";
 import { readSecret } from "./secret-input.ts";
 import { ELEMENT_OPTIONS, type ElementOpts, type Wanted, selectorOf, usage, wantedFrom } from "./selector-options.ts";
@@ -61,7 +62,7 @@ async function attempt(run: Run, wanted: Wanted, call: () => Promise<ActionResul
   try {
     return await call();
   } catch (e) {
-    if (!(e instanceof RpcCallError)) throw e;
+    if (!(e instanceof RemoteError)) throw e;
     const code = e.data.code;
     if (wanted.kind === "ref" && (code === "element_stale" || code === "ui_context_changed")) throw new CliError("the screen changed since `devicerail ui`; run it again");
     if (!(code in HINTS)) throw e;
@@ -91,7 +92,7 @@ async function tapTarget(run: Run, wanted: Wanted): Promise<{ result: ActionResu
 
 /** The node an element reference names, with its ref and states, for the command's output line. */
 async function describe(run: Run, element: UiNodeRef, observations: (Observation | null)[]): Promise<string> {
-  const snapshot = await run.c.call<UiSnapshot>("ui.snapshot.get", { observationId: element.observationId });
+  const snapshot = await run.c.call("ui.snapshot.get", { observationId: element.observationId });
   const node = snapshot.nodes.find((n) => n.stableNodeId === element.stableNodeId);
   if (!node) return element.stableNodeId;
   const states = uiStatesOf(observations.find((o) => o?.id === element.observationId)?.metadata)[node.stableNodeId];
@@ -179,9 +180,9 @@ export async function waitForCommand(opts: ElementOpts & { gone?: boolean }): Pr
         const params = { id: crypto.randomUUID(), name: "waitForElement", arguments: { selector, condition } };
         let result: ActionResult | null = null;
         try {
-          result = await attempt(run, wanted, () => run.c.call<ActionResult>("device.execute", opts.timeout === undefined ? params : { ...params, actionTimeoutMs: waitMs }));
+          result = await attempt(run, wanted, () => run.c.call("device.execute", opts.timeout === undefined ? params : { ...params, actionTimeoutMs: waitMs }));
         } catch (e) {
-          if (!(e instanceof RpcCallError && e.data.code === "action_timed_out")) throw e;
+          if (!(e instanceof RemoteError && e.data.code === "action_timed_out")) throw e;
         }
         const output = result?.output as { matched: boolean; element: UiNodeRef | null } | undefined;
         // For --gone the element is there: only the screen is worth showing.

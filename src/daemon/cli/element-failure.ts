@@ -11,7 +11,8 @@ import { closestNodes, foregroundOf, uiStatesOf } from "../../interaction/index.
 import type { CoreClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { describeError } from "./error-text.ts";
-import { CliError, type RpcCallError, err, printJson } from "./output.ts";
+import type { RemoteError } from "../../client/remote-error.ts";
+import { CliError, err, printJson } from "./output.ts";
 import { type RefListing, currentRef } from "./refs.ts";
 
 export { foregroundOf };
@@ -38,7 +39,7 @@ export interface Diagnosis {
 export class ElementFailure extends CliError {
   constructor(
     message: string,
-    readonly rpc: RpcCallError | null,
+    readonly rpc: RemoteError | null,
     readonly diagnosis: Diagnosis | null,
     readonly detail: string[] = [],
   ) {
@@ -53,8 +54,8 @@ export class ElementFailure extends CliError {
  */
 export async function diagnose(run: Run, selector: ElementSelector | null): Promise<Diagnosis | null> {
   try {
-    const o = await run.c.call<Observation>("device.observe");
-    const snapshot = o.uiSnapshot ? await run.c.call<UiSnapshot>("ui.snapshot.get", { observationId: o.id }) : null;
+    const o = await run.c.call("device.observe");
+    const snapshot = o.uiSnapshot ? await run.c.call("ui.snapshot.get", { observationId: o.id }) : null;
     const states = uiStatesOf(o.metadata);
     const closest =
       snapshot && selector

@@ -3,8 +3,9 @@
  * over the daemon's event plane (events.stream.v1): the stored events first, then live ones,
  * until the Session ends.
  */
+import { helloParams } from "../../client/hello.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
-import type { SessionSummary } from "../../protocol/types/extensions.ts";
+import { VERSION } from "../version.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { CliError, out } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
@@ -53,7 +54,7 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
   let told = false;
   for (;;) {
     if (interrupted.aborted) throw new CliError("stopped", 130);
-    const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 20 });
+    const { sessions } = await c.call("devicerail.sessions.list", { limit: 20 });
     const next = sessions.find((s) => s.state === "active") ?? [...sessions].reverse().find((s) => s.startedAtMs >= since);
     if (next) return next.id;
     if (!told) process.stderr.write("no active Session; waiting for one to start (Ctrl-C to stop)\n");
@@ -65,11 +66,12 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
 /** Streams one Session's events to `onEvent` until its terminal; resolves with the terminal's reason. */
 async function stream(c: CoreClient, sessionId: string, onEvent: (e: TestEvent) => void, signal: AbortSignal): Promise<string> {
   if (!c.attached.hello.features.enabled.includes("events.stream.v1")) throw new CliError("the daemon offers no event stream (events.stream.v1) to follow Sessions with");
-  const { endpoint } = await c.call<{ endpoint: string }>("events.stream.open", { sessionId, originPolicy: { kind: "absent" } });
+  const { endpoint } = await c.call("events.stream.open", { sessionId, originPolicy: { kind: "absent" } });
   const ws = new WebSocket(endpoint, [SUBPROTOCOL]);
   const done = Promise.withResolvers<string>();
   ws.addEventListener("open", () => {
-    const hello = { client: { name: "devicerail-cli", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] }, features: { required: ["events.stream.v1"], optional: [] } };
+    // The event plane's own connection (docs/protocol/event-stream.md): the stream is required.
+    const hello = helloParams({ name: "devicerail-cli", version: VERSION }, [], ["events.stream.v1"]);
     ws.send(JSON.stringify({ jsonrpc: "2.0", id: "hello", method: "system.hello", params: hello }));
     ws.send(JSON.stringify({ jsonrpc: "2.0", id: "subscribe", method: "events.subscribe", params: { sessionId } }));
   });

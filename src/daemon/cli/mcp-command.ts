@@ -14,7 +14,7 @@ export async function mcpCommand(env: Record<string, string | undefined> = proce
   }
   // The daemon of the data directory serves the MCP clients of every host process; started when none runs.
   const attached = await attach(dataDirOf(env), env, { start: true });
-  attached.conn.close();
+  void attached.client.close();
   // A person who runs it at a terminal learns what it is waiting for; a host's pipe sees nothing.
   if (process.stdin.isTTY)
     process.stderr.write(

@@ -1,4 +1,5 @@
 /** Terminal output for people and machines: colour, tables, JSON, a spinner, and the CLI's errors. */
+import { RemoteError } from "../../client/remote-error.ts";
 import { describeError } from "./error-text.ts";
 
 /** A failure the user can act on; `exitCode` 1 = runtime failure, 2 = usage or configuration error, 130 = interrupted (Ctrl-C). */
@@ -8,25 +9,6 @@ export class CliError extends Error {
     readonly exitCode: 1 | 2 | 130 = 1,
   ) {
     super(message);
-  }
-}
-
-export interface RpcErrorData {
-  code: string;
-  message: string;
-  retryable: boolean;
-  details: unknown;
-}
-
-/** A JSON-RPC error the daemon answered (the same one any client would get). */
-export class RpcCallError extends Error {
-  constructor(
-    readonly method: string,
-    readonly code: number,
-    readonly data: RpcErrorData,
-    readonly rpcMessage: string,
-  ) {
-    super(`${method} failed: JSON-RPC error ${code} ${data.code}: ${rpcMessage}`);
   }
 }
 
@@ -101,7 +83,7 @@ export function printJson(value: unknown): void {
 /** Prints the failure (stderr for people; with --json also `{"error":…}` on stdout) and returns the exit code. */
 export function reportFailure(e: unknown, json: boolean): number {
   const st = err();
-  if (e instanceof RpcCallError) {
+  if (e instanceof RemoteError) {
     // The first line says which call failed; the rest says what to fix (error-text.ts).
     const [first, ...rest] = describeError({ code: e.code, message: e.rpcMessage, data: e.data });
     if (e.data.code === "device_not_found") rest.push("  list the devices with `devicerail devices`");

@@ -18,16 +18,17 @@ import { pageChunks, pagePolicy } from "../report/page.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { credentialFor } from "./daemon-control.ts";
 import { outputFile } from "./device-commands.ts";
-import { CliError, RpcCallError, printJson } from "./output.ts";
+import { RemoteError } from "../../client/remote-error.ts";
+import { CliError, printJson } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
 
 /** events.list through the client, a page too large for one line told apart from other failures. */
 function clientPages(c: CoreClient, sessionId: string): ListPage {
   return async (afterSequence, limit) => {
     try {
-      return await c.call<TestEvent[]>("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
+      return await c.call("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
     } catch (e) {
-      if (e instanceof RpcCallError && e.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(e.data.details) };
+      if (e instanceof RemoteError && e.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(e.data.details) };
       throw e;
     }
   };
@@ -36,17 +37,17 @@ function clientPages(c: CoreClient, sessionId: string): ListPage {
 /** The daemon, as a report needs it, through a CLI client. */
 export function clientSource(c: CoreClient): ReportSource {
   let devices: DeviceInfo[] | null = null;
-  const summaryOf = async (id: string, params: object) => (await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
+  const summaryOf = async (id: string, params: object) => (await c.call("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
   return {
     async head(id) {
       const summary = (await summaryOf(id, { limit: 1000 })) ?? (await summaryOf(id, { state: "active" }));
       if (summary) return { session: infoOf(summary), summary };
       // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
-      return { session: (await c.call<{ session: SessionInfo }>("session.export", { sessionId: id, limit: 1 })).session, summary: null };
+      return { session: (await c.call("session.export", { sessionId: id, limit: 1 })).session, summary: null };
     },
     pages: (session) => eventPages(clientPages(c, session.id), { untilSequence: session.lastSequence }),
     async device(id) {
-      devices ??= (await c.call<DevicesListResult>("devices.list")).devices;
+      devices ??= (await c.call("devices.list")).devices;
       return devices.find((d) => d.id === id) ?? null;
     },
     evidence: (sha) => c.evidence(sha).catch(() => null),
@@ -65,7 +66,7 @@ export interface ReportOpts {
 /** The Sessions a report covers: those named, and with --since those started in that window (oldest first). */
 async function sessionsFor(c: CoreClient, ids: string[], sinceMs: number | undefined): Promise<string[]> {
   if (sinceMs === undefined) return ids;
-  const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 1000 });
+  const { sessions } = await c.call("devicerail.sessions.list", { limit: 1000 });
   const cutoff = Date.now() - sinceMs;
   const recent = sessions.filter((s) => s.startedAtMs >= cutoff).reverse().map((s) => s.id);
   return [...ids, ...recent.filter((id) => !ids.includes(id))];
@@ -75,7 +76,7 @@ async function headOf(source: ReportSource, sessionId: string): Promise<ReportHe
   try {
     return await source.head(sessionId);
   } catch (e) {
-    if (e instanceof RpcCallError && e.data.code === "session_not_found") throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
+    if (e instanceof RemoteError && e.data.code === "session_not_found") throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     throw e;
   }
 }
@@ -191,7 +192,7 @@ export function openInBrowser(target: string): void {
 export async function openLiveReport(given: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
   const url = await withClient(async (c) => {
     const sessionId = await resolveSession(c, given);
-    const { sessions } = await c.call<{ sessions: SessionSummary[] }>("devicerail.sessions.list", { limit: 1000 });
+    const { sessions } = await c.call("devicerail.sessions.list", { limit: 1000 });
     if (!sessions.some((s) => s.id === sessionId)) throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     const { record } = c.attached;
     const port = record.port;

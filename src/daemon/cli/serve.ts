@@ -8,6 +8,7 @@ import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAd
 import { homedir } from "node:os";
 import { DataDirError, resolveDataPaths } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
+import { localConnect } from "../local-connect.ts";
 import type { Daemon } from "../server.ts";
 import { VERSION } from "../version.ts";
 import { removeRecord, writeRecord } from "./daemon-record.ts";
@@ -149,7 +150,9 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     removeRecord(daemon.paths.dataDir);
     return 2;
   }
-  const base = { dispatcher: daemon.dispatcher, services: daemon.services, log, serverVersion: VERSION };
+  // The surfaces' in-process clients: they get connections, never the dispatcher itself.
+  const connect = localConnect(daemon.dispatcher, daemon.services, log);
+  const base = { connect, log, serverVersion: VERSION };
   const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, references: (sessionId, sha) => daemon.core.log.references(sessionId, sha), images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
   // One set for every listener: a ticket asked for on the Unix socket is opened on the TCP port.
   const viewer = new ViewerPasses();
@@ -162,6 +165,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     viewer,
     dispatcher: daemon.dispatcher,
     services: daemon.services,
+    connect,
     log,
     evidence: daemon.evidence,
     serverVersion: VERSION,

@@ -6,7 +6,8 @@ import type { SessionInfo } from "../../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
-import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./output.ts";
+import { RemoteError } from "../../client/remote-error.ts";
+import { CliError, isoSeconds, printJson, printRows } from "./output.ts";
 
 export type SessionRow = SessionSummary;
 
@@ -32,7 +33,7 @@ export async function resolveSession(c: CoreClient, given: string): Promise<stri
   if (!/^[0-9a-f-]+$/.test(text) || text.length < MIN_PREFIX)
     throw new CliError(`${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`, 2);
   // sessions.list answers every Session the daemon keeps, active and ended (an array of SessionInfo).
-  const sessions = await c.call<{ id: string }[]>("sessions.list");
+  const sessions = await c.call("sessions.list");
   const hits = sessions.map((s) => s.id).filter((id) => id.startsWith(text));
   if (hits.length === 1) return hits[0] as string;
   if (hits.length === 0) throw new CliError(`no Session starts with ${text}; devicerail sessions lists them`);
@@ -42,7 +43,7 @@ export async function resolveSession(c: CoreClient, given: string): Promise<stri
 
 export async function sessionsCommand(opts: { json?: boolean; limit?: number }): Promise<number> {
   const params = opts.limit === undefined ? {} : { limit: opts.limit };
-  const { sessions } = await withClient((c) => c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list", params));
+  const { sessions } = await withClient((c) => c.call("devicerail.sessions.list", params));
   if (opts.json) printJson({ sessions });
   else if (sessions.length === 0) process.stdout.write("no sessions\n");
   else
@@ -61,7 +62,7 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
 export async function pruneCommand(opts: { olderThan?: number; keep?: number; dryRun?: boolean; json?: boolean }): Promise<number> {
   if ((opts.olderThan === undefined) === (opts.keep === undefined)) throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", 2);
   const deleted = await withClient(async (c) => {
-    const { sessions } = await c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list", { state: "ended" });
+    const { sessions } = await c.call("devicerail.sessions.list", { state: "ended" });
     const cutoff = opts.olderThan === undefined ? null : Date.now() - opts.olderThan;
     const doomed = cutoff === null ? sessions.slice(opts.keep) : sessions.filter((s) => (s.endedAtMs ?? s.startedAtMs) < cutoff);
     if (!opts.dryRun) for (const s of doomed) await c.call("events.clear", { sessionId: s.id });
@@ -81,14 +82,14 @@ export async function allEvents(c: CoreClient, sessionId: string): Promise<Expor
   let session: SessionInfo | undefined;
   try {
     for (;;) {
-      const page = await c.call<ExportPage>("session.export", { sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+      const page = await c.call("session.export", { sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
       session = page.session;
       events.push(...page.events);
       if (page.nextAfterSequence === undefined) return { session, events };
       after = page.nextAfterSequence;
     }
   } catch (e) {
-    if (e instanceof RpcCallError && e.data.code === "session_active") return c.call<ExportPage>("session.export", { sessionId });
+    if (e instanceof RemoteError && e.data.code === "session_active") return c.call("session.export", { sessionId });
     throw e;
   }
 }

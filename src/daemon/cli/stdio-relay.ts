@@ -10,7 +10,7 @@ import { STDIO_RELAY_LINE } from "../../transports/first-bytes.ts";
 import { setReading } from "../../transports/ndjson-connection.ts";
 import { credentialFor } from "./daemon-control.ts";
 import { type DaemonRecord, isAlive, readRecord } from "./daemon-record.ts";
-import { type Endpoint, endpointText } from "./rpc-socket.ts";
+import { type Endpoint, endpointText } from "../../client/endpoint.ts";
 
 /** How long a relay waits for a daemon that is starting to name its endpoints. */
 const STARTING_WAIT_MS = 15_000;

@@ -4,31 +4,17 @@
  * first tool call on the device). Ending the client ends them all, so a client that goes away
  * never strands a phone.
  */
-import type { ServerServices } from "../../rpc/handshake.ts";
-import type { Dispatcher } from "../../rpc/dispatcher.ts";
-import type { Logger } from "../../rpc/rpc-error.ts";
-import { type CallSuccess, LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
+import { RemoteError } from "../../client/remote-error.ts";
+import type { CallOptions } from "../../client/client.ts";
+import { startSession } from "../../client/device-session.ts";
+import { hello } from "../../client/hello.ts";
+import type { Connect, LocalClient } from "../../client/in-process.ts";
+import type { InputOf, MethodName, OutputOf } from "../../protocol/methods.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
 
-const FEATURES = [
-  "device.routing.v1",
-  "events.snapshot.v1",
-  "session.export.page.v1",
-  "observation.uiSnapshot.v1",
-  "device.semanticActions.v1",
-  "action.protected.v1",
-  "request.control.v1",
-  "verdict.record.v1",
-];
-
-/** How long a first call waits for a device another Session holds before answering device_in_use. */
-const LEASE_WAIT_MS = 2_000;
-const LEASE_RETRY_MS = 50;
-
 export interface LaneDeps {
-  dispatcher: Dispatcher;
-  services: ServerServices;
-  log: Logger;
+  /** Opens an in-process connection (the composition root's). */
+  connect: Connect;
   serverVersion: string;
 }
 
@@ -40,13 +26,13 @@ export interface Lane {
   actions: ActionDefinition[];
   /** Whether the device offers an action. */
   has(name: string): boolean;
-  call(method: string, params?: object, signal?: AbortSignal): Promise<CallSuccess>;
+  call<M extends MethodName>(method: M, params?: InputOf<M>, signal?: AbortSignal): Promise<OutputOf<M>>;
   close(): Promise<void>;
 }
 
 export class McpClient {
   private readonly lanes = new Map<string, Promise<Lane>>();
-  private readonly rpcs = new Set<LocalRpc>();
+  private readonly rpcs = new Set<LocalClient>();
   /** Every Session this client started, oldest first: its resources. */
   readonly sessions: { id: string; deviceId: string }[] = [];
   private ended = false;
@@ -57,7 +43,7 @@ export class McpClient {
   ) {}
 
   /** A connection without a device, for listings; closed after `work`. */
-  async plain<T>(work: (rpc: LocalRpc) => Promise<T>): Promise<T> {
+  async plain<T>(work: (rpc: LocalClient) => Promise<T>): Promise<T> {
     const rpc = await this.connect();
     try {
       return await work(rpc);
@@ -106,17 +92,12 @@ export class McpClient {
     this.lanes.clear();
   }
 
-  private async connect(): Promise<LocalRpc> {
-    if (this.ended) throw new RpcFailure("mcp", { code: -32000, message: "the MCP session has ended", data: { code: "session_ended", message: "the MCP session has ended", retryable: false, details: {} } });
-    const { dispatcher, services, log, serverVersion } = this.deps;
-    const rpc = new LocalRpc(dispatcher, services, { kind: "mcp", framing: "jsonMessage" }, log);
+  private async connect(): Promise<LocalClient> {
+    if (this.ended) throw new RemoteError("mcp", { code: -32000, message: "the MCP session has ended", data: { code: "session_ended", message: "the MCP session has ended", retryable: false, details: {} } });
+    const rpc = this.deps.connect({ transport: "mcp" });
     this.rpcs.add(rpc);
     try {
-      await rpc.must("system.hello", {
-        client: { name: this.clientName(), version: serverVersion },
-        protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
-        features: { required: [], optional: FEATURES },
-      });
+      await hello(rpc, { name: this.clientName(), version: this.deps.serverVersion }, "mcp");
     } catch (err) {
       await rpc.close();
       this.rpcs.delete(rpc);
@@ -128,27 +109,19 @@ export class McpClient {
   private async open(deviceId: string): Promise<Lane> {
     const rpc = await this.connect();
     try {
-      await rpc.must("device.select", { deviceId });
-      const deadline = Date.now() + LEASE_WAIT_MS;
-      let sessionId: string;
-      for (;;) {
-        try {
-          await rpc.must("device.connect");
-          sessionId = ((await rpc.must("session.start")).result as { id: string }).id;
-          break;
-        } catch (err) {
-          // The previous holder may be a process the host just replaced, whose lease is being freed.
-          if (!(err instanceof RpcFailure && err.error.data.code === "device_in_use") || Date.now() + LEASE_RETRY_MS > deadline) throw err;
-          await Bun.sleep(LEASE_RETRY_MS);
-        }
-      }
-      const actions = (await rpc.must("device.capabilities")).result as ActionDefinition[];
+      await rpc.call("device.select", { deviceId });
+      // The lease policy every surface shares (client/device-session.ts): the previous holder may be
+      // a process the host just replaced, whose lease is being freed.
+      const { id: sessionId } = await startSession(rpc);
+      const actions = await rpc.call("device.capabilities");
       this.sessions.push({ id: sessionId, deviceId });
       const close = async () => {
         await rpc.close();
         this.rpcs.delete(rpc);
       };
-      return { deviceId, sessionId, actions, has: (name) => actions.some((a) => a.name === name), call: (method, params, signal) => rpc.must(method, params, signal), close };
+      const call = <M extends MethodName>(method: M, params?: InputOf<M>, signal?: AbortSignal) =>
+        (rpc.call as (m: M, p?: InputOf<M>, o?: CallOptions) => Promise<OutputOf<M>>)(method, params, { signal });
+      return { deviceId, sessionId, actions, has: (name) => actions.some((a) => a.name === name), call, close };
     } catch (err) {
       await rpc.close();
       this.rpcs.delete(rpc);

@@ -17,8 +17,10 @@ import {
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
 import { listPage } from "../../transports/event-pages.ts";
-import { type LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
+import type { Client } from "../../client/client.ts";
+import { RemoteError } from "../../client/remote-error.ts";
 import { DEFAULT_IMAGE_SETTINGS, type ImageSettings, ModelImages } from "./image.ts";
+import type { Logger } from "../../rpc/rpc-error.ts";
 import { type LaneDeps, McpClient } from "./lanes.ts";
 import { ToolError, type ToolResult, failure } from "./results.ts";
 import { listEntry, parseArgs } from "./tool.ts";
@@ -27,6 +29,7 @@ import { TOOLS, toolNamed } from "./tools/index.ts";
 import { RefBook } from "./tree-text.ts";
 
 export interface McpHubOptions extends LaneDeps {
+  log: Logger;
   evidence: EvidenceSource;
   /** Whether the Session references the evidence: a client reads only evidence its own Sessions hold. */
   references(sessionId: string, sha256: string): boolean;
@@ -135,7 +138,7 @@ export class McpHub {
       const a = parseArgs(tool, args) as { deviceId: string };
       return await tool.run(deps, await client.lane(a.deviceId), a);
     } catch (err) {
-      const e = err instanceof RpcFailure ? ToolError.fromRpc(err.error) : err;
+      const e = err instanceof RemoteError ? ToolError.fromRpc(err.error) : err;
       if (e instanceof ToolError) {
         const deviceId = (args as { deviceId?: unknown } | undefined)?.deviceId;
         if (LANE_GONE.has(e.code) && typeof deviceId === "string") {
@@ -181,7 +184,7 @@ export class McpHub {
    * (asked again with fewer while they do not), and `next` when more may follow.
    * An event too large for a resource on its own comes with its long strings cut.
    */
-  private async sessionPage(rpc: LocalRpc, sessionId: string, page: { afterSequence: number; limit: number }): Promise<string> {
+  private async sessionPage(rpc: Client, sessionId: string, page: { afterSequence: number; limit: number }): Promise<string> {
     const list = listPage(rpc, sessionId);
     let limit = page.limit;
     for (;;) {
@@ -189,7 +192,7 @@ export class McpHub {
       try {
         events = await list(page.afterSequence, limit);
       } catch (err) {
-        if (err instanceof RpcFailure) throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, { code: err.error.data.code, sessionId });
+        if (err instanceof RemoteError) throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, { code: err.error.data.code, sessionId });
         throw err;
       }
       if (!Array.isArray(events)) {

@@ -6,7 +6,7 @@
 import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
-import { RpcFailure } from "../../transports/local-rpc.ts";
+import { RemoteError } from "../../client/remote-error.ts";
 import { selectorMatcher } from "../../core/devices/semantic/index.ts";
 import { closestNodes, firstOffered, foregroundOf, missing, onlyTappable, toolsFor as toolsOffered, uiStatesOf } from "../../interaction/index.ts";
 import type { EvidenceSource } from "../../transports/http-api.ts";
@@ -57,7 +57,7 @@ export const describeSelector = (s: McpSelector) => JSON.stringify(s);
 
 /** An observation with its tree listed (refs given), for the tools and for error answers. */
 async function observeListed(deps: CallDeps, lane: Lane): Promise<{ o: Observation; listing: TreeListing | null; previous: TreeListing | null; nodeCount: number }> {
-  const o = (await lane.call("device.observe", undefined, deps.signal)).result as Observation;
+  const o = (await lane.call("device.observe", undefined, deps.signal));
   if (!o.uiSnapshot) return { o, listing: null, previous: null, nodeCount: 0 };
   const snapshot = await treeOf(deps, lane, o);
   const { listing, previous } = deps.refs.list(lane.deviceId, snapshot, o.viewport, uiStatesOf(o.metadata));
@@ -78,11 +78,11 @@ async function treeOf(deps: CallDeps, lane: Lane, o: Observation): Promise<UiSna
       if (snapshot.observationId === o.id && Array.isArray(snapshot.nodes)) return snapshot;
     } catch {}
   }
-  return (await lane.call("ui.snapshot.get", { observationId: o.id }, deps.signal)).result as UiSnapshot;
+  return (await lane.call("ui.snapshot.get", { observationId: o.id }, deps.signal));
 }
 
 export async function observeTool(deps: CallDeps, lane: Lane, want: { image: boolean; tree: boolean; diff: boolean }): Promise<ToolResult> {
-  const { o, listing, previous, nodeCount } = want.tree ? await observeListed(deps, lane) : { o: (await lane.call("device.observe", undefined, deps.signal)).result as Observation, listing: null, previous: null, nodeCount: 0 };
+  const { o, listing, previous, nodeCount } = want.tree ? await observeListed(deps, lane) : { o: (await lane.call("device.observe", undefined, deps.signal)), listing: null, previous: null, nodeCount: 0 };
   const lines = [
     `observation ${o.id} of ${lane.deviceId} (session ${lane.sessionId})`,
     `foreground: ${foregroundOf(o.metadata) ?? "unknown"}`,
@@ -148,9 +148,9 @@ export const targetOf = (deps: CallDeps, lane: Lane, a: { ref?: string; selector
 export async function execute(deps: CallDeps, lane: Lane, name: string, args: object, aim: { ref?: string; selector?: McpSelector } = {}, actionTimeoutMs = deps.actionTimeoutMs): Promise<ActionResult> {
   const params = { id: crypto.randomUUID(), name, arguments: args, actionTimeoutMs };
   try {
-    return (await lane.call("device.execute", params, deps.signal)).result as ActionResult;
+    return (await lane.call("device.execute", params, deps.signal));
   } catch (err) {
-    if (!(err instanceof RpcFailure)) throw err;
+    if (!(err instanceof RemoteError)) throw err;
     const code = err.error.data.code;
     if (aim.ref !== undefined && STALE.has(code))
       throw new ToolError("stale_ref", `the screen changed since ${aim.ref} was listed: call ui_tree or device_observe and use a ref from the new listing`, false, { ref: aim.ref, cause: code });
@@ -181,7 +181,7 @@ class ScreenError extends ToolError {
 /** The closest elements to a selector and the current screen, observed (and recorded) now. */
 export async function screenLines(deps: CallDeps, lane: Lane, selector: McpSelector | undefined): Promise<{ lines: string[]; seen: Seen | null }> {
   try {
-    const o = (await lane.call("device.observe", undefined, deps.signal)).result as Observation;
+    const o = (await lane.call("device.observe", undefined, deps.signal));
     if (!o.uiSnapshot) return { lines: [`screen: ${foregroundOf(o.metadata) ?? "unknown"} (no element tree)`], seen: null };
     const snapshot = await treeOf(deps, lane, o);
     const { listing } = deps.refs.list(lane.deviceId, snapshot, o.viewport, uiStatesOf(o.metadata));

@@ -9,16 +9,12 @@
  * On a port that requires a token a browser comes in with a ticket the token's holder asked for
  * (POST /sessions/{id}/report/ticket), traded here for a view key (transports/viewer-passes.ts).
  */
-import type { DevicesListResult } from "../../protocol/types/device.ts";
-import type { TestEvent } from "../../protocol/types/event.ts";
-import type { SessionSummary } from "../../protocol/types/extensions.ts";
-import type { SessionInfo } from "../../protocol/types/session.ts";
-import type { Dispatcher } from "../../rpc/dispatcher.ts";
-import type { ServerServices } from "../../rpc/handshake.ts";
-import type { Logger } from "../../rpc/rpc-error.ts";
+import type { Client } from "../../client/client.ts";
+import { hello } from "../../client/hello.ts";
+import type { Connect } from "../../client/in-process.ts";
+import { RemoteError } from "../../client/remote-error.ts";
 import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
 import { extensionError, refusal } from "../../transports/http-guard.ts";
-import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
 import { textStream } from "../../transports/text-stream.ts";
 import type { ViewerPasses } from "../../transports/viewer-passes.ts";
@@ -26,9 +22,8 @@ import { type ReportSource, infoOf, modelChunks } from "./model.ts";
 import { pageChunks, pagePolicy } from "./page.ts";
 
 export interface ReportHttpOptions {
-  dispatcher: Dispatcher;
-  services: ServerServices;
-  log: Logger;
+  /** Opens an in-process connection (the composition root's). */
+  connect: Connect;
   evidence: EvidenceSource;
   serverVersion: string;
   /** The browser passes the HTTP guard honours; without them no ticket is issued. */
@@ -36,9 +31,6 @@ export interface ReportHttpOptions {
 }
 
 const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report(\/ticket)?$/;
-const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "events.stream.v1"];
-
-type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
 
 /** A capability older than this when the page's data is written is swapped for a fresh one (they expire after 30 s). */
 const CAPABILITY_FRESH_MS = 10_000;
@@ -46,19 +38,19 @@ const CAPABILITY_FRESH_MS = 10_000;
 const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) => extensionError(status, -32000, code, message, false, details);
 
 /** The daemon's own records, as a report needs them, over an in-process connection. */
-function localSource(rpc: LocalRpc, evidence: EvidenceSource): ReportSource {
+function localSource(rpc: Client, evidence: EvidenceSource): ReportSource {
   return {
     async head(sessionId) {
-      const recent = (await rpc.must("devicerail.sessions.list", { limit: 1000 })).result as { sessions: SessionSummary[] };
+      const recent = await rpc.call("devicerail.sessions.list", { limit: 1000 });
       let summary = recent.sessions.find((s) => s.id === sessionId) ?? null;
-      if (!summary) summary = ((await rpc.must("devicerail.sessions.list", { state: "active" })).result as { sessions: SessionSummary[] }).sessions.find((s) => s.id === sessionId) ?? null;
+      if (!summary) summary = (await rpc.call("devicerail.sessions.list", { state: "active" })).sessions.find((s) => s.id === sessionId) ?? null;
       if (summary) return { session: infoOf(summary), summary };
       // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
-      return { session: ((await rpc.must("session.export", { sessionId, limit: 1 })).result as ExportPage).session, summary: null };
+      return { session: (await rpc.call("session.export", { sessionId, limit: 1 })).session, summary: null };
     },
     pages: (session) => eventPages(listPage(rpc, session.id), { untilSequence: session.lastSequence }),
     async device(deviceId) {
-      return ((await rpc.must("devices.list")).result as DevicesListResult).devices.find((d) => d.id === deviceId) ?? null;
+      return (await rpc.call("devices.list")).devices.find((d) => d.id === deviceId) ?? null;
     },
     evidence: async (sha) => (await evidence.read(sha).catch(() => null))?.bytes ?? null,
   };
@@ -102,21 +94,16 @@ export class ReportHttp {
     const given = url.searchParams.get("view");
     const key = viewer ? (given !== null && viewer.viewing(given, sessionId) ? given : viewer.issueViewKey(sessionId)) : null;
     const evidenceQuery = key ? `?view=${key}` : "";
-    const { dispatcher, services, log, serverVersion } = this.opts;
-    const rpc = new LocalRpc(dispatcher, services, { kind: "http", framing: "jsonMessage" }, log);
+    const { serverVersion } = this.opts;
     // Like the API's reads: a page's fetch of another client's Session is refused (transport-and-framing.md#privileged-methods).
-    rpc.conn.privileged = !sentByPage(req);
+    const rpc = this.opts.connect({ transport: "http", privileged: !sentByPage(req) });
     let streaming = false;
     try {
-      const hello = await rpc.must("system.hello", {
-        client: { name: "devicerail-report", version: serverVersion },
-        protocol: { ranges: [{ major: 1, minMinor: 5, maxMinor: 5 }] },
-        features: { required: [], optional: FEATURES },
-      });
+      const hi = await hello(rpc, { name: "devicerail-report", version: serverVersion }, "report");
       const source = localSource(rpc, this.opts.evidence);
       const head = await source.head(sessionId);
-      const streams = ((hello.result as { features: { enabled: string[] } }).features.enabled ?? []).includes("events.stream.v1");
-      const open = async () => ({ at: Date.now(), ...((await rpc.must("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })).result as { endpoint: string; streamEpoch: string }) });
+      const streams = (hi.features.enabled ?? []).includes("events.stream.v1");
+      const open = async () => ({ at: Date.now(), ...(await rpc.call("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })) });
       // Opened now for its origin, which the policy names before the page is written.
       let cap = head.session.state === "active" && streams && port ? await open() : null;
       const live = async () => {
@@ -137,7 +124,7 @@ export class ReportHttp {
         headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, ...noStore, "X-Content-Type-Options": "nosniff" },
       });
     } catch (err) {
-      if (err instanceof RpcFailure) {
+      if (err instanceof RemoteError) {
         const code = err.error.data.code;
         return jsonError(code === "session_not_found" ? 404 : code === "method_not_permitted_on_transport" ? 403 : 500, code, err.error.message, (err.error.data.details ?? {}) as Record<string, unknown>);
       }

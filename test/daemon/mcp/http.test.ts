@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig } from "../../../src/daemon/config.ts";
 import { McpHttp } from "../../../src/daemon/mcp/http.ts";
+import { localConnect } from "../../../src/daemon/local-connect.ts";
 import { McpHub } from "../../../src/daemon/mcp/server.ts";
 import { createDaemon } from "../../../src/daemon/server.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
@@ -14,8 +15,7 @@ async function inProcessMcp() {
   const env = { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_MOCK_DEVICES: "1" };
   const daemon = await createDaemon(loadConfig(env), silentLogger, env);
   const hub = new McpHub({
-    dispatcher: daemon.dispatcher,
-    services: daemon.services,
+    connect: localConnect(daemon.dispatcher, daemon.services, silentLogger),
     log: silentLogger,
     serverVersion: "test",
     evidence: daemon.evidence,

@@ -12,8 +12,8 @@ export default defineTool({
   device: false,
   run: (deps) =>
     deps.client.plain(async (rpc) => {
-      const { devices } = (await rpc.must("devices.list")).result as DevicesListResult;
-      const { sessions } = (await rpc.must("devicerail.sessions.list", { state: "active" })).result as { sessions: { id: string; deviceId: string | null }[] };
+      const { devices } = await rpc.call("devices.list");
+      const { sessions } = await rpc.call("devicerail.sessions.list", { state: "active" });
       const rows = devices.map((d) => ({ ...d, heldBy: sessions.find((s) => s.deviceId === d.id)?.id ?? null }));
       const lines = rows.length
         ? rows.map((d) => `${d.id}  ${d.platform.kind}  ${JSON.stringify(d.name)}  os ${d.osVersion ?? "?"}  ${d.heldBy ? `held by session ${d.heldBy}` : "free"}`)

@@ -30,7 +30,7 @@ export default defineTool({
     const name = need(lane, "swipe", ["swipe", "scroll"]);
     let points = a.direction === undefined ? { startX: a.startX as number, startY: a.startY as number, endX: a.endX as number, endY: a.endY as number } : null;
     if (!points) {
-      const o = (await lane.call("device.observe", undefined, deps.signal)).result as Observation;
+      const o = (await lane.call("device.observe", undefined, deps.signal));
       const { width: w, height: h } = o.viewport;
       const f = a.distance ?? 0.5;
       const [cx, cy] = [w / 2, h / 2];

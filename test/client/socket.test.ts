@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { RpcSocket } from "../../../src/daemon/cli/rpc-socket.ts";
+import { SocketChannel } from "../../src/client/socket.ts";
 
-describe("RpcSocket", () => {
+describe("SocketChannel", () => {
   test("an answer whose characters are cut across chunks arrives whole", async () => {
     const text = "Grüße, 東京 🚀";
     const answer = new TextEncoder().encode(`${JSON.stringify({ jsonrpc: "2.0", id: 1, result: { text } })}\n`);
@@ -21,9 +21,10 @@ describe("RpcSocket", () => {
       },
     });
     try {
-      const conn = await RpcSocket.connect({ host: "127.0.0.1", port: server.port }, null);
-      expect(await conn.call<{ text: string }>("x.echo")).toEqual({ text });
-      conn.close();
+      const conn = await SocketChannel.open({ host: "127.0.0.1", port: server.port }, null);
+      const answer = await conn.send(1, "x.echo", undefined, undefined);
+      expect(answer.ok && answer.result).toEqual({ text });
+      await conn.close();
     } finally {
       server.stop(true);
     }
