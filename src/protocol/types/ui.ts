@@ -21,14 +21,17 @@ const nonNegative = v.pipe(v.number(), v.finite(), v.minValue(0));
 
 export const UiRectSchema = v.strictObject({ x: finite, y: finite, width: nonNegative, height: nonNegative });
 
+/** The longest fields of a UiNode, in code points: drivers cut an app's longer text to these. */
+export const UI_NODE_LIMITS = { id: 4096, role: 256, identifier: 4096, text: 65_536 } as const;
+
 export const UiNodeSchema = v.strictObject({
-  stableNodeId: nonBlank(4096),
-  parentStableNodeId: nullable(nonBlank(4096)),
-  role: nonBlank(256),
-  name: nullable(cpString(0, 65_536)),
-  value: nullable(cpString(0, 65_536)),
-  identifier: nullable(cpString(0, 4096)),
-  text: nullable(cpString(0, 65_536)),
+  stableNodeId: nonBlank(UI_NODE_LIMITS.id),
+  parentStableNodeId: nullable(nonBlank(UI_NODE_LIMITS.id)),
+  role: nonBlank(UI_NODE_LIMITS.role),
+  name: nullable(cpString(0, UI_NODE_LIMITS.text)),
+  value: nullable(cpString(0, UI_NODE_LIMITS.text)),
+  identifier: nullable(cpString(0, UI_NODE_LIMITS.identifier)),
+  text: nullable(cpString(0, UI_NODE_LIMITS.text)),
   bounds: nullable(UiRectSchema),
   enabled: nullable(v.boolean()),
   hittable: nullable(v.boolean()),
