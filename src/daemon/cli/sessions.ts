@@ -7,6 +7,7 @@ import { type CoreClient, withClient } from "./client.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
 import { CliError, RpcCallError, isoSeconds, printJson, printRows } from "./output.ts";
+import { assetRefsIn } from "../../protocol/types/evidence.ts";
 
 export type SessionRow = SessionSummary;
 
@@ -102,20 +103,8 @@ export interface EvidenceEntry {
 
 const extension = (mediaType: string) => (mediaType === "image/png" ? "png" : /json/.test(mediaType) ? "json" : "bin");
 
-/** Every canonical AssetRef anywhere in the events (observations, UI trees, results, frames, verdicts). */
-export function referencedEvidence(events: unknown): Map<string, string> {
-  const found = new Map<string, string>();
-  const walk = (x: unknown): void => {
-    if (Array.isArray(x)) return x.forEach(walk);
-    if (!x || typeof x !== "object") return;
-    const o = x as Record<string, unknown>;
-    if (typeof o.sha256 === "string" && /^[0-9a-f]{64}$/.test(o.sha256) && typeof o.mediaType === "string" && typeof o.uri === "string")
-      found.set(o.sha256, o.mediaType);
-    for (const v of Object.values(o)) walk(v);
-  };
-  walk(events);
-  return found;
-}
+/** Every canonical AssetRef anywhere in the events: sha256 → mediaType. */
+export const referencedEvidence = (events: unknown): Map<string, string> => assetRefsIn(events);
 
 const readme = (s: SessionInfo, evidence: number) => `DeviceRail Session ${s.id}
 
