@@ -16,13 +16,9 @@ import { CliError } from "./output.ts";
 import { replacePrivateFile } from "./private-file.ts";
 
 /** One device's last `ui` listing, and the numbering of its UI context so far. */
-export interface RefListing {
+export interface RefListing extends RefState {
   deviceId: string;
   observationId: string;
-  context: UiContextRef;
-  /** stableNodeId → N of `@eN`, for every element numbered in this context. */
-  numbers: Record<string, number>;
-  next: number;
   /** The stableNodeIds the listing gave a ref, in tree order. */
   listed: string[];
   savedAtMs: number;
