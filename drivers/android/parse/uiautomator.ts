@@ -41,7 +41,7 @@ export class UiDumpError extends Error {
   }
 }
 
-export const MAX_UI_NODES = 10_000;
+export const MAX_UI_NODES = UI_NODE_LIMITS.nodes;
 const { id: MAX_ID, role: MAX_ROLE, identifier: MAX_IDENTIFIER, text: MAX_TEXT } = UI_NODE_LIMITS;
 const DEFAULT_ROLE = "android.view.View";
 const BULLET = "\u2022";

@@ -25,7 +25,7 @@ export interface AxeTree {
 export class AxeTreeError extends Error {}
 
 const FRAME = /^\{\{(-?[\d.]+), (-?[\d.]+)\}, \{([\d.]+), ([\d.]+)\}\}$/;
-const MAX_NODES = 10_000;
+const MAX_NODES = UI_NODE_LIMITS.nodes;
 /** The protocol's lengths; longer app text is cut with a visible marker. */
 const { text: MAX_TEXT, id: MAX_ID, role: MAX_ROLE } = UI_NODE_LIMITS;
 

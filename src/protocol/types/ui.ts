@@ -21,8 +21,8 @@ const nonNegative = v.pipe(v.number(), v.finite(), v.minValue(0));
 
 export const UiRectSchema = v.strictObject({ x: finite, y: finite, width: nonNegative, height: nonNegative });
 
-/** The longest fields of a UiNode, in code points: drivers cut an app's longer text to these. */
-export const UI_NODE_LIMITS = { id: 4096, role: 256, identifier: 4096, text: 65_536 } as const;
+/** The most nodes a tree has, and the longest fields of a UiNode in code points: drivers cut longer trees and text to these. */
+export const UI_NODE_LIMITS = { nodes: 10_000, id: 4096, role: 256, identifier: 4096, text: 65_536 } as const;
 
 export const UiNodeSchema = v.strictObject({
   stableNodeId: nonBlank(UI_NODE_LIMITS.id),
@@ -42,15 +42,15 @@ export const UiSnapshotSchema = v.strictObject({
   formatVersion: int(1, 1),
   observationId: UuidSchema,
   context: UiContextRefSchema,
-  rootStableNodeIds: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(10_000)),
-  nodes: v.pipe(v.array(UiNodeSchema), v.minLength(1), v.maxLength(10_000)),
+  rootStableNodeIds: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(UI_NODE_LIMITS.nodes)),
+  nodes: v.pipe(v.array(UiNodeSchema), v.minLength(1), v.maxLength(UI_NODE_LIMITS.nodes)),
 });
 export type UiSnapshot = v.InferOutput<typeof UiSnapshotSchema>;
 
 export const UiSnapshotRefSchema = v.strictObject({
   formatVersion: int(1, 1),
   context: UiContextRefSchema,
-  nodeCount: int(1, 10_000),
+  nodeCount: int(1, UI_NODE_LIMITS.nodes),
   byteLength: int(1, 786_432),
   evidence: AssetRefSchema,
 });
