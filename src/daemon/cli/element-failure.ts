@@ -9,7 +9,7 @@ import type { ElementSelector, ElementTarget, UiNode, UiSnapshot } from "../../p
 import type { CoreClient } from "./client.ts";
 import { nodeLine, uiStatesOf } from "./device-commands.ts";
 import { describeError } from "./error-text.ts";
-import { CliError, type RpcCallError, err, printJson } from "./output.ts";
+import { CliError, EXIT, type RpcCallError, debugLine, err, printJsonError } from "./output.ts";
 import { type RefListing, closestNodes, currentRef } from "./refs.ts";
 
 export /** A Session on the routed device, with what the commands need to name and describe elements. */
@@ -38,7 +38,7 @@ export class ElementFailure extends CliError {
     readonly diagnosis: Diagnosis | null,
     readonly detail: string[] = [],
   ) {
-    super(message, 1);
+    super(message, EXIT.runtime);
   }
 }
 
@@ -95,10 +95,10 @@ export async function reported(json: boolean | undefined, work: () => Promise<nu
     if (!(e instanceof ElementFailure)) throw e;
     const st = err();
     const r = e.rpc;
-    const head = r ? describeError({ code: r.code, message: r.rpcMessage, data: r.data }).map((l, i) => (i === 0 ? `${r.method} failed: ${l}` : l)) : [e.message];
+    const head = r ? describeError(r.error) : [e.message];
     const rest = [...e.detail, ...diagnosisLines(e.diagnosis, st)].map((l) => `  ${l}`);
-    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest].join("\n")}\n`);
-    if (json) printJson({ error: { ...(r ? { code: r.code, message: r.rpcMessage, data: r.data } : { message: e.message }), closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null } });
+    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest, ...(r ? debugLine(r) : [])].join("\n")}\n`);
+    if (json) printJsonError(r ?? e, { closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null });
     return e.exitCode;
   }
 }

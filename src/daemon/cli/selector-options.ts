@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import type { ElementSelector } from "../../protocol/types/ui.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 import { parseRef } from "./refs.ts";
 
 export interface SelectorOpts {
@@ -40,7 +40,7 @@ export function addSelectorOptions(c: Command, opts: { ref: boolean }): Command 
 /** What the options name: a selector, or a ref into the last `ui` listing. */
 export type Wanted = { kind: "selector"; selector: ElementSelector; label: string } | { kind: "ref"; ref: string; label: string };
 
-export const usage = (message: string) => new CliError(message, 2);
+export const usage = (message: string) => new CliError(message, EXIT.usage);
 /** find and wait-for take a selector only (their actions have no node targets), so they have no --ref. */
 export const selectorOf = (w: Wanted): ElementSelector | null => (w.kind === "selector" ? w.selector : null);
 export const quoted = (s: string) => (/^[\w.:/@-]+$/.test(s) ? s : JSON.stringify(s));
