@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { resolveDataPaths } from "../data-dir.ts";
 import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
-import { CliError, RpcCallError, err, withSpinner } from "./output.ts";
+import { CliError, err, EXIT, RpcCallError, withSpinner } from "./output.ts";
 import { RpcAnswerError } from "./rpc-socket.ts";
 
 type Env = Record<string, string | undefined>;
@@ -56,7 +56,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   try {
     loadConfig(env);
   } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(e.message, 2);
+    if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
   const dataDir = dataDirOf(env);
@@ -107,7 +107,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
 export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSignal) => Promise<T>, env: Env = process.env, opts: { timeoutMs?: number } = {}): Promise<T> {
   const interrupt = new AbortController();
   const onSigint = () => {
-    if (interrupt.signal.aborted) process.exit(130);
+    if (interrupt.signal.aborted) process.exit(EXIT.interrupted);
     process.stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
     interrupt.abort();
   };
@@ -118,7 +118,7 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
     const result = await work(client, interrupt.signal);
     return result;
   } catch (e) {
-    if (interrupt.signal.aborted && e instanceof RpcCallError && e.data.code === "request_cancelled") throw new CliError("cancelled", 130);
+    if (interrupt.signal.aborted && e instanceof RpcCallError && e.data.code === "request_cancelled") throw new CliError("cancelled", EXIT.interrupted);
     throw e;
   } finally {
     client?.close();
@@ -176,7 +176,7 @@ async function startWhenFree(c: CoreClient): Promise<SessionInfo> {
       return await c.call<SessionInfo>("session.start");
     } catch (e) {
       if (!(e instanceof RpcCallError && e.data.code === "device_in_use") || Date.now() + LEASE_RETRY_MS > deadline) throw e;
-      if (c.interrupted?.aborted) throw new CliError("cancelled", 130);
+      if (c.interrupted?.aborted) throw new CliError("cancelled", EXIT.interrupted);
       await Bun.sleep(LEASE_RETRY_MS);
     }
   }

@@ -10,7 +10,7 @@ import { ensurePrivateDir } from "../data-dir.ts";
 import { VERSION } from "../version.ts";
 import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-record.ts";
 import { readLocalToken } from "./local-token.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 import { type Endpoint, RpcSocket, endpointText } from "./rpc-socket.ts";
 
 export const FEATURES = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "request.control.v1", "events.stream.v1", "verdict.record.v1", "action.protected.v1"];
@@ -200,14 +200,15 @@ export async function attach(dataDir: string, env: Record<string, string | undef
     } else {
       if (record) clearStale(dataDir, record);
       if (child === null) {
-        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``);
+        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``, EXIT.notRunning);
         from = logSize(dataDir);
         child = spawnDaemon(dataDir, env);
         void child.exited.then((code) => (exitCode = code));
       } else if (exitCode !== undefined) {
         const why = logTail(dataDir, from);
         if (!/another devicerail daemon is using/.test(why))
-          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`);
+          // A daemon that refused its configuration (exit 2) is the same usage error for this command.
+          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`, exitCode === EXIT.usage ? EXIT.usage : EXIT.runtime);
         // The lock's holder writes its record at once; one that never does predates records.
         lockedSince ??= Date.now();
         if (Date.now() - lockedSince > RACE_WAIT_MS) throw unreachable(dataDir);

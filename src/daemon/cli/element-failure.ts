@@ -11,7 +11,7 @@ import { closestNodes, foregroundOf, uiStatesOf } from "../../interaction/index.
 import type { CoreClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { describeError } from "./error-text.ts";
-import { CliError, type RpcCallError, err, printJson } from "./output.ts";
+import { CliError, EXIT, type RpcCallError, debugLine, err, printJsonError } from "./output.ts";
 import { type RefListing, currentRef } from "./refs.ts";
 
 export { foregroundOf };
@@ -42,7 +42,7 @@ export class ElementFailure extends CliError {
     readonly diagnosis: Diagnosis | null,
     readonly detail: string[] = [],
   ) {
-    super(message, 1);
+    super(message, EXIT.runtime);
   }
 }
 
@@ -87,10 +87,10 @@ export async function reported(json: boolean | undefined, work: () => Promise<nu
     if (!(e instanceof ElementFailure)) throw e;
     const st = err();
     const r = e.rpc;
-    const head = r ? describeError({ code: r.code, message: r.rpcMessage, data: r.data }).map((l, i) => (i === 0 ? `${r.method} failed: ${l}` : l)) : [e.message];
+    const head = r ? describeError(r.error) : [e.message];
     const rest = [...e.detail, ...diagnosisLines(e.diagnosis, st)].map((l) => `  ${l}`);
-    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest].join("\n")}\n`);
-    if (json) printJson({ error: { ...(r ? { code: r.code, message: r.rpcMessage, data: r.data } : { message: e.message }), closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null } });
+    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest, ...(r ? debugLine(r) : [])].join("\n")}\n`);
+    if (json) printJsonError(r ?? e, { closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null });
     return e.exitCode;
   }
 }

@@ -9,6 +9,7 @@ import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
 import { type CallSuccess, LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
+import { errorObject } from "../../protocol/errors.ts";
 
 const FEATURES = [
   "device.routing.v1",
@@ -107,7 +108,7 @@ export class McpClient {
   }
 
   private async connect(): Promise<LocalRpc> {
-    if (this.ended) throw new RpcFailure("mcp", { code: -32000, message: "the MCP session has ended", data: { code: "session_ended", message: "the MCP session has ended", retryable: false, details: {} } });
+    if (this.ended) throw new RpcFailure("mcp", errorObject("session_ended", { message: "the MCP session has ended", details: {} }));
     const { dispatcher, services, log, serverVersion } = this.deps;
     const rpc = new LocalRpc(dispatcher, services, { kind: "mcp", framing: "jsonMessage" }, log);
     this.rpcs.add(rpc);

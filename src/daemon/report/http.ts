@@ -17,7 +17,7 @@ import type { Dispatcher } from "../../rpc/dispatcher.ts";
 import type { ServerServices } from "../../rpc/handshake.ts";
 import type { Logger } from "../../rpc/rpc-error.ts";
 import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
-import { extensionError, refusal } from "../../transports/http-guard.ts";
+import { errorResponse, httpError, httpStatusOf, refusal } from "../../transports/http-guard.ts";
 import { LocalRpc, RpcFailure } from "../../transports/local-rpc.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
 import { textStream } from "../../transports/text-stream.ts";
@@ -42,8 +42,6 @@ type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence
 
 /** A capability older than this when the page's data is written is swapped for a fresh one (they expire after 30 s). */
 const CAPABILITY_FRESH_MS = 10_000;
-
-const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) => extensionError(status, -32000, code, message, false, details);
 
 /** The daemon's own records, as a report needs them, over an in-process connection. */
 function localSource(rpc: LocalRpc, evidence: EvidenceSource): ReportSource {
@@ -73,14 +71,14 @@ export class ReportHttp {
     const id = matched?.[1]?.toLowerCase();
     if (!id) return null;
     const only = matched?.[2] ? "POST" : "GET";
-    if (req.method !== only) return Promise.resolve(jsonError(405, "method_not_found", `${req.method} ${url.pathname}: only ${only}`));
+    if (req.method !== only) return Promise.resolve(httpError("method_not_found", { message: `${req.method} ${url.pathname}: only ${only}`, details: {} }, { status: 405 }));
     return only === "POST" ? Promise.resolve(this.ticket(id)) : this.serve(req, url, id);
   }
 
   /** A single-use ticket for a browser to open this Session's page with; the caller presented the token. */
   private ticket(sessionId: string): Response {
     const { viewer } = this.opts;
-    if (!viewer) return jsonError(404, "method_not_found", "this daemon issues no report tickets");
+    if (!viewer) return httpError("method_not_found", { message: "this daemon issues no report tickets", details: {} });
     const { ticket, expiresInMs } = viewer.issueTicket(sessionId);
     return Response.json({ path: `/sessions/${sessionId}/report?ticket=${ticket}`, expiresInMs }, { headers: { "Cache-Control": "no-store" } });
   }
@@ -137,10 +135,8 @@ export class ReportHttp {
         headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, ...noStore, "X-Content-Type-Options": "nosniff" },
       });
     } catch (err) {
-      if (err instanceof RpcFailure) {
-        const code = err.error.data.code;
-        return jsonError(code === "session_not_found" ? 404 : code === "method_not_permitted_on_transport" ? 403 : 500, code, err.error.message, (err.error.data.details ?? {}) as Record<string, unknown>);
-      }
+      // The daemon's error as any client gets it (the table's numbers), with the status that fits it.
+      if (err instanceof RpcFailure) return errorResponse(httpStatusOf(err.error.data.code), err.json);
       throw err;
     } finally {
       if (!streaming) await rpc.close();
