@@ -5,7 +5,7 @@
  * them explain behaviour; these files only tabulate, so they can never disagree with src/protocol.
  */
 import type * as v from "valibot";
-import { ERRORS, type ErrorName } from "../src/protocol/errors.ts";
+import { ERRORS, EXTENSION_RANGE, EXTENSION_SURFACES, type ErrorName, isExtension } from "../src/protocol/errors.ts";
 import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR, SERVER_OFFER, WEBSOCKET_OFFER, type FeatureCondition } from "../src/protocol/features.ts";
 import { MAX_SAFE } from "../src/protocol/ids.ts";
 import * as jsonrpc from "../src/protocol/jsonrpc.ts";
@@ -445,7 +445,13 @@ function errorsPage(sites: ErrorSites): string {
     return typeof m === "function" ? m("‹…›") : m;
   };
   const sent = (n: ErrorName) =>
-    sites.response.has(n) ? "response" : sites.info.has(n) ? "in an event or terminal" : "not raised by devicerail";
+    isExtension(n)
+      ? (EXTENSION_SURFACES[ERRORS[n].numeric]?.sent ?? "extension")
+      : sites.response.has(n)
+        ? "response"
+        : sites.info.has(n)
+          ? "in an event or terminal"
+          : "not raised by devicerail";
   const groups = new Map<number, ErrorName[]>();
   for (const n of names) groups.set(ERRORS[n].numeric, [...(groups.get(ERRORS[n].numeric) ?? []), n]);
   const byCode = new Map<string, ErrorName[]>();
@@ -462,7 +468,7 @@ function errorsPage(sites: ErrorSites): string {
     "- **Message**: `‹…›` marks the part filled in at run time (a method, an id, a count).",
     "- **Retryable**: the default; drivers choose it themselves for `platform_error`.",
     "- **Details**: the shapes the code raises the error with (`{a, b}` lists keys; literal values are shown). `—` means the error is never raised.",
-    "- **Sent**: `response` for a JSON-RPC (or HTTP) error; `in an event or terminal` when it only appears as an ErrorInfo inside `actionCompleted` or `events.stream.terminal`.",
+    "- **Sent**: `response` for a JSON-RPC (or HTTP) error; `in an event or terminal` when it only appears as an ErrorInfo inside `actionCompleted` or `events.stream.terminal`; for [extensions](#extensions), the surface that sends it.",
     "",
     "## By data.code",
     "",
@@ -474,10 +480,22 @@ function errorsPage(sites: ErrorSites): string {
     ),
     "",
   ];
+  let extensions = false;
   for (const [numeric, ns] of groups) {
+    const surface = EXTENSION_SURFACES[numeric];
+    if (surface && !extensions) {
+      extensions = true;
+      out.push(
+        "## Extensions",
+        "",
+        `devicerail's own surfaces add codes the reference protocol does not have, numbered from ${EXTENSION_RANGE.min} up to ${EXTENSION_RANGE.max} (JSON-RPC's implementation-defined server range, from its far end; the protocol's own codes count up from -32000), one number per surface. They have the same error object; clients branch on \`data.code\` as for every error. Where a surface answers with a protocol error (an HTTP route's \`invalid_params\`), it uses the protocol's number above.`,
+        "",
+      );
+    }
     out.push(
-      `## ${numeric}`,
+      `${surface ? "###" : "##"} ${numeric}`,
       "",
+      ...(surface ? [`Sent by ${surface.surface}.`, ""] : []),
       table(
         ["Name", "`data.code`", "Retryable", "Message", "Details", "Sent"],
         ns.map((n) => [

@@ -32,11 +32,11 @@ const e = (numeric: number, code: string, retryable: boolean, message: Msg): Err
 });
 
 /**
- * The one error table (docs/protocol/errors.md). Keys are unique names; several keys may share a
- * `data.code` with another numeric code, retryable default or message (e.g. `device_not_found`).
- * Messages are the reference's observable wire texts.
+ * The protocol's part of the one error table (docs/protocol/errors.md). Keys are unique names;
+ * several keys may share a `data.code` with another numeric code, retryable default or message
+ * (e.g. `device_not_found`). Messages are the reference's observable wire texts.
  */
-export const ERRORS = {
+const PROTOCOL_ERRORS = {
   // JSON-RPC reserved codes
   parse_error: e(-32700, "parse_error", false, "request is not valid JSON"),
   invalid_request: e(-32600, "invalid_request", false, "request does not match the DeviceRail JSON-RPC subset"),
@@ -228,6 +228,44 @@ export const ERRORS = {
   action_timeout: e(-32008, "action_timeout", true, (n) => `Action timed out after ${n} ms`),
 } as const satisfies Record<string, ErrorEntry>;
 
+/**
+ * The numbers devicerail's own surfaces use, outside the reference protocol: JSON-RPC's
+ * implementation-defined server range ends at −32099, and devicerail counts down from there, one
+ * number per surface, so no future protocol code (the protocol counts up from −32000) can collide.
+ * Clients branch on `data.code`, as for every error; the number only names the surface.
+ */
+export const EXTENSION_RANGE = { min: -32099, max: -32090 } as const;
+export const EXTENSION_SURFACES: Readonly<Record<number, { surface: string; sent: string }>> = {
+  [-32099]: { surface: "the farm's HTTP routes (`POST /farm/acquire`, `/farm/release`)", sent: "HTTP response" },
+  [-32098]: { surface: "MCP tool results (`isError`, `structuredContent.error` has the ErrorInfo fields; the number is never sent)", sent: "MCP tool result" },
+  [-32097]: { surface: "the CLI's own failures in its `--json` error output (see the README's CLI section)", sent: "CLI `--json`" },
+};
+
+/**
+ * devicerail's extension codes (docs/protocol/errors.md#extensions). A surface also answers with
+ * protocol codes (an HTTP route's invalid_params is the protocol's −32602); these are the codes only
+ * it has.
+ */
+export const EXTENSION_ERRORS = {
+  // Farm (−32099)
+  farm_no_matching_device: e(-32099, "farm_no_matching_device", false, "no device in the farm matches the request"),
+  farm_acquire_timed_out: e(-32099, "farm_acquire_timed_out", true, "no matching device became free in time"),
+  farm_unavailable: e(-32099, "farm_unavailable", true, "the farm database is unreachable"),
+  // MCP tools (−32098)
+  stale_ref: e(-32098, "stale_ref", false, "the ref is not on the current screen: observe again"),
+  unsupported_on_device: e(-32098, "unsupported_on_device", false, "the device has no action for this tool"),
+  unknown_tool: e(-32098, "unknown_tool", false, (t) => `there is no tool ${t}`),
+  // CLI (−32097)
+  cli_usage: e(-32097, "usage_error", false, "the command line is not valid: see devicerail --help"),
+  cli_failed: e(-32097, "command_failed", false, "the command failed"),
+  cli_daemon_not_running: e(-32097, "daemon_not_running", false, "no devicerail daemon runs on this data directory"),
+  cli_interrupted: e(-32097, "interrupted", false, "interrupted"),
+  cli_unexpected: e(-32097, "unexpected_error", false, "unexpected error"),
+} as const satisfies Record<string, ErrorEntry>;
+
+/** The one error table: the protocol's codes and devicerail's extensions. */
+export const ERRORS = { ...PROTOCOL_ERRORS, ...EXTENSION_ERRORS } as const;
+
 export type ErrorName = keyof typeof ERRORS;
 
 export interface ErrorOptions {
@@ -257,5 +295,7 @@ export function errorObject(name: ErrorName, opts: ErrorOptions = {}): RpcErrorO
   return { code: ERRORS[name].numeric, message: data.message, data };
 }
 
-/** Every distinct numeric code the protocol uses. */
-export const NUMERIC_CODES = [...new Set(Object.values(ERRORS).map((x) => x.numeric))].sort((a, b) => b - a);
+/** Every distinct numeric code the protocol uses (extensions excluded). */
+export const NUMERIC_CODES = [...new Set(Object.values(PROTOCOL_ERRORS).map((x) => x.numeric))].sort((a, b) => b - a);
+
+export const isExtension = (name: ErrorName): name is keyof typeof EXTENSION_ERRORS => Object.hasOwn(EXTENSION_ERRORS, name);

@@ -10,7 +10,7 @@ import type { SessionInfo } from "../protocol/types/session.ts";
 import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
 import { parseJson } from "../rpc/json.ts";
 import { type Logger, RpcError, notPermittedOnTransport } from "../rpc/rpc-error.ts";
-import { NO_STORE, errorResponse, jsonResponse } from "./http-guard.ts";
+import { NO_STORE, errorResponse, httpStatusOf, jsonResponse } from "./http-guard.ts";
 import { eventPages, listPage } from "./event-pages.ts";
 import { textStream } from "./text-stream.ts";
 
@@ -40,24 +40,6 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /** Responses name Evidence by its AssetRef id, `sha256:<hex>`; the bare digest is accepted too. */
 const EVIDENCE_ID_PREFIX = "sha256:";
 
-/** The HTTP status that fits a JSON-RPC error, by its `data.code`; anything unlisted is a 500. */
-const STATUS: Record<string, number> = {};
-const status = (code: number, names: string[]) => names.forEach((n) => (STATUS[n] = code));
-status(400, ["parse_error", "invalid_request", "invalid_params", "invalid_arguments", "feature_not_negotiated", "request_timeout_not_supported", "device_selection_required"]);
-status(400, ["protected_action_not_negotiated", "semantic_action_not_negotiated", "invalid_page_limit", "event_cursor_ahead", "invalid_evidence_digest"]);
-status(401, ["authentication_required", "authentication_failed"]);
-status(403, ["permission_denied", "method_not_permitted_on_transport"]);
-status(404, ["method_not_found", "unknown_action", "device_not_found", "session_not_found", "evidence_not_found", "ui_snapshot_not_found"]);
-status(409, ["device_in_use", "device_lease_active", "session_busy", "session_active", "session_already_active", "session_ended", "duplicate_action_call"]);
-status(409, ["device_lease_expired", "device_lease_not_found", "device_lease_mismatch", "device_registration_changed"]);
-status(422, ["element_not_found", "element_ambiguous", "element_stale", "element_not_interactable", "ui_context_not_found", "ui_context_ambiguous", "ui_context_changed"]);
-status(429, ["too_many_requests"]);
-status(503, ["device_not_connected", "device_unhealthy", "device_health_unknown", "device_health_stale", "media_capture_unavailable", "ui_snapshot_unavailable"]);
-status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "request_cancelled", "evidence_store_unavailable", "stream_server_shutdown"]);
-status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
-status(413, ["response_frame_too_large"]);
-
-export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
 
 const failure = (f: RemoteError, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
 

@@ -1,4 +1,4 @@
-import { type ErrorName, errorObject } from "../protocol/errors.ts";
+import { type ErrorName, type ErrorOptions, errorObject } from "../protocol/errors.ts";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
 import type { ViewerPasses } from "./viewer-passes.ts";
@@ -32,18 +32,46 @@ export function errorResponse(status: number, errorJson: string, headers: Record
 }
 
 /**
- * An error from a devicerail extension route whose codes are not in the protocol's error table (the
- * report and the farm): the same envelope, with the route's own numeric code and `data.code`.
+ * The HTTP status that fits an error, by its `data.code`, for every HTTP route (the API, the report,
+ * the farm); anything unlisted is a 500. `request_cancelled` is 503 everywhere: the server did not
+ * finish the request (it shuts down, or the client hung up and reads no answer).
  */
-export const extensionError = (status: number, numeric: number, code: string, message: string, retryable: boolean, details: Record<string, unknown> = {}) =>
-  errorResponse(status, JSON.stringify({ code: numeric, message, data: { code, message, retryable, details } }));
+const STATUS: Record<string, number> = {};
+const status = (code: number, names: string[]) => names.forEach((n) => (STATUS[n] = code));
+status(400, ["parse_error", "invalid_request", "invalid_params", "invalid_arguments", "feature_not_negotiated", "request_timeout_not_supported", "device_selection_required"]);
+status(400, ["protected_action_not_negotiated", "semantic_action_not_negotiated", "invalid_page_limit", "event_cursor_ahead", "invalid_evidence_digest"]);
+status(401, ["authentication_required", "authentication_failed"]);
+status(403, ["permission_denied", "method_not_permitted_on_transport"]);
+status(404, ["method_not_found", "unknown_action", "device_not_found", "session_not_found", "evidence_not_found", "ui_snapshot_not_found"]);
+status(404, ["farm_no_matching_device"]);
+status(408, ["farm_acquire_timed_out"]);
+status(409, ["device_in_use", "device_lease_active", "session_busy", "session_active", "session_already_active", "session_ended", "duplicate_action_call"]);
+status(409, ["device_lease_expired", "device_lease_not_found", "device_lease_mismatch", "device_registration_changed"]);
+status(422, ["element_not_found", "element_ambiguous", "element_stale", "element_not_interactable", "ui_context_not_found", "ui_context_ambiguous", "ui_context_changed"]);
+status(429, ["too_many_requests"]);
+status(503, ["device_not_connected", "device_unhealthy", "device_health_unknown", "device_health_stale", "media_capture_unavailable", "ui_snapshot_unavailable"]);
+status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "request_cancelled", "evidence_store_unavailable", "stream_server_shutdown"]);
+status(503, ["farm_unavailable"]);
+status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
+status(413, ["response_frame_too_large"]);
+
+export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 500;
+
+/**
+ * An error answer built from the error table: the status from `httpStatusOf` unless the route
+ * needs another (405 for a wrong HTTP method, 415, 413 for a body).
+ */
+export const httpError = (name: ErrorName, opts: ErrorOptions = {}, http: { status?: number; headers?: Record<string, string> } = {}) => {
+  const error = errorObject(name, opts);
+  return errorResponse(http.status ?? httpStatusOf(error.data.code), JSON.stringify(error), http.headers);
+};
 
 /** A 200 answer with a JSON body, never cached. */
 export const jsonResponse = (body: string, headers: Record<string, string> = {}) =>
   new Response(body, { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
 
 export const refusal = (status: number, name: ErrorName, message: string, details: Record<string, unknown>, headers?: Record<string, string>) =>
-  errorResponse(status, JSON.stringify(errorObject(name, { message, details })), headers);
+  httpError(name, { message, details }, { status, headers });
 
 /**
  * Browser protection (SEC-2, SEC-3): the exact Host (DNS rebinding: a page on evil.test that

@@ -3,6 +3,7 @@ import type { ServerServices } from "../rpc/handshake.ts";
 import type { Logger } from "../rpc/rpc-error.ts";
 import { type ByteChannel, NdjsonConnection } from "./ndjson-connection.ts";
 import { streamSink } from "./outbox.ts";
+import { listenWhile } from "./listeners.ts";
 
 export interface StdioOptions {
   dispatcher: Dispatcher;
@@ -67,10 +68,12 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     opts.log.warn({ err: err.message }, "stdout closed by the client");
     connection.gone(err);
   };
-  process.on("SIGINT", onSigint);
-  process.on("SIGTERM", onSigterm);
-  process.stdout.on("drain", onDrain);
-  process.stdout.on("error", onError);
+  const unlisten = listenWhile([
+    [process, "SIGINT", onSigint],
+    [process, "SIGTERM", onSigterm],
+    [process.stdout, "drain", onDrain],
+    [process.stdout, "error", onError],
+  ]);
   try {
     while (!over) {
       if (resume) await new Promise<void>((r) => (resume = r));
@@ -86,8 +89,5 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   // Kept until the connection is over: after EOF, requests still running are answered first, and a
   // signal meanwhile cancels them (docs/protocol/transport-and-framing.md#shutdown-and-disconnects).
   await connection.finished;
-  process.off("SIGINT", onSigint);
-  process.off("SIGTERM", onSigterm);
-  process.stdout.off("drain", onDrain);
-  process.stdout.off("error", onError);
+  unlisten();
 }

@@ -139,11 +139,12 @@ describeWithPostgres("farm allocation", () => {
 
     // Typed errors for what cannot be served.
     const none = await postJson(a.port, "/farm/acquire", { platform: "ios" });
-    expect([none.status, (await json(none)).error.data.code]).toEqual([404, "farm_no_matching_device"]);
+    // The farm's own codes are −32099 (docs/protocol/errors.md#extensions); the protocol's keep their numbers.
+    expect([none.status, (await json(none)).error]).toEqual([404, expect.objectContaining({ code: -32099, data: expect.objectContaining({ code: "farm_no_matching_device" }) })]);
     const busy = await postJson(a.port, "/farm/acquire", { platform: "mock", waitMs: 200 });
     expect([busy.status, (await json(busy)).error.data]).toEqual([408, expect.objectContaining({ code: "farm_acquire_timed_out", retryable: true })]);
     const bad = await postJson(a.port, "/farm/acquire", { os: "fourteen" });
-    expect([bad.status, (await json(bad)).error.data.code]).toEqual([400, "invalid_params"]);
+    expect([bad.status, (await json(bad)).error]).toEqual([400, expect.objectContaining({ code: -32602, data: expect.objectContaining({ code: "invalid_params" }) })]);
     // PostgreSQL refuses NUL in text: the request is refused before it reaches the database.
     for (const field of ["platform", "model", "host", "capability", "device", "holder"]) {
       const nul = await postJson(a.port, "/farm/acquire", { [field]: "x\u0000y" });

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { httpStatusOf } from "../../src/transports/http-api.ts";
-import { type HttpPolicy, admit, checkJsonContentType, loopbackHosts, readBody } from "../../src/transports/http-guard.ts";
+import { type HttpPolicy, admit, checkJsonContentType, httpStatusOf, loopbackHosts, readBody } from "../../src/transports/http-guard.ts";
 import { AccessToken } from "../../src/transports/token.ts";
 
 const PORT = 4711;

@@ -3,7 +3,7 @@
  * XML: a `<hierarchy rotation>` holding nested `<node>`s whose attributes are all strings.
  */
 import { createHash } from "node:crypto";
-import { type UiNode, type UiState, UI_STATES } from "../../../src/protocol/types/ui.ts";
+import { type UiNode, type UiState, UI_NODE_LIMITS, UI_STATES } from "../../../src/protocol/types/ui.ts";
 import { clipText } from "../../../src/driver/clip-text.ts";
 import { scanXml, XmlSyntaxError } from "./xml-scanner.ts";
 
@@ -41,11 +41,8 @@ export class UiDumpError extends Error {
   }
 }
 
-export const MAX_UI_NODES = 10_000;
-const MAX_ID = 4096;
-const MAX_ROLE = 256;
-const MAX_IDENTIFIER = 4096;
-const MAX_TEXT = 65_536;
+export const MAX_UI_NODES = UI_NODE_LIMITS.nodes;
+const { id: MAX_ID, role: MAX_ROLE, identifier: MAX_IDENTIFIER, text: MAX_TEXT } = UI_NODE_LIMITS;
 const DEFAULT_ROLE = "android.view.View";
 const BULLET = "\u2022";
 

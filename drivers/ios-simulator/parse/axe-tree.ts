@@ -1,5 +1,6 @@
 import { clipText } from "../../../src/driver/clip-text.ts";
-import type { UiNode } from "../../../src/protocol/types/ui.ts";
+import { parseToolJson } from "./json.ts";
+import { UI_NODE_LIMITS, type UiNode } from "../../../src/protocol/types/ui.ts";
 
 /** A size in points (the unit of accessibility frames and of every input coordinate). */
 export interface PointSize {
@@ -24,11 +25,9 @@ export interface AxeTree {
 export class AxeTreeError extends Error {}
 
 const FRAME = /^\{\{(-?[\d.]+), (-?[\d.]+)\}, \{([\d.]+), ([\d.]+)\}\}$/;
-const MAX_NODES = 10_000;
-/** The protocol's lengths (src/protocol/types/ui.ts); longer app text is cut with a visible marker. */
-const MAX_TEXT = 65_536;
-const MAX_ID = 4096;
-const MAX_ROLE = 256;
+const MAX_NODES = UI_NODE_LIMITS.nodes;
+/** The protocol's lengths; longer app text is cut with a visible marker. */
+const { text: MAX_TEXT, id: MAX_ID, role: MAX_ROLE } = UI_NODE_LIMITS;
 
 type Raw = Record<string, unknown>;
 const str = (x: unknown): string | null => (typeof x === "string" && x.trim() !== "" ? x : typeof x === "number" ? String(x) : null);
@@ -71,12 +70,7 @@ function framePt(n: Raw): { x: number; y: number; width: number; height: number 
  * Secure text fields never carry their value, whatever AXe printed.
  */
 export function parseAxeTree(json: string, scaleOf: (screen: PointSize) => number): AxeTree {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    throw new AxeTreeError("describe-ui output is not JSON");
-  }
+  const parsed = parseToolJson(json, () => new AxeTreeError("describe-ui output is not JSON"));
   if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((r) => r && typeof r === "object")) throw new AxeTreeError("describe-ui output is not an array of elements");
   const roots = parsed as Raw[];
   const first = framePt(roots[0] as Raw);

@@ -1,3 +1,4 @@
+import { parseToolJson } from "./json.ts";
 /** One simulator from `simctl list devices --json`. */
 export interface SimDevice {
   udid: string;
@@ -19,12 +20,7 @@ const RUNTIME = /^com\.apple\.CoreSimulator\.SimRuntime\.([A-Za-z]+)-(\d+(?:-\d+
  * getDevices drops them and the runtime id, so the raw JSON is parsed here).
  */
 export function parseDeviceList(json: string): SimDevice[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    throw new SimctlParseError("simctl list output is not JSON");
-  }
+  const parsed = parseToolJson(json, () => new SimctlParseError("simctl list output is not JSON"));
   const byRuntime = (parsed as { devices?: unknown })?.devices;
   if (!byRuntime || typeof byRuntime !== "object" || Array.isArray(byRuntime)) throw new SimctlParseError("simctl list output has no devices map");
   const out: SimDevice[] = [];

@@ -150,7 +150,7 @@ function abortedOutcome(err: RpcError): ActionOutcome {
   const d = err.error.data;
   if (d.code === "request_timed_out") {
     const n = (d.details as { timeoutMs: number }).timeoutMs;
-    const error: ErrorInfo = { code: "action_timeout", message: d.message, retryable: true, details: { scope: "request", timeoutMs: n } };
+    const error: ErrorInfo = errorInfo("action_timeout", { message: d.message, details: { scope: "request", timeoutMs: n } });
     return { outcome: "timedOut", error, timeoutMs: n };
   }
   const reason = (d.details as { reason: string } | null)?.reason ?? "requested";

@@ -1,3 +1,4 @@
+import { ERRORS } from "../../protocol/errors.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import type { Connection } from "../../rpc/connection.ts";
@@ -107,7 +108,7 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
         await core.evidence.remove(orphans);
       } catch (err) {
         // The log is already gone; files left behind are swept at the next start (no row, no reference).
-        const cause = err instanceof RpcError ? err.error.data : { code: "evidence_io_error", retryable: true };
+        const cause = err instanceof RpcError ? err.error.data : ERRORS.evidence_io_error;
         throw new RpcError("evidence_cleanup_failed", { retryable: cause.retryable, details: { causeCode: cause.code } });
       }
       return { deleted: true, sessionId: info.id };

@@ -1,3 +1,4 @@
+import { errorInfo } from "../../protocol/errors.ts";
 import type { RpcId } from "../../protocol/ids.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionOutcome } from "../../protocol/types/session.ts";
@@ -61,7 +62,7 @@ export async function recoverSessions(
   for (const s of active) {
     for (const [callId, corr] of s.openCalls) {
       interruptedActions++;
-      const error = { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } };
+      const error = errorInfo("action_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } });
       work.push(writer.append(s.id, { ...corr, payload: { type: "actionCompleted", callId, outcome: { outcome: "cancelled", error } } }));
     }
     for (const { streamId, frameCount } of s.media.openStreams()) work.push(writer.append(s.id, { payload: { type: "mediaStreamEnded", streamId, frameCount } }));

@@ -15,7 +15,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { resolveDataPaths } from "../data-dir.ts";
 import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
-import { CliError, err, withSpinner } from "./output.ts";
+import { CliError, EXIT, err, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -50,7 +50,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   try {
     loadConfig(env);
   } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(e.message, 2);
+    if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
   const dataDir = dataDirOf(env);
@@ -88,7 +88,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
 export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSignal) => Promise<T>, env: Env = process.env, opts: { timeoutMs?: number } = {}): Promise<T> {
   const interrupt = new AbortController();
   const onSigint = () => {
-    if (interrupt.signal.aborted) process.exit(130);
+    if (interrupt.signal.aborted) process.exit(EXIT.interrupted);
     process.stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
     interrupt.abort();
   };
@@ -99,7 +99,7 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
     const result = await work(client, interrupt.signal);
     return result;
   } catch (e) {
-    if (interrupt.signal.aborted && isRemote(e, "request_cancelled")) throw new CliError("cancelled", 130);
+    if (interrupt.signal.aborted && isRemote(e, "request_cancelled")) throw new CliError("cancelled", EXIT.interrupted);
     throw e;
   } finally {
     void client?.close();
@@ -132,7 +132,7 @@ export function inSession<T>(c: CoreClient, work: (session: SessionInfo) => Prom
   return withDeviceSession(c, work, {
     waitMs: c.timeoutMs,
     signal: c.interrupted,
-    cancelled: () => new CliError("cancelled", 130),
+    cancelled: () => new CliError("cancelled", EXIT.interrupted),
     whileStarting: (start) => withSpinner("waiting for the device (another Session holds it)…", start),
   });
 }

@@ -2,7 +2,7 @@
 import type { DevicesListResult } from "../../protocol/types/device.ts";
 import { dataDirOf } from "./client.ts";
 import { type Attached, attach, logPath, stopDaemon, versionMismatch } from "./daemon-control.ts";
-import { out, printJson, withSpinner } from "./output.ts";
+import { EXIT, out, printJson, withSpinner } from "./output.ts";
 import { endpointText } from "../../client/endpoint.ts";
 
 type Env = Record<string, string | undefined>;
@@ -87,7 +87,7 @@ export async function daemonCommand(action: "start" | "stop" | "status", opts: {
       if (opts.json) printJson(s);
       else print(s);
       // Like `systemctl status`: not running is its own exit code, so scripts can test for it.
-      return 3;
+      return EXIT.notRunning;
     }
     throw e;
   }

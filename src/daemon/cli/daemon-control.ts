@@ -14,7 +14,7 @@ import { ensurePrivateDir } from "../data-dir.ts";
 import { VERSION } from "../version.ts";
 import { type DaemonRecord, isAlive, readRecord, recordPath } from "./daemon-record.ts";
 import { readLocalToken } from "./local-token.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 
 /** sun_path holds 108 bytes on Linux and 104 on macOS; a longer data directory gets a TCP port only. */
 const MAX_SOCKET_PATH = 100;
@@ -198,14 +198,15 @@ export async function attach(dataDir: string, env: Record<string, string | undef
     } else {
       if (record) clearStale(dataDir, record);
       if (child === null) {
-        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``);
+        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``, EXIT.notRunning);
         from = logSize(dataDir);
         child = spawnDaemon(dataDir, env);
         void child.exited.then((code) => (exitCode = code));
       } else if (exitCode !== undefined) {
         const why = logTail(dataDir, from);
         if (!/another devicerail daemon is using/.test(why))
-          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`);
+          // A daemon that refused its configuration (exit 2) is the same usage error for this command.
+          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`, exitCode === EXIT.usage ? EXIT.usage : EXIT.runtime);
         // The lock's holder writes its record at once; one that never does predates records.
         lockedSince ??= Date.now();
         if (Date.now() - lockedSince > RACE_WAIT_MS) throw unreachable(dataDir);

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
 import { type UiStates, elementLine, numberElements, uiStatesOf } from "../../interaction/index.ts";
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
-import { CliError, err, out, printJson, printRows } from "./output.ts";
+import { CliError, err, EXIT, out, printJson } from "./output.ts";
 import { loadListing, saveListing, stateOf } from "./refs.ts";
 
 export { type UiStates, uiStatesOf };
@@ -21,7 +21,7 @@ export function outputFile(output: string | undefined, defaultName: string): str
   const path = resolve(output);
   const isDir = existsSync(path) && statSync(path).isDirectory();
   // `out/` names a folder: never a file called `out`, never an EISDIR from the write.
-  if (/[\\/]$/.test(output) && !isDir) throw new CliError(`cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`, 2);
+  if (/[\\/]$/.test(output) && !isDir) throw new CliError(`cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`, EXIT.usage);
   const file = isDir ? join(path, defaultName) : path;
   writableFolder(output, dirname(file));
   return isDir ? file : output;
@@ -29,12 +29,12 @@ export function outputFile(output: string | undefined, defaultName: string): str
 
 /** The folder `output` writes into exists, is a folder and is writable; else a usage error. */
 function writableFolder(output: string, dir: string): void {
-  if (!existsSync(dir)) throw new CliError(`cannot write ${output}: the folder ${dir} does not exist`, 2);
-  if (!statSync(dir).isDirectory()) throw new CliError(`cannot write ${output}: ${dir} is not a folder`, 2);
+  if (!existsSync(dir)) throw new CliError(`cannot write ${output}: the folder ${dir} does not exist`, EXIT.usage);
+  if (!statSync(dir).isDirectory()) throw new CliError(`cannot write ${output}: ${dir} is not a folder`, EXIT.usage);
   try {
     accessSync(dir, constants.W_OK);
   } catch {
-    throw new CliError(`cannot write ${output}: the folder ${dir} is not writable`, 2);
+    throw new CliError(`cannot write ${output}: the folder ${dir} is not writable`, EXIT.usage);
   }
 }
 
@@ -47,7 +47,7 @@ export function outputDir(output: string | undefined, defaultName: string): stri
   if (output === undefined) return resolve(defaultName);
   const path = resolve(output);
   if (existsSync(path)) {
-    if (!statSync(path).isDirectory()) throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, 2);
+    if (!statSync(path).isDirectory()) throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, EXIT.usage);
     return join(path, defaultName);
   }
   writableFolder(output, dirname(path));

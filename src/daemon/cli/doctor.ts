@@ -5,7 +5,7 @@ import type { Observation } from "../../protocol/types/observation.ts";
 import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";
 import { RemoteError } from "../../client/remote-error.ts";
-import { CliError, out, printJson, withSpinner } from "./output.ts";
+import { CliError, EXIT, out, printJson, withSpinner } from "./output.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -143,7 +143,7 @@ function printSmoke(r: SmokeResult): void {
 }
 
 export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number; tap?: { x: number; y: number } }, env: Env = process.env): Promise<number> {
-  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined)) throw new CliError("-d, -n and --tap belong to --smoke", 2);
+  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined)) throw new CliError("-d, -n and --tap belong to --smoke", EXIT.usage);
   const { config, checks } = configChecks(env);
   checks.push(...(await withSpinner("asking adb…", () => adbChecks(config, env))));
   checks.push(...(await iosChecks(config, env)));
@@ -161,7 +161,7 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
       checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, ${tap}`, fix: null });
     } catch (e) {
       if (!(e instanceof RemoteError || e instanceof CliError)) throw e;
-      if (e instanceof CliError && e.exitCode === 2) throw e;
+      if (e instanceof CliError && e.exitCode === EXIT.usage) throw e;
       checks.push({ name: "smoke", status: "fail", detail: e.message, fix: "fix the failures above, or choose a device with -d ID (see devicerail devices)" });
     }
   }

@@ -12,7 +12,7 @@ import type { CoreClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { describeError } from "./error-text.ts";
 import type { RemoteError } from "../../client/remote-error.ts";
-import { CliError, err, printJson } from "./output.ts";
+import { CliError, EXIT, debugLine, err, printJsonError } from "./output.ts";
 import { type RefListing, currentRef } from "./refs.ts";
 
 export { foregroundOf };
@@ -43,7 +43,7 @@ export class ElementFailure extends CliError {
     readonly diagnosis: Diagnosis | null,
     readonly detail: string[] = [],
   ) {
-    super(message, 1);
+    super(message, EXIT.runtime);
   }
 }
 
@@ -88,10 +88,10 @@ export async function reported(json: boolean | undefined, work: () => Promise<nu
     if (!(e instanceof ElementFailure)) throw e;
     const st = err();
     const r = e.rpc;
-    const head = r ? describeError({ code: r.code, message: r.rpcMessage, data: r.data }).map((l, i) => (i === 0 ? `${r.method} failed: ${l}` : l)) : [e.message];
+    const head = r ? describeError(r.error) : [e.message];
     const rest = [...e.detail, ...diagnosisLines(e.diagnosis, st)].map((l) => `  ${l}`);
-    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest].join("\n")}\n`);
-    if (json) printJson({ error: { ...(r ? { code: r.code, message: r.rpcMessage, data: r.data } : { message: e.message }), closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null } });
+    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest, ...(r ? debugLine(r) : [])].join("\n")}\n`);
+    if (json) printJsonError(r ?? e, { closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null });
     return e.exitCode;
   }
 }

@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { type Allocation, FarmAcquireError, acquire, release, releaseSql } from "../farm/allocator.ts";
 import { AcquireRequestSchema } from "../farm/constraints.ts";
 import { farmConfig, withFarm } from "./farm-command.ts";
-import { CliError, isoSeconds, printJson } from "./output.ts";
+import { CliError, EXIT, isoSeconds, printJson } from "./output.ts";
 
 export interface AcquireOptions {
   platform?: string;
@@ -47,7 +47,7 @@ export async function farmAcquireCommand(o: AcquireOptions): Promise<number> {
   });
   if (!ask.success) {
     const first = ask.issues[0];
-    throw new CliError(`--${first.path?.[0]?.key === "waitMs" ? "wait" : String(first.path?.[0]?.key ?? "?")}: ${first.message}`, 2);
+    throw new CliError(`--${first.path?.[0]?.key === "waitMs" ? "wait" : String(first.path?.[0]?.key ?? "?")}: ${first.message}`, EXIT.usage);
   }
   const leaseMs = farmConfig().leaseMs;
   // Ctrl-C (or SIGTERM) while waiting drops the place in the queue before exiting.
@@ -62,7 +62,7 @@ export async function farmAcquireCommand(o: AcquireOptions): Promise<number> {
         return await acquire(sql, ask.output, { leaseMs, signal: controller.signal });
       } catch (e) {
         if (!(e instanceof FarmAcquireError)) throw e;
-        if (e.reason === "cancelled") throw new CliError("interrupted: the request left the queue", 130);
+        if (e.reason === "cancelled") throw new CliError("interrupted: the request left the queue", EXIT.interrupted);
         const what = Object.entries((e.details.constraints as Record<string, string>) ?? {}).map(([k, val]) => `${k}=${val}`).join(" ");
         throw new CliError(e.reason === "noMatchingDevice" ? `no device in the farm matches${what ? ` ${what}` : ""}: see \`devicerail farm devices\`` : `${e.message}; ${e.details.matchingDevices} matching device(s) stayed busy, blocked or quarantined`);
       }
@@ -95,21 +95,21 @@ export async function resolveDevice(sql: SQL, spec: string): Promise<DeviceRow> 
     SELECT d.host_id, d.device_id, h.name AS host FROM devices d JOIN hosts h ON h.id = d.host_id
     WHERE d.device_id = ${id} AND (${host}::text IS NULL OR h.id = ${host} OR h.name = ${host} OR h.endpoint = ${host})`) as DeviceRow[];
   if (rows.length === 0) throw new CliError(`no device ${spec} in the farm: see \`devicerail farm devices\``);
-  if (rows.length > 1) throw new CliError(`${spec} is on several hosts; name one as HOST/DEVICE: ${rows.map((r) => `${r.host}/${r.device_id}`).join(", ")}`, 2);
+  if (rows.length > 1) throw new CliError(`${spec} is on several hosts; name one as HOST/DEVICE: ${rows.map((r) => `${r.host}/${r.device_id}`).join(", ")}`, EXIT.usage);
   return rows[0] as DeviceRow;
 }
 
 const needReason = (reason: string | undefined, what: string): string => {
   const r = reason?.trim();
-  if (!r) throw new CliError(`${what} needs --reason TEXT (it is recorded)`, 2);
-  if (r.length > 500) throw new CliError("--reason: at most 500 characters", 2);
+  if (!r) throw new CliError(`${what} needs --reason TEXT (it is recorded)`, EXIT.usage);
+  if (r.length > 500) throw new CliError("--reason: at most 500 characters", EXIT.usage);
   return r;
 };
 
 /** `farm release ALLOCATION` (its holder) or `farm release DEVICE --force --reason TEXT` (an operator). */
 export async function farmReleaseCommand(target: string, o: { force?: boolean; reason?: string; json?: boolean }): Promise<number> {
   const isAllocation = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target);
-  if (!isAllocation && !o.force) throw new CliError(`releasing a device someone holds needs --force --reason TEXT (or give the allocation id to release your own)`, 2);
+  if (!isAllocation && !o.force) throw new CliError(`releasing a device someone holds needs --force --reason TEXT (or give the allocation id to release your own)`, EXIT.usage);
   const reason = o.force ? needReason(o.reason, "farm release --force") : null;
   const result = await withFarm(async (sql) => {
     if (isAllocation && !o.force) return { released: await release(sql, target, "released"), allocationId: target, holder: null as string | null };

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { HOST_UP_SQL } from "../farm/allocator.ts";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { farmWhere } from "../farm/member.ts";
-import { CliError, isoSeconds, printJson, printRows } from "./output.ts";
+import { CliError, EXIT, isoSeconds, printJson, printRows } from "./output.ts";
 
 export interface FarmHostRow {
   id: string;
@@ -65,10 +65,10 @@ const HOST_STATE = `CASE WHEN h.state = 'left' THEN 'left' WHEN ${HOST_UP_SQL} T
 export function farmConfig(): NonNullable<Config["farm"]> {
   try {
     const farm = loadConfig().farm;
-    if (!farm) throw new CliError("set DEVICERAIL_FARM_URL to the farm's postgres:// URL", 2);
+    if (!farm) throw new CliError("set DEVICERAIL_FARM_URL to the farm's postgres:// URL", EXIT.usage);
     return farm;
   } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(e.message, 2);
+    if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
 }

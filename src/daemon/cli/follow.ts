@@ -7,7 +7,7 @@ import { helloParams } from "../../client/hello.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import { VERSION } from "../version.ts";
 import { type CoreClient, withClient } from "./client.ts";
-import { CliError, out } from "./output.ts";
+import { CliError, EXIT, out } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
@@ -53,7 +53,7 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
   const since = Date.now();
   let told = false;
   for (;;) {
-    if (interrupted.aborted) throw new CliError("stopped", 130);
+    if (interrupted.aborted) throw new CliError("stopped", EXIT.interrupted);
     const { sessions } = await c.call("devicerail.sessions.list", { limit: 20 });
     const next = sessions.find((s) => s.state === "active") ?? [...sessions].reverse().find((s) => s.startedAtMs >= since);
     if (next) return next.id;

@@ -3,13 +3,13 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { bridgeStdio } from "../mcp/stdio-bridge.ts";
 import { dataDirOf } from "./client.ts";
 import { attach } from "./daemon-control.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 
 export async function mcpCommand(env: Record<string, string | undefined> = process.env): Promise<number> {
   try {
     loadConfig(env);
   } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(e.message, 2);
+    if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
   // The daemon of the data directory serves the MCP clients of every host process; started when none runs.

@@ -1,16 +1,59 @@
 /** Terminal output for people and machines: colour, tables, JSON, a spinner, and the CLI's errors. */
 import { RemoteError } from "../../client/remote-error.ts";
+import { type ErrorName, type RpcErrorObject, errorObject } from "../../protocol/errors.ts";
 import { describeError } from "./error-text.ts";
 
-/** A failure the user can act on; `exitCode` 1 = runtime failure, 2 = usage or configuration error, 130 = interrupted (Ctrl-C). */
+/**
+ * The CLI's exit codes, the same for every command (README: CLI): 0 ok, 1 runtime failure, 2 usage
+ * or configuration error, 3 no daemon running (`daemon status`), 130 interrupted (Ctrl-C).
+ */
+export const EXIT = { ok: 0, runtime: 1, usage: 2, notRunning: 3, interrupted: 130 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+type FailureExit = Exclude<ExitCode, 0>;
+
+/** The error table's entry a CLI failure of each exit code is reported as in `--json`. */
+const FAILURE_NAME: Record<FailureExit, ErrorName> = {
+  [EXIT.runtime]: "cli_failed",
+  [EXIT.usage]: "cli_usage",
+  [EXIT.notRunning]: "cli_daemon_not_running",
+  [EXIT.interrupted]: "cli_interrupted",
+};
+
+/** A failure the user can act on; the message says what to fix, the exit code what kind it is. */
 export class CliError extends Error {
   constructor(
     message: string,
-    readonly exitCode: 1 | 2 | 130 = 1,
+    readonly exitCode: FailureExit = EXIT.runtime,
+    readonly details: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
 }
+
+/** The one exit-code mapping: what any failure a command throws exits with. */
+export function exitCodeOf(e: unknown): FailureExit {
+  return e instanceof CliError ? e.exitCode : EXIT.runtime;
+}
+
+/**
+ * The one `--json` error shape: `{"error": {code, message, data: {code, message, retryable, details}}}`,
+ * the JSON-RPC error object (docs/protocol/errors.md). A daemon's error is passed on as it came; the
+ * CLI's own failures carry the error table's CLI codes (−32097: usage_error, command_failed, …).
+ */
+export function errorJson(e: unknown): RpcErrorObject {
+  if (e instanceof RemoteError) return e.error;
+  if (e instanceof CliError) return errorObject(FAILURE_NAME[e.exitCode], { message: e.message, details: e.details ?? undefined });
+  return errorObject("cli_unexpected", { message: e instanceof Error ? e.message : String(e) });
+}
+
+/** Prints the `--json` error shape on stdout; `extra` adds fields beside code, message and data. */
+export function printJsonError(e: unknown, extra: Record<string, unknown> = {}): void {
+  printJson({ error: { ...errorJson(e), ...extra } });
+}
+
+/** DEVICERAIL_DEBUG set: the protocol's view of a daemon error (method, numeric code), for bug reports. */
+export const debugLine = (e: RemoteError): string[] =>
+  process.env.DEVICERAIL_DEBUG ? [`  (debug: ${e.method} answered JSON-RPC error ${e.code})`] : [];
 
 type Env = Record<string, string | undefined>;
 
@@ -80,29 +123,25 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Prints the failure (stderr for people; with --json also `{"error":…}` on stdout) and returns the exit code. */
+/** Prints the failure (stderr for people; with --json also the error shape on stdout) and returns the exit code. */
 export function reportFailure(e: unknown, json: boolean): number {
   const st = err();
   if (e instanceof RemoteError) {
-    // The first line says which call failed; the rest says what to fix (error-text.ts).
-    const [first, ...rest] = describeError({ code: e.code, message: e.rpcMessage, data: e.data });
+    // What failed and what to fix (error-text.ts); the method and numeric code only for debugging.
+    const [first, ...rest] = describeError(e.error);
     if (e.data.code === "device_not_found") rest.push("  list the devices with `devicerail devices`");
-    process.stderr.write(`${st.red("devicerail:")} ${e.method} failed (JSON-RPC ${e.code}): ${first}\n${rest.map((l) => `${l}\n`).join("")}`);
-    if (json) printJson({ error: { code: e.code, message: e.rpcMessage, data: e.data } });
-    return 1;
-  }
-  if (e instanceof CliError) {
+    process.stderr.write(`${st.red("devicerail:")} ${first}\n${[...rest, ...debugLine(e)].map((l) => `${l}\n`).join("")}`);
+  } else if (e instanceof CliError) {
     process.stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
-    if (json) printJson({ error: { code: e.exitCode === 2 ? "usage" : e.exitCode === 130 ? "interrupted" : "failure", message: e.message } });
-    return e.exitCode;
+  } else {
+    // A bug or an environment this code did not expect: one readable line, the stack only on request.
+    const message = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
+    if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+    else process.stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");
   }
-  // A bug or an environment this code did not expect: one readable line, the stack only on request.
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
-  if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
-  else process.stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");
-  if (json) printJson({ error: { code: "unexpected", message } });
-  return 1;
+  if (json) printJsonError(e);
+  return exitCodeOf(e);
 }
 
 let spinning = false;

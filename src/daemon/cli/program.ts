@@ -4,7 +4,7 @@ import { environmentHelp } from "../environment.ts";
 import { VERSION } from "../version.ts";
 import type { ActionRequest } from "./actions.ts";
 import { DEFAULT_TIMEOUT_MS, age, coord, duration, integer, point } from "./arguments.ts";
-import { CliError, printJson, reportFailure } from "./output.ts";
+import { CliError, EXIT, printJsonError, reportFailure } from "./output.ts";
 import { addSelectorOptions } from "./selector-flags.ts";
 import { SERVE_HELP } from "./serve-help.ts";
 
@@ -89,7 +89,7 @@ configuration error, 3 daemon status: not running, 130 interrupted (Ctrl-C).
 `;
 
 const EXIT_CODES = `
-Exit codes: 0 ok, 1 runtime failure (the JSON-RPC error code and message are printed), 2 usage error.`;
+Exit codes: 0 ok, 1 runtime failure (what failed and what to fix are printed), 2 usage error, 130 interrupted.`;
 
 type DeviceOpts = { device?: string; json?: boolean; timeout?: number };
 
@@ -258,7 +258,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .addHelpText("after", "\nA SESSION argument of any command may be an unambiguous prefix of the id (4 or more characters), as git takes commits.")
     .action(run(async () => {
       const o = sessions.opts<{ follow?: string | boolean; open?: string; limit?: number }>();
-      if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined)) throw new CliError("--limit belongs to the listing, not to --follow or --open", 2);
+      if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined)) throw new CliError("--limit belongs to the listing, not to --follow or --open", EXIT.usage);
       if (o.open !== undefined) return (await commands.report()).openLiveReport(o.open, { json });
       if (o.follow !== undefined) return (await commands.follow()).followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
       return (await commands.sessions()).sessionsCommand({ json, limit: o.limit });
@@ -312,9 +312,9 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
     // Scripts that asked for --json get the usage error as JSON too (the text still goes to stderr).
-    if (e.exitCode !== 0 && argv.includes("--json")) printJson({ error: { code: "usage", message: e.message.replace(/^error: /, "") } });
+    if (e.exitCode !== 0 && argv.includes("--json")) printJsonError(new CliError(e.message.replace(/^error: /, ""), EXIT.usage));
     // --help and --version exit 0; every parse error, and a missing command, is a usage error.
-    return e.exitCode === 0 ? 0 : 2;
+    return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   return code;
 }

@@ -12,17 +12,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RefState, currentRef as refIn, normaliseRef, refRange, resolveRef } from "../../interaction/index.ts";
 import type { UiContextRef, UiNodeRef } from "../../protocol/types/ui.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 import { replacePrivateFile } from "./private-file.ts";
 
 /** One device's last `ui` listing, and the numbering of its UI context so far. */
-export interface RefListing {
+export interface RefListing extends RefState {
   deviceId: string;
   observationId: string;
-  context: UiContextRef;
-  /** stableNodeId → N of `@eN`, for every element numbered in this context. */
-  numbers: Record<string, number>;
-  next: number;
   /** The stableNodeIds the listing gave a ref, in tree order. */
   listed: string[];
   savedAtMs: number;
@@ -41,7 +37,7 @@ export const refsPath = (dataDir: string) => join(dataDir, REFS_FILE);
 /** `@e3` or `e3` → `@e3`; anything else is a usage error. */
 export function parseRef(text: string): string {
   const ref = normaliseRef(text);
-  if (!ref) throw new CliError(`--ref expects a ref from devicerail ui such as @e3, not ${JSON.stringify(text)}`, 2);
+  if (!ref) throw new CliError(`--ref expects a ref from devicerail ui such as @e3, not ${JSON.stringify(text)}`, EXIT.usage);
   return ref;
 }
 

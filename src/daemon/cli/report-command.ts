@@ -19,7 +19,7 @@ import { type CoreClient, withClient } from "./client.ts";
 import { credentialFor } from "./daemon-control.ts";
 import { outputFile } from "./device-commands.ts";
 import { RemoteError } from "../../client/remote-error.ts";
-import { CliError, printJson } from "./output.ts";
+import { CliError, EXIT, printJson } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
 
 /** events.list through the client, a page too large for one line told apart from other failures. */
@@ -131,8 +131,8 @@ async function writeJunit(c: CoreClient, source: ReportSource, file: string, hea
 }
 
 export async function reportCommand(ids: string[], opts: ReportOpts): Promise<number> {
-  if (ids.length === 0 && opts.since === undefined) throw new CliError("name a Session (devicerail sessions lists them), or give --since AGE with --junit", 2);
-  if (!opts.junit && (ids.length !== 1 || opts.since !== undefined)) throw new CliError("an HTML report is of one Session; for several, write JUnit with --junit FILE", 2);
+  if (ids.length === 0 && opts.since === undefined) throw new CliError("name a Session (devicerail sessions lists them), or give --since AGE with --junit", EXIT.usage);
+  if (!opts.junit && (ids.length !== 1 || opts.since !== undefined)) throw new CliError("an HTML report is of one Session; for several, write JUnit with --junit FILE", EXIT.usage);
   const html = ids.length === 1 && opts.since === undefined && (opts.output !== undefined || !opts.junit);
   // Output paths are checked before the daemon is asked anything, then named after the whole id.
   const htmlPath = (id: string) => (html ? resolve(outputFile(opts.output, `devicerail-report-${id}.html`)) : null);

@@ -3,7 +3,7 @@
  * of stdin (one trailing newline dropped, so `printf '%s\n' "$PW" |` and a file both work). Never
  * a command-line argument: other users of the machine can read argv (ps, /proc/<pid>/cmdline).
  */
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 
 interface TtyIn {
   isTTY?: boolean;
@@ -16,7 +16,7 @@ interface TtyIn {
 
 export async function readSecret(stdin: TtyIn = process.stdin as TtyIn, prompt: { write(s: string): unknown } = process.stderr): Promise<string> {
   const value = stdin.isTTY ? await fromPrompt(stdin, prompt) : dropNewline(await Bun.stdin.text());
-  if (value === "") throw new CliError(stdin.isTTY ? "no secret was typed" : "type --secret read nothing from stdin", 2);
+  if (value === "") throw new CliError(stdin.isTTY ? "no secret was typed" : "type --secret read nothing from stdin", EXIT.usage);
   return value;
 }
 
@@ -62,7 +62,7 @@ function fromPrompt(stdin: TtyIn, prompt: { write(s: string): unknown }): Promis
         }
         if (ch === "\u0003") {
           finish();
-          reject(new CliError("interrupted", 130));
+          reject(new CliError("interrupted", EXIT.interrupted));
           return;
         }
         if (ch === "\u007f" || ch === "\b") chars = chars.slice(0, -1);

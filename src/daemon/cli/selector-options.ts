@@ -2,9 +2,8 @@
  * The element options the element commands share (`--text`, `--id`, `--role`, `--name`, `--ref`,
  * and how --text matches) and the selector they make, with contradictions as usage errors.
  */
-import type { Command } from "commander";
 import type { ElementSelector } from "../../protocol/types/ui.ts";
-import { CliError } from "./output.ts";
+import { CliError, EXIT } from "./output.ts";
 import { parseRef } from "./refs.ts";
 
 export { addSelectorOptions } from "./selector-flags.ts";
@@ -30,7 +29,7 @@ export interface ElementOpts extends SelectorOpts {
 /** What the options name: a selector, or a ref into the last `ui` listing. */
 export type Wanted = { kind: "selector"; selector: ElementSelector; label: string } | { kind: "ref"; ref: string; label: string };
 
-export const usage = (message: string) => new CliError(message, 2);
+export const usage = (message: string) => new CliError(message, EXIT.usage);
 /** find and wait-for take a selector only (their actions have no node targets), so they have no --ref. */
 export const selectorOf = (w: Wanted): ElementSelector | null => (w.kind === "selector" ? w.selector : null);
 export const quoted = (s: string) => (/^[\w.:/@-]+$/.test(s) ? s : JSON.stringify(s));

@@ -15,6 +15,7 @@ import { removeRecord, writeRecord } from "./daemon-record.ts";
 import { SERVE_HELP } from "./serve-help.ts";
 import { localTokenPath, removeLocalToken, writeLocalToken } from "./local-token.ts";
 import { relayStdio } from "./stdio-relay.ts";
+import { EXIT } from "./output.ts";
 
 export interface ServeOptions {
   stdio?: boolean;
@@ -30,7 +31,7 @@ type Log = Awaited<ReturnType<typeof createLogger>>;
 function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | null; socket: string | null; token: AccessToken | null; localToken: boolean } | number {
   const usage = (message: string) => {
     process.stderr.write(`devicerail: ${message}\n`);
-    return 2;
+    return EXIT.usage;
   };
   if (opts.stdio && (opts.listen !== undefined || opts.socket !== undefined)) return usage(`--stdio excludes --listen and --socket\n\n${SERVE_HELP}`);
   let config: Config;
@@ -95,7 +96,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     // A busy or unusable data directory is the user's to fix: say what, not where in the code.
     if (err instanceof DatabaseLockedError || err instanceof DataDirError || err instanceof StartupError) {
       process.stderr.write(`devicerail: ${err.message}\n`);
-      return 1;
+      return EXIT.runtime;
     }
     throw err;
   }
@@ -148,7 +149,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     process.stderr.write(`devicerail: ${farmProblem}\n`);
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);
-    return 2;
+    return EXIT.usage;
   }
   // The surfaces' in-process clients: they get connections, never the dispatcher itself.
   const connect = localConnect(daemon.dispatcher, daemon.services, log);
@@ -183,7 +184,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     process.stderr.write(`devicerail: cannot write the token file ${localTokenPath(daemon.paths.dataDir)}: ${(err as Error).message}; free space in the data directory or fix its permissions\n`);
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);
-    return 1;
+    return EXIT.runtime;
   }
   const stopAll = async () => {
     await mcp.stop();
@@ -200,14 +201,14 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     const code = (err as { code?: unknown }).code;
     process.stderr.write(`devicerail: cannot listen on ${formatAddress(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
     await stopAll();
-    return err instanceof ListenAddressError ? 2 : 1;
+    return err instanceof ListenAddressError ? EXIT.usage : EXIT.runtime;
   }
   try {
     if (want.socket) unix = await listenUnix({ ...shared, path: want.socket });
   } catch (err) {
     process.stderr.write(`devicerail: ${err instanceof SocketPathError ? "" : "cannot listen on the Unix socket: "}${(err as Error).message}\n`);
     await stopAll();
-    return 1;
+    return EXIT.runtime;
   }
   // How the CLI and other local tools find this daemon (see cli/daemon-control.ts).
   writeRecord(

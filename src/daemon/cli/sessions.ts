@@ -1,13 +1,14 @@
 /** `sessions` and `export`: the recorded Sessions, and one of them as a self-contained folder. */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { SessionInfo } from "../../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
 import { RemoteError } from "../../client/remote-error.ts";
-import { CliError, isoSeconds, printJson, printRows } from "./output.ts";
+import { CliError, EXIT, isoSeconds, printJson, printRows } from "./output.ts";
+import { assetRefsIn } from "../../protocol/types/evidence.ts";
 
 export type SessionRow = SessionSummary;
 
@@ -31,14 +32,14 @@ export async function resolveSession(c: CoreClient, given: string): Promise<stri
   const text = given.trim().toLowerCase();
   if (UUID.test(text)) return text;
   if (!/^[0-9a-f-]+$/.test(text) || text.length < MIN_PREFIX)
-    throw new CliError(`${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`, 2);
+    throw new CliError(`${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`, EXIT.usage);
   // sessions.list answers every Session the daemon keeps, active and ended (an array of SessionInfo).
   const sessions = await c.call("sessions.list");
   const hits = sessions.map((s) => s.id).filter((id) => id.startsWith(text));
   if (hits.length === 1) return hits[0] as string;
   if (hits.length === 0) throw new CliError(`no Session starts with ${text}; devicerail sessions lists them`);
   const shown = hits.slice(0, 5).join(", ");
-  throw new CliError(`${text} names ${hits.length} Sessions (${shown}${hits.length > 5 ? ", …" : ""}): give more of the id`, 2);
+  throw new CliError(`${text} names ${hits.length} Sessions (${shown}${hits.length > 5 ? ", …" : ""}): give more of the id`, EXIT.usage);
 }
 
 export async function sessionsCommand(opts: { json?: boolean; limit?: number }): Promise<number> {
@@ -60,7 +61,7 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
  * the newest `keep`. Active Sessions are never touched.
  */
 export async function pruneCommand(opts: { olderThan?: number; keep?: number; dryRun?: boolean; json?: boolean }): Promise<number> {
-  if ((opts.olderThan === undefined) === (opts.keep === undefined)) throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", 2);
+  if ((opts.olderThan === undefined) === (opts.keep === undefined)) throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", EXIT.usage);
   const deleted = await withClient(async (c) => {
     const { sessions } = await c.call("devicerail.sessions.list", { state: "ended" });
     const cutoff = opts.olderThan === undefined ? null : Date.now() - opts.olderThan;
@@ -103,20 +104,8 @@ export interface EvidenceEntry {
 
 const extension = (mediaType: string) => (mediaType === "image/png" ? "png" : /json/.test(mediaType) ? "json" : "bin");
 
-/** Every canonical AssetRef anywhere in the events (observations, UI trees, results, frames, verdicts). */
-export function referencedEvidence(events: unknown): Map<string, string> {
-  const found = new Map<string, string>();
-  const walk = (x: unknown): void => {
-    if (Array.isArray(x)) return x.forEach(walk);
-    if (!x || typeof x !== "object") return;
-    const o = x as Record<string, unknown>;
-    if (typeof o.sha256 === "string" && /^[0-9a-f]{64}$/.test(o.sha256) && typeof o.mediaType === "string" && typeof o.uri === "string")
-      found.set(o.sha256, o.mediaType);
-    for (const v of Object.values(o)) walk(v);
-  };
-  walk(events);
-  return found;
-}
+/** Every canonical AssetRef anywhere in the events: sha256 → mediaType. */
+export const referencedEvidence = (events: unknown): Map<string, string> => assetRefsIn(events);
 
 const readme = (s: SessionInfo, evidence: number) => `DeviceRail Session ${s.id}
 
@@ -132,7 +121,7 @@ Written by devicerail export.
 
 export async function exportCommand(given: string, opts: { output?: string; json?: boolean }): Promise<number> {
   const refuseFull = (dir: string) => {
-    if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`);
+    if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`, EXIT.usage);
   };
   // -o is checked before the daemon is asked anything, then named after the whole id.
   outputDir(opts.output, `devicerail-session-${given}`);

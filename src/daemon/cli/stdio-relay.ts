@@ -11,6 +11,7 @@ import { setReading } from "../../transports/ndjson-connection.ts";
 import { credentialFor } from "./daemon-control.ts";
 import { type DaemonRecord, isAlive, readRecord } from "./daemon-record.ts";
 import { type Endpoint, endpointText } from "../../client/endpoint.ts";
+import { listenWhile } from "../../transports/listeners.ts";
 
 /** How long a relay waits for a daemon that is starting to name its endpoints. */
 const STARTING_WAIT_MS = 15_000;
@@ -105,14 +106,16 @@ export async function relayStdio(dataDir: string, env: Record<string, string | u
     ended ??= "signal";
     socket.terminate();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
   // The client closed its end of stdout: nobody reads the answers any more.
   const onStdoutError = () => {
     ended ??= "output";
     socket.terminate();
   };
-  process.stdout.on("error", onStdoutError);
+  const unlisten = listenWhile([
+    [process, "SIGINT", onSignal],
+    [process, "SIGTERM", onSignal],
+    [process.stdout, "error", onStdoutError],
+  ]);
   void (async () => {
     const reader = Bun.stdin.stream().getReader();
     void closed.promise.then(() => reader.cancel().catch(() => {}));
@@ -129,9 +132,7 @@ export async function relayStdio(dataDir: string, env: Record<string, string | u
     if (!relay.over) socket.shutdown();
   })();
   await closed.promise;
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
-  process.stdout.off("error", onStdoutError);
+  unlisten();
   if (ended !== null) return 0;
   process.stderr.write(`devicerail: the devicerail daemon on ${dataDir} closed the connection (it stopped?)\n`);
   return 1;

@@ -7,23 +7,19 @@
  *   POST /farm/release  {allocationId} → 200 {released: true|false}
  *
  * An acquire waits up to waitMs; a client that disconnects while waiting drops its place at once.
- * Errors are `{"error": {code: -32099, message, data: {code, message, retryable, details}}}` with
- * data.code farm_no_matching_device (404), farm_acquire_timed_out (408), farm_unavailable (503)
- * or invalid_params (400).
+ * Errors are the JSON-RPC error object from the one table (docs/protocol/errors.md):
+ * farm_no_matching_device (404), farm_acquire_timed_out (408) and farm_unavailable (503) are the
+ * farm's own (−32099); invalid_params (400), invalid_request (405), request_cancelled (503) and
+ * internal_error (500) are the protocol's, with its numbers.
  */
 import { SQL } from "bun";
 import * as v from "valibot";
 import type { Logger } from "../../rpc/rpc-error.ts";
-import { extensionError, jsonResponse } from "../../transports/http-guard.ts";
+import { httpError, jsonResponse } from "../../transports/http-guard.ts";
 import { FarmAcquireError, acquire, release } from "./allocator.ts";
 import { AcquireRequestSchema } from "./constraints.ts";
 import { farmWhere } from "./member.ts";
 
-/** JSON-RPC's implementation-defined range; devicerail uses it for the farm's HTTP errors only. */
-export const FARM_ERROR_NUMERIC = -32099;
-
-const farmError = (status: number, code: string, message: string, retryable: boolean, details: Record<string, unknown> = {}) =>
-  extensionError(status, FARM_ERROR_NUMERIC, code, message, retryable, details);
 
 const ok = (body: unknown) => jsonResponse(JSON.stringify(body));
 
@@ -45,12 +41,12 @@ export class FarmHttp {
   /** The routes' answer, or null when the path is not the farm's. */
   route(req: Request, url: URL, body: string): Promise<Response> | null {
     if (url.pathname !== "/farm/acquire" && url.pathname !== "/farm/release") return null;
-    if (req.method !== "POST") return Promise.resolve(farmError(405, "invalid_request", `${url.pathname} takes POST`, false));
+    if (req.method !== "POST") return Promise.resolve(httpError("invalid_request", { message: `${url.pathname} takes POST`, details: {} }, { status: 405 }));
     let json: unknown;
     try {
       json = JSON.parse(body || "{}");
     } catch {
-      return Promise.resolve(farmError(400, "invalid_params", "the body is not JSON", false));
+      return Promise.resolve(httpError("invalid_params", { message: "the body is not JSON", details: {} }));
     }
     return url.pathname === "/farm/acquire" ? this.acquire(req, json) : this.release(json);
   }
@@ -87,14 +83,14 @@ export class FarmHttp {
 
   private failure(err: unknown): Response {
     if (err instanceof FarmAcquireError) {
-      if (err.reason === "noMatchingDevice") return farmError(404, "farm_no_matching_device", err.message, false, err.details);
-      if (err.reason === "timedOut") return farmError(408, "farm_acquire_timed_out", err.message, true, err.details);
-      return farmError(499, "request_cancelled", err.message, false);
+      if (err.reason === "noMatchingDevice") return httpError("farm_no_matching_device", { message: err.message, details: err.details });
+      if (err.reason === "timedOut") return httpError("farm_acquire_timed_out", { message: err.message, details: err.details });
+      return httpError("request_cancelled", { message: err.message, details: {} });
     }
     this.opts.log.warn({ err: (err as Error).message }, "farm request failed");
     if (isConnectionError(err) || !(err as { code?: unknown }).code)
-      return farmError(503, "farm_unavailable", `the farm database at ${farmWhere(this.opts.url)} is unreachable`, true);
-    return farmError(500, "internal_error", "the farm request failed", true);
+      return httpError("farm_unavailable", { message: `the farm database at ${farmWhere(this.opts.url)} is unreachable`, details: {} });
+    return httpError("internal_error", { message: "the farm request failed", retryable: true, details: {} });
   }
 
   async stop(): Promise<void> {
@@ -105,5 +101,5 @@ export class FarmHttp {
 function invalid(issues: readonly v.BaseIssue<unknown>[]): Response {
   const first = issues[0];
   const where = first?.path?.map((p) => String(p.key)).join(".") ?? "";
-  return farmError(400, "invalid_params", `${where ? `${where}: ` : ""}${first?.message ?? "invalid"}`, false);
+  return httpError("invalid_params", { message: `${where ? `${where}: ` : ""}${first?.message ?? "invalid"}`, details: {} });
 }

@@ -11,6 +11,7 @@ import { hello } from "../../client/hello.ts";
 import type { Connect, LocalClient } from "../../client/in-process.ts";
 import type { InputOf, MethodName, OutputOf } from "../../protocol/methods.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
+import { errorObject } from "../../protocol/errors.ts";
 
 export interface LaneDeps {
   /** Opens an in-process connection (the composition root's). */
@@ -93,7 +94,7 @@ export class McpClient {
   }
 
   private async connect(): Promise<LocalClient> {
-    if (this.ended) throw new RemoteError("mcp", { code: -32000, message: "the MCP session has ended", data: { code: "session_ended", message: "the MCP session has ended", retryable: false, details: {} } });
+    if (this.ended) throw new RemoteError("mcp", errorObject("session_ended", { message: "the MCP session has ended", details: {} }));
     const rpc = this.deps.connect({ transport: "mcp" });
     this.rpcs.add(rpc);
     try {

@@ -6,7 +6,7 @@
  */
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { type JSONRPCMessage, isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { LIFETIME_HEADER } from "./http.ts";
 
 export type DaemonEndpoint = { socket: string } | { host: string; port: number };
@@ -38,7 +38,7 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
   let ready: Promise<void> = Promise.resolve();
 
   const answerError = (m: JSONRPCMessage, message: string) => {
-    if (isJSONRPCRequest(m)) void host.send({ jsonrpc: "2.0", id: m.id, error: { code: -32603, message } }).catch(() => {});
+    if (isJSONRPCRequest(m)) void host.send({ jsonrpc: "2.0", id: m.id, error: { code: ErrorCode.InternalError, message } }).catch(() => {});
   };
 
   // Requests relayed and not yet answered: stdin ending (a piped script) waits for their answers.

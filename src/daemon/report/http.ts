@@ -14,7 +14,7 @@ import { hello } from "../../client/hello.ts";
 import type { Connect } from "../../client/in-process.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
-import { extensionError, refusal } from "../../transports/http-guard.ts";
+import { errorResponse, httpError, httpStatusOf, refusal } from "../../transports/http-guard.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
 import { textStream } from "../../transports/text-stream.ts";
 import type { ViewerPasses } from "../../transports/viewer-passes.ts";
@@ -34,8 +34,6 @@ const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report(\/ticket)?$/;
 
 /** A capability older than this when the page's data is written is swapped for a fresh one (they expire after 30 s). */
 const CAPABILITY_FRESH_MS = 10_000;
-
-const jsonError = (status: number, code: string, message: string, details: Record<string, unknown> = {}) => extensionError(status, -32000, code, message, false, details);
 
 /** The daemon's own records, as a report needs them, over an in-process connection. */
 function localSource(rpc: Client, evidence: EvidenceSource): ReportSource {
@@ -65,14 +63,14 @@ export class ReportHttp {
     const id = matched?.[1]?.toLowerCase();
     if (!id) return null;
     const only = matched?.[2] ? "POST" : "GET";
-    if (req.method !== only) return Promise.resolve(jsonError(405, "method_not_found", `${req.method} ${url.pathname}: only ${only}`));
+    if (req.method !== only) return Promise.resolve(httpError("method_not_found", { message: `${req.method} ${url.pathname}: only ${only}`, details: {} }, { status: 405 }));
     return only === "POST" ? Promise.resolve(this.ticket(id)) : this.serve(req, url, id);
   }
 
   /** A single-use ticket for a browser to open this Session's page with; the caller presented the token. */
   private ticket(sessionId: string): Response {
     const { viewer } = this.opts;
-    if (!viewer) return jsonError(404, "method_not_found", "this daemon issues no report tickets");
+    if (!viewer) return httpError("method_not_found", { message: "this daemon issues no report tickets", details: {} });
     const { ticket, expiresInMs } = viewer.issueTicket(sessionId);
     return Response.json({ path: `/sessions/${sessionId}/report?ticket=${ticket}`, expiresInMs }, { headers: { "Cache-Control": "no-store" } });
   }
@@ -124,10 +122,8 @@ export class ReportHttp {
         headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, ...noStore, "X-Content-Type-Options": "nosniff" },
       });
     } catch (err) {
-      if (err instanceof RemoteError) {
-        const code = err.error.data.code;
-        return jsonError(code === "session_not_found" ? 404 : code === "method_not_permitted_on_transport" ? 403 : 500, code, err.error.message, (err.error.data.details ?? {}) as Record<string, unknown>);
-      }
+      // The daemon's error as any client gets it (the table's numbers), with the status that fits it.
+      if (err instanceof RemoteError) return errorResponse(httpStatusOf(err.error.data.code), err.json);
       throw err;
     } finally {
       if (!streaming) await rpc.close();

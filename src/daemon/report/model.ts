@@ -7,7 +7,7 @@
  */
 import { hostname } from "node:os";
 import type { DeviceInfo } from "../../protocol/types/device.ts";
-import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
+import { MEDIA_TYPE_UI_TREE, assetRefsIn } from "../../protocol/types/evidence.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
@@ -58,20 +58,8 @@ const THUMB_QUALITY = 70;
 
 /** Screenshot and tree digests the events name, each once, in the order first named. */
 export function evidenceOf(events: readonly TestEvent[]): { screenshots: string[]; trees: string[] } {
-  const screenshots = new Set<string>();
-  const trees = new Set<string>();
-  const walk = (x: unknown): void => {
-    if (Array.isArray(x)) return x.forEach(walk);
-    if (!x || typeof x !== "object") return;
-    const o = x as Record<string, unknown>;
-    if (typeof o.sha256 === "string" && typeof o.mediaType === "string" && typeof o.uri === "string") {
-      if (o.mediaType === MEDIA_PNG) screenshots.add(o.sha256);
-      else if (o.mediaType === MEDIA_TYPE_UI_TREE) trees.add(o.sha256);
-    }
-    for (const v of Object.values(o)) walk(v);
-  };
-  walk(events);
-  return { screenshots: [...screenshots], trees: [...trees] };
+  const refs = [...assetRefsIn(events)];
+  return { screenshots: refs.filter(([, t]) => t === MEDIA_PNG).map(([sha]) => sha), trees: refs.filter(([, t]) => t === MEDIA_TYPE_UI_TREE).map(([sha]) => sha) };
 }
 
 export function compactTree(nodes: readonly UiNode[]): TreeNode[] {

@@ -21,14 +21,17 @@ const nonNegative = v.pipe(v.number(), v.finite(), v.minValue(0));
 
 export const UiRectSchema = v.strictObject({ x: finite, y: finite, width: nonNegative, height: nonNegative });
 
+/** The most nodes a tree has, and the longest fields of a UiNode in code points: drivers cut longer trees and text to these. */
+export const UI_NODE_LIMITS = { nodes: 10_000, id: 4096, role: 256, identifier: 4096, text: 65_536 } as const;
+
 export const UiNodeSchema = v.strictObject({
-  stableNodeId: nonBlank(4096),
-  parentStableNodeId: nullable(nonBlank(4096)),
-  role: nonBlank(256),
-  name: nullable(cpString(0, 65_536)),
-  value: nullable(cpString(0, 65_536)),
-  identifier: nullable(cpString(0, 4096)),
-  text: nullable(cpString(0, 65_536)),
+  stableNodeId: nonBlank(UI_NODE_LIMITS.id),
+  parentStableNodeId: nullable(nonBlank(UI_NODE_LIMITS.id)),
+  role: nonBlank(UI_NODE_LIMITS.role),
+  name: nullable(cpString(0, UI_NODE_LIMITS.text)),
+  value: nullable(cpString(0, UI_NODE_LIMITS.text)),
+  identifier: nullable(cpString(0, UI_NODE_LIMITS.identifier)),
+  text: nullable(cpString(0, UI_NODE_LIMITS.text)),
   bounds: nullable(UiRectSchema),
   enabled: nullable(v.boolean()),
   hittable: nullable(v.boolean()),
@@ -39,15 +42,15 @@ export const UiSnapshotSchema = v.strictObject({
   formatVersion: int(1, 1),
   observationId: UuidSchema,
   context: UiContextRefSchema,
-  rootStableNodeIds: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(10_000)),
-  nodes: v.pipe(v.array(UiNodeSchema), v.minLength(1), v.maxLength(10_000)),
+  rootStableNodeIds: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(UI_NODE_LIMITS.nodes)),
+  nodes: v.pipe(v.array(UiNodeSchema), v.minLength(1), v.maxLength(UI_NODE_LIMITS.nodes)),
 });
 export type UiSnapshot = v.InferOutput<typeof UiSnapshotSchema>;
 
 export const UiSnapshotRefSchema = v.strictObject({
   formatVersion: int(1, 1),
   context: UiContextRefSchema,
-  nodeCount: int(1, 10_000),
+  nodeCount: int(1, UI_NODE_LIMITS.nodes),
   byteLength: int(1, 786_432),
   evidence: AssetRefSchema,
 });

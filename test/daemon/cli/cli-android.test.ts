@@ -124,7 +124,7 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
   test("an action the phone rejects exits 1 with the JSON-RPC error", async () => {
     const r = await cli(["launch", "not-a-package"], env());
     expect([r.code, r.stdout]).toEqual([1, ""]);
-    expect(r.stderr).toStartWith("devicerail: device.execute failed (JSON-RPC -32000): invalid_arguments: invalid arguments for action launch\n  at /packageName: expected a string of 3 to 255 characters matching ");
+    expect(r.stderr).toStartWith("devicerail: invalid_arguments: invalid arguments for action launch\n  at /packageName: expected a string of 3 to 255 characters matching ");
   }, 30_000);
 
   test("doctor checks adb, its private server (loopback only), the phone and its settings; --smoke times it", async () => {

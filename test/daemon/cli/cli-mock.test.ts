@@ -222,10 +222,10 @@ describe("one-shot actions on the Mock", () => {
     const again = await cliJson(["export", id, "-o", out], env);
     expect(again.dir).toBe(join(out, `devicerail-session-${id}`));
     const third = await cli(["export", id, "-o", out], env);
-    expect([third.code, third.stderr]).toEqual([1, `devicerail: ${again.dir} already exists and is not empty; choose another folder with -o DIR\n`]);
+    expect([third.code, third.stderr]).toEqual([2, `devicerail: ${again.dir} already exists and is not empty; choose another folder with -o DIR\n`]);
     expect(readdirSync(out).sort()).toEqual(["README.txt", `devicerail-session-${id}`, "events.ndjson", "evidence", "manifest.json"]);
     const unknown = await cli(["export", "00000000-0000-4000-8000-000000000000", "-o", join(tempCwd(), "x")], env);
-    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session.export failed (JSON-RPC -32006): session_not_found"]);
+    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session_not_found: session not found"]);
   });
 
   test("type and key back run the Mock's actions; each prints what it did", async () => {
@@ -251,18 +251,20 @@ describe("one-shot actions on the Mock", () => {
     expect(await cliJson(["sessions"], env)).toEqual({ sessions: [] });
   });
 
-  test("a JSON-RPC error exits 1 with its code and message; --json also prints it on stdout", async () => {
+  test("a daemon error exits 1 with what to fix, no method or number; --json prints the JSON-RPC error on stdout", async () => {
     const r = await cli(["tap", "1", "1", "-d", "mock-9", "--json"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toStartWith("devicerail: device.select failed (JSON-RPC -32011): device_not_found: ");
-    expect(r.stderr).toEndWith("\n  list the devices with `devicerail devices`\n");
+    expect(r.stderr).toBe("devicerail: device_not_found: device is not registered: mock-9\n  list the devices with `devicerail devices`\n");
     expect(JSON.parse(r.stdout)).toEqual({ error: { code: -32011, message: expect.any(String), data: expect.objectContaining({ code: "device_not_found" }) } });
+    // The protocol's view (the method, the number) only when debugging.
+    const debug = await cli(["tap", "1", "1", "-d", "mock-9"], { DEVICERAIL_DEBUG: "1" });
+    expect(debug.stderr).toEndWith("\n  (debug: device.select answered JSON-RPC error -32011)\n");
   });
 
   test("two Mock devices need -d, and the error names them", async () => {
     const r = await cli(["tap", "1", "1"], { DEVICERAIL_MOCK_DEVICES: "2" });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("(JSON-RPC -32011): device_selection_required");
+    expect(r.stderr).toStartWith("devicerail: device_selection_required: ");
     expect(r.stderr).toEndWith("\n  available devices: mock-1, mock-2 (choose one with -d)\n");
     expect((await cliJson(["tap", "1", "1", "-d", "mock-2"], { DEVICERAIL_MOCK_DEVICES: "2" })).after.deviceId).toBe("mock-2");
   });

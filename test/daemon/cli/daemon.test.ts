@@ -203,6 +203,7 @@ describe("devicerail daemon", () => {
     expect([neither.code, neither.stderr]).toEqual([2, "devicerail: say which Sessions to delete: --older-than AGE or --keep N (one of them)\n"]);
     const bad = await cli(["sessions", "prune", "--older-than", "soon", "--json"], env);
     expect(bad.code).toBe(2);
-    expect(JSON.parse(bad.stdout)).toEqual({ error: { code: "usage", message: expect.stringContaining("expected an age such as 7d, 12h or 30m") } });
+    const message = expect.stringContaining("expected an age such as 7d, 12h or 30m");
+    expect(JSON.parse(bad.stdout)).toEqual({ error: { code: -32097, message, data: { code: "usage_error", message, retryable: false, details: null } } });
   }, 30_000);
 });

@@ -132,7 +132,7 @@ describe("element commands through the CLI on the Mock", () => {
       1,
       "",
       [
-        "devicerail: device.execute failed: element_not_found: element was not found",
+        "devicerail: element_not_found: element was not found",
         '  selector: --text "Sign on"',
         "  closest elements:",
         '    @e1 Text "Sign in" #title [400,40,480,64]',
@@ -145,7 +145,7 @@ describe("element commands through the CLI on the Mock", () => {
     const both = await cli(["tap", "--text", "Sign in", "--json"], env);
     expect(both.code).toBe(1);
     expect(both.stderr.split("\n").slice(0, 3)).toEqual([
-      "devicerail: device.execute failed: element_ambiguous: element selector matched more than one element",
+      "devicerail: element_ambiguous: element selector matched more than one element",
       '  selector: --text "Sign in"',
       "  add --role, --id or --name to tell them apart, or use --ref from devicerail ui",
     ]);
@@ -163,7 +163,7 @@ describe("element commands through the CLI on the Mock", () => {
     expect([disabled.code, disabled.stderr.split("\n").slice(0, 5)]).toEqual([
       1,
       [
-        "devicerail: device.execute failed: element_not_interactable: element is not interactable",
+        "devicerail: element_not_interactable: element is not interactable",
         "  selector: --id sign_in",
         "  it is disabled, cannot be tapped, or is off the screen",
         "  closest elements:",
