@@ -164,6 +164,21 @@ describe("the HTTP API", () => {
     holder.close();
   });
 
+  test("a device whose holder ends its Session within 2 s is waited for, as on every surface (client/device-session.ts)", async () => {
+    const holder = await RpcSocket.connect({ port: d.port });
+    await holder.hello();
+    await holder.call("device.select", { deviceId: "mock-2" });
+    await holder.call("device.connect");
+    const held = (await holder.call("session.start")).result as { id: string };
+    const asked = post("/devices/mock-2/actions/tap", '{"x":1,"y":1}');
+    await Bun.sleep(300);
+    await holder.call("session.end");
+    holder.close();
+    const res = await asked;
+    expect(res.status).toBe(200);
+    expect(res.headers.get("devicerail-session")).not.toBe(held.id);
+  });
+
   test("GET /sessions answers the devicerail.sessions.list result, newest first, with ?state= and ?limit=", async () => {
     const tap = await post("/devices/mock-1/actions/tap", '{"x":1,"y":2}');
     const id = tap.headers.get("devicerail-session") as string;
