@@ -15,6 +15,7 @@ import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
 import { CliError, err, EXIT, RpcCallError, withSpinner } from "./output.ts";
 import { RpcAnswerError } from "./rpc-socket.ts";
+import { stderr } from "./std-streams.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -62,7 +63,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   const dataDir = dataDirOf(env);
   const attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: true }));
   const mismatch = versionMismatch(attached.hello);
-  if (mismatch) process.stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
+  if (mismatch) stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
   const { conn } = attached;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const call = async <T>(method: string, params?: object): Promise<T> => {
@@ -108,7 +109,7 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
   const interrupt = new AbortController();
   const onSigint = () => {
     if (interrupt.signal.aborted) process.exit(EXIT.interrupted);
-    process.stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
+    stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
     interrupt.abort();
   };
   process.on("SIGINT", onSigint);

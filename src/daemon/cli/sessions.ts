@@ -8,6 +8,7 @@ import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
 import { CliError, EXIT, isoSeconds, printJson, printRows, RpcCallError } from "./output.ts";
 import { assetRefsIn } from "../../protocol/types/evidence.ts";
+import { stdout } from "./std-streams.ts";
 
 export type SessionRow = SessionSummary;
 
@@ -45,7 +46,7 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
   const params = opts.limit === undefined ? {} : { limit: opts.limit };
   const { sessions } = await withClient((c) => c.call<{ sessions: SessionRow[] }>("devicerail.sessions.list", params));
   if (opts.json) printJson({ sessions });
-  else if (sessions.length === 0) process.stdout.write("no sessions\n");
+  else if (sessions.length === 0) stdout.write("no sessions\n");
   else
     printRows(
       ["ID", "DEVICE", "STARTED", "DURATION", "ACTIONS", "ERRORS", "RESULT"],
@@ -69,7 +70,7 @@ export async function pruneCommand(opts: { olderThan?: number; keep?: number; dr
     return doomed;
   });
   if (opts.json) printJson({ deleted: deleted.map((s) => s.id), dryRun: opts.dryRun === true });
-  else process.stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
+  else stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
   return 0;
 }
 
@@ -145,6 +146,6 @@ export async function exportCommand(given: string, opts: { output?: string; json
     return m;
   });
   if (opts.json) printJson({ dir, ...manifest });
-  else process.stdout.write(`${dir}: ${manifest.session.eventCount} events, ${manifest.evidence.length} evidence file(s)\n`);
+  else stdout.write(`${dir}: ${manifest.session.eventCount} events, ${manifest.evidence.length} evidence file(s)\n`);
   return 0;
 }
