@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import type { ConnectionGrant } from "../rpc/connection.ts";
 
 /**
@@ -40,7 +39,8 @@ export class AccessToken {
   }
 
   matches(candidate: string): boolean {
-    return timingSafeEqual(digest(candidate), this.expected);
+    // Bun's global crypto.timingSafeEqual: node:crypto would cost every CLI command ~5 MiB at start.
+    return crypto.timingSafeEqual(digest(candidate), this.expected);
   }
 
   /** `Authorization: Bearer <token>` (the scheme is case-insensitive, RFC 9110 §11.1). */

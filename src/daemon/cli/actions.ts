@@ -6,6 +6,7 @@ import { firstOffered, missing } from "../../interaction/index.ts";
 import type { ActionDefinition, ActionResult } from "../../protocol/types/action.ts";
 import { type CoreClient, capabilities, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { CliError, out, printJson } from "./output.ts";
+import { stdout } from "./std-streams.ts";
 
 /** What the user asked for: the device actions that do it, in order of preference. */
 export interface ActionRequest {
@@ -76,6 +77,6 @@ export async function actionCommand(req: ActionRequest, opts: { device?: string;
     `output: ${JSON.stringify(r.output)}`,
   ];
   if (r.after) lines.push(`after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`);
-  process.stdout.write(`${lines.join("\n")}\n`);
+  stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -16,6 +16,7 @@ import { resolveDataPaths } from "../data-dir.ts";
 import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
 import { type Attached, attach, versionMismatch } from "./daemon-control.ts";
 import { CliError, EXIT, err, withSpinner } from "./output.ts";
+import { stderr } from "./std-streams.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -56,7 +57,7 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   const dataDir = dataDirOf(env);
   const attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: true }));
   const mismatch = versionMismatch(attached.hello);
-  if (mismatch) process.stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
+  if (mismatch) stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
   const { client } = attached;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const defaults = (method: string, given: CallOptions = {}): CallOptions => (CONCURRENT.has(method) ? { timeoutMs, signal: opts.signal, ...given } : given);
@@ -89,7 +90,7 @@ export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSign
   const interrupt = new AbortController();
   const onSigint = () => {
     if (interrupt.signal.aborted) process.exit(EXIT.interrupted);
-    process.stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
+    stderr.write(`\n${err().yellow("devicerail:")} cancelling… (Ctrl-C again to quit now)\n`);
     interrupt.abort();
   };
   process.on("SIGINT", onSigint);

@@ -4,6 +4,7 @@ import { dataDirOf } from "./client.ts";
 import { type Attached, attach, logPath, stopDaemon, versionMismatch } from "./daemon-control.ts";
 import { EXIT, out, printJson, withSpinner } from "./output.ts";
 import { endpointText } from "../../client/endpoint.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -55,7 +56,7 @@ const duration = (ms: number) => {
 function print(s: DaemonStatus): void {
   const st = out();
   if (!s.running) {
-    process.stdout.write(`no devicerail daemon runs on ${s.dataDir}\n`);
+    stdout.write(`no devicerail daemon runs on ${s.dataDir}\n`);
     return;
   }
   const lines = [
@@ -67,7 +68,7 @@ function print(s: DaemonStatus): void {
     `  devices         ${s.devices?.length ? s.devices.join(", ") : "none"}`,
     `  open sessions   ${s.openSessions?.length ? s.openSessions.map((o) => `${o.id} (${o.deviceId ?? "?"})`).join(", ") : "none"}`,
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
+  stdout.write(`${lines.join("\n")}\n`);
 }
 
 export async function daemonCommand(action: "start" | "stop" | "status", opts: { json?: boolean }, env: Env = process.env): Promise<number> {
@@ -75,7 +76,7 @@ export async function daemonCommand(action: "start" | "stop" | "status", opts: {
   if (action === "stop") {
     const r = await withSpinner("stopping the devicerail daemon…", () => stopDaemon(dataDir));
     if (opts.json) printJson({ stopped: r.stopped, dataDir, ...(r.pid ? { pid: r.pid } : {}) });
-    else process.stdout.write(r.stopped ? `stopped the devicerail daemon (pid ${r.pid})\n` : `no devicerail daemon runs on ${dataDir}\n`);
+    else stdout.write(r.stopped ? `stopped the devicerail daemon (pid ${r.pid})\n` : `no devicerail daemon runs on ${dataDir}\n`);
     return 0;
   }
   let attached: Attached;
@@ -93,7 +94,7 @@ export async function daemonCommand(action: "start" | "stop" | "status", opts: {
   }
   try {
     const mismatch = versionMismatch(attached.hello);
-    if (mismatch) process.stderr.write(`devicerail: ${mismatch}\n`);
+    if (mismatch) stderr.write(`devicerail: ${mismatch}\n`);
     const s = { ...(await statusOf(attached, dataDir)), ...(action === "start" ? { started: attached.started } : {}) };
     if (opts.json) printJson(s);
     else print(s);

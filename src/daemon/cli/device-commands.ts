@@ -6,6 +6,7 @@ import { type UiStates, elementLine, numberElements, uiStatesOf } from "../../in
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
 import { CliError, err, EXIT, out, printJson } from "./output.ts";
 import { loadListing, saveListing, stateOf } from "./refs.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 export { type UiStates, uiStatesOf };
 
@@ -69,7 +70,7 @@ export async function screenshotCommand(opts: { device?: string; output?: string
   if (opts.json) printJson({ file, observation });
   else {
     const { width, height } = observation.viewport;
-    process.stdout.write(`${file}: ${width}×${height} screenshot of ${observation.deviceId} (sha256 ${observation.screenshot?.sha256})\n`);
+    stdout.write(`${file}: ${width}×${height} screenshot of ${observation.deviceId} (sha256 ${observation.screenshot?.sha256})\n`);
   }
   return 0;
 }
@@ -98,10 +99,10 @@ export async function uiCommand(opts: { device?: string; json?: boolean; timeout
   } catch (e) {
     // The tree is still worth printing; only --ref will not know these refs.
     saved = false;
-    process.stderr.write(`${err().yellow("devicerail:")} could not save the refs for --ref: ${(e as Error).message}\n`);
+    stderr.write(`${err().yellow("devicerail:")} could not save the refs for --ref: ${(e as Error).message}\n`);
   }
   if (opts.json) printJson(snapshot);
-  else process.stdout.write(formatTree(snapshot.nodes, out(), { refs: saved ? refs : undefined, states: uiStatesOf(observation.metadata) }));
+  else stdout.write(formatTree(snapshot.nodes, out(), { refs: saved ? refs : undefined, states: uiStatesOf(observation.metadata) }));
   return 0;
 }
 

@@ -2,6 +2,7 @@
 import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
 import { withClient } from "./client.ts";
 import { printJson, printRows } from "./output.ts";
+import { stdout } from "./std-streams.ts";
 
 export interface DeviceRow extends DeviceInfo {
   /** `connected`, an adb state such as `unauthorized`, or `available`. */
@@ -29,7 +30,7 @@ export async function devicesCommand(opts: { json?: boolean }): Promise<number> 
   });
   // The devices.list result itself, as GET /devices and JSON-RPC give it; state and lease are table-only.
   if (opts.json) printJson(listed);
-  else if (rows.length === 0) process.stdout.write("no devices\n");
+  else if (rows.length === 0) stdout.write("no devices\n");
   else printRows(["ID", "PLATFORM", "NAME", "OS", "STATE", "LEASED BY"], rows.map((d) => [d.id, platformText(d.platform), d.name, d.osVersion ?? "-", d.state, d.leasedBy ?? "-"]));
   return 0;
 }

@@ -6,6 +6,7 @@ import { type CoreClient, capabilities, execute, inSession, observe, route, sele
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, out, printJson, withSpinner } from "./output.ts";
+import { stdout } from "./std-streams.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -126,12 +127,12 @@ function printChecks(checks: Check[]): void {
   }
   const count = (s: Check["status"]) => checks.filter((c) => c.status === s).length;
   lines.push("", `${count("fail")} failed, ${count("warn")} warning(s), ${count("ok")} ok`);
-  process.stdout.write(`${lines.join("\n")}\n`);
+  stdout.write(`${lines.join("\n")}\n`);
 }
 
 function printSmoke(r: SmokeResult): void {
   const ms = (n: number) => `${n.toFixed(1)} ms`;
-  process.stdout.write(
+  stdout.write(
     [
       "",
       `smoke: ${r.cycles} ${r.tap ? "observe + tap" : "observe"} cycles on ${r.deviceId}`,

@@ -20,6 +20,7 @@ import { CliError, out, printJson } from "./output.ts";
 import { currentRef, loadListing, nodeRefOf } from "./refs.ts";
 import { readSecret } from "./secret-input.ts";
 import { ELEMENT_OPTIONS, type ElementOpts, type Wanted, selectorOf, usage, wantedFrom } from "./selector-options.ts";
+import { stdout } from "./std-streams.ts";
 
 export { type ElementOpts, type SelectorOpts, addSelectorOptions, wantedFrom } from "./selector-options.ts";
 export { foregroundOf } from "./element-failure.ts";
@@ -102,7 +103,7 @@ async function describe(run: Run, element: UiNodeRef, observations: (Observation
 
 const took = (first: ActionResult, last: ActionResult) => `${last.finishedAtMs - first.startedAtMs} ms`;
 const afterLine = (r: ActionResult) => (r.after ? [`after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`] : []);
-const print = (lines: string[]) => process.stdout.write(`${lines.join("\n")}\n`);
+const print = (lines: string[]) => stdout.write(`${lines.join("\n")}\n`);
 
 /** `tap X Y` as before, or `tap <selector>` → tapElement. */
 export async function tapCommand(x: number | undefined, y: number | undefined, opts: ElementOpts): Promise<number> {

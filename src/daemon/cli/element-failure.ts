@@ -14,6 +14,7 @@ import { describeError } from "./error-text.ts";
 import type { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, debugLine, err, printJsonError } from "./output.ts";
 import { type RefListing, currentRef } from "./refs.ts";
+import { stderr } from "./std-streams.ts";
 
 export { foregroundOf };
 
@@ -90,7 +91,7 @@ export async function reported(json: boolean | undefined, work: () => Promise<nu
     const r = e.rpc;
     const head = r ? describeError(r.error) : [e.message];
     const rest = [...e.detail, ...diagnosisLines(e.diagnosis, st)].map((l) => `  ${l}`);
-    process.stderr.write(`${st.red("devicerail:")} ${[...head, ...rest, ...(r ? debugLine(r) : [])].join("\n")}\n`);
+    stderr.write(`${st.red("devicerail:")} ${[...head, ...rest, ...(r ? debugLine(r) : [])].join("\n")}\n`);
     if (json) printJsonError(r ?? e, { closest: e.diagnosis?.closest ?? [], screen: e.diagnosis?.screen ?? null });
     return e.exitCode;
   }

@@ -10,6 +10,7 @@ import { type Allocation, FarmAcquireError, acquire, release, releaseSql } from 
 import { AcquireRequestSchema } from "../farm/constraints.ts";
 import { farmConfig, withFarm } from "./farm-command.ts";
 import { CliError, EXIT, isoSeconds, printJson } from "./output.ts";
+import { stdout } from "./std-streams.ts";
 
 export interface AcquireOptions {
   platform?: string;
@@ -73,7 +74,7 @@ export async function farmAcquireCommand(o: AcquireOptions): Promise<number> {
   }
   if (o.json) printJson({ allocation: a });
   else
-    process.stdout.write(
+    stdout.write(
       `allocated ${a.deviceId} (${a.device.name}, ${a.device.platform} ${a.device.osVersion ?? ""}) on ${a.host} at ${a.endpoint}\n` +
         `allocation ${a.allocationId}: connect within ${a.leaseMs / 1000} s and present the credential as the host's token:\n${a.credential}\n`,
     );
@@ -127,7 +128,7 @@ export async function farmReleaseCommand(target: string, o: { force?: boolean; r
     });
   });
   if (o.json) printJson(result);
-  else process.stdout.write(result.released ? `released allocation ${result.allocationId}${result.holder ? ` (held by ${result.holder})` : ""}\n` : `${target}: nothing to release (not held)\n`);
+  else stdout.write(result.released ? `released allocation ${result.allocationId}${result.holder ? ` (held by ${result.holder})` : ""}\n` : `${target}: nothing to release (not held)\n`);
   return 0;
 }
 
@@ -148,9 +149,9 @@ export async function farmBlockCommand(spec: string, o: { reason?: string; json?
   });
   const what = `${row.host}/${row.device_id}`;
   if (o.json) printJson({ deviceId: row.device_id, hostId: row.host_id, blocked: block, reason, at: isoSeconds(row.atMs) });
-  else if (block) process.stdout.write(`blocked ${what}: ${reason}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}; a holder keeps it until it releases\n`);
+  else if (block) stdout.write(`blocked ${what}: ${reason}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}; a holder keeps it until it releases\n`);
   else
-    process.stdout.write(
+    stdout.write(
       `unblocked ${what}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}${row.was?.quarantined_reason ? ` (was quarantined: ${row.was.quarantined_reason})` : ""}${!row.was?.blocked_reason && !row.was?.quarantined_reason ? " (it was neither blocked nor quarantined)" : ""}\n`,
     );
   return 0;

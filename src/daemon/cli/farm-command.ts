@@ -8,6 +8,7 @@ import { HOST_UP_SQL } from "../farm/allocator.ts";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { farmWhere } from "../farm/member.ts";
 import { CliError, EXIT, isoSeconds, printJson, printRows } from "./output.ts";
+import { stdout } from "./std-streams.ts";
 
 export interface FarmHostRow {
   id: string;
@@ -98,7 +99,7 @@ export async function farmHostsCommand(opts: { json?: boolean }): Promise<number
   );
   const hosts = rows.map((r) => ({ ...r, epoch: Number(r.epoch), lastSeenMs: Number(r.lastSeenMs) }));
   if (opts.json) printJson({ hosts });
-  else if (hosts.length === 0) process.stdout.write("no hosts have joined the farm\n");
+  else if (hosts.length === 0) stdout.write("no hosts have joined the farm\n");
   else printRows(["HOST", "NAME", "ENDPOINT", "STATE", "EPOCH", "DEVICES", "LAST SEEN", "VERSION"], hosts.map((h) => [h.id, h.name, h.endpoint, h.state, String(h.epoch), String(h.devices), isoSeconds(h.lastSeenMs), h.version]));
   return 0;
 }
@@ -133,7 +134,7 @@ export async function farmDevicesCommand(opts: { json?: boolean }): Promise<numb
   const windowMs = farmConfig().quarantine.windowMs;
   const devices = await withFarm((sql) => farmDevices(sql, windowMs));
   if (opts.json) printJson({ devices });
-  else if (devices.length === 0) process.stdout.write("no devices in the farm\n");
+  else if (devices.length === 0) stdout.write("no devices in the farm\n");
   else
     printRows(
       ["DEVICE", "PLATFORM", "NAME", "OS", "HOST", "STATE", "HOLDER", "SINCE", "BATTERY", "HEALTH"],
@@ -161,7 +162,7 @@ export async function farmSessionsCommand(opts: { json?: boolean; limit?: number
     report: `http://${endpoint}/sessions/${r.sessionId}/report`,
   }));
   if (opts.json) printJson({ sessions });
-  else if (sessions.length === 0) process.stdout.write("no Sessions recorded in the farm\n");
+  else if (sessions.length === 0) stdout.write("no Sessions recorded in the farm\n");
   else
     printRows(
       ["SESSION", "HOST", "DEVICE", "HOLDER", "STARTED", "OUTCOME", "REPORT"],

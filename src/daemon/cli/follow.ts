@@ -9,6 +9,7 @@ import { VERSION } from "../version.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { CliError, EXIT, out } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 const SUBPROTOCOL = "devicerail.events.v1";
 /** Characters of an event's detail a line shows. */
@@ -57,7 +58,7 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
     const { sessions } = await c.call("devicerail.sessions.list", { limit: 20 });
     const next = sessions.find((s) => s.state === "active") ?? [...sessions].reverse().find((s) => s.startedAtMs >= since);
     if (next) return next.id;
-    if (!told) process.stderr.write("no active Session; waiting for one to start (Ctrl-C to stop)\n");
+    if (!told) stderr.write("no active Session; waiting for one to start (Ctrl-C to stop)\n");
     told = true;
     await Bun.sleep(POLL_MS);
   }
@@ -93,9 +94,9 @@ async function stream(c: CoreClient, sessionId: string, onEvent: (e: TestEvent) 
 export async function followCommand(id: string | undefined, opts: { json?: boolean }): Promise<number> {
   await withClient(async (c, interrupted) => {
     const sessionId = await pick(c, id, interrupted);
-    if (!opts.json) process.stderr.write(`following Session ${sessionId} (Ctrl-C to stop)\n`);
-    const reason = await stream(c, sessionId, (e) => process.stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `${eventLine(e)}\n`), interrupted);
-    if (!opts.json && reason !== "sessionEnded" && reason !== "interrupted") process.stderr.write(`the stream ended: ${reason}\n`);
+    if (!opts.json) stderr.write(`following Session ${sessionId} (Ctrl-C to stop)\n`);
+    const reason = await stream(c, sessionId, (e) => stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `${eventLine(e)}\n`), interrupted);
+    if (!opts.json && reason !== "sessionEnded" && reason !== "interrupted") stderr.write(`the stream ended: ${reason}\n`);
   });
   return 0;
 }

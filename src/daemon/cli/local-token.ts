@@ -5,7 +5,6 @@
  * removes it on a clean stop. Local clients of the data directory (the CLI, `devicerail mcp`, the
  * report opener) read it from there: it is never in argv, the environment of a child, or a log.
  */
-import { randomBytes } from "node:crypto";
 import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tokenProblem } from "../../transports/token.ts";
@@ -15,7 +14,8 @@ export const localTokenPath = (dataDir: string) => join(dataDir, "daemon.token")
 
 /** 256 random bits, base64url: 43 printable characters, within the token rules of transports/token.ts. */
 export function newLocalToken(): string {
-  return randomBytes(32).toString("base64url");
+  // Web Crypto, not node:crypto (which costs every CLI command ~5 MiB at start).
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
 }
 
 /** Writes a new token for this daemon and returns it. */

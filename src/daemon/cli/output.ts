@@ -2,6 +2,7 @@
 import { RemoteError } from "../../client/remote-error.ts";
 import { type ErrorName, type RpcErrorObject, errorObject } from "../../protocol/errors.ts";
 import { describeError } from "./error-text.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 /**
  * The CLI's exit codes, the same for every command (README: CLI): 0 ok, 1 runtime failure, 2 usage
@@ -83,8 +84,8 @@ export function style(on: boolean): Style {
   return { bold: sgr(on, 1, 22), dim: sgr(on, 2, 22), green: sgr(on, 32, 39), yellow: sgr(on, 33, 39), red: sgr(on, 31, 39), cyan: sgr(on, 36, 39) };
 }
 
-export const out = (): Style => style(colourEnabled(process.stdout));
-export const err = (): Style => style(colourEnabled(process.stderr));
+export const out = (): Style => style(colourEnabled(stdout));
+export const err = (): Style => style(colourEnabled(stderr));
 
 // SGR sequences take no columns; code points approximate the width of everything else.
 const width = (s: string) => [...s.replace(/\x1b\[[0-9;]*m/g, "")].length;
@@ -116,11 +117,11 @@ export function rowsText(headers: string[], rows: string[][], tty: boolean): str
  * header or colour, one row a line, for `cut` and `awk` (--json is there for everything else).
  */
 export function printRows(headers: string[], rows: string[][]): void {
-  process.stdout.write(rowsText(headers, rows, process.stdout.isTTY === true));
+  stdout.write(rowsText(headers, rows, stdout.isTTY === true));
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Prints the failure (stderr for people; with --json also the error shape on stdout) and returns the exit code. */
@@ -130,15 +131,15 @@ export function reportFailure(e: unknown, json: boolean): number {
     // What failed and what to fix (error-text.ts); the method and numeric code only for debugging.
     const [first, ...rest] = describeError(e.error);
     if (e.data.code === "device_not_found") rest.push("  list the devices with `devicerail devices`");
-    process.stderr.write(`${st.red("devicerail:")} ${first}\n${[...rest, ...debugLine(e)].map((l) => `${l}\n`).join("")}`);
+    stderr.write(`${st.red("devicerail:")} ${first}\n${[...rest, ...debugLine(e)].map((l) => `${l}\n`).join("")}`);
   } else if (e instanceof CliError) {
-    process.stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
+    stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
   } else {
     // A bug or an environment this code did not expect: one readable line, the stack only on request.
     const message = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
-    if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
-    else process.stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");
+    stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
+    if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) stderr.write(`${e.stack}\n`);
+    else stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");
   }
   if (json) printJsonError(e);
   return exitCodeOf(e);
@@ -156,7 +157,7 @@ export async function withSpinner<T>(
   work: () => Promise<T>,
   opts: { stream?: { isTTY?: boolean; write(s: string): unknown }; delayMs?: number } = {},
 ): Promise<T> {
-  const stream = opts.stream ?? process.stderr;
+  const stream = opts.stream ?? stderr;
   // One spinner at a time: an inner wait (starting the daemon inside a smoke run) keeps the outer label.
   if (!stream.isTTY || spinning) return work();
   spinning = true;

@@ -7,6 +7,7 @@ import { DEFAULT_TIMEOUT_MS, age, coord, duration, integer, point } from "./argu
 import { CliError, EXIT, printJsonError, reportFailure } from "./output.ts";
 import { addSelectorOptions } from "./selector-flags.ts";
 import { SERVE_HELP } from "./serve-help.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 // Each command's module is imported when that command runs, so `--version`, `--help` and a client
 // command do not load the daemon, MCP, report or farm code (the compiled binary is split into
@@ -110,8 +111,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = new Command("devicerail")
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => process.stdout.write(s),
-      writeErr: (s) => process.stderr.write(s),
+      writeOut: (s) => stdout.write(s),
+      writeErr: (s) => stderr.write(s),
       outputError: (s, write) => write(`devicerail: ${s.replace(/^error: /, "")}`),
     })
     .showHelpAfterError("(run devicerail --help for usage)")

@@ -21,6 +21,7 @@ import { outputFile } from "./device-commands.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, printJson } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
+import { stdout, stderr } from "./std-streams.ts";
 
 /** events.list through the client, a page too large for one line told apart from other failures. */
 function clientPages(c: CoreClient, sessionId: string): ListPage {
@@ -165,7 +166,7 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
     lines.push(`${done.junit.file}: ${done.sessions} Session${done.sessions === 1 ? "" : "s"}, ${done.junit.attachments} screenshot${done.junit.attachments === 1 ? "" : "s"} attached`);
   }
   if (opts.json) printJson(out);
-  else process.stdout.write(`${lines.join("\n")}\n`);
+  else stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }
 
@@ -176,7 +177,7 @@ export function openInBrowser(target: string): void {
     const child = Bun.spawn(command, { stdio: ["ignore", "ignore", "ignore"] });
     child.unref();
   } catch {
-    process.stderr.write(`devicerail: could not start a browser; open ${target}\n`);
+    stderr.write(`devicerail: could not start a browser; open ${target}\n`);
   }
 }
 
@@ -204,7 +205,7 @@ export async function openLiveReport(given: string, opts: { json?: boolean }, en
     return `http://127.0.0.1:${port}${((await res.json()) as { path: string }).path}`;
   }, env);
   if (opts.json) printJson({ url });
-  else process.stdout.write(`${url}\n`);
+  else stdout.write(`${url}\n`);
   openInBrowser(url);
   return 0;
 }

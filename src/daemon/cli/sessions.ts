@@ -9,6 +9,7 @@ import { outputDir } from "./device-commands.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, isoSeconds, printJson, printRows } from "./output.ts";
 import { assetRefsIn } from "../../protocol/types/evidence.ts";
+import { stdout } from "./std-streams.ts";
 
 export type SessionRow = SessionSummary;
 
@@ -46,7 +47,7 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
   const params = opts.limit === undefined ? {} : { limit: opts.limit };
   const { sessions } = await withClient((c) => c.call("devicerail.sessions.list", params));
   if (opts.json) printJson({ sessions });
-  else if (sessions.length === 0) process.stdout.write("no sessions\n");
+  else if (sessions.length === 0) stdout.write("no sessions\n");
   else
     printRows(
       ["ID", "DEVICE", "STARTED", "DURATION", "ACTIONS", "ERRORS", "RESULT"],
@@ -70,7 +71,7 @@ export async function pruneCommand(opts: { olderThan?: number; keep?: number; dr
     return doomed;
   });
   if (opts.json) printJson({ deleted: deleted.map((s) => s.id), dryRun: opts.dryRun === true });
-  else process.stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
+  else stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
   return 0;
 }
 
@@ -146,6 +147,6 @@ export async function exportCommand(given: string, opts: { output?: string; json
     return m;
   });
   if (opts.json) printJson({ dir, ...manifest });
-  else process.stdout.write(`${dir}: ${manifest.session.eventCount} events, ${manifest.evidence.length} evidence file(s)\n`);
+  else stdout.write(`${dir}: ${manifest.session.eventCount} events, ${manifest.evidence.length} evidence file(s)\n`);
   return 0;
 }

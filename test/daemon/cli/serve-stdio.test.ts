@@ -94,6 +94,7 @@ describe("devicerail serve on stdio", () => {
     expect(started.listeners.tcp).toBe(`127.0.0.1:${port}`);
     // A bad value fails the start with serve's own message.
     const bad = await cli(["daemon", "start"], { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_RPC_LISTEN: "nowhere" });
-    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining("DEVICERAIL_RPC_LISTEN")]);
+    // A configuration error: exit 2, as for any bad setting (README: exit codes).
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("invalid DEVICERAIL_RPC_LISTEN=\"nowhere\"")]);
   }, 30_000);
 });

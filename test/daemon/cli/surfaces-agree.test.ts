@@ -37,7 +37,7 @@ describe("the CLI and MCP on one screen", () => {
     // Before any input both "Sign in" elements are there and neither can be tapped: ambiguous on both.
     const sel = { text: { value: "Sign in" } };
     const cliBoth = await cli(["tap", "-d", "mock-1", "--text", "Sign in"], env);
-    expect([cliBoth.code, cliBoth.stderr.split("\n")[0]]).toEqual([1, "devicerail: device.execute failed: element_ambiguous: element selector matched more than one element"]);
+    expect([cliBoth.code, cliBoth.stderr.split("\n")[0]]).toEqual([1, "devicerail: element_ambiguous: element selector matched more than one element"]);
     expect(errorOf(await call(peer, "tap", { deviceId: "mock-2", selector: sel })).code).toBe("element_ambiguous");
 
     // With both fields filled the button is enabled: the title still matches, but only the button can be tapped.
