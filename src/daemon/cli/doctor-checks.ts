@@ -13,7 +13,7 @@ import { DataDirError, ensurePrivateDir, resolveDataPaths } from "../data-dir.ts
 import { peerCredentialsSupported } from "../../transports/peer-credentials.ts";
 import { answersWithoutCredential } from "./daemon-control.ts";
 import { isAlive, readRecord } from "./daemon-record.ts";
-import { formatAddress } from "./serve.ts";
+import { endpointText } from "../../client/endpoint.ts";
 import { hostRequest, listeningAddresses, parseDevices, serverExecutable } from "./adb-host.ts";
 import { loadPhoneChecks, parseAdbClientVersion, stateProblem } from "../../../drivers/android/index.ts";
 import { silentLogger } from "../../rpc/rpc-error.ts";
@@ -260,7 +260,7 @@ export function dataDirCheck(env: Env): Check {
 export async function listenCheck(config: Config): Promise<Check> {
   const name = "listen address";
   if (!config.listen) return check(name, "skip", "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)");
-  const text = formatAddress(config.listen);
+  const text = endpointText(config.listen);
   try {
     checkListenAddress(config.listen.host, config.listen.port);
   } catch (e) {
@@ -294,7 +294,7 @@ export async function accessChecks(env: Env): Promise<Check[]> {
   const running = record && isAlive(record.pid) && !record.stdio ? record : null;
   if (!running || running.port === undefined) checks.push(check("daemon TCP port", "skip", running ? "the running daemon has no TCP listener" : "no devicerail daemon runs on this data directory"));
   else {
-    const where = formatAddress({ host: running.host ?? "127.0.0.1", port: running.port });
+    const where = endpointText({ host: running.host ?? "127.0.0.1", port: running.port });
     checks.push(
       (await answersWithoutCredential({ host: running.host ?? "127.0.0.1", port: running.port }))
         ? check(

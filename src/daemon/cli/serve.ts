@@ -8,6 +8,7 @@ import { type Config, ConfigError, type ListenAddress, loadConfig, parseListenAd
 import { homedir } from "node:os";
 import { DataDirError, resolveDataPaths } from "../data-dir.ts";
 import { createLogger } from "../log.ts";
+import { endpointText } from "../../client/endpoint.ts";
 import { localConnect } from "../local-connect.ts";
 import type { Daemon } from "../server.ts";
 import { VERSION } from "../version.ts";
@@ -54,12 +55,12 @@ function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | nul
     try {
       checkListenAddress(listen.host, listen.port, { token: secret !== null });
     } catch (err) {
-      return usage(`cannot listen on ${formatAddress(listen)}: ${(err as Error).message}`);
+      return usage(`cannot listen on ${endpointText(listen)}: ${(err as Error).message}`);
     }
     // A farm host without a token is refused outright (serveSockets), so it needs no warning.
     if (secret === null && !opts.localToken && !config.farm)
       process.stderr.write(
-        `devicerail: warning: the TCP listener ${formatAddress(listen)} has no token, so every local user of this machine can reach it (list, export and delete Sessions, drive the devices); set DEVICERAIL_TOKEN, or serve --socket only\n`,
+        `devicerail: warning: the TCP listener ${endpointText(listen)} has no token, so every local user of this machine can reach it (list, export and delete Sessions, drive the devices); set DEVICERAIL_TOKEN, or serve --socket only\n`,
       );
   }
   const localToken = secret === null && listen !== null && opts.localToken === true;
@@ -199,7 +200,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen, ...(dataToken ? { token: new AccessToken(dataToken) } : {}) });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    process.stderr.write(`devicerail: cannot listen on ${formatAddress(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
+    process.stderr.write(`devicerail: cannot listen on ${endpointText(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
     await stopAll();
     return err instanceof ListenAddressError ? EXIT.usage : EXIT.runtime;
   }
@@ -221,7 +222,7 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     },
     startedAtMs,
   );
-  if (farm && want.farm && tcp && want.listen) await farm.start(formatAddress(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));
+  if (farm && want.farm && tcp && want.listen) await farm.start(endpointText(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
@@ -237,5 +238,3 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   log.info({}, "devicerail stopped");
   return 0;
 }
-
-export const formatAddress = (a: ListenAddress) => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);

@@ -7,9 +7,11 @@
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ErrorCode, type JSONRPCMessage, isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { type Endpoint, hostText } from "../../client/endpoint.ts";
 import { LIFETIME_HEADER } from "./http.ts";
 
-export type DaemonEndpoint = { socket: string } | { host: string; port: number };
+/** The daemon the bridge relays to (the client's one endpoint type). */
+export type DaemonEndpoint = Endpoint;
 
 /** fetch to the daemon, over its Unix socket when it has one. */
 function daemonFetch(endpoint: DaemonEndpoint): typeof fetch {
@@ -18,7 +20,7 @@ function daemonFetch(endpoint: DaemonEndpoint): typeof fetch {
 }
 
 const urlOf = (endpoint: DaemonEndpoint) =>
-  "socket" in endpoint ? new URL("http://localhost/mcp") : new URL(`http://${endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}/mcp`);
+  "socket" in endpoint ? new URL("http://localhost/mcp") : new URL(`http://${hostText(endpoint.host)}:${endpoint.port}/mcp`);
 
 /**
  * Relays until stdin ends (then the MCP session is ended with DELETE) or the daemon goes. Returns
