@@ -24,7 +24,7 @@ describe("error objects come from the one error table", () => {
 
   test("the table's helpers, computed codes and other numbers pass", () => {
     const ok = [
-      `throw new RpcFailure("mcp", errorObject("session_ended", { message: "ended" }));`,
+      `throw new RemoteError("mcp", errorObject("session_ended", { message: "ended" }));`,
       `const x = { code: e.code, message: e.message, retryable: e.retryable };`,
       `const check = { code: 404, message: "not found" };`,
       `const n = { code: "ENOENT" };`,
