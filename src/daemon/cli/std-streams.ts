@@ -33,11 +33,31 @@ function isTerminal(fd: 1 | 2): boolean {
   }
 }
 
+/** Where an in-process run (tests) sends what a command writes; it is no terminal. */
+export interface Sinks {
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+}
+const redirected: { 1?: (text: string) => void; 2?: (text: string) => void } = {};
+
+/** Sends stdout and stderr to `sinks` until the returned function is called. */
+export function redirect(sinks: Sinks): () => void {
+  const before = { ...redirected };
+  redirected[1] = sinks.stdout ?? (() => {});
+  redirected[2] = sinks.stderr ?? (() => {});
+  return () => {
+    redirected[1] = before[1];
+    redirected[2] = before[2];
+  };
+}
+
 function stream(fd: 1 | 2): StdStream {
   let closed = false;
   let tty: boolean | undefined;
   return {
     write(text: string) {
+      const sink = redirected[fd];
+      if (sink) return sink(text);
       if (closed || text === "") return;
       const bytes = Buffer.from(text);
       let at = 0;
@@ -55,6 +75,7 @@ function stream(fd: 1 | 2): StdStream {
       }
     },
     get isTTY() {
+      if (redirected[fd]) return false;
       tty ??= isTerminal(fd);
       return tty;
     },
