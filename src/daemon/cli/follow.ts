@@ -4,6 +4,8 @@
  * until the Session ends.
  */
 import { helloParams } from "../../client/hello.ts";
+import { ConnectionLost, RemoteError } from "../../client/remote-error.ts";
+import { type Notification, openEventClient } from "../../client/websocket.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import { VERSION } from "../version.ts";
 import { type CoreClient, withClient } from "./client.ts";
@@ -68,26 +70,32 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
 async function stream(c: CoreClient, sessionId: string, onEvent: (e: TestEvent) => void, signal: AbortSignal): Promise<string> {
   if (!c.attached.hello.features.enabled.includes("events.stream.v1")) throw new CliError("the daemon offers no event stream (events.stream.v1) to follow Sessions with");
   const { endpoint } = await c.call("events.stream.open", { sessionId, originPolicy: { kind: "absent" } });
-  const ws = new WebSocket(endpoint, [SUBPROTOCOL]);
   const done = Promise.withResolvers<string>();
-  ws.addEventListener("open", () => {
-    // The event plane's own connection (docs/protocol/event-stream.md): the stream is required.
-    const hello = helloParams({ name: "devicerail-cli", version: VERSION }, [], ["events.stream.v1"]);
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: "hello", method: "system.hello", params: hello }));
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: "subscribe", method: "events.subscribe", params: { sessionId } }));
+  const onNotification = (n: Notification) => {
+    const params = n.params as { event?: TestEvent; termination?: { reason: string } } | undefined;
+    if (n.method === "events.stream.event" && params?.event) onEvent(params.event);
+    else if (n.method === "events.stream.terminal") done.resolve(params?.termination?.reason ?? "ended");
+  };
+  const opened = await openEventClient(endpoint, [SUBPROTOCOL], onNotification).catch((e: unknown) => {
+    if (e instanceof ConnectionLost) return null;
+    throw e;
   });
-  ws.addEventListener("message", (m) => {
-    const msg = JSON.parse(String(m.data)) as { id?: string; error?: { message: string }; method?: string; params?: { event?: TestEvent; termination?: { reason: string } } };
-    if (msg.error) done.reject(new CliError(`cannot follow Session ${sessionId}: ${msg.error.message}`));
-    else if (msg.method === "events.stream.event" && msg.params?.event) onEvent(msg.params.event);
-    else if (msg.method === "events.stream.terminal") done.resolve(msg.params?.termination?.reason ?? "ended");
-  });
-  ws.addEventListener("close", () => done.resolve("closed"));
+  if (!opened) return "closed";
+  const { client, channel } = opened;
+  void channel.closed.then(() => done.resolve("closed"));
   signal.addEventListener("abort", () => done.resolve("interrupted"), { once: true });
+  // The event plane's own connection (docs/protocol/event-stream.md): the stream is required.
+  // The hello and the subscription are sent at once; the first error answer ends the follow.
+  const refused = (e: unknown) => {
+    if (e instanceof RemoteError) done.reject(new CliError(`cannot follow Session ${sessionId}: ${e.rpcMessage}`));
+    else if (!(e instanceof ConnectionLost)) done.reject(e);
+  };
+  client.call("system.hello", helloParams({ name: "devicerail-cli", version: VERSION }, [], ["events.stream.v1"])).catch(refused);
+  client.call("events.subscribe", { sessionId }).catch(refused);
   try {
     return await done.promise;
   } finally {
-    ws.close();
+    await client.close();
   }
 }
 
