@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CoreClient, openClient } from "../../src/daemon/cli/client.ts";
-import { clientSource } from "../../src/daemon/cli/report-command.ts";
+import { clientSource } from "../../src/daemon/report/source.ts";
 import { allEvents } from "../../src/daemon/cli/sessions.ts";
 import { buildModel } from "../../src/daemon/report/model.ts";
 import { renderPage } from "../../src/daemon/report/page.ts";
@@ -67,10 +67,10 @@ try {
     let shots = 0;
     for (let run = 0; run < RUNS; run++) {
       exports.push((await time(() => allEvents(c, sessionId))).ms);
-      const r = await time(async () => renderPage(await buildModel(clientSource(c), sessionId, { daemonVersion: "bench" })));
+      const r = await time(async () => renderPage(await buildModel(clientSource(c, (sha) => c.evidence(sha)), sessionId, { daemonVersion: "bench" })));
       reports.push(r.ms);
       bytes = Buffer.byteLength(r.value);
-      const model = await buildModel(clientSource(c), sessionId, { daemonVersion: "bench" });
+      const model = await buildModel(clientSource(c, (sha) => c.evidence(sha)), sessionId, { daemonVersion: "bench" });
       eventCount = model.events.length;
       shots = Object.keys(model.images).length;
     }

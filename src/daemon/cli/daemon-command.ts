@@ -1,5 +1,4 @@
 /** `devicerail daemon start|stop|status`: the background daemon of the data directory. */
-import type { DevicesListResult } from "../../protocol/types/device.ts";
 import { dataDirOf } from "./client.ts";
 import { type Attached, attach, logPath, stopDaemon, versionMismatch } from "./daemon-control.ts";
 import { EXIT, out, printJson, withSpinner } from "./output.ts";

@@ -1,7 +1,7 @@
 /** `screenshot` and `ui`: what one device shows (`devices` is devices-command.ts). */
 import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
+import type { UiNode } from "../../protocol/types/ui.ts";
 import { type UiStates, elementLine, numberElements, uiStatesOf } from "../../interaction/index.ts";
 import { dataDirOf, inSession, observe, route, withClient } from "./client.ts";
 import { CliError, err, EXIT, out, printJson } from "./output.ts";

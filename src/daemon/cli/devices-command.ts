@@ -1,5 +1,5 @@
 /** `devices`: what is attached, with its state and lease. Its own module: it needs no UI-tree code. */
-import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
+import type { DeviceInfo } from "../../protocol/types/device.ts";
 import { withClient } from "./client.ts";
 import { printJson, printRows } from "./output.ts";
 import { stdout } from "./std-streams.ts";

@@ -1,6 +1,5 @@
 /** `devicerail doctor [--smoke]`: what is wrong and how to fix it, and the latency figures of one device. */
 import { type Config, ConfigError, loadConfig } from "../config.ts";
-import type { DevicesListResult } from "../../protocol/types/device.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";

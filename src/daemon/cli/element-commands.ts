@@ -10,7 +10,7 @@ import { onlyTappable, uiStatesOf } from "../../interaction/index.ts";
 import { DEFAULT_WAIT_MS } from "../../protocol/ui-geometry.ts";
 import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
-import type { ElementSelector, ElementTarget, UiNodeRef, UiSnapshot } from "../../protocol/types/ui.ts";
+import type { ElementSelector, ElementTarget, UiNodeRef } from "../../protocol/types/ui.ts";
 import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } from "./actions.ts";
 import { DEFAULT_TIMEOUT_MS, capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";

@@ -7,13 +7,9 @@
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import type { DeviceInfo, DevicesListResult } from "../../protocol/types/device.ts";
-import type { TestEvent } from "../../protocol/types/event.ts";
-import type { SessionSummary } from "../../protocol/types/extensions.ts";
-import type { SessionInfo } from "../../protocol/types/session.ts";
-import { type ListPage, eventPages, fittingLimitOf } from "../../transports/event-pages.ts";
 import { AttachmentShots, type JunitSource, junitChunks } from "../report/junit.ts";
-import { type ReportHead, type ReportSource, infoOf, modelChunks } from "../report/model.ts";
+import { type ReportHead, type ReportSource, modelChunks } from "../report/model.ts";
+import { clientSource } from "../report/source.ts";
 import { pageChunks, pagePolicy } from "../report/page.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import { credentialFor } from "./daemon-control.ts";
@@ -22,38 +18,6 @@ import { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, printJson } from "./output.ts";
 import { resolveSession } from "./sessions.ts";
 import { stdout, stderr } from "./std-streams.ts";
-
-/** events.list through the client, a page too large for one line told apart from other failures. */
-function clientPages(c: CoreClient, sessionId: string): ListPage {
-  return async (afterSequence, limit) => {
-    try {
-      return await c.call("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
-    } catch (e) {
-      if (e instanceof RemoteError && e.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(e.data.details) };
-      throw e;
-    }
-  };
-}
-
-/** The daemon, as a report needs it, through a CLI client. */
-export function clientSource(c: CoreClient): ReportSource {
-  let devices: DeviceInfo[] | null = null;
-  const summaryOf = async (id: string, params: object) => (await c.call("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
-  return {
-    async head(id) {
-      const summary = (await summaryOf(id, { limit: 1000 })) ?? (await summaryOf(id, { state: "active" }));
-      if (summary) return { session: infoOf(summary), summary };
-      // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
-      return { session: (await c.call("session.export", { sessionId: id, limit: 1 })).session, summary: null };
-    },
-    pages: (session) => eventPages(clientPages(c, session.id), { untilSequence: session.lastSequence }),
-    async device(id) {
-      devices ??= (await c.call("devices.list")).devices;
-      return devices.find((d) => d.id === id) ?? null;
-    },
-    evidence: (sha) => c.evidence(sha).catch(() => null),
-  };
-}
 
 export interface ReportOpts {
   output?: string;
@@ -141,7 +105,7 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
   const junitFile = opts.junit ? resolve(outputFile(opts.junit, "devicerail-junit.xml")) : null;
   const started = performance.now();
   const done = await withClient(async (c) => {
-    const source = clientSource(c);
+    const source = clientSource(c, (sha) => c.evidence(sha));
     const version = c.attached.hello.server.version;
     const whole: string[] = [];
     for (const id of ids) whole.push(await resolveSession(c, id));

@@ -9,16 +9,15 @@
  * On a port that requires a token a browser comes in with a ticket the token's holder asked for
  * (POST /sessions/{id}/report/ticket), traded here for a view key (transports/viewer-passes.ts).
  */
-import type { Client } from "../../client/client.ts";
 import { hello } from "../../client/hello.ts";
 import type { Connect } from "../../client/in-process.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { type EvidenceSource, sentByPage } from "../../transports/http-api.ts";
 import { errorResponse, httpError, httpStatusOf, refusal } from "../../transports/http-guard.ts";
-import { eventPages, listPage } from "../../transports/event-pages.ts";
 import { textStream } from "../../transports/text-stream.ts";
 import type { ViewerPasses } from "../../transports/viewer-passes.ts";
-import { type ReportSource, infoOf, modelChunks } from "./model.ts";
+import { modelChunks } from "./model.ts";
+import { clientSource } from "./source.ts";
 import { pageChunks, pagePolicy } from "./page.ts";
 
 export interface ReportHttpOptions {
@@ -34,25 +33,6 @@ const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report(\/ticket)?$/;
 
 /** A capability older than this when the page's data is written is swapped for a fresh one (they expire after 30 s). */
 const CAPABILITY_FRESH_MS = 10_000;
-
-/** The daemon's own records, as a report needs them, over an in-process connection. */
-function localSource(rpc: Client, evidence: EvidenceSource): ReportSource {
-  return {
-    async head(sessionId) {
-      const recent = await rpc.call("devicerail.sessions.list", { limit: 1000 });
-      let summary = recent.sessions.find((s) => s.id === sessionId) ?? null;
-      if (!summary) summary = (await rpc.call("devicerail.sessions.list", { state: "active" })).sessions.find((s) => s.id === sessionId) ?? null;
-      if (summary) return { session: infoOf(summary), summary };
-      // An ended Session older than the newest thousand: its info from the first export page (or session_not_found).
-      return { session: (await rpc.call("session.export", { sessionId, limit: 1 })).session, summary: null };
-    },
-    pages: (session) => eventPages(listPage(rpc, session.id), { untilSequence: session.lastSequence }),
-    async device(deviceId) {
-      return (await rpc.call("devices.list")).devices.find((d) => d.id === deviceId) ?? null;
-    },
-    evidence: async (sha) => (await evidence.read(sha).catch(() => null))?.bytes ?? null,
-  };
-}
 
 export class ReportHttp {
   constructor(private readonly opts: ReportHttpOptions) {}
@@ -98,7 +78,7 @@ export class ReportHttp {
     let streaming = false;
     try {
       const hi = await hello(rpc, { name: "devicerail-report", version: serverVersion }, "report");
-      const source = localSource(rpc, this.opts.evidence);
+      const source = clientSource(rpc, async (sha) => (await this.opts.evidence.read(sha))?.bytes ?? null);
       const head = await source.head(sessionId);
       const streams = (hi.features.enabled ?? []).includes("events.stream.v1");
       const open = async () => ({ at: Date.now(), ...(await rpc.call("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })) });

@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import type { DevicesListResult } from "../../../protocol/types/device.ts";
 import { success } from "../results.ts";
 import { defineTool } from "../tool.ts";
 

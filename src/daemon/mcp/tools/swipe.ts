@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import type { Observation } from "../../../protocol/types/observation.ts";
 import { ACT, Coordinate, DeviceId, d } from "../tool-inputs.ts";
 import { actionLine, acted, execute, need } from "../tool-kit.ts";
 import { defineTool } from "../tool.ts";
