@@ -1,6 +1,7 @@
 /**
  * `bun run check` (and `npm test`): typecheck (the daemon's and the report page's browser code),
- * import fences, generated files current, no `.only` left in tests, then the whole test suite.
+ * import fences, generated files current, the TypeScript formatted (scripts/format.ts), no `.only`
+ * left in tests, then the whole test suite.
  * Ends with one line: `check: N passed, M failed`.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { checkImports } from "./check-imports.ts";
 import { staleAllMigrations } from "./gen-migrations.ts";
 import { staleFiles } from "./gen-protocol.ts";
 import { staleReadme } from "./gen-readme.ts";
+import { unformatted } from "./format.ts";
 import { staleReportScript } from "./gen-report-script.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -36,6 +38,7 @@ step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
 step("migrations current (gen-migrations --check)", staleAllMigrations());
 step("README environment table current (gen-readme --check)", staleReadme());
+step("formatted (bun run format)", unformatted());
 step("report script bundle current (gen-report-script --check)", await staleReportScript());
 step(
   "no .only in tests",
