@@ -40,7 +40,11 @@ export interface BuildResult {
   ms: number;
 }
 
-export async function build(opts: { targets: readonly Target[]; outdir: string; log?: (line: string) => void }): Promise<BuildResult[]> {
+export async function build(opts: {
+  targets: readonly Target[];
+  outdir: string;
+  log?: (line: string) => void;
+}): Promise<BuildResult[]> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
   const commit = gitCommit();
@@ -82,9 +86,11 @@ export async function build(opts: { targets: readonly Target[]; outdir: string; 
         },
         throw: false,
       });
-      if (!out.success) problem = out.logs.map((l) => String(l.message ?? l)).join("; ") || "Bun.build reported failure";
+      if (!out.success)
+        problem = out.logs.map((l) => String(l.message ?? l)).join("; ") || "Bun.build reported failure";
     } catch (err) {
-      problem = err instanceof AggregateError ? err.errors.map(String).join("; ") : String((err as Error)?.message ?? err);
+      problem =
+        err instanceof AggregateError ? err.errors.map(String).join("; ") : String((err as Error)?.message ?? err);
     }
     let bytes = 0;
     try {
@@ -102,7 +108,9 @@ export async function build(opts: { targets: readonly Target[]; outdir: string; 
     log(`build: ${basename(path)} ${(bytes / 2 ** 20).toFixed(1)} MiB in ${(ms / 1000).toFixed(1)} s`);
   }
   if (failed.length) throw new Error(`build failed for target(s): ${failed.join(", ")}`);
-  const sums = results.map((r) => `${createHash("sha256").update(readFileSync(r.path)).digest("hex")}  ${basename(r.path)}\n`).join("");
+  const sums = results
+    .map((r) => `${createHash("sha256").update(readFileSync(r.path)).digest("hex")}  ${basename(r.path)}\n`)
+    .join("");
   writeFileSync(join(opts.outdir, "SHA256SUMS"), sums);
   log(`build: ${join(opts.outdir, "SHA256SUMS")}`);
   return results;
@@ -111,12 +119,20 @@ export async function build(opts: { targets: readonly Target[]; outdir: string; 
 if (import.meta.main) {
   let values;
   try {
-    ({ values } = parseArgs({ args: process.argv.slice(2), options: { target: { type: "string", multiple: true }, outdir: { type: "string" } } }));
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { target: { type: "string", multiple: true }, outdir: { type: "string" } },
+    }));
   } catch (err) {
-    process.stderr.write(`build: ${(err as Error).message}\nusage: bun run build [--target ${TARGETS.join("|")}]... [--outdir DIR]\n`);
+    process.stderr.write(
+      `build: ${(err as Error).message}\nusage: bun run build [--target ${TARGETS.join("|")}]... [--outdir DIR]\n`,
+    );
     process.exit(2);
   }
-  const asked = (values.target ?? []).flatMap((t) => t.split(",")).map((t) => t.trim()).filter(Boolean);
+  const asked = (values.target ?? [])
+    .flatMap((t) => t.split(","))
+    .map((t) => t.trim())
+    .filter(Boolean);
   const unknown = asked.filter((t) => !(TARGETS as readonly string[]).includes(t));
   if (unknown.length) {
     process.stderr.write(`build: unknown target(s) ${unknown.join(", ")}; known: ${TARGETS.join(", ")}\n`);

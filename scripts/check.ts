@@ -24,11 +24,16 @@ const step = (name: string, problems: string[]) => {
 };
 
 function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 const tsc = (project: string) => {
-  const run = Bun.spawnSync([process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", project], { cwd: ROOT });
+  const run = Bun.spawnSync(
+    [process.execPath, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", project],
+    { cwd: ROOT },
+  );
   return run.exitCode === 0 ? [] : run.stdout.toString().trim().split("\n");
 };
 step("typecheck", tsc("tsconfig.json"));
@@ -52,12 +57,15 @@ step(
 // this ceiling only catches a hung test.
 const verbose = process.argv.includes("--verbose");
 const passThrough = process.argv.slice(2).filter((a) => a !== "--verbose");
-const proc = Bun.spawn([process.execPath, "test", "--timeout=30000", ...(verbose ? [] : ["--only-failures"]), ...passThrough], {
-  cwd: ROOT,
-  stdout: "inherit",
-  stderr: "pipe",
-  env: process.env,
-});
+const proc = Bun.spawn(
+  [process.execPath, "test", "--timeout=30000", ...(verbose ? [] : ["--only-failures"]), ...passThrough],
+  {
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "pipe",
+    env: process.env,
+  },
+);
 let tail = "";
 const decoder = new TextDecoder();
 for await (const chunk of proc.stderr) {

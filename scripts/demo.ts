@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
-const cli = process.env.DEVICERAIL_TEST_BIN ? [process.env.DEVICERAIL_TEST_BIN] : [process.execPath, join(ROOT, "src/main.ts")];
+const cli = process.env.DEVICERAIL_TEST_BIN
+  ? [process.env.DEVICERAIL_TEST_BIN]
+  : [process.execPath, join(ROOT, "src/main.ts")];
 const cmd = [...cli, "serve"];
 const color = process.stdout.isTTY;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);
@@ -21,7 +23,11 @@ const daemon = Bun.spawn(cmd, {
   stdin: "pipe",
   stdout: "pipe",
   stderr: "inherit",
-  env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: process.env.DEVICERAIL_LOG_LEVEL ?? "warn" },
+  env: {
+    ...process.env,
+    DEVICERAIL_DATA_DIR: dataDir,
+    DEVICERAIL_LOG_LEVEL: process.env.DEVICERAIL_LOG_LEVEL ?? "warn",
+  },
 });
 const reader = daemon.stdout.getReader();
 const decoder = new TextDecoder();
@@ -48,7 +54,9 @@ async function send(line: string, label: string): Promise<any> {
   const answer = await nextLine();
   const parsed = JSON.parse(answer);
   const summary = parsed.error ? `error ${parsed.error.code} ${parsed.error.data.code}: ${parsed.error.message}` : "ok";
-  process.stdout.write(`${bold("←")} ${summary}\n  ${dim(answer.length > 300 ? `${answer.slice(0, 297)}...` : answer)}\n\n`);
+  process.stdout.write(
+    `${bold("←")} ${summary}\n  ${dim(answer.length > 300 ? `${answer.slice(0, 297)}...` : answer)}\n\n`,
+  );
   return parsed;
 }
 const call = (method: string, params?: unknown, label = method) =>
@@ -78,19 +86,68 @@ const hello = await call(
 const devices = await call("devices.list", {}, "devices.list (which phones are attached)");
 const connected = await call("device.connect");
 const start = await call("session.start", undefined, "session.start (lease the device, open an append-only log)");
-const observation = await call("device.observe", undefined, "device.observe (screenshot and UI tree stored as content-addressed evidence)");
-const tree = await call("ui.snapshot.get", { observationId: observation.result?.id }, "ui.snapshot.get (the normalized UI tree of that observation)");
-const selector = (m: object) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
-const act = (name: string, args: unknown, label: string) => call("device.execute", { id: crypto.randomUUID(), name, arguments: args }, `device.execute ${name} (${label})`);
-await act("tapElement", { target: { kind: "selector", selector: selector({ identifier: "username" }) } }, "focus the user-name field by its id");
+const observation = await call(
+  "device.observe",
+  undefined,
+  "device.observe (screenshot and UI tree stored as content-addressed evidence)",
+);
+const tree = await call(
+  "ui.snapshot.get",
+  { observationId: observation.result?.id },
+  "ui.snapshot.get (the normalized UI tree of that observation)",
+);
+const selector = (m: object) => ({
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+  ...m,
+});
+const act = (name: string, args: unknown, label: string) =>
+  call("device.execute", { id: crypto.randomUUID(), name, arguments: args }, `device.execute ${name} (${label})`);
+await act(
+  "tapElement",
+  { target: { kind: "selector", selector: selector({ identifier: "username" }) } },
+  "focus the user-name field by its id",
+);
 await act("inputText", { text: "alice" }, "type into it");
-await act("setElementValue", { target: { kind: "selector", selector: selector({ role: "SecureTextField" }) }, value: "correct horse" }, "protected: the value is never recorded");
-const signIn = await act("tapElement", { target: { kind: "selector", selector: selector({ role: "Button", text: { value: "sign in", mode: "exact", caseSensitive: false } }) } }, "by role and text");
-await act("tapElement", { target: { kind: "selector", selector: selector({ identifier: "sync" }) } }, "start a slow sync");
-const synced = await act("waitForElement", { selector: selector({ text: { value: "^Synced \\d+ items$", mode: "regex" } }), condition: "visible" }, "poll until the sync is done");
+await act(
+  "setElementValue",
+  { target: { kind: "selector", selector: selector({ role: "SecureTextField" }) }, value: "correct horse" },
+  "protected: the value is never recorded",
+);
+const signIn = await act(
+  "tapElement",
+  {
+    target: {
+      kind: "selector",
+      selector: selector({ role: "Button", text: { value: "sign in", mode: "exact", caseSensitive: false } }),
+    },
+  },
+  "by role and text",
+);
+await act(
+  "tapElement",
+  { target: { kind: "selector", selector: selector({ identifier: "sync" }) } },
+  "start a slow sync",
+);
+const synced = await act(
+  "waitForElement",
+  { selector: selector({ text: { value: "^Synced \\d+ items$", mode: "regex" } }), condition: "visible" },
+  "poll until the sync is done",
+);
 await send("{not json", "a malformed line (the daemon answers and keeps serving)");
 const screenshot = synced.result?.after?.screenshot ?? observation.result?.screenshot;
-const verdict = await call("verdict.record", { verdict: { status: synced.result?.output?.matched ? "pass" : "fail", summary: "signed in and synced", evidence: screenshot ? [screenshot] : [] } });
+const verdict = await call("verdict.record", {
+  verdict: {
+    status: synced.result?.output?.matched ? "pass" : "fail",
+    summary: "signed in and synced",
+    evidence: screenshot ? [screenshot] : [],
+  },
+});
 const end = await call("session.end", { outcome: "completed" });
 const exported = await call("session.export", { sessionId: start.result?.id });
 daemon.stdin.end();
@@ -105,7 +162,13 @@ const exportRun =
         cwd: ROOT,
         stdout: "pipe",
         stderr: "pipe",
-        env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_LOG_LEVEL: "warn" },
+        env: {
+          ...process.env,
+          DEVICERAIL_DATA_DIR: dataDir,
+          DEVICERAIL_ANDROID: "off",
+          DEVICERAIL_IOS: "off",
+          DEVICERAIL_LOG_LEVEL: "warn",
+        },
       })
     : null;
 // Like every CLI command, export started the data directory's daemon in the background (as adb

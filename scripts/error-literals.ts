@@ -33,7 +33,8 @@ const propName = (n: ts.PropertyName): string | null => (ts.isIdentifier(n) || t
 
 /** -32768 … -32000, JSON-RPC's reserved and server error numbers. */
 function rpcNumber(e: ts.Expression): number | null {
-  if (!ts.isPrefixUnaryExpression(e) || e.operator !== ts.SyntaxKind.MinusToken || !ts.isNumericLiteral(e.operand)) return null;
+  if (!ts.isPrefixUnaryExpression(e) || e.operator !== ts.SyntaxKind.MinusToken || !ts.isNumericLiteral(e.operand))
+    return null;
   const n = -Number(e.operand.text);
   return n <= -32000 && n >= -32768 ? n : null;
 }
@@ -52,7 +53,12 @@ export function handBuiltErrors(file: string, text: string): HandBuiltError[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: HandBuiltError[] = [];
   const flag = (node: ts.Node, why: string) =>
-    found.push({ file, line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1, text: node.getText(sf).replace(/\s+/g, " ").slice(0, 120), why });
+    found.push({
+      file,
+      line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1,
+      text: node.getText(sf).replace(/\s+/g, " ").slice(0, 120),
+      why,
+    });
   const visit = (node: ts.Node) => {
     if (ts.isObjectLiteralExpression(node)) {
       const props = new Map<string, ts.Expression>();
@@ -63,11 +69,13 @@ export function handBuiltErrors(file: string, text: string): HandBuiltError[] {
       }
       const code = props.get("code");
       if (code && rpcNumber(code) !== null) flag(node, `JSON-RPC error number ${rpcNumber(code)} written out`);
-      else if (code && isStringLiteral(code) && (props.has("message") || props.has("retryable"))) flag(node, "error code written out beside its message");
+      else if (code && isStringLiteral(code) && (props.has("message") || props.has("retryable")))
+        flag(node, "error code written out beside its message");
     }
     if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "ToolError") {
       const first = node.arguments?.[0];
-      if (first && ts.isStringLiteral(first) && !DATA_CODES.has(first.text)) flag(node, `tool error code ${first.text} is not in the error table`);
+      if (first && ts.isStringLiteral(first) && !DATA_CODES.has(first.text))
+        flag(node, `tool error code ${first.text} is not in the error table`);
     }
     ts.forEachChild(node, visit);
   };

@@ -41,12 +41,21 @@ function sourceFiles(root: string): string[] {
     }
   };
   for (const top of SCANNED) walk(join(root, top));
-  return out.map((p) => relative(root, p).split("\\").join("/")).filter((p) => !SKIPPED.some((s) => p.startsWith(s))).sort();
+  return out
+    .map((p) => relative(root, p).split("\\").join("/"))
+    .filter((p) => !SKIPPED.some((s) => p.startsWith(s)))
+    .sort();
 }
 
 const unwrap = (e: ts.Expression): ts.Expression => {
   let x = e;
-  while (ts.isParenthesizedExpression(x) || ts.isAsExpression(x) || ts.isSatisfiesExpression(x) || ts.isNonNullExpression(x)) x = x.expression;
+  while (
+    ts.isParenthesizedExpression(x) ||
+    ts.isAsExpression(x) ||
+    ts.isSatisfiesExpression(x) ||
+    ts.isNonNullExpression(x)
+  )
+    x = x.expression;
   return x;
 };
 
@@ -66,14 +75,16 @@ function literalText(e: ts.Expression): string | null {
   const x = unwrap(e);
   if (ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x)) return JSON.stringify(x.text);
   if (ts.isNumericLiteral(x)) return x.text;
-  if (ts.isPrefixUnaryExpression(x) && x.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(x.operand)) return `-${x.operand.text}`;
+  if (ts.isPrefixUnaryExpression(x) && x.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(x.operand))
+    return `-${x.operand.text}`;
   if (x.kind === ts.SyntaxKind.TrueKeyword) return "true";
   if (x.kind === ts.SyntaxKind.FalseKeyword) return "false";
   if (x.kind === ts.SyntaxKind.NullKeyword) return "null";
   return null;
 }
 
-const propName = (n: ts.PropertyName): string => (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isNumericLiteral(n) ? n.text : "[…]");
+const propName = (n: ts.PropertyName): string =>
+  ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isNumericLiteral(n) ? n.text : "[…]";
 
 /** `{a, b: "x", c: {d}}`: keys in source order, literal values, nested object literals. */
 function shape(e: ts.Expression): string {
@@ -119,11 +130,16 @@ function driverDetails(code: DriverErrorCode): string {
   return `{${Object.keys(details as object).join(", ")}}`;
 }
 
-const driverKey = (code: string): ErrorName => (code === "internal_error" ? "driver_internal_error" : (code as ErrorName));
+const driverKey = (code: string): ErrorName =>
+  code === "internal_error" ? "driver_internal_error" : (code as ErrorName);
 
 export function scanErrorSites(root: string): ErrorSites {
   const keys = new Set(Object.keys(ERRORS));
-  const driverCodes = new Set(Object.entries(ERRORS).filter(([, e]) => e.numeric === -32000).map(([, e]) => e.code));
+  const driverCodes = new Set(
+    Object.entries(ERRORS)
+      .filter(([, e]) => e.numeric === -32000)
+      .map(([, e]) => e.code),
+  );
   const sites: ErrorSites = { details: new Map(), response: new Set(), info: new Set(), platformCodes: new Map() };
   const add = (name: ErrorName, detail: string, how: "response" | "info") => {
     let set = sites.details.get(name);
@@ -132,7 +148,7 @@ export function scanErrorSites(root: string): ErrorSites {
     sites[how].add(name);
   };
   const platform = (file: string, code: string, retryable: string) => {
-    const driver = file.startsWith("drivers/") ? file.split("/")[1] as string : file;
+    const driver = file.startsWith("drivers/") ? (file.split("/")[1] as string) : file;
     let codes = sites.platformCodes.get(driver);
     if (!codes) sites.platformCodes.set(driver, (codes = new Map()));
     let r = codes.get(code);
@@ -160,14 +176,20 @@ export function scanErrorSites(root: string): ErrorSites {
           const at = args.findIndex((a) => (literals(a) ?? []).some((s) => keys.has(s)));
           if (at >= 0 && callee !== "e") {
             const names = (literals(args[at] as ts.Expression) ?? []).filter((s) => keys.has(s)) as ErrorName[];
-            const opts = args.slice(at + 1).map(unwrap).find(ts.isObjectLiteralExpression);
+            const opts = args
+              .slice(at + 1)
+              .map(unwrap)
+              .find(ts.isObjectLiteralExpression);
             if (callee === "RpcError" || callee === "errorObject" || callee === "errorInfo") {
               const details = opts ? objectProp(opts, "details") : undefined;
-              for (const n of names) add(n, details ? shape(details) : "null", callee === "errorInfo" ? "info" : "response");
+              for (const n of names)
+                add(n, details ? shape(details) : "null", callee === "errorInfo" ? "info" : "response");
             } else if (opts) {
               // A local helper that passes the name on with ErrorOptions (`{details, message …}`) or
               // with the details themselves (`reject("…", {…})`).
-              const isOptions = ["details", "arg", "message", "retryable"].some((k) => objectProp(opts, k) !== undefined);
+              const isOptions = ["details", "arg", "message", "retryable"].some(
+                (k) => objectProp(opts, k) !== undefined,
+              );
               const details = isOptions ? objectProp(opts, "details") : opts;
               for (const n of names) add(n, details ? shape(details) : "null", "response");
             }

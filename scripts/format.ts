@@ -26,11 +26,16 @@ export function formattedFiles(): string[] {
 
 /** Problems: one line per file that is not formatted (empty when all are). */
 export function unformatted(): string[] {
-  const r = Bun.spawnSync([process.execPath, BIOME, "format", ...FLAGS, "--colors=off", "--max-diagnostics=none", ...formattedFiles()], { cwd: ROOT });
+  const r = Bun.spawnSync(
+    [process.execPath, BIOME, "format", ...FLAGS, "--colors=off", "--max-diagnostics=none", ...formattedFiles()],
+    { cwd: ROOT },
+  );
   if (r.exitCode === 0) return [];
   const text = `${r.stdout.toString()}\n${r.stderr.toString()}`;
   const named = [...new Set([...text.matchAll(/^(\S+\.ts) format/gm)].map((m) => m[1] as string))];
-  return named.length ? named.map((f) => `${f}: not formatted (run \`bun run format\`)`) : [text.trim().split("\n").slice(-5).join("\n")];
+  return named.length
+    ? named.map((f) => `${f}: not formatted (run \`bun run format\`)`)
+    : [text.trim().split("\n").slice(-5).join("\n")];
 }
 
 if (import.meta.main) {
@@ -39,6 +44,10 @@ if (import.meta.main) {
     for (const p of problems) process.stderr.write(`${p}\n`);
     process.exit(problems.length ? 1 : 0);
   }
-  const r = Bun.spawnSync([process.execPath, BIOME, "format", ...FLAGS, "--write", ...formattedFiles()], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+  const r = Bun.spawnSync([process.execPath, BIOME, "format", ...FLAGS, "--write", ...formattedFiles()], {
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   process.exit(r.exitCode ?? 1);
 }

@@ -7,7 +7,15 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { CONCURRENT_METHODS, METHODS, METHOD_NAMES, type MethodName, type MethodSpec, PRIVILEGED_TRANSPORTS, type Privileged } from "../src/protocol/methods.ts";
+import {
+  CONCURRENT_METHODS,
+  METHODS,
+  METHOD_NAMES,
+  type MethodName,
+  type MethodSpec,
+  PRIVILEGED_TRANSPORTS,
+  type Privileged,
+} from "../src/protocol/methods.ts";
 import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
 import { SEMANTIC_ARGUMENTS } from "../src/protocol/types/ui.ts";
 import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR } from "../src/protocol/features.ts";
@@ -29,7 +37,10 @@ export const schemaId = (name: string) => URN + kebab(name);
 const methodFile = (method: string, kind: "request" | "response") => `${method.replaceAll(".", "-")}.${kind}`;
 
 const config = (exclude: string | null, ref: (name: string) => string): ConversionConfig => {
-  const definitions = Object.fromEntries(Object.entries(DTOS).filter(([n]) => n !== exclude)) as Record<string, v.GenericSchema>;
+  const definitions = Object.fromEntries(Object.entries(DTOS).filter(([n]) => n !== exclude)) as Record<
+    string,
+    v.GenericSchema
+  >;
   return {
     target: "draft-2020-12",
     typeMode: "input",
@@ -65,7 +76,12 @@ function requestSchema(method: MethodName): JsonSchema {
   const concurrent = (CONCURRENT_METHODS as readonly string[]).includes(method);
   const params = spec.params
     ? { $ref: schemaId(`${dtoOf(spec.params) ?? "RpcParams"}`) }
-    : { anyOf: [{ type: "object", maxProperties: 0 }, { type: "array", maxItems: 0 }] };
+    : {
+        anyOf: [
+          { type: "object", maxProperties: 0 },
+          { type: "array", maxItems: 0 },
+        ],
+      };
   const properties: Record<string, unknown> = {
     jsonrpc: { const: "2.0" },
     id: { $ref: schemaId("RpcId") },
@@ -111,8 +127,11 @@ function openRpc(): unknown {
   );
   const methods = METHOD_NAMES.map((method) => {
     const spec: MethodSpec = METHODS[method];
-    const entries = spec.params && "entries" in spec.params ? (spec.params.entries as Record<string, v.GenericSchema>) : {};
-    const paramsDoc = spec.params ? (convert(spec.params, null, ref) as { properties?: Record<string, unknown>; required?: string[] }) : {};
+    const entries =
+      spec.params && "entries" in spec.params ? (spec.params.entries as Record<string, v.GenericSchema>) : {};
+    const paramsDoc = spec.params
+      ? (convert(spec.params, null, ref) as { properties?: Record<string, unknown>; required?: string[] })
+      : {};
     const params = Object.keys(entries).map((key) => ({
       name: key,
       required: paramsDoc.required?.includes(key) ?? false,
@@ -142,7 +161,12 @@ function openRpc(): unknown {
       title: "DeviceRail control protocol (devicerail)",
       version: `${PROTOCOL_MAJOR}.${PROTOCOL_MAX_MINOR}`,
       description: `${GENERATED_NOTE} Server ${VERSION}.`,
-      "x-features": FEATURES.map((f) => ({ name: f.name, minor: f.minor, condition: f.condition, requires: "requires" in f ? f.requires : null })),
+      "x-features": FEATURES.map((f) => ({
+        name: f.name,
+        minor: f.minor,
+        condition: f.condition,
+        requires: "requires" in f ? f.requires : null,
+      })),
     },
     methods,
     components: { schemas },
@@ -159,18 +183,24 @@ function actionInputSchema(name: keyof typeof DTOS): JsonSchema {
   const pending = new Set<string>();
   const collect = (doc: unknown) => {
     const text = JSON.stringify(doc);
-    for (const [, ref] of text.matchAll(/"#\/\$defs\/([A-Za-z0-9]+)"/g)) if (ref && !(ref in defs) && ref !== name) pending.add(ref);
+    for (const [, ref] of text.matchAll(/"#\/\$defs\/([A-Za-z0-9]+)"/g))
+      if (ref && !(ref in defs) && ref !== name) pending.add(ref);
   };
   const body = convert(DTOS[name], name, local);
   collect(body);
   while (pending.size > 0) {
     const next = pending.values().next().value as string;
     pending.delete(next);
-    const dto = ((DTOS as Record<string, v.GenericSchema>)[next] ?? (SCALARS as Record<string, v.GenericSchema>)[next]) as v.GenericSchema;
+    const dto = ((DTOS as Record<string, v.GenericSchema>)[next] ??
+      (SCALARS as Record<string, v.GenericSchema>)[next]) as v.GenericSchema;
     defs[next] = { title: next, ...convert(dto, next, local) } as JsonSchema;
     collect(defs[next]);
   }
-  const sorted = Object.fromEntries(Object.keys(defs).sort().map((k) => [k, defs[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(defs)
+      .sort()
+      .map((k) => [k, defs[k]]),
+  );
   return { ...fileDoc(`action-${name}`, name, body), $defs: sorted } as JsonSchema;
 }
 
@@ -181,7 +211,8 @@ const DRIVER_CONFIG: ConversionConfig = {
   // What these check, the contract states for the document in v.metadata.
   ignoreActions: ["check", "finite"],
   // A closed set of strings is advertised as a bare `enum`, as the drivers always have.
-  overrideSchema: ({ valibotSchema, jsonSchema }) => (valibotSchema.type === "picklist" ? { enum: jsonSchema.enum } : undefined),
+  overrideSchema: ({ valibotSchema, jsonSchema }) =>
+    valibotSchema.type === "picklist" ? { enum: jsonSchema.enum } : undefined,
 };
 /** The root keys in the order the drivers have always written them; the rest follow. */
 const ROOT_ORDER = ["$schema", "type", "additionalProperties", "required", "properties"];
@@ -192,7 +223,8 @@ const ROOT_ORDER = ["$schema", "type", "additionalProperties", "required", "prop
  */
 function driverActionSchema(contract: ActionContract, bare: boolean): JsonSchema {
   const body = toJsonSchema(contract.arguments as v.GenericSchema, DRIVER_CONFIG) as Record<string, unknown>;
-  if (body.type !== "object" || body.additionalProperties !== false) throw new Error(`action ${contract.name}: arguments must be a closed object`);
+  if (body.type !== "object" || body.additionalProperties !== false)
+    throw new Error(`action ${contract.name}: arguments must be a closed object`);
   if (bare) {
     delete body.$schema;
     if ((body.required as unknown[]).length === 0) delete body.required;
@@ -214,15 +246,20 @@ const DRIVER_DOCUMENTS: { name: string; source: string; contracts: readonly Acti
  */
 function driverDocuments(d: (typeof DRIVER_DOCUMENTS)[number]): unknown {
   const actions = Object.fromEntries(d.contracts.map((c) => [c.name, driverActionSchema(c, d.bare)]));
-  return { $comment: `GENERATED by scripts/gen-protocol.ts from ${d.source} — do not edit; run \`bun run gen\`.`, actions };
+  return {
+    $comment: `GENERATED by scripts/gen-protocol.ts from ${d.source} — do not edit; run \`bun run gen\`.`,
+    actions,
+  };
 }
 
 /** Every generated file: relative path → content. */
 export function generate(): Map<string, string> {
   const files = new Map<string, string>();
   const put = (path: string, doc: unknown) => files.set(path, `${JSON.stringify(doc, null, 2)}\n`);
-  for (const [name, schema] of Object.entries(DTOS)) put(`schema/${kebab(name)}.schema.json`, fileDoc(name, name, convert(schema, name, schemaId)));
-  for (const [name, schema] of Object.entries(SCALARS)) put(`schema/${kebab(name)}.schema.json`, fileDoc(name, name, convert(schema, null, schemaId)));
+  for (const [name, schema] of Object.entries(DTOS))
+    put(`schema/${kebab(name)}.schema.json`, fileDoc(name, name, convert(schema, name, schemaId)));
+  for (const [name, schema] of Object.entries(SCALARS))
+    put(`schema/${kebab(name)}.schema.json`, fileDoc(name, name, convert(schema, null, schemaId)));
   for (const method of METHOD_NAMES) {
     for (const kind of ["request", "response"] as const) {
       const file = methodFile(method, kind);
@@ -238,10 +275,14 @@ export function generate(): Map<string, string> {
 
 /** Every generated page of docs/protocol: file name → content. */
 export function generateDocFiles(): Map<string, string> {
-  return generateDocs((schema, exclude) => convert(schema, exclude ?? null, (name) => `dto:${name}`) as Record<string, unknown>, join(import.meta.dir, ".."));
+  return generateDocs(
+    (schema, exclude) => convert(schema, exclude ?? null, (name) => `dto:${name}`) as Record<string, unknown>,
+    join(import.meta.dir, ".."),
+  );
 }
 
-export const methodSchemaId = (method: string, kind: "request" | "response") => schemaId(`method-${methodFile(method, kind)}`);
+export const methodSchemaId = (method: string, kind: "request" | "response") =>
+  schemaId(`method-${methodFile(method, kind)}`);
 
 function listFiles(dir: string, prefix = ""): string[] {
   let out: string[] = [];
@@ -291,7 +332,8 @@ const readOrNull = (path: string): string | null => {
 };
 
 /** A page of `dir` that carries the generated note: ours to rewrite or remove (hand-written pages never do). */
-const isGeneratedPage = (dir: string, name: string) => name.endsWith(".md") && (readOrNull(join(dir, name))?.startsWith(DOCS_NOTE) ?? false);
+const isGeneratedPage = (dir: string, name: string) =>
+  name.endsWith(".md") && (readOrNull(join(dir, name))?.startsWith(DOCS_NOTE) ?? false);
 
 /** Generated pages that are stale or missing, and pages with the generated note that are no longer generated. */
 export function staleDocs(dir = DOCS_DIR): string[] {
@@ -302,7 +344,8 @@ export function staleDocs(dir = DOCS_DIR): string[] {
     if (onDisk === null) problems.push(`missing: ${name}`);
     else if (onDisk !== content) problems.push(`stale: ${name}`);
   }
-  for (const name of listFiles(dir)) if (!files.has(name) && isGeneratedPage(dir, name)) problems.push(`extra: ${name}`);
+  for (const name of listFiles(dir))
+    if (!files.has(name) && isGeneratedPage(dir, name)) problems.push(`extra: ${name}`);
   return problems.sort();
 }
 
@@ -310,7 +353,8 @@ export function staleDocs(dir = DOCS_DIR): string[] {
 function writeDocs(): number {
   const files = generateDocFiles();
   mkdirSync(DOCS_DIR, { recursive: true });
-  for (const name of listFiles(DOCS_DIR)) if (!files.has(name) && isGeneratedPage(DOCS_DIR, name)) rmSync(join(DOCS_DIR, name));
+  for (const name of listFiles(DOCS_DIR))
+    if (!files.has(name) && isGeneratedPage(DOCS_DIR, name)) rmSync(join(DOCS_DIR, name));
   for (const [name, content] of files) writeFileSync(join(DOCS_DIR, name), content);
   return files.size;
 }
@@ -319,7 +363,9 @@ if (import.meta.main) {
   if (process.argv.includes("--check")) {
     const problems = staleFiles();
     if (problems.length > 0) {
-      process.stderr.write(`generated protocol files are out of date (run \`bun run gen\`):\n  ${problems.join("\n  ")}\n`);
+      process.stderr.write(
+        `generated protocol files are out of date (run \`bun run gen\`):\n  ${problems.join("\n  ")}\n`,
+      );
       process.exit(1);
     }
     process.stdout.write(`gen --check: ${generate().size + generateDocFiles().size} generated files are current\n`);

@@ -68,7 +68,11 @@ const hello = (ranges: object[], required: string[] = [], optional: string[] = [
 const HELLO_ALL = hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ALL_FEATURES);
 const HELLO_10 = hello([{ major: 1, minMinor: 0, maxMinor: 0 }]);
 const HELLO_12 = hello([{ major: 1, minMinor: 0, maxMinor: 2 }], [], ALL_FEATURES);
-const HELLO_NO_SEMANTIC = hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ALL_FEATURES.filter((f) => f !== "device.semanticActions.v1"));
+const HELLO_NO_SEMANTIC = hello(
+  [{ major: 1, minMinor: 0, maxMinor: 5 }],
+  [],
+  ALL_FEATURES.filter((f) => f !== "device.semanticActions.v1"),
+);
 
 // Ids of the schema-only transcript (the WebSocket plane, a UI-tree driver) and the media stream ids.
 const CONN_WS = uuid("0d2e4f61-7a8b-4c9d-9e0f-1a2b3c4d5e6f");
@@ -94,16 +98,31 @@ const A_STALE = uuid("a0b1c2d3-e4f5-4a6b-9c7d-8e9fa0b1c2da");
 const PNG_HEX =
   "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63089af3ea3f0005f402d88de408210000000049454e44ae426082";
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
-const assetRef = (hex: string, mediaType: string) => ({ id: `sha256:${hex}`, mediaType, uri: `devicerail://assets/sha256/${hex}`, sha256: hex });
+const assetRef = (hex: string, mediaType: string) => ({
+  id: `sha256:${hex}`,
+  mediaType,
+  uri: `devicerail://assets/sha256/${hex}`,
+  sha256: hex,
+});
 const MOCK_PNG_SHA = sha(Buffer.from(PNG_HEX, "hex"));
-if (MOCK_PNG_SHA !== "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd") throw new Error("mock png digest");
+if (MOCK_PNG_SHA !== "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd")
+  throw new Error("mock png digest");
 /** The Mock's first screen, light theme, nothing focused: what the transcript observes before any input. */
 const LOGIN_SHOT = assetRef(sha(renderScreen(new MockApp().tree(), { dark: false, focusedNodeId: null })), "image/png");
 const SHOT = assetRef(MOCK_PNG_SHA, "image/png");
 
 const TAP_ARGS = { x: 640, y: 360 };
 /** An ElementSelector with every member written, as the wire note of docs/protocol/devices-and-actions.md#selectors asks. */
-const selector = (m: Record<string, unknown>) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
+const selector = (m: Record<string, unknown>) => ({
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+  ...m,
+});
 
 // ---------------------------------------------------------------- envelopes
 type Id = string | number | null;
@@ -121,10 +140,20 @@ const failure = (id: Id, code: number, dataCode: string, message: string, retrya
   error: { code, message, data: { code: dataCode, message, retryable, details } },
 });
 const sessionRequired = (id: Id) =>
-  failure(id, -32005, "session_required", "start a session before recording device operations", true, { requiredMethod: "session.start" });
+  failure(id, -32005, "session_required", "start a session before recording device operations", true, {
+    requiredMethod: "session.start",
+  });
 const notAvailable = (id: Id, method: string, requiredFeature?: string) =>
-  failure(id, -32601, "method_not_found", `method is not available: ${method}`, false, requiredFeature ? { method, requiredFeature } : { method });
-const noParams = (id: Id, method: string) => failure(id, -32602, "invalid_params", `${method} does not accept params`, false, { method });
+  failure(
+    id,
+    -32601,
+    "method_not_found",
+    `method is not available: ${method}`,
+    false,
+    requiredFeature ? { method, requiredFeature } : { method },
+  );
+const noParams = (id: Id, method: string) =>
+  failure(id, -32602, "invalid_params", `${method} does not accept params`, false, { method });
 const helloResult = (minor: number, enabled: string[], connectionId: string, transport = STDIO) => ({
   connectionId,
   protocol: { selected: { major: 1, minor } },
@@ -162,7 +191,8 @@ const camel = (m: string) => m.replace(/\.([a-z])/g, (_, c: string) => c.toUpper
 const kebabMethod = (m: string) => m.replaceAll(".", "-");
 
 const NEEDS_WS = "WebSocket plane: replayed over the daemon's real event WebSocket by test/e2e/event-stream.test.ts";
-const NEEDS_OMIT = "needs a daemon started with screenshot policy omit (DEVICERAIL_SCREENSHOT_POLICY=omit), which never offers media.stream.v1 (docs/protocol/handshake.md#features)";
+const NEEDS_OMIT =
+  "needs a daemon started with screenshot policy omit (DEVICERAIL_SCREENSHOT_POLICY=omit), which never offers media.stream.v1 (docs/protocol/handshake.md#features)";
 
 const pairs: Pair[] = [];
 const add = (p: Pair) => pairs.push(p);
@@ -183,7 +213,10 @@ add({
   dir: "system.hello",
   name: "v1-0-no-features",
   method: "system.hello",
-  request: request("hello-1", "system.hello", { client: CLIENT, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 0 }] } }),
+  request: request("hello-1", "system.hello", {
+    client: CLIENT,
+    protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 0 }] },
+  }),
   response: success("hello-1", helloResult(0, [], CONN)),
   replay: { hello: null, before: [] },
 });
@@ -191,8 +224,22 @@ add({
   dir: "system.hello",
   name: "v1-2",
   method: "system.hello",
-  request: request("hello-1", "system.hello", hello([{ major: 1, minMinor: 0, maxMinor: 2 }, { major: 3, minMinor: 0, maxMinor: 0 }], [], ALL_FEATURES)),
-  response: success("hello-1", helloResult(2, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"], CONN)),
+  request: request(
+    "hello-1",
+    "system.hello",
+    hello(
+      [
+        { major: 1, minMinor: 0, maxMinor: 2 },
+        { major: 3, minMinor: 0, maxMinor: 0 },
+      ],
+      [],
+      ALL_FEATURES,
+    ),
+  ),
+  response: success(
+    "hello-1",
+    helloResult(2, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"], CONN),
+  ),
   replay: { hello: null, before: [] },
 });
 add({
@@ -201,7 +248,11 @@ add({
   method: "system.hello",
   requestId: "stream.websocket-hello.request.v1",
   responseId: "stream.websocket-hello.response.v1",
-  request: request("ws-hello-1", "system.hello", hello([{ major: 1, minMinor: 5, maxMinor: 5 }], ["events.stream.v1"], [])),
+  request: request(
+    "ws-hello-1",
+    "system.hello",
+    hello([{ major: 1, minMinor: 5, maxMinor: 5 }], ["events.stream.v1"], []),
+  ),
   response: success("ws-hello-1", helloResult(5, ["events.stream.v1"], CONN_WS, WS)),
   replay: NEEDS_WS,
 });
@@ -211,47 +262,94 @@ const incompatible = (name: string, ranges: object[], reason: string) =>
     name,
     method: "system.hello",
     request: request("hello-1", "system.hello", hello(ranges)),
-    response: failure("hello-1", -32003, "protocol_version_incompatible", "client and server do not share a protocol version", false, {
-      clientProtocol: { ranges },
-      reason,
-      serverProtocol: SERVER_OFFER,
-    }),
+    response: failure(
+      "hello-1",
+      -32003,
+      "protocol_version_incompatible",
+      "client and server do not share a protocol version",
+      false,
+      {
+        clientProtocol: { ranges },
+        reason,
+        serverProtocol: SERVER_OFFER,
+      },
+    ),
     replay: { hello: null, before: [] },
   });
 incompatible("client-too-old", [{ major: 0, minMinor: 1, maxMinor: 9 }], "clientTooOld");
 incompatible("server-too-old", [{ major: 1, minMinor: 6, maxMinor: 9 }], "serverTooOld");
-incompatible("no-common-version", [{ major: 0, minMinor: 0, maxMinor: 0 }, { major: 2, minMinor: 0, maxMinor: 0 }], "noCommonVersion");
+incompatible(
+  "no-common-version",
+  [
+    { major: 0, minMinor: 0, maxMinor: 0 },
+    { major: 2, minMinor: 0, maxMinor: 0 },
+  ],
+  "noCommonVersion",
+);
 add({
   dir: "system.hello",
   name: "feature-dependency-unsatisfied",
   method: "system.hello",
-  request: request("hello-1", "system.hello", hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ["device.semanticActions.v1"])),
-  response: failure("hello-1", -32004, "feature_dependency_unsatisfied", "semantic Actions require negotiated UI snapshot evidence", false, {
-    feature: "device.semanticActions.v1",
-    requiredFeature: "observation.uiSnapshot.v1",
-  }),
+  request: request(
+    "hello-1",
+    "system.hello",
+    hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ["device.semanticActions.v1"]),
+  ),
+  response: failure(
+    "hello-1",
+    -32004,
+    "feature_dependency_unsatisfied",
+    "semantic Actions require negotiated UI snapshot evidence",
+    false,
+    {
+      feature: "device.semanticActions.v1",
+      requiredFeature: "observation.uiSnapshot.v1",
+    },
+  ),
   replay: { hello: null, before: [] },
 });
 add({
   dir: "system.hello",
   name: "required-feature-unsupported",
   method: "system.hello",
-  request: request("hello-1", "system.hello", hello([{ major: 1, minMinor: 0, maxMinor: 2 }], ["media.stream.v1"], ["events.snapshot.v1"])),
-  response: failure("hello-1", -32004, "required_feature_unsupported", "one or more required protocol features are unsupported", true, {
-    available: ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"],
-    unsupportedRequired: ["media.stream.v1"],
-  }),
+  request: request(
+    "hello-1",
+    "system.hello",
+    hello([{ major: 1, minMinor: 0, maxMinor: 2 }], ["media.stream.v1"], ["events.snapshot.v1"]),
+  ),
+  response: failure(
+    "hello-1",
+    -32004,
+    "required_feature_unsupported",
+    "one or more required protocol features are unsupported",
+    true,
+    {
+      available: ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"],
+      unsupportedRequired: ["media.stream.v1"],
+    },
+  ),
   replay: { hello: null, before: [] },
 });
 add({
   dir: "system.hello",
   name: "media-stream-unsupported",
   method: "system.hello",
-  request: request("hello-1", "system.hello", hello([{ major: 1, minMinor: 0, maxMinor: 5 }], ["media.stream.v1"], ["events.snapshot.v1"])),
-  response: failure("hello-1", -32004, "required_feature_unsupported", "one or more required protocol features are unsupported", true, {
-    available: ENABLED_15.filter((f) => f !== "media.stream.v1"),
-    unsupportedRequired: ["media.stream.v1"],
-  }),
+  request: request(
+    "hello-1",
+    "system.hello",
+    hello([{ major: 1, minMinor: 0, maxMinor: 5 }], ["media.stream.v1"], ["events.snapshot.v1"]),
+  ),
+  response: failure(
+    "hello-1",
+    -32004,
+    "required_feature_unsupported",
+    "one or more required protocol features are unsupported",
+    true,
+    {
+      available: ENABLED_15.filter((f) => f !== "media.stream.v1"),
+      unsupportedRequired: ["media.stream.v1"],
+    },
+  ),
   replay: NEEDS_OMIT,
 });
 add({
@@ -259,7 +357,14 @@ add({
   name: "empty-protocol-offer",
   method: "system.hello",
   request: request("hello-1", "system.hello", hello([])),
-  response: failure("hello-1", -32602, "invalid_params", "client protocol offer must contain at least one range", true, { reason: "emptyProtocolOffer" }),
+  response: failure(
+    "hello-1",
+    -32602,
+    "invalid_params",
+    "client protocol offer must contain at least one range",
+    true,
+    { reason: "emptyProtocolOffer" },
+  ),
   replay: { hello: null, before: [] },
   requestSchemaValid: false,
 });
@@ -268,10 +373,17 @@ add({
   name: "inverted-range",
   method: "system.hello",
   request: request("hello-1", "system.hello", hello([{ major: 1, minMinor: 3, maxMinor: 2 }])),
-  response: failure("hello-1", -32602, "invalid_params", "client protocol offer contains an inverted minor range", true, {
-    clientProtocol: { ranges: [{ major: 1, minMinor: 3, maxMinor: 2 }] },
-    reason: "invalidProtocolRange",
-  }),
+  response: failure(
+    "hello-1",
+    -32602,
+    "invalid_params",
+    "client protocol offer contains an inverted minor range",
+    true,
+    {
+      clientProtocol: { ranges: [{ major: 1, minMinor: 3, maxMinor: 2 }] },
+      reason: "invalidProtocolRange",
+    },
+  ),
   replay: { hello: null, before: [] },
 });
 add({
@@ -279,7 +391,14 @@ add({
   name: "already-completed",
   method: "system.hello",
   request: request("hello-2", "system.hello", HELLO_ALL),
-  response: failure("hello-2", -32002, "handshake_already_completed", "this transport connection has already completed system.hello", false, null),
+  response: failure(
+    "hello-2",
+    -32002,
+    "handshake_already_completed",
+    "this transport connection has already completed system.hello",
+    false,
+    null,
+  ),
   replay: { hello: HELLO_ALL, before: [] },
 });
 
@@ -292,7 +411,12 @@ add({
   responseId: "rpc.system-describe.response.v1",
   request: request(1, "system.describe"),
   // The sole registered device (mock-1) is selected lazily by system.describe (docs/protocol/handshake.md#describing-the-connection).
-  response: success(1, { connection: helloResult(5, ENABLED_15, CONN), client: CLIENT, deviceId: "mock-1", activeSessionId: null }),
+  response: success(1, {
+    connection: helloResult(5, ENABLED_15, CONN),
+    client: CLIENT,
+    deviceId: "mock-1",
+    activeSessionId: null,
+  }),
   replay: replayAll(),
 });
 add({
@@ -319,7 +443,9 @@ add({
   name: "not-found",
   method: "device.select",
   request: request(1, "device.select", { deviceId: "android-adb:emulator-5554" }),
-  response: failure(1, -32011, "device_not_found", "device is not registered: android-adb:emulator-5554", false, { deviceId: "android-adb:emulator-5554" }),
+  response: failure(1, -32011, "device_not_found", "device is not registered: android-adb:emulator-5554", false, {
+    deviceId: "android-adb:emulator-5554",
+  }),
   replay: replayAll(),
 });
 
@@ -385,14 +511,29 @@ add({
     arguments: {
       target: {
         kind: "selector",
-        selector: { context: null, role: "button", name: "Sign in", value: null, identifier: null, text: null, css: null },
+        selector: {
+          context: null,
+          role: "button",
+          name: "Sign in",
+          value: null,
+          identifier: null,
+          text: null,
+          css: null,
+        },
       },
     },
   }),
-  response: failure(1, -32601, "semantic_action_not_negotiated", "semantic action requires an explicitly negotiated feature", false, {
-    action: "tapElement",
-    requiredFeature: "device.semanticActions.v1",
-  }),
+  response: failure(
+    1,
+    -32601,
+    "semantic_action_not_negotiated",
+    "semantic action requires an explicitly negotiated feature",
+    false,
+    {
+      action: "tapElement",
+      requiredFeature: "device.semanticActions.v1",
+    },
+  ),
   replay: { hello: HELLO_NO_SEMANTIC, before: [] },
 });
 add({
@@ -450,7 +591,11 @@ add({
   replay: replayAll(),
 });
 /** What invalid_params says to fix (docs/protocol/errors.md): where, what was expected, what came. */
-const REQUEST_ID_ISSUE = { pointer: "/requestId", expected: "a string or an integer from 0 to 9007199254740991", received: "null" };
+const REQUEST_ID_ISSUE = {
+  pointer: "/requestId",
+  expected: "a string or an integer from 0 to 9007199254740991",
+  received: "null",
+};
 add({
   dir: "request.cancel",
   name: "invalid-params",
@@ -505,7 +650,9 @@ add({
   name: "after-sequence-without-limit",
   method: "session.export",
   request: request(1, "session.export", { sessionId: S_UNKNOWN, afterSequence: 4 }),
-  response: failure(1, -32602, "invalid_params", "session.export afterSequence requires limit", false, { method: "session.export" }),
+  response: failure(1, -32602, "invalid_params", "session.export afterSequence requires limit", false, {
+    method: "session.export",
+  }),
   replay: replayAll(),
 });
 add({
@@ -514,7 +661,10 @@ add({
   method: "session.export",
   request: request(1, "session.export", { sessionId: S_UNKNOWN, limit: 4 }),
   response: notAvailable(1, "session.export", "session.export.page.v1"),
-  replay: { hello: hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ["events.snapshot.v1", "request.control.v1"]), before: [] },
+  replay: {
+    hello: hello([{ major: 1, minMinor: 0, maxMinor: 5 }], [], ["events.snapshot.v1", "request.control.v1"]),
+    before: [],
+  },
 });
 add({
   dir: "events.list",
@@ -554,13 +704,21 @@ add({
   name: "not-permitted-on-websocket",
   method: "events.clear",
   request: request(1, "events.clear", { sessionId: S1 }),
-  response: failure(1, -32015, "method_not_permitted_on_transport", "events.clear is privileged and not permitted on this transport: use stdio, the Unix socket or TCP NDJSON", false, {
-    method: "events.clear",
-    transport: "webSocket",
-    privileged: "always",
-    allowedTransports: ["stdio", "tcp", "unix"],
-  }),
-  replay: "JSON-RPC over WebSocket (GET /rpc), where privileged methods are refused: replayed over the daemon's real WebSocket by test/e2e/privileged.test.ts; over stdio the same request is session-not-found",
+  response: failure(
+    1,
+    -32015,
+    "method_not_permitted_on_transport",
+    "events.clear is privileged and not permitted on this transport: use stdio, the Unix socket or TCP NDJSON",
+    false,
+    {
+      method: "events.clear",
+      transport: "webSocket",
+      privileged: "always",
+      allowedTransports: ["stdio", "tcp", "unix"],
+    },
+  ),
+  replay:
+    "JSON-RPC over WebSocket (GET /rpc), where privileged methods are refused: replayed over the daemon's real WebSocket by test/e2e/privileged.test.ts; over stdio the same request is session-not-found",
   note: "privileged methods are refused on transports a web page can reach (docs/protocol/transport-and-framing.md#privileged-methods)",
 });
 
@@ -569,7 +727,10 @@ add({
   dir: "events.stream.open",
   name: "invalid-origin",
   method: "events.stream.open",
-  request: request(33, "events.stream.open", { sessionId: S1, originPolicy: { kind: "exact", origin: "http://localhost:8080" } }),
+  request: request(33, "events.stream.open", {
+    sessionId: S1,
+    originPolicy: { kind: "exact", origin: "http://localhost:8080" },
+  }),
   response: failure(33, -32602, "invalid_stream_origin", "event stream Origin policy is invalid", false, null),
   replay: replayAll(),
 });
@@ -600,8 +761,18 @@ add({
   dir: "events.subscribe",
   name: "cursor-epoch-mismatch",
   method: "events.subscribe",
-  request: request("ws-subscribe-1", "events.subscribe", { sessionId: S1, afterCursor: { streamEpoch: EPOCH_OLD, sessionId: S1, sequence: 3 } }),
-  response: failure("ws-subscribe-1", -32013, "stream_cursor_epoch_mismatch", "event cursor belongs to another daemon lifetime", true, null),
+  request: request("ws-subscribe-1", "events.subscribe", {
+    sessionId: S1,
+    afterCursor: { streamEpoch: EPOCH_OLD, sessionId: S1, sequence: 3 },
+  }),
+  response: failure(
+    "ws-subscribe-1",
+    -32013,
+    "stream_cursor_epoch_mismatch",
+    "event cursor belongs to another daemon lifetime",
+    true,
+    null,
+  ),
   replay: `${NEEDS_WS}; the socket is then closed with 1008 "subscribe rejected"`,
 });
 add({
@@ -626,7 +797,9 @@ add({
   dir: "verdict.record",
   name: "session-required",
   method: "verdict.record",
-  request: request(1, "verdict.record", { verdict: { status: "pass", summary: "home screen shown", evidence: [SHOT] } }),
+  request: request(1, "verdict.record", {
+    verdict: { status: "pass", summary: "home screen shown", evidence: [SHOT] },
+  }),
   response: sessionRequired(1),
   replay: replayAll(),
 });
@@ -634,10 +807,19 @@ add({
   dir: "verdict.record",
   name: "evidence-not-reachable",
   method: "verdict.record",
-  request: request(1, "verdict.record", { verdict: { status: "pass", summary: "home screen shown", evidence: [SHOT] } }),
-  response: failure(1, -32602, "evidence_not_reachable", "verdict evidence must already be reachable from the active Session log", false, {
-    digest: MOCK_PNG_SHA,
+  request: request(1, "verdict.record", {
+    verdict: { status: "pass", summary: "home screen shown", evidence: [SHOT] },
   }),
+  response: failure(
+    1,
+    -32602,
+    "evidence_not_reachable",
+    "verdict evidence must already be reachable from the active Session log",
+    false,
+    {
+      digest: MOCK_PNG_SHA,
+    },
+  ),
   replay: replayAll([request("session-start-1", "session.start")]),
 });
 
@@ -680,10 +862,14 @@ add({
 // _envelope -------------------------------------------------------------------------------------------
 /** What any method but system.hello gets before the handshake. */
 function handshakeRequired(id: number) {
-  return failure(id, -32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" });
+  return failure(id, -32001, "handshake_required", "system.hello must succeed before any other method", true, {
+    requiredMethod: "system.hello",
+  });
 }
-const parseError = (column: number) => failure(null, -32700, "parse_error", "request is not valid JSON", false, { column, line: 1 });
-const invalidRequest = () => failure(null, -32600, "invalid_request", "request does not match the DeviceRail JSON-RPC subset", false, null);
+const parseError = (column: number) =>
+  failure(null, -32700, "parse_error", "request is not valid JSON", false, { column, line: 1 });
+const invalidRequest = () =>
+  failure(null, -32600, "invalid_request", "request does not match the DeviceRail JSON-RPC subset", false, null);
 add({
   dir: "_envelope",
   name: "parse-error-truncated",
@@ -748,11 +934,25 @@ add({
   name: "request-timeout-not-supported",
   method: "session.current",
   request: request(1, "session.current", undefined, { timeoutMs: 1000 }),
-  response: failure(1, -32602, "request_timeout_not_supported", "timeoutMs is not supported by session.current", false, {
-    field: "timeoutMs",
-    method: "session.current",
-    supportedMethods: ["device.connect", "device.disconnect", "device.capabilities", "device.observe", "device.execute", "media.stream.capture"],
-  }),
+  response: failure(
+    1,
+    -32602,
+    "request_timeout_not_supported",
+    "timeoutMs is not supported by session.current",
+    false,
+    {
+      field: "timeoutMs",
+      method: "session.current",
+      supportedMethods: [
+        "device.connect",
+        "device.disconnect",
+        "device.capabilities",
+        "device.observe",
+        "device.execute",
+        "media.stream.capture",
+      ],
+    },
+  ),
   replay: replayAll(),
 });
 add({
@@ -771,10 +971,17 @@ add({
   name: "hello-timeout",
   method: "system.hello",
   request: request("hello-1", "system.hello", HELLO_ALL, { timeoutMs: 1000 }),
-  response: failure("hello-1", -32602, "feature_not_negotiated", "timeoutMs requires negotiated request control", false, {
-    field: "timeoutMs",
-    requiredFeature: "request.control.v1",
-  }),
+  response: failure(
+    "hello-1",
+    -32602,
+    "feature_not_negotiated",
+    "timeoutMs requires negotiated request control",
+    false,
+    {
+      field: "timeoutMs",
+      requiredFeature: "request.control.v1",
+    },
+  ),
   replay: { hello: null, before: [] },
 });
 add({
@@ -782,10 +989,17 @@ add({
   name: "hello-timeout-when-ready",
   method: "system.hello",
   request: request("hello-2", "system.hello", HELLO_ALL, { timeoutMs: 1000 }),
-  response: failure("hello-2", -32602, "feature_not_negotiated", "timeoutMs requires negotiated request control", false, {
-    field: "timeoutMs",
-    requiredFeature: "request.control.v1",
-  }),
+  response: failure(
+    "hello-2",
+    -32602,
+    "feature_not_negotiated",
+    "timeoutMs requires negotiated request control",
+    false,
+    {
+      field: "timeoutMs",
+      requiredFeature: "request.control.v1",
+    },
+  ),
   replay: replayAll([request(1, "system.describe")]),
 });
 
@@ -798,7 +1012,14 @@ add({
 interface Step {
   req: object;
   state?: true;
-  fixture?: { dir: string; name: string; requestId?: string; responseId?: string; requestSchemaValid?: false; note?: string };
+  fixture?: {
+    dir: string;
+    name: string;
+    requestId?: string;
+    responseId?: string;
+    requestSchemaValid?: false;
+    note?: string;
+  };
 }
 const VERDICT = {
   status: "pass",
@@ -807,28 +1028,109 @@ const VERDICT = {
 };
 // Session and Observation ids are random: `$session` / `$observation` stand for the recorded ones.
 const TRANSCRIPT: Step[] = [
-  { req: request(1, "devices.list"), fixture: { dir: "devices.list", name: "default", requestId: "rpc.devices-list.request.v1", responseId: "rpc.devices-list.response.v1" } },
-  { req: request(2, "device.select", { deviceId: "mock-1" }), state: true, fixture: { dir: "device.select", name: "default", requestId: "rpc.device-select.request.v1", responseId: "rpc.device-select.response.v1" } },
-  { req: request(3, "device.connect"), state: true, fixture: { dir: "device.connect", name: "default", requestId: "rpc.device-connect.request.v1", responseId: "rpc.device-connect.response.v1" } },
-  { req: request(4, "device.capabilities"), fixture: { dir: "device.capabilities", name: "default", requestId: "rpc.device-capabilities.request.v1", responseId: "rpc.device-capabilities.response.v1" } },
-  { req: request(5, "devices.list"), fixture: { dir: "devices.list", name: "connected" } },
-  { req: request("session-start-1", "session.start"), state: true, fixture: { dir: "session.start", name: "default", requestId: "rpc.session-start.request.v1", responseId: "rpc.session-start.response.v1" } },
-  { req: request(20, "session.start"), fixture: { dir: "session.start", name: "already-active" } },
-  { req: request(21, "device.select", { deviceId: "mock-1" }), fixture: { dir: "device.select", name: "lease-active" } },
-  { req: request(6, "session.current"), fixture: { dir: "session.current", name: "default", requestId: "rpc.session-current.request.v1", responseId: "rpc.session-current.response.v1" } },
-  { req: request(28, "system.describe"), fixture: { dir: "system.describe", name: "active-session" } },
-  { req: request(7, "device.observe"), state: true, fixture: { dir: "device.observe", name: "default", requestId: "rpc.device-observe.request.v1", responseId: "rpc.device-observe.response.v1" } },
   {
-    req: request(8, "device.execute", { id: A1, name: "tap", arguments: TAP_ARGS, actionTimeoutMs: 2000 }, { timeoutMs: 5000 }),
+    req: request(1, "devices.list"),
+    fixture: {
+      dir: "devices.list",
+      name: "default",
+      requestId: "rpc.devices-list.request.v1",
+      responseId: "rpc.devices-list.response.v1",
+    },
+  },
+  {
+    req: request(2, "device.select", { deviceId: "mock-1" }),
     state: true,
-    fixture: { dir: "device.execute", name: "tap", requestId: "rpc.device-execute.timeout.v1", responseId: "rpc.device-execute.response.v1" },
+    fixture: {
+      dir: "device.select",
+      name: "default",
+      requestId: "rpc.device-select.request.v1",
+      responseId: "rpc.device-select.response.v1",
+    },
+  },
+  {
+    req: request(3, "device.connect"),
+    state: true,
+    fixture: {
+      dir: "device.connect",
+      name: "default",
+      requestId: "rpc.device-connect.request.v1",
+      responseId: "rpc.device-connect.response.v1",
+    },
+  },
+  {
+    req: request(4, "device.capabilities"),
+    fixture: {
+      dir: "device.capabilities",
+      name: "default",
+      requestId: "rpc.device-capabilities.request.v1",
+      responseId: "rpc.device-capabilities.response.v1",
+    },
+  },
+  { req: request(5, "devices.list"), fixture: { dir: "devices.list", name: "connected" } },
+  {
+    req: request("session-start-1", "session.start"),
+    state: true,
+    fixture: {
+      dir: "session.start",
+      name: "default",
+      requestId: "rpc.session-start.request.v1",
+      responseId: "rpc.session-start.response.v1",
+    },
+  },
+  { req: request(20, "session.start"), fixture: { dir: "session.start", name: "already-active" } },
+  {
+    req: request(21, "device.select", { deviceId: "mock-1" }),
+    fixture: { dir: "device.select", name: "lease-active" },
+  },
+  {
+    req: request(6, "session.current"),
+    fixture: {
+      dir: "session.current",
+      name: "default",
+      requestId: "rpc.session-current.request.v1",
+      responseId: "rpc.session-current.response.v1",
+    },
+  },
+  { req: request(28, "system.describe"), fixture: { dir: "system.describe", name: "active-session" } },
+  {
+    req: request(7, "device.observe"),
+    state: true,
+    fixture: {
+      dir: "device.observe",
+      name: "default",
+      requestId: "rpc.device-observe.request.v1",
+      responseId: "rpc.device-observe.response.v1",
+    },
+  },
+  {
+    req: request(
+      8,
+      "device.execute",
+      { id: A1, name: "tap", arguments: TAP_ARGS, actionTimeoutMs: 2000 },
+      { timeoutMs: 5000 },
+    ),
+    state: true,
+    fixture: {
+      dir: "device.execute",
+      name: "tap",
+      requestId: "rpc.device-execute.timeout.v1",
+      responseId: "rpc.device-execute.response.v1",
+    },
   },
   {
     req: request(29, "device.execute", { id: A1, name: "tap", arguments: TAP_ARGS }),
-    fixture: { dir: "device.execute", name: "duplicate-call-id", note: "rejected before anything is appended to the Session" },
+    fixture: {
+      dir: "device.execute",
+      name: "duplicate-call-id",
+      note: "rejected before anything is appended to the Session",
+    },
   },
   {
-    req: request(30, "device.execute", { id: A_UNKNOWN, name: "swipe", arguments: { startX: 640, startY: 600, endX: 640, endY: 200 } }),
+    req: request(30, "device.execute", {
+      id: A_UNKNOWN,
+      name: "swipe",
+      arguments: { startX: 640, startY: 600, endX: 640, endY: 200 },
+    }),
     state: true,
     fixture: {
       dir: "device.execute",
@@ -837,9 +1139,17 @@ const TRANSCRIPT: Step[] = [
     },
   },
   {
-    req: request(41, "device.execute", { id: A_FIND, name: "findElement", arguments: { selector: selector({ identifier: "username" }) } }),
+    req: request(41, "device.execute", {
+      id: A_FIND,
+      name: "findElement",
+      arguments: { selector: selector({ identifier: "username" }) },
+    }),
     state: true,
-    fixture: { dir: "device.execute", name: "find-element", note: "read-only: the before Observation is also the after one" },
+    fixture: {
+      dir: "device.execute",
+      name: "find-element",
+      note: "read-only: the before Observation is also the after one",
+    },
   },
   {
     req: request(42, "device.execute", {
@@ -848,15 +1158,27 @@ const TRANSCRIPT: Step[] = [
       arguments: { target: { kind: "selector", selector: selector({ role: "TextField", name: "User name" }) } },
     }),
     state: true,
-    fixture: { dir: "device.execute", name: "tap-element", note: "the Mock has no native element press, so the tap is a coordinate fallback" },
+    fixture: {
+      dir: "device.execute",
+      name: "tap-element",
+      note: "the Mock has no native element press, so the tap is a coordinate fallback",
+    },
   },
   {
-    req: request(43, "device.execute", { id: A_WAIT, name: "waitForElement", arguments: { selector: selector({ identifier: "sign_in" }), condition: "visible" } }),
+    req: request(43, "device.execute", {
+      id: A_WAIT,
+      name: "waitForElement",
+      arguments: { selector: selector({ identifier: "sign_in" }), condition: "visible" },
+    }),
     state: true,
     fixture: { dir: "device.execute", name: "wait-for-element" },
   },
   {
-    req: request(44, "device.execute", { id: A_NOT_FOUND, name: "findElement", arguments: { selector: selector({ text: { value: "Forgot password?", mode: "exact" } }) } }),
+    req: request(44, "device.execute", {
+      id: A_NOT_FOUND,
+      name: "findElement",
+      arguments: { selector: selector({ text: { value: "Forgot password?", mode: "exact" } }) },
+    }),
     state: true,
     fixture: { dir: "device.execute", name: "element-not-found", note: "recorded as a failed action" },
   },
@@ -867,12 +1189,20 @@ const TRANSCRIPT: Step[] = [
       arguments: {
         target: {
           kind: "node",
-          node: { observationId: O_UNKNOWN, context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" }, stableNodeId: "login/username" },
+          node: {
+            observationId: O_UNKNOWN,
+            context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" },
+            stableNodeId: "login/username",
+          },
         },
       },
     }),
     state: true,
-    fixture: { dir: "device.execute", name: "element-stale", note: "a node reference into an Observation this daemon never made" },
+    fixture: {
+      dir: "device.execute",
+      name: "element-stale",
+      note: "a node reference into an Observation this daemon never made",
+    },
   },
   {
     req: request(46, "events.stream.open", { sessionId: "$session", originPolicy: { kind: "absent" } }),
@@ -884,28 +1214,71 @@ const TRANSCRIPT: Step[] = [
       note: "the endpoint carries a random port and token; the replay compares it by shape",
     },
   },
-  { req: request(14, "ui.snapshot.get", { observationId: "$observation" }), fixture: { dir: "ui.snapshot.get", name: "default", requestId: "rpc.ui-snapshot-get.request.v1", responseId: "rpc.ui-snapshot-get.response.v1" } },
-  { req: request(15, "ui.snapshot.get", { observationId: O_UNKNOWN }), fixture: { dir: "ui.snapshot.get", name: "not-found" } },
-  { req: request(16, "verdict.record", { verdict: VERDICT }), state: true, fixture: { dir: "verdict.record", name: "default", requestId: "rpc.verdict-record.request.v1", responseId: "rpc.verdict-record.response.v1" } },
+  {
+    req: request(14, "ui.snapshot.get", { observationId: "$observation" }),
+    fixture: {
+      dir: "ui.snapshot.get",
+      name: "default",
+      requestId: "rpc.ui-snapshot-get.request.v1",
+      responseId: "rpc.ui-snapshot-get.response.v1",
+    },
+  },
+  {
+    req: request(15, "ui.snapshot.get", { observationId: O_UNKNOWN }),
+    fixture: { dir: "ui.snapshot.get", name: "not-found" },
+  },
+  {
+    req: request(16, "verdict.record", { verdict: VERDICT }),
+    state: true,
+    fixture: {
+      dir: "verdict.record",
+      name: "default",
+      requestId: "rpc.verdict-record.request.v1",
+      responseId: "rpc.verdict-record.response.v1",
+    },
+  },
   {
     req: request(17, "verdict.record", { verdict: { status: "fail", summary: " \t ", evidence: [] } }),
     fixture: { dir: "verdict.record", name: "blank-summary" },
   },
-  { req: request(18, "events.list", { afterSequence: 1, limit: 3 }), fixture: { dir: "events.list", name: "default", requestId: "rpc.events-list.request.v1", responseId: "rpc.events-list.response.v1" } },
-  { req: request(31, "events.list", { afterSequence: 4, limit: 2 }), fixture: { dir: "events.list", name: "unknown-action-redacted" } },
+  {
+    req: request(18, "events.list", { afterSequence: 1, limit: 3 }),
+    fixture: {
+      dir: "events.list",
+      name: "default",
+      requestId: "rpc.events-list.request.v1",
+      responseId: "rpc.events-list.response.v1",
+    },
+  },
+  {
+    req: request(31, "events.list", { afterSequence: 4, limit: 2 }),
+    fixture: { dir: "events.list", name: "unknown-action-redacted" },
+  },
   { req: request(19, "events.clear", {}), fixture: { dir: "events.clear", name: "session-active" } },
   { req: request(32, "session.export", { limit: 4 }), fixture: { dir: "session.export", name: "page-active" } },
   { req: request(33, "session.export"), fixture: { dir: "session.export", name: "active" } },
   {
     req: request(10, "media.stream.start", { streamId: M1, kind: "screenshot" }),
     state: true,
-    fixture: { dir: "media.stream.start", name: "default", requestId: "rpc.media-stream-start.request.v1", responseId: "rpc.media-stream-start.response.v1" },
+    fixture: {
+      dir: "media.stream.start",
+      name: "default",
+      requestId: "rpc.media-stream-start.request.v1",
+      responseId: "rpc.media-stream-start.response.v1",
+    },
   },
   {
     req: request(36, "media.stream.start", { streamId: M1, kind: "screenshot" }),
-    fixture: { dir: "media.stream.start", name: "already-started", note: "same id, kind, Session and device: the stored info again, no second mediaStreamStarted (docs/protocol/media-streams.md#starting-a-stream)" },
+    fixture: {
+      dir: "media.stream.start",
+      name: "already-started",
+      note: "same id, kind, Session and device: the stored info again, no second mediaStreamStarted (docs/protocol/media-streams.md#starting-a-stream)",
+    },
   },
-  { req: request(37, "media.stream.start", { streamId: M1, kind: "video" }), fixture: { dir: "media.stream.start", name: "conflict" } },
+  {
+    req: request(37, "media.stream.start", { streamId: M1, kind: "video" }),
+    fixture: { dir: "media.stream.start", name: "conflict" },
+  },
   {
     req: request(11, "media.stream.capture", { streamId: M1, frameIndex: 1 }),
     state: true,
@@ -919,38 +1292,103 @@ const TRANSCRIPT: Step[] = [
   },
   {
     req: request(38, "media.stream.capture", { streamId: M1, frameIndex: 1 }),
-    fixture: { dir: "media.stream.capture", name: "exact-retry", note: "the committed frame again, no new events (docs/protocol/media-streams.md#capturing-frames)" },
+    fixture: {
+      dir: "media.stream.capture",
+      name: "exact-retry",
+      note: "the committed frame again, no new events (docs/protocol/media-streams.md#capturing-frames)",
+    },
   },
-  { req: request(12, "media.stream.capture", { streamId: M1, frameIndex: 3 }), fixture: { dir: "media.stream.capture", name: "out-of-order" } },
-  { req: request(39, "media.stream.capture", { streamId: M1, frameIndex: 2, durationMs: 40 }), fixture: { dir: "media.stream.capture", name: "invalid-frame" } },
+  {
+    req: request(12, "media.stream.capture", { streamId: M1, frameIndex: 3 }),
+    fixture: { dir: "media.stream.capture", name: "out-of-order" },
+  },
+  {
+    req: request(39, "media.stream.capture", { streamId: M1, frameIndex: 2, durationMs: 40 }),
+    fixture: { dir: "media.stream.capture", name: "invalid-frame" },
+  },
   {
     req: request(13, "media.stream.end", { streamId: M1 }),
     state: true,
-    fixture: { dir: "media.stream.end", name: "default", requestId: "rpc.media-stream-end.request.v1", responseId: "rpc.media-stream-end.response.v1" },
+    fixture: {
+      dir: "media.stream.end",
+      name: "default",
+      requestId: "rpc.media-stream-end.request.v1",
+      responseId: "rpc.media-stream-end.response.v1",
+    },
   },
-  { req: request(40, "media.stream.end", { streamId: M_UNKNOWN }), fixture: { dir: "media.stream.end", name: "not-found" } },
+  {
+    req: request(40, "media.stream.end", { streamId: M_UNKNOWN }),
+    fixture: { dir: "media.stream.end", name: "not-found" },
+  },
   {
     req: request("session-end-1", "session.end", { outcome: "completed", reason: "tap flow verified" }),
     state: true,
-    fixture: { dir: "session.end", name: "default", requestId: "rpc.session-end.request.v1", responseId: "rpc.session-end.response.v1" },
+    fixture: {
+      dir: "session.end",
+      name: "default",
+      requestId: "rpc.session-end.request.v1",
+      responseId: "rpc.session-end.response.v1",
+    },
   },
-  { req: request(22, "session.export", { sessionId: "$session" }), fixture: { dir: "session.export", name: "default", requestId: "rpc.session-export.request.v1", responseId: "rpc.session-export.response.v1" } },
-  { req: request(23, "session.export", { sessionId: "$session", limit: 4 }), fixture: { dir: "session.export", name: "page-first" } },
-  { req: request(24, "session.export", { sessionId: "$session", afterSequence: 8, limit: 4 }), fixture: { dir: "session.export", name: "page-last" } },
+  {
+    req: request(22, "session.export", { sessionId: "$session" }),
+    fixture: {
+      dir: "session.export",
+      name: "default",
+      requestId: "rpc.session-export.request.v1",
+      responseId: "rpc.session-export.response.v1",
+    },
+  },
+  {
+    req: request(23, "session.export", { sessionId: "$session", limit: 4 }),
+    fixture: { dir: "session.export", name: "page-first" },
+  },
+  {
+    req: request(24, "session.export", { sessionId: "$session", afterSequence: 8, limit: 4 }),
+    fixture: { dir: "session.export", name: "page-last" },
+  },
   { req: request(25, "sessions.list"), fixture: { dir: "sessions.list", name: "ended-session" } },
   { req: request(47, "devicerail.sessions.list"), fixture: { dir: "devicerail.sessions.list", name: "ended-session" } },
-  { req: request(26, "events.clear", { sessionId: "$session" }), state: true, fixture: { dir: "events.clear", name: "default", requestId: "rpc.events-clear.request.v1", responseId: "rpc.events-clear.response.v1" } },
+  {
+    req: request(26, "events.clear", { sessionId: "$session" }),
+    state: true,
+    fixture: {
+      dir: "events.clear",
+      name: "default",
+      requestId: "rpc.events-clear.request.v1",
+      responseId: "rpc.events-clear.response.v1",
+    },
+  },
   {
     req: request(34, "events.clear", { sessionId: "$session" }),
-    fixture: { dir: "events.clear", name: "already-deleted", note: "deliberately not the reference's idempotent {deleted:true} (docs/protocol/sessions-and-events.md#deleting-a-session)" },
+    fixture: {
+      dir: "events.clear",
+      name: "already-deleted",
+      note: "deliberately not the reference's idempotent {deleted:true} (docs/protocol/sessions-and-events.md#deleting-a-session)",
+    },
   },
   { req: request(35, "sessions.list"), fixture: { dir: "sessions.list", name: "after-clear" } },
-  { req: request(27, "device.disconnect"), state: true, fixture: { dir: "device.disconnect", name: "default", requestId: "rpc.device-disconnect.request.v1", responseId: "rpc.device-disconnect.response.v1" } },
+  {
+    req: request(27, "device.disconnect"),
+    state: true,
+    fixture: {
+      dir: "device.disconnect",
+      name: "default",
+      requestId: "rpc.device-disconnect.request.v1",
+      responseId: "rpc.device-disconnect.response.v1",
+    },
+  },
 ];
 
 type J = null | boolean | number | string | J[] | { [k: string]: J };
 const mapStrings = (x: J, f: (s: string) => string): J =>
-  typeof x === "string" ? f(x) : Array.isArray(x) ? x.map((y) => mapStrings(y, f)) : x && typeof x === "object" ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, mapStrings(v, f)])) : x;
+  typeof x === "string"
+    ? f(x)
+    : Array.isArray(x)
+      ? x.map((y) => mapStrings(y, f))
+      : x && typeof x === "object"
+        ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, mapStrings(v, f)]))
+        : x;
 const uuidsIn = (x: unknown): string[] => JSON.stringify(x).match(V4_G) ?? [];
 /** JSON Pointer of the first string exactly equal to `value` in `node`, or null. */
 function pointerTo(node: J, value: string, at = ""): string | null {
@@ -968,7 +1406,12 @@ function pointerTo(node: J, value: string, at = ""): string | null {
   }
   return null;
 }
-const BIND_NAMES: Record<string, string> = { "session.start": "session", "device.observe": "observation", "device.execute": "observation", "verdict.record": "event" };
+const BIND_NAMES: Record<string, string> = {
+  "session.start": "session",
+  "device.observe": "observation",
+  "device.execute": "observation",
+  "verdict.record": "event",
+};
 
 async function recordTranscript(): Promise<void> {
   await using d = spawnDaemon();
@@ -983,8 +1426,10 @@ async function recordTranscript(): Promise<void> {
     d.send(req);
     const res = (await d.next()) as unknown as J;
     const method = (req as { method: string }).method;
-    if (method === "session.start" && !("error" in (res as object))) vars.set("$session", (res as { result: { id: string } }).result.id);
-    if (method === "device.observe" && !("error" in (res as object))) vars.set("$observation", (res as { result: { id: string } }).result.id);
+    if (method === "session.start" && !("error" in (res as object)))
+      vars.set("$session", (res as { result: { id: string } }).result.id);
+    if (method === "device.observe" && !("error" in (res as object)))
+      vars.set("$observation", (res as { result: { id: string } }).result.id);
     if (step.fixture) {
       const before = done.filter((x) => x.state);
       // Bind every UUID the fixture reuses that a kept step's response produced (not one a request chose).
@@ -1011,7 +1456,11 @@ async function recordTranscript(): Promise<void> {
         method,
         request: req as object,
         response: res as object,
-        replay: { hello: HELLO_ALL, before: before.map((x) => x.req as object), ...(Object.keys(bind).length ? { bind } : {}) },
+        replay: {
+          hello: HELLO_ALL,
+          before: before.map((x) => x.req as object),
+          ...(Object.keys(bind).length ? { bind } : {}),
+        },
       });
     }
     done.push({ req, res, state: step.state === true });
@@ -1035,16 +1484,21 @@ interface StoredEntry {
 function rebase(fresh: Pair[], stored: StoredEntry[]): void {
   const key = (before: { method: string }[], b: Binding) => `${b.step} ${before[b.step]?.method} ${b.pointer}`;
   const old = new Map<string, string>();
-  for (const e of stored) for (const b of Object.values(e.replay?.bind ?? {})) old.set(key(e.replay?.before ?? [], b), b.recorded);
+  for (const e of stored)
+    for (const b of Object.values(e.replay?.bind ?? {})) old.set(key(e.replay?.before ?? [], b), b.recorded);
   for (const p of fresh) {
     if (typeof p.replay === "string" || !p.replay.bind) continue;
     const swaps: [string, string][] = [];
     for (const b of Object.values(p.replay.bind)) {
       const was = old.get(key(p.replay.before as { method: string }[], b));
-      if (was === undefined) throw new Error(`--only: ${p.dir}/${p.name} binds ${b.pointer} of before-step ${b.step}, which no stored fixture binds; record everything`);
+      if (was === undefined)
+        throw new Error(
+          `--only: ${p.dir}/${p.name} binds ${b.pointer} of before-step ${b.step}, which no stored fixture binds; record everything`,
+        );
       swaps.push([b.recorded, was]);
     }
-    const swap = <T>(x: T): T => mapStrings(x as J, (str) => swaps.reduce((acc, [now, was]) => acc.replaceAll(now, was), str)) as T;
+    const swap = <T>(x: T): T =>
+      mapStrings(x as J, (str) => swaps.reduce((acc, [now, was]) => acc.replaceAll(now, was), str)) as T;
     Object.assign(p, { request: swap(p.request), response: swap(p.response), replay: swap(p.replay) });
   }
 }
@@ -1053,14 +1507,23 @@ const onlyAt = process.argv.indexOf("--only");
 /** The folders this run rewrites; null rewrites all of fixtures/protocol. */
 const only = onlyAt < 0 ? null : new Set((process.argv[onlyAt + 1] ?? "").split(",").filter(Boolean));
 if (only?.size === 0) throw new Error("--only needs a comma-separated list of fixture folders");
-for (const dir of only ?? []) if (!pairs.some((p) => p.dir === dir)) throw new Error(`--only: nothing is recorded into ${dir}`);
+for (const dir of only ?? [])
+  if (!pairs.some((p) => p.dir === dir)) throw new Error(`--only: nothing is recorded into ${dir}`);
 const rewrites = (p: Pair) => only === null || only.has(p.dir);
-const stored = only === null ? [] : (JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8")) as { fixtures: StoredEntry[] }).fixtures;
+const stored =
+  only === null
+    ? []
+    : (JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8")) as { fixtures: StoredEntry[] }).fixtures;
 const storedById = new Map(stored.map((e) => [e.id, e]));
-rebase(pairs.filter((p) => only !== null && rewrites(p)), stored);
+rebase(
+  pairs.filter((p) => only !== null && rewrites(p)),
+  stored,
+);
 
 const order = [...METHOD_NAMES, "_envelope"] as string[];
-pairs.sort((a, b) => order.indexOf(a.dir) - order.indexOf(b.dir) || Number(b.name === "default") - Number(a.name === "default"));
+pairs.sort(
+  (a, b) => order.indexOf(a.dir) - order.indexOf(b.dir) || Number(b.name === "default") - Number(a.name === "default"),
+);
 const isError = (r: object) => "error" in r;
 const manifest: object[] = [];
 /** Files to write, relative to fixtures/: gathered first, so a refused partial run changes nothing. */
@@ -1074,13 +1537,18 @@ const useId = (id: string) => {
 /** A folder this run does not rewrite keeps its stored entry, which must describe the same file. */
 const keep = (entry: { id: string; path: string }): object => {
   const was = storedById.get(entry.id);
-  if (!was || was.path !== entry.path) throw new Error(`--only: ${entry.path} is not in the stored manifest as ${entry.id}; record everything`);
+  if (!was || was.path !== entry.path)
+    throw new Error(`--only: ${entry.path} is not in the stored manifest as ${entry.id}; record everything`);
   return was;
 };
 const paths = new Set<string>();
 for (const p of pairs) {
-  const group = p.dir === "_envelope" ? "envelope" : p.method === "system.hello" && p.name !== "websocket" ? "handshake" : "rpc";
-  const base = p.dir === "_envelope" ? `envelope.${p.name}` : `${group}.${kebabMethod(p.method as string)}${p.name === "default" ? "" : `.${p.name}`}`;
+  const group =
+    p.dir === "_envelope" ? "envelope" : p.method === "system.hello" && p.name !== "websocket" ? "handshake" : "rpc";
+  const base =
+    p.dir === "_envelope"
+      ? `envelope.${p.name}`
+      : `${group}.${kebabMethod(p.method as string)}${p.name === "default" ? "" : `.${p.name}`}`;
   const err = isError(p.response);
   const reqId = useId(p.requestId ?? `${base}.request.v1`);
   const resId = useId(p.responseId ?? `${base}.${err ? "error" : "response"}.v1`);
@@ -1118,12 +1586,18 @@ for (const p of pairs) {
   });
 }
 const dropped = stored.filter((e) => !ids.has(e.id)).map((e) => e.path);
-if (dropped.length) throw new Error(`--only: the stored manifest lists fixtures this recorder no longer makes (${dropped.join(", ")}); record everything`);
+if (dropped.length)
+  throw new Error(
+    `--only: the stored manifest lists fixtures this recorder no longer makes (${dropped.join(", ")}); record everything`,
+  );
 if (only === null) rmSync(ROOT, { recursive: true, force: true });
 else for (const dir of only) rmSync(join(ROOT, dir), { recursive: true, force: true });
 for (const [path, content] of files) {
   mkdirSync(join(FIXTURES, path, ".."), { recursive: true });
   writeFileSync(join(FIXTURES, path), content);
 }
-writeFileSync(join(ROOT, "manifest.json"), `${JSON.stringify({ manifestVersion: 1, protocol: { major: 1, minor: 5 }, fixtures: manifest }, null, 2)}\n`);
+writeFileSync(
+  join(ROOT, "manifest.json"),
+  `${JSON.stringify({ manifestVersion: 1, protocol: { major: 1, minor: 5 }, fixtures: manifest }, null, 2)}\n`,
+);
 console.log(`${pairs.length} pairs, ${manifest.length} fixtures${only ? ` (rewrote ${[...only].join(", ")})` : ""}`);

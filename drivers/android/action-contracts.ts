@@ -5,16 +5,43 @@
  * Schema can say carries v.metadata stating it for the document.
  */
 import * as v from "valibot";
-import { DURATION_MS, PIXEL, POINT_ARGUMENTS, SCROLL_ARGUMENTS, SWIPE_ARGUMENTS, URL_ARGUMENT } from "../../src/protocol/driver-arguments.ts";
+import {
+  DURATION_MS,
+  PIXEL,
+  POINT_ARGUMENTS,
+  SCROLL_ARGUMENTS,
+  SWIPE_ARGUMENTS,
+  URL_ARGUMENT,
+} from "../../src/protocol/driver-arguments.ts";
 import { cpString } from "../../src/protocol/ids.ts";
 import type { ActionContract } from "../../src/driver/action-space.ts";
 
-const REFERENCE_KEYS = ["enter", "tab", "escape", "delete", "space", "arrowUp", "arrowDown", "arrowLeft", "arrowRight"] as const;
+const REFERENCE_KEYS = [
+  "enter",
+  "tab",
+  "escape",
+  "delete",
+  "space",
+  "arrowUp",
+  "arrowDown",
+  "arrowLeft",
+  "arrowRight",
+] as const;
 export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
 
-const PACKAGE = v.pipe(v.string(), v.minLength(3), v.maxLength(255), v.regex(/^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$/));
+const PACKAGE = v.pipe(
+  v.string(),
+  v.minLength(3),
+  v.maxLength(255),
+  v.regex(/^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$/),
+);
 /** An activity class of the package: fully qualified, or relative to the package with a leading dot (`.MainActivity`). */
-const ACTIVITY = v.pipe(v.string(), v.minLength(2), v.maxLength(255), v.regex(/^\.?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/));
+const ACTIVITY = v.pipe(
+  v.string(),
+  v.minLength(2),
+  v.maxLength(255),
+  v.regex(/^\.?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/),
+);
 const NONE = v.strictObject({});
 
 /**
@@ -23,8 +50,16 @@ const NONE = v.strictObject({});
  * carry (the reference: an ASCII allow-list).
  */
 export const ANDROID_CONTRACTS = [
-  { name: "tap", description: "Tap one point in the current Android screenshot coordinate space", arguments: POINT_ARGUMENTS },
-  { name: "keyPress", description: "Press one key from DeviceRail's closed Android key set", arguments: v.strictObject({ key: v.picklist(REFERENCE_KEYS) }) },
+  {
+    name: "tap",
+    description: "Tap one point in the current Android screenshot coordinate space",
+    arguments: POINT_ARGUMENTS,
+  },
+  {
+    name: "keyPress",
+    description: "Press one key from DeviceRail's closed Android key set",
+    arguments: v.strictObject({ key: v.picklist(REFERENCE_KEYS) }),
+  },
   {
     name: "swipe",
     description: "Swipe between two points in the current Android screenshot coordinate space",
@@ -46,7 +81,11 @@ export const ANDROID_CONTRACTS = [
       "Launch the package's current-user MAIN/LAUNCHER activity (or the named activity: required when the app has several launcher activities and no default) and wait for completion",
     arguments: v.strictObject({ packageName: PACKAGE, activity: v.optional(ACTIVITY) }),
   },
-  { name: "terminate", description: "Force-stop the package for Android's current user", arguments: v.strictObject({ packageName: PACKAGE }) },
+  {
+    name: "terminate",
+    description: "Force-stop the package for Android's current user",
+    arguments: v.strictObject({ packageName: PACKAGE }),
+  },
   { name: "back", description: "Invoke Android system Back navigation", arguments: NONE },
   { name: "home", description: "Invoke Android system Home navigation", arguments: NONE },
   { name: "recentApps", description: "Open Android's system application switcher", arguments: NONE },
@@ -72,8 +111,16 @@ export const ANDROID_CONTRACTS = [
     arguments: v.strictObject({ x: PIXEL, y: PIXEL, durationMs: v.optional(DURATION_MS) }),
   },
   { name: "doubleTap", description: "Tap one point twice in quick succession", arguments: POINT_ARGUMENTS },
-  { name: "openUrl", description: "Open a URL or deep link with Android's VIEW intent", arguments: v.strictObject({ url: URL_ARGUMENT }) },
-  { name: "rotate", description: "Lock the screen in one orientation", arguments: v.strictObject({ orientation: v.picklist(ORIENTATIONS) }) },
+  {
+    name: "openUrl",
+    description: "Open a URL or deep link with Android's VIEW intent",
+    arguments: v.strictObject({ url: URL_ARGUMENT }),
+  },
+  {
+    name: "rotate",
+    description: "Lock the screen in one orientation",
+    arguments: v.strictObject({ orientation: v.picklist(ORIENTATIONS) }),
+  },
 ] as const satisfies readonly ActionContract[];
 
 export type AndroidContract = (typeof ANDROID_CONTRACTS)[number];

@@ -43,7 +43,11 @@ export function toCall(p: ParsedCall<AndroidContract>): Call {
     case "inputSecret":
       return { kind: "secret", secret: p.args.secret };
     case "launch":
-      return { kind: "launch", packageName: p.args.packageName, ...(p.args.activity !== undefined ? { activity: p.args.activity } : {}) };
+      return {
+        kind: "launch",
+        packageName: p.args.packageName,
+        ...(p.args.activity !== undefined ? { activity: p.args.activity } : {}),
+      };
     case "terminate":
       return { kind: "terminate", packageName: p.args.packageName };
     case "openUrl":

@@ -15,7 +15,8 @@ import { parseAdbClientVersion } from "./parse/adb-version.ts";
 /** adbkit's connection class. Its module is CommonJS: the class is `default` under Bun's interop, and `default.default` in a compiled binary. */
 const Connection = (() => {
   let c: unknown = connectionModule;
-  while (typeof c !== "function" && c !== null && typeof c === "object" && "default" in c) c = (c as { default: unknown }).default;
+  while (typeof c !== "function" && c !== null && typeof c === "object" && "default" in c)
+    c = (c as { default: unknown }).default;
   return c as typeof connectionModule.default;
 })();
 
@@ -44,7 +45,8 @@ export const platformError = (platformCode: string, retryable: boolean, detail?:
 function mapAdbError(err: unknown, serial: string | null): DriverError {
   if (err instanceof DriverError) return err;
   const text = String((err as Error)?.message ?? err);
-  if (/ECONNREFUSED|ECONNRESET|EPIPE|connect ENOENT/.test(text)) return platformError("android_adb_process_failed", true, text);
+  if (/ECONNREFUSED|ECONNRESET|EPIPE|connect ENOENT/.test(text))
+    return platformError("android_adb_process_failed", true, text);
   if (/not found/.test(text) && serial) return platformError("android_device_missing", true, text);
   if (/unauthorized/.test(text)) return platformError("android_device_unauthorized", true, text);
   if (/offline/.test(text)) return platformError("android_device_offline", true, text);
@@ -56,7 +58,12 @@ function mapAdbError(err: unknown, serial: string | null): DriverError {
  * Runs `start` under the context: rejects with driver_cancelled on abort and driver_timed_out at
  * the earlier of the deadline and `ceilingMs`, calling `cleanup` either way (and after success).
  */
-function bounded<T>(ctx: CallContext, ceilingMs: number, start: () => Promise<T>, cleanup: () => void = () => {}): Promise<T> {
+function bounded<T>(
+  ctx: CallContext,
+  ceilingMs: number,
+  start: () => Promise<T>,
+  cleanup: () => void = () => {},
+): Promise<T> {
   if (ctx.signal.aborted) return Promise.reject(new DriverError("driver_cancelled"));
   return new Promise<T>((resolve, reject) => {
     let settled = false;
@@ -84,7 +91,13 @@ function bounded<T>(ctx: CallContext, ceilingMs: number, start: () => Promise<T>
  * destroyed when the call is aborted or runs past its deadline (which closes the adb socket, so
  * the adb server closes the device-side stream too).
  */
-function guarded<T>(ctx: CallContext, serial: string | null, open: () => PromiseLike<Duplex>, consume: (s: Duplex) => Promise<T>, ceilingMs = COMMAND_CEILING_MS): Promise<T> {
+function guarded<T>(
+  ctx: CallContext,
+  serial: string | null,
+  open: () => PromiseLike<Duplex>,
+  consume: (s: Duplex) => Promise<T>,
+  ceilingMs = COMMAND_CEILING_MS,
+): Promise<T> {
   let stream: Duplex | null = null;
   let done = false;
   return bounded(
@@ -167,12 +180,18 @@ export class AdbkitPort {
   }
 
   listDevices(ctx: CallContext): Promise<AdbEntry[]> {
-    return withDeadline<{ id: string; type: string }[]>(ctx, () => this.client.listDevices(), 5_000).then((list) => list.map((d) => ({ serial: d.id, state: d.type })));
+    return withDeadline<{ id: string; type: string }[]>(ctx, () => this.client.listDevices(), 5_000).then((list) =>
+      list.map((d) => ({ serial: d.id, state: d.type })),
+    );
   }
 
   /** Follows host:track-devices until stop() or until the server goes away (then onEnd). */
   async track(handlers: TrackHandlers, ctx: CallContext): Promise<{ stop(): void }> {
-    const tracker = await withDeadline<import("node:events").EventEmitter & { end(): void }>(ctx, () => this.client.trackDevices(), 5_000);
+    const tracker = await withDeadline<import("node:events").EventEmitter & { end(): void }>(
+      ctx,
+      () => this.client.trackDevices(),
+      5_000,
+    );
     let ended = false;
     const end = (err: unknown) => {
       if (ended) return;
@@ -193,7 +212,12 @@ export class AdbkitPort {
   }
 
   /** Runs one shell command and returns its output (stdout and stderr merged, as legacy shell gives). */
-  shell(serial: string, command: string, ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<Uint8Array> {
+  shell(
+    serial: string,
+    command: string,
+    ctx: CallContext,
+    opts: { stdin?: string; ceilingMs?: number } = {},
+  ): Promise<Uint8Array> {
     return guarded(
       ctx,
       serial,
@@ -239,7 +263,10 @@ export class AdbkitPort {
    * messages) would otherwise land in front of the PNG.
    */
   screencap(serial: string, ctx: CallContext, displayId: string | null = null): Promise<Uint8Array> {
-    if (displayId !== null && !/^\d{1,20}$/.test(displayId)) return Promise.reject(platformError("android_adb_malformed_observation", false, `not a display id: ${displayId}`));
+    if (displayId !== null && !/^\d{1,20}$/.test(displayId))
+      return Promise.reject(
+        platformError("android_adb_malformed_observation", false, `not a display id: ${displayId}`),
+      );
     return this.exec(serial, `screencap -p${displayId === null ? "" : ` -d ${displayId}`} 2>/dev/null`, ctx);
   }
 
@@ -259,22 +286,39 @@ export class AdbkitPort {
   async startServer(ctx: CallContext): Promise<void> {
     let proc: ReturnType<typeof Bun.spawn>;
     try {
-      proc = Bun.spawn([this.opts.bin, "-P", String(this.opts.port), "server"], { stdout: "ignore", stderr: "pipe", stdin: "ignore", signal: ctx.signal });
+      proc = Bun.spawn([this.opts.bin, "-P", String(this.opts.port), "server"], {
+        stdout: "ignore",
+        stderr: "pipe",
+        stdin: "ignore",
+        signal: ctx.signal,
+      });
     } catch (err) {
       throw platformError("android_adb_not_found", false, `${this.opts.bin}: ${(err as Error).message}`);
     }
     const timer = setTimeout(() => proc.kill(), 10_000);
     const code = await proc.exited.finally(() => clearTimeout(timer));
     if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
-    if (code !== 0) throw platformError("android_adb_spawn_failed", true, `${this.opts.bin} server exited ${code}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+    if (code !== 0)
+      throw platformError(
+        "android_adb_spawn_failed",
+        true,
+        `${this.opts.bin} server exited ${code}: ${await new Response(proc.stderr as ReadableStream).text()}`,
+      );
   }
 
   /** The server version of the adb executable itself (`adb version`, which starts no server); null when it cannot tell. */
   async clientVersion(ctx: CallContext): Promise<number | null> {
     try {
-      const proc = Bun.spawn([this.opts.bin, "version"], { stdout: "pipe", stderr: "ignore", stdin: "ignore", signal: ctx.signal });
+      const proc = Bun.spawn([this.opts.bin, "version"], {
+        stdout: "pipe",
+        stderr: "ignore",
+        stdin: "ignore",
+        signal: ctx.signal,
+      });
       const timer = setTimeout(() => proc.kill(), 5_000);
-      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]).finally(() => clearTimeout(timer));
+      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]).finally(() =>
+        clearTimeout(timer),
+      );
       return parseAdbClientVersion(out);
     } catch {
       return null;

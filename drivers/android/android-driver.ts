@@ -1,4 +1,13 @@
-import { type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
+import {
+  type CallContext,
+  type DeviceChange,
+  type Driver,
+  type ElementInput,
+  type ObserveOptions,
+  type Point,
+  type Protection,
+  type RawObservation,
+} from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
@@ -59,7 +68,16 @@ interface Connected {
 }
 
 /** Calls that inject input, which restarts the phone's screen timeout. */
-const INPUT_KINDS = new Set<Call["kind"]>(["tap", "doubleTap", "longPress", "swipe", "scroll", "key", "text", "secret"]);
+const INPUT_KINDS = new Set<Call["kind"]>([
+  "tap",
+  "doubleTap",
+  "longPress",
+  "swipe",
+  "scroll",
+  "key",
+  "text",
+  "secret",
+]);
 
 /** How old a tree read right after typing may be to stand in for the next observation's dump. */
 const SETTLED_TREE_MS = 1_000;
@@ -90,28 +108,44 @@ export class AndroidDriver implements Driver {
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
-    this.shell = new AndroidShell(this.port, (serial) => this.whyUnusable(serial), opts.dumpAttemptMs, opts.nullRootBackoffMs);
+    this.shell = new AndroidShell(
+      this.port,
+      (serial) => this.whyUnusable(serial),
+      opts.dumpAttemptMs,
+      opts.nullRootBackoffMs,
+    );
     this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
     this.rotations = new Rotations(this.shell, opts.rotationConfirmMs);
     this.elements = {
-      tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
-      clearFocused: (deviceId, ctx, hint) => this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
+      tapPoint: (deviceId, p: Point, ctx) =>
+        this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
+      clearFocused: (deviceId, ctx, hint) =>
+        this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
       typeText: (deviceId, text, o, ctx) =>
         this.run(deviceId, ctx, async (serial) => {
-          if (o.secret) await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
-          else this.settle(serial, await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx)));
+          if (o.secret)
+            await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
+          else
+            this.settle(
+              serial,
+              await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx)),
+            );
         }),
     };
   }
 
   async start(onChange: (change: DeviceChange) => void, _ctx: CallContext): Promise<void> {
-    const discovery = new Discovery(this.port, (c) => {
-      if (c.type === "gone") {
-        this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
-        this.inputAccepted.delete(c.deviceId.slice(ID_PREFIX.length));
-      }
-      onChange(c);
-    }, this.opts.log);
+    const discovery = new Discovery(
+      this.port,
+      (c) => {
+        if (c.type === "gone") {
+          this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
+          this.inputAccepted.delete(c.deviceId.slice(ID_PREFIX.length));
+        }
+        onChange(c);
+      },
+      this.opts.log,
+    );
     this.discovery = discovery;
     await discovery.start();
   }
@@ -128,12 +162,21 @@ export class AndroidDriver implements Driver {
   }
 
   private async restoreRotation(serial: string, outer?: CallContext): Promise<void> {
-    const ctx: CallContext = { signal: outer?.signal ?? this.stopping.signal, deadline: Date.now() + 5_000, log: this.opts.log };
-    await this.rotations.restore(serial, ctx).catch((err) => this.opts.log.warn({ serial, err: String(err) }, "could not restore the phone's rotation settings"));
+    const ctx: CallContext = {
+      signal: outer?.signal ?? this.stopping.signal,
+      deadline: Date.now() + 5_000,
+      log: this.opts.log,
+    };
+    await this.rotations
+      .restore(serial, ctx)
+      .catch((err) =>
+        this.opts.log.warn({ serial, err: String(err) }, "could not restore the phone's rotation settings"),
+      );
   }
 
   private serialOf(deviceId: string): string {
-    if (!deviceId.startsWith(ID_PREFIX)) throw new DriverError("protocol_error", { detail: `not an Android device id: ${deviceId}` });
+    if (!deviceId.startsWith(ID_PREFIX))
+      throw new DriverError("protocol_error", { detail: `not an Android device id: ${deviceId}` });
     return deviceId.slice(ID_PREFIX.length);
   }
 
@@ -142,7 +185,13 @@ export class AndroidDriver implements Driver {
     const known = this.discovery?.devices.get(serial);
     if (!known) return platformError("android_device_missing", true, `${serial} is not attached`);
     const problem = stateProblem(known.state);
-    return problem ? new DriverError("platform_error", { platformCode: problem.platformCode, retryable: problem.retryable, message: `device ${serial} is ${known.state}: ${problem.hint}` }) : null;
+    return problem
+      ? new DriverError("platform_error", {
+          platformCode: problem.platformCode,
+          retryable: problem.retryable,
+          message: `device ${serial} is ${known.state}: ${problem.hint}`,
+        })
+      : null;
   }
 
   private usable(deviceId: string): string {
@@ -156,7 +205,8 @@ export class AndroidDriver implements Driver {
     const serial = this.serialOf(deviceId);
     const c = this.connected.get(serial);
     if (!c) {
-      if (!this.discovery?.devices.has(serial)) throw platformError("android_device_missing", true, `${serial} is not attached`);
+      if (!this.discovery?.devices.has(serial))
+        throw platformError("android_device_missing", true, `${serial} is not attached`);
       throw new DriverError("device_not_connected", { deviceId });
     }
     const why = this.whyUnusable(serial);
@@ -176,7 +226,11 @@ export class AndroidDriver implements Driver {
     if (c) c.settled = tree ? { tree, atMs: Date.now() } : null;
   }
 
-  private async run(deviceId: string, ctx: CallContext, fn: (serial: string, c: Connected) => Promise<void>): Promise<void> {
+  private async run(
+    deviceId: string,
+    ctx: CallContext,
+    fn: (serial: string, c: Connected) => Promise<void>,
+  ): Promise<void> {
     const { serial, c } = this.session(deviceId, ctx);
     c.settled = null;
     await this.screen.ensure(serial, ctx);
@@ -200,7 +254,18 @@ export class AndroidDriver implements Driver {
     if (probed) this.inputAccepted.set(serial, Math.max(0, (await probeInput(this.shell, serial, ctx)) - roundTripMs));
     const known = this.connected.get(serial);
     if (!known)
-      this.connected.set(serial, { generation: ++this.generations, display, sdk, captureDisplay, viewport: null, focus: null, focusAtMs: 0, focusFingerprint: null, refreshingFocus: false, settled: null });
+      this.connected.set(serial, {
+        generation: ++this.generations,
+        display,
+        sdk,
+        captureDisplay,
+        viewport: null,
+        focus: null,
+        focusAtMs: 0,
+        focusFingerprint: null,
+        refreshingFocus: false,
+        settled: null,
+      });
     else Object.assign(known, { display, sdk, captureDisplay });
     // Wake the screen now; a phone locked with a PIN may still be unlocked before the first step,
     // which then reports it. The probe was input (KEYCODE_UNKNOWN is dispatched, which restarts
@@ -232,14 +297,18 @@ export class AndroidDriver implements Driver {
 
   /** `dumpsys battery`, which any phone in the `device` state answers, connected or not. */
   async battery(deviceId: string, ctx: CallContext): Promise<number | null> {
-    return parseBatteryPercent(await this.shell.run(this.usable(deviceId), "dumpsys battery", ctx, { ceilingMs: 5_000 }));
+    return parseBatteryPercent(
+      await this.shell.run(this.usable(deviceId), "dumpsys battery", ctx, { ceilingMs: 5_000 }),
+    );
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
     const serial = this.serialOf(deviceId);
     // Offered only where two `input tap`s land within the double-tap window (known once connected).
     const connected = this.connected.has(serial);
-    const offered = ANDROID_ACTIONS.definitions.filter((a) => a.name !== "doubleTap" || !connected || doubleTapFits(this.inputMsOf(serial)));
+    const offered = ANDROID_ACTIONS.definitions.filter(
+      (a) => a.name !== "doubleTap" || !connected || doubleTapFits(this.inputMsOf(serial)),
+    );
     return offered.map((a) => ({ ...a }));
   }
 
@@ -269,19 +338,34 @@ export class AndroidDriver implements Driver {
     const tree = dumped.status === "fulfilled" ? dumped.value : null;
     const treeError = dumped.status === "rejected" ? (dumped.reason as unknown) : null;
     // Only a typed device failure becomes a tree omission; a cancel or a bug fails the call.
-    if (treeError !== null && (!(treeError instanceof DriverError) || treeError.driverCode === "driver_cancelled" || ctx.signal.aborted)) throw treeError;
+    if (
+      treeError !== null &&
+      (!(treeError instanceof DriverError) || treeError.driverCode === "driver_cancelled" || ctx.signal.aborted)
+    )
+      throw treeError;
     const focused = read.value ?? (treeError ? await this.readFocus(serial, c, ctx) : null);
     const focus = tree ? this.focusFromTree(serial, c, tree.packageName, tree.fingerprint) : focused;
     const size = png ? pngSize(png) : null;
     if (png && !size) throw platformError("android_adb_malformed_png", true, "screencap output is not a PNG");
     const effective = effectiveSize(c.display, tree?.rotation ?? null, c.viewport);
-    const viewport: Viewport = { width: size?.width ?? effective.width, height: size?.height ?? effective.height, scaleFactor: c.display.density / 160 };
+    const viewport: Viewport = {
+      width: size?.width ?? effective.width,
+      height: size?.height ?? effective.height,
+      scaleFactor: c.display.density / 160,
+    };
     if (size) c.viewport = viewport;
     return {
       viewport,
       screenshot: png,
       uiTree: tree
-        ? { context: { contextKind: "native", contextId: tree.packageName ?? "android", documentEpoch: `${c.generation}-${tree.fingerprint}` }, nodes: tree.nodes }
+        ? {
+            context: {
+              contextKind: "native",
+              contextId: tree.packageName ?? "android",
+              documentEpoch: `${c.generation}-${tree.fingerprint}`,
+            },
+            nodes: tree.nodes,
+          }
         : null,
       ...(treeError instanceof DriverError ? { uiTreeError: treeError } : {}),
       metadata: {
@@ -310,8 +394,15 @@ export class AndroidDriver implements Driver {
    * dumpWindows does): one section, never the frozen LAST ANR section a full dump starts with, and
    * a fraction of its size. Best effort, so a slow or odd dumpsys never fails an observation.
    */
-  private async readFocus(serial: string, c: Connected, ctx: CallContext, fingerprint: string | null = null): Promise<Connected["focus"]> {
-    const out = await this.shell.run(serial, c.sdk >= 29 ? "dumpsys window displays" : "dumpsys window windows", ctx, { ceilingMs: 5_000 }).catch(() => null);
+  private async readFocus(
+    serial: string,
+    c: Connected,
+    ctx: CallContext,
+    fingerprint: string | null = null,
+  ): Promise<Connected["focus"]> {
+    const out = await this.shell
+      .run(serial, c.sdk >= 29 ? "dumpsys window displays" : "dumpsys window windows", ctx, { ceilingMs: 5_000 })
+      .catch(() => null);
     // Cut short (the observation failed elsewhere, or the driver stops): nothing was learnt.
     if (out === null && ctx.signal.aborted) return c.focus;
     const focus = out === null ? null : parseForeground(out);
@@ -325,7 +416,12 @@ export class AndroidDriver implements Driver {
    * The remembered activity counts only for the same package and the same screen structure as
    * when it was read; otherwise it is null and a background dumpsys refreshes it.
    */
-  private focusFromTree(serial: string, c: Connected, packageName: string | null, fingerprint: string): Connected["focus"] {
+  private focusFromTree(
+    serial: string,
+    c: Connected,
+    packageName: string | null,
+    fingerprint: string,
+  ): Connected["focus"] {
     if (packageName === null) return c.focus;
     const known = c.focus?.packageName === packageName && c.focusFingerprint === fingerprint;
     if ((!known || Date.now() - c.focusAtMs > FOCUS_REFRESH_MS) && !c.refreshingFocus) {
@@ -338,12 +434,18 @@ export class AndroidDriver implements Driver {
     return { packageName, activity: known ? (c.focus?.activity ?? null) : null };
   }
 
-  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  async execute(
+    deviceId: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     const { serial, c } = this.session(deviceId, ctx);
     const parsed = toCall(ANDROID_ACTIONS.parse(call.name, call.arguments));
     const screen = c.viewport ?? effectiveSize(c.display, null, null);
-    if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height)) throw new DriverError("invalid_arguments", { action: call.name });
-    if (parsed.kind === "doubleTap" && !doubleTapFits(this.inputMsOf(serial))) throw doubleTapUnsupported(this.inputMsOf(serial));
+    if (pointsOf(parsed).some((p) => p.x >= screen.width || p.y >= screen.height))
+      throw new DriverError("invalid_arguments", { action: call.name });
+    if (parsed.kind === "doubleTap" && !doubleTapFits(this.inputMsOf(serial)))
+      throw doubleTapUnsupported(this.inputMsOf(serial));
     c.settled = null;
     await this.screen.ensure(serial, ctx);
     const output = await this.perform(serial, c, parsed, ctx);
@@ -358,14 +460,36 @@ export class AndroidDriver implements Driver {
         await sh.input(serial, ["tap", String(call.x), String(call.y)], ctx);
         return { accepted: true, x: call.x, y: call.y };
       case "doubleTap":
-        await sh.inputAll(serial, [["tap", String(call.x), String(call.y)], ["tap", String(call.x), String(call.y)]], ctx);
+        await sh.inputAll(
+          serial,
+          [
+            ["tap", String(call.x), String(call.y)],
+            ["tap", String(call.x), String(call.y)],
+          ],
+          ctx,
+        );
         return { accepted: true, x: call.x, y: call.y };
       case "longPress":
-        await sh.input(serial, ["swipe", String(call.x), String(call.y), String(call.x), String(call.y), String(call.durationMs)], ctx);
+        await sh.input(
+          serial,
+          ["swipe", String(call.x), String(call.y), String(call.x), String(call.y), String(call.durationMs)],
+          ctx,
+        );
         return { accepted: true, x: call.x, y: call.y, durationMs: call.durationMs };
       case "swipe":
-        await sh.input(serial, ["swipe", ...[call.startX, call.startY, call.endX, call.endY, call.durationMs].map(String)], ctx);
-        return { accepted: true, startX: call.startX, startY: call.startY, endX: call.endX, endY: call.endY, durationMs: call.durationMs };
+        await sh.input(
+          serial,
+          ["swipe", ...[call.startX, call.startY, call.endX, call.endY, call.durationMs].map(String)],
+          ctx,
+        );
+        return {
+          accepted: true,
+          startX: call.startX,
+          startY: call.startY,
+          endX: call.endX,
+          endY: call.endY,
+          durationMs: call.durationMs,
+        };
       case "scroll": {
         const g = scrollGesture(call, c.viewport ?? effectiveSize(c.display, null, null));
         await sh.input(serial, ["swipe", ...[g.startX, g.startY, g.endX, g.endY, g.durationMs].map(String)], ctx);
@@ -373,7 +497,9 @@ export class AndroidDriver implements Driver {
       }
       case "key":
         await sh.input(serial, ["keyevent", String(call.keycode)], ctx);
-        return call.name === "back" || call.name === "home" || call.name === "recentApps" ? { accepted: true } : { accepted: true, key: call.name };
+        return call.name === "back" || call.name === "home" || call.name === "recentApps"
+          ? { accepted: true }
+          : { accepted: true, key: call.name };
       case "text": {
         let via: Awaited<ReturnType<AndroidShell["typeText"]>> | null = null;
         this.settle(

@@ -30,7 +30,7 @@ const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unk
  */
 const TEXT_UNSUPPORTED_MESSAGE =
   "stock Android offers no shell path for non-ASCII text: `input text` types ASCII only and the clipboard service has no shell command on any Android release " +
-  "(`cmd clipboard` answers \"No shell command implementation.\"). devicerail will type it through an on-device helper, Appium's io.appium.settings Unicode IME " +
+  '(`cmd clipboard` answers "No shell command implementation."). devicerail will type it through an on-device helper, Appium\'s io.appium.settings Unicode IME ' +
   "(the Android helpers work, not available yet); for now type ASCII text only (printable ASCII, newline and tab)";
 
 const textUnsupported = () =>
@@ -44,7 +44,8 @@ const textUnsupported = () =>
 const RESOLVER_ACTIVITY = "com.android.internal.app.ResolverActivity";
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-const remoteError = (what: string, out: string) => platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
+const remoteError = (what: string, out: string) =>
+  platformError("android_mutation_remote_error", false, `${what}: ${out.slice(0, 500)}`);
 const launchInvalid = (what: string, r: { out: string; code: number }) =>
   platformError("android_app_launch_invalid_result", true, `${what} exited ${r.code}: ${r.out.slice(0, 500)}`);
 
@@ -69,7 +70,12 @@ export class AndroidShell {
   }
 
   /** Runs `command`, returning its output and exit status. */
-  async exec(serial: string, command: string, ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<{ out: string; code: number }> {
+  async exec(
+    serial: string,
+    command: string,
+    ctx: CallContext,
+    opts: { stdin?: string; ceilingMs?: number } = {},
+  ): Promise<{ out: string; code: number }> {
     const raw = decode(await this.port.shell(serial, `${command}${exitTrailer(MARKER)}`, ctx, opts));
     const split = splitExit(raw, MARKER);
     if (!split) throw await this.lost(serial, ctx);
@@ -87,11 +93,21 @@ export class AndroidShell {
   private async lost(serial: string, ctx: CallContext): Promise<DriverError> {
     if (ctx.signal.aborted) return new DriverError("driver_cancelled");
     try {
-      const entry = (await this.port.listDevices({ ...ctx, deadline: Date.now() + 3_000 })).find((e) => e.serial === serial);
+      const entry = (await this.port.listDevices({ ...ctx, deadline: Date.now() + 3_000 })).find(
+        (e) => e.serial === serial,
+      );
       if (!entry) return platformError("android_device_missing", true, `${serial} disappeared during a command`);
-      if (entry.state !== "device") return platformError(entry.state === "offline" ? "android_device_offline" : "android_device_state_unsupported", true, `${serial} is ${entry.state}`);
+      if (entry.state !== "device")
+        return platformError(
+          entry.state === "offline" ? "android_device_offline" : "android_device_state_unsupported",
+          true,
+          `${serial} is ${entry.state}`,
+        );
     } catch {}
-    return this.whyUnusable(serial) ?? platformError("android_adb_read_failed", true, `the output of a command on ${serial} ended early`);
+    return (
+      this.whyUnusable(serial) ??
+      platformError("android_adb_read_failed", true, `the output of a command on ${serial} ended early`)
+    );
   }
 
   /** One `input` command; it prints nothing when it worked. */
@@ -170,7 +186,11 @@ export class AndroidShell {
       } else {
         usedClipboard = true;
         const points = [...run];
-        for (let i = 0; i < points.length; i += 500) commands.push(`cmd clipboard set text ${quote(points.slice(i, i + 500).join(""))}`, `input keyevent ${KEYCODES.paste}`);
+        for (let i = 0; i < points.length; i += 500)
+          commands.push(
+            `cmd clipboard set text ${quote(points.slice(i, i + 500).join(""))}`,
+            `input keyevent ${KEYCODES.paste}`,
+          );
       }
     }
     for (const batch of batches(commands)) {
@@ -213,7 +233,14 @@ export class AndroidShell {
   async clearFocused(serial: string, length: number, ctx: CallContext): Promise<void> {
     const count = Math.min(4096, length > 0 ? length + 4 : 64);
     const dels = Array.from({ length: count }, () => String(KEYCODES.delete));
-    await this.inputAll(serial, [["keyevent", String(KEYCODES.moveEnd)], ["keyevent", ...dels]], ctx);
+    await this.inputAll(
+      serial,
+      [
+        ["keyevent", String(KEYCODES.moveEnd)],
+        ["keyevent", ...dels],
+      ],
+      ctx,
+    );
   }
 
   /**
@@ -227,27 +254,65 @@ export class AndroidShell {
     let component: { packageName: string; activity: string } | null;
     if (activity !== undefined) {
       component = parseComponentName(`${packageName}/${activity}`);
-      if (!component) throw platformError("android_app_launch_error", false, `${activity} is not an activity name of ${packageName}`);
+      if (!component)
+        throw platformError("android_app_launch_error", false, `${activity} is not an activity name of ${packageName}`);
     } else component = await this.launcherOf(serial, packageName, ctx);
-    const started = await this.exec(serial, ["am", "start", "-W", "--user", "current", "-n", `${component.packageName}/${component.activity}`].map(quote).join(" "), ctx);
+    const started = await this.exec(
+      serial,
+      ["am", "start", "-W", "--user", "current", "-n", `${component.packageName}/${component.activity}`]
+        .map(quote)
+        .join(" "),
+      ctx,
+    );
     const report = parseAmStartWait(started.out);
     if (!report) throw launchInvalid("am start -W", started);
-    if (report.kind === "error") throw platformError("android_app_launch_error", false, `am start: ${report.message.slice(0, 500)}`);
-    if (report.kind === "timeout") throw platformError("android_app_launch_timeout", true, `${packageName} did not finish launching after ${report.waitTimeMs} ms`);
+    if (report.kind === "error")
+      throw platformError("android_app_launch_error", false, `am start: ${report.message.slice(0, 500)}`);
+    if (report.kind === "timeout")
+      throw platformError(
+        "android_app_launch_timeout",
+        true,
+        `${packageName} did not finish launching after ${report.waitTimeMs} ms`,
+      );
   }
 
   /** The package's one launcher activity; several without a default are a typed error listing them. */
-  private async launcherOf(serial: string, packageName: string, ctx: CallContext): Promise<{ packageName: string; activity: string }> {
-    const intent = ["--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", packageName];
-    const resolved = await this.exec(serial, ["cmd", "package", "resolve-activity", "--brief", ...intent].map(quote).join(" "), ctx);
+  private async launcherOf(
+    serial: string,
+    packageName: string,
+    ctx: CallContext,
+  ): Promise<{ packageName: string; activity: string }> {
+    const intent = [
+      "--user",
+      "current",
+      "-a",
+      "android.intent.action.MAIN",
+      "-c",
+      "android.intent.category.LAUNCHER",
+      packageName,
+    ];
+    const resolved = await this.exec(
+      serial,
+      ["cmd", "package", "resolve-activity", "--brief", ...intent].map(quote).join(" "),
+      ctx,
+    );
     const found = parseResolveActivity(resolved.out);
     if (!found) throw launchInvalid("resolve-activity", resolved);
-    if (found.kind === "none") throw platformError("android_app_launch_error", false, `${packageName} is not installed for the current user or has no launcher activity`);
+    if (found.kind === "none")
+      throw platformError(
+        "android_app_launch_error",
+        false,
+        `${packageName} is not installed for the current user or has no launcher activity`,
+      );
     if (found.packageName === packageName) return found;
     // The platform's chooser: several launcher activities and no default among them
     // (appium/appium#17128). Which one is meant is the caller's choice, so list them.
     if (found.packageName === "android" && found.activity === RESOLVER_ACTIVITY) {
-      const listed = await this.exec(serial, ["cmd", "package", "query-activities", "--brief", "--components", ...intent].map(quote).join(" "), ctx);
+      const listed = await this.exec(
+        serial,
+        ["cmd", "package", "query-activities", "--brief", "--components", ...intent].map(quote).join(" "),
+        ctx,
+      );
       const all = parseQueryActivities(listed.out);
       if (!all) throw launchInvalid("query-activities", listed);
       const own = all.filter((c) => c.packageName === packageName);
@@ -261,12 +326,21 @@ export class AndroidShell {
             `Launch one by name with the launch action's activity argument, e.g. {"packageName":"${packageName}","activity":"${own[0]?.activity}"} (CLI: devicerail launch ${packageName} --activity ${own[0]?.activity})`,
         });
     }
-    throw platformError("android_app_launch_error", false, `${packageName} resolves to ${found.packageName}/${found.activity}`);
+    throw platformError(
+      "android_app_launch_error",
+      false,
+      `${packageName} resolves to ${found.packageName}/${found.activity}`,
+    );
   }
 
   async openUrl(serial: string, url: string, ctx: CallContext): Promise<void> {
-    const { out, code } = await this.exec(serial, ["am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url].map(quote).join(" "), ctx);
-    if (/^Error|unable to resolve Intent/im.test(out)) throw platformError("android_app_launch_error", false, "no app handles this URL");
+    const { out, code } = await this.exec(
+      serial,
+      ["am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url].map(quote).join(" "),
+      ctx,
+    );
+    if (/^Error|unable to resolve Intent/im.test(out))
+      throw platformError("android_app_launch_error", false, "no app handles this URL");
     if (code !== 0) throw platformError("android_app_launch_invalid_result", true, out.slice(0, 500));
   }
 }

@@ -18,7 +18,13 @@ export async function readDisplay(shell: AndroidShell, serial: string, ctx: Call
   const [size, density] = await Promise.all([shell.run(serial, "wm size", ctx), shell.run(serial, "wm density", ctx)]);
   const s = parseWmSize(size);
   const d = parseWmDensity(density);
-  return { physical: s.physical, override: s.override, physicalDensity: d.physical, overrideDensity: d.override, density: d.override ?? d.physical };
+  return {
+    physical: s.physical,
+    override: s.override,
+    physicalDensity: d.physical,
+    overrideDensity: d.override,
+    density: d.override ?? d.physical,
+  };
 }
 
 /**
@@ -42,13 +48,22 @@ export function effectiveSize(display: Display, rotation: number | null, last: V
  * which may be the folded-away panel (black) and, from Android 14 on, warns on stderr. Best
  * effort: a phone that cannot say gets screencap's default.
  */
-export async function readCaptureDisplay(shell: AndroidShell, serial: string, sdk: number, ctx: CallContext): Promise<string | null> {
+export async function readCaptureDisplay(
+  shell: AndroidShell,
+  serial: string,
+  sdk: number,
+  ctx: CallContext,
+): Promise<string | null> {
   if (!(sdk >= 29)) return null;
   try {
-    const physical = parseSurfaceFlingerDisplayIds((await shell.exec(serial, "dumpsys SurfaceFlinger --display-id", ctx, { ceilingMs: 5_000 })).out);
+    const physical = parseSurfaceFlingerDisplayIds(
+      (await shell.exec(serial, "dumpsys SurfaceFlinger --display-id", ctx, { ceilingMs: 5_000 })).out,
+    );
     if (physical.length <= 1) return null;
     // `cmd display get-displays` exists from Android 11 (mobile-next/mobile-mcp src/android.ts).
-    const logical = parseGetDisplays((await shell.exec(serial, "cmd display get-displays", ctx, { ceilingMs: 5_000 })).out);
+    const logical = parseGetDisplays(
+      (await shell.exec(serial, "cmd display get-displays", ctx, { ceilingMs: 5_000 })).out,
+    );
     return chooseCaptureDisplay(physical, logical);
   } catch (err) {
     if (ctx.signal.aborted) throw err;

@@ -80,6 +80,12 @@ export async function checkInputPermission(shell: AndroidShell, serial: string, 
   const name = "input permission";
   const manufacturer = (await shell.exec(serial, "getprop ro.product.manufacturer", ctx)).out.trim();
   const { out } = await shell.exec(serial, PROBE_COMMAND, ctx);
-  if (isInjectionDenied(out)) return { name, status: "fail", detail: "the phone refuses input injection from adb (SecurityException: INJECT_EVENTS)", fix: injectionFix(manufacturer) };
+  if (isInjectionDenied(out))
+    return {
+      name,
+      status: "fail",
+      detail: "the phone refuses input injection from adb (SecurityException: INJECT_EVENTS)",
+      fix: injectionFix(manufacturer),
+    };
   return { name, status: "ok", detail: "the phone accepts taps, keys and text from adb", fix: null };
 }

@@ -32,14 +32,24 @@ const ANIMATION_SCALES = ["window_animation_scale", "transition_animation_scale"
  */
 export const animationsCheck: PhoneCheckFn = async (shell, serial, ctx) => {
   const out = await shell.run(serial, ANIMATION_SCALES.map((k) => `settings get global ${k}`).join(" && "), ctx);
-  const values = out.split("\n").map((l) => l.replace(/\r$/, "").trim()).filter((l) => l !== "");
-  if (values.length !== ANIMATION_SCALES.length) throw new Error(`settings get printed ${JSON.stringify(out.slice(0, 200))}`);
+  const values = out
+    .split("\n")
+    .map((l) => l.replace(/\r$/, "").trim())
+    .filter((l) => l !== "");
+  if (values.length !== ANIMATION_SCALES.length)
+    throw new Error(`settings get printed ${JSON.stringify(out.slice(0, 200))}`);
   const on = ANIMATION_SCALES.flatMap((key, i) => {
     const v = values[i] as string;
     if (v !== "null" && Number.isFinite(Number(v)) && Number(v) === 0) return [];
     return [`${key} ${v === "null" ? "unset (default 1)" : v}`];
   });
-  if (on.length === 0) return { name: "animations", status: "ok", detail: "window, transition and animator animations are off", fix: null };
+  if (on.length === 0)
+    return {
+      name: "animations",
+      status: "ok",
+      detail: "window, transition and animator animations are off",
+      fix: null,
+    };
   return {
     name: "animations",
     status: "warn",
@@ -88,7 +98,10 @@ export async function runPhoneChecks(
       const deadline = Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + deadlineMs);
       results.push(await Promise.race([c.run(shell, serial, { ...ctx, signal: stop.signal, deadline }), overrun]));
     } catch (err) {
-      const timedOut = err instanceof DriverError && (err.driverCode === "driver_timed_out" || (err.driverCode === "driver_cancelled" && stop.signal.reason === "deadline"));
+      const timedOut =
+        err instanceof DriverError &&
+        (err.driverCode === "driver_timed_out" ||
+          (err.driverCode === "driver_cancelled" && stop.signal.reason === "deadline"));
       results.push({
         name: c.name,
         status: "fail",
@@ -114,8 +127,14 @@ const reason = (err: unknown): string => {
  * The phone checks of every serial, through the adb server on `port` (which this never starts:
  * doctor only looks). Phones are checked side by side.
  */
-export async function checkPhones(adb: { bin: string; port: number }, serials: readonly string[], ctx: CallContext): Promise<Map<string, PhoneCheck[]>> {
+export async function checkPhones(
+  adb: { bin: string; port: number },
+  serials: readonly string[],
+  ctx: CallContext,
+): Promise<Map<string, PhoneCheck[]>> {
   const shell = new AndroidShell(new AdbkitPort({ port: adb.port, bin: adb.bin }), () => null);
-  const results = await Promise.all(serials.map(async (serial) => [serial, await runPhoneChecks(shell, serial, ctx)] as const));
+  const results = await Promise.all(
+    serials.map(async (serial) => [serial, await runPhoneChecks(shell, serial, ctx)] as const),
+  );
   return new Map(results);
 }

@@ -18,8 +18,16 @@ import { isSettingsDenied, parseDisplayRotation } from "./parse/rotation.ts";
 export type Orientation = (typeof ORIENTATIONS)[number];
 
 /** Surface.ROTATION_* of each orientation on a phone whose natural orientation is portrait. */
-export const ROTATION_OF: Record<Orientation, number> = { portrait: 0, landscape: 1, reversePortrait: 2, reverseLandscape: 3 };
-const ORIENTATION_OF = Object.fromEntries(Object.entries(ROTATION_OF).map(([k, v]) => [v, k])) as Record<number, Orientation>;
+export const ROTATION_OF: Record<Orientation, number> = {
+  portrait: 0,
+  landscape: 1,
+  reversePortrait: 2,
+  reverseLandscape: 3,
+};
+const ORIENTATION_OF = Object.fromEntries(Object.entries(ROTATION_OF).map(([k, v]) => [v, k])) as Record<
+  number,
+  Orientation
+>;
 
 /** How long the display gets to reach the rotation asked for (WindowManager turns it within about a second). */
 export const ROTATION_CONFIRM_MS = 3_000;
@@ -50,12 +58,14 @@ export class Rotations {
     if (first) this.saved.set(serial, before);
     await this.put(serial, { accelerometer: "0", user: String(target) }, ctx).catch((err: unknown) => {
       // Refused outright: nothing was written, so there is nothing to put back.
-      if (first && err instanceof DriverError && err.platformCode === "android_settings_not_permitted") this.saved.delete(serial);
+      if (first && err instanceof DriverError && err.platformCode === "android_settings_not_permitted")
+        this.saved.delete(serial);
       throw err;
     });
     const reached = await this.await(serial, target, ctx);
     if (reached === target || reached === null) {
-      if (reached === null) ctx.log.warn({ serial }, "dumpsys input shows no display rotation: rotate is not confirmed");
+      if (reached === null)
+        ctx.log.warn({ serial }, "dumpsys input shows no display rotation: rotate is not confirmed");
       return;
     }
     // The phone kept its orientation: leave its settings as they were before this call.
@@ -63,7 +73,8 @@ export class Rotations {
     throw new DriverError("platform_error", {
       platformCode: "android_rotation_refused",
       retryable: false,
-      message: `the screen stayed ${ORIENTATION_OF[reached] ?? `at rotation ${reached}`} after asking for ${orientation}: ` +
+      message:
+        `the screen stayed ${ORIENTATION_OF[reached] ?? `at rotation ${reached}`} after asking for ${orientation}: ` +
         (target === 2
           ? "many phones never turn upside down (reverse portrait), and an app may be locked to one orientation"
           : "the app in front is probably locked to one orientation (its manifest's screenOrientation); try it in another app"),
@@ -90,9 +101,14 @@ export class Rotations {
   }
 
   private async put(serial: string, to: Saved, ctx: CallContext): Promise<void> {
-    const one = (key: string, v: string | null) => (v === null ? `settings delete system ${key} > /dev/null` : `settings put system ${key} ${v}`);
+    const one = (key: string, v: string | null) =>
+      v === null ? `settings delete system ${key} > /dev/null` : `settings put system ${key} ${v}`;
     // user_rotation first: turning auto-rotate back on last lets the sensor take over from the restored value.
-    const { out, code } = await this.shell.exec(serial, `${one("user_rotation", to.user)} && ${one("accelerometer_rotation", to.accelerometer)}`, ctx);
+    const { out, code } = await this.shell.exec(
+      serial,
+      `${one("user_rotation", to.user)} && ${one("accelerometer_rotation", to.accelerometer)}`,
+      ctx,
+    );
     if (isSettingsDenied(out)) {
       throw new DriverError("platform_error", {
         platformCode: "android_settings_not_permitted",
@@ -100,7 +116,12 @@ export class Rotations {
         message: `the phone refuses to change its rotation settings from adb (SecurityException: writing to settings): ${injectionFix(this.shell.manufacturers.get(serial))}`,
       });
     }
-    if (code !== 0) throw platformError("android_mutation_remote_error", false, `settings exited ${code}: ${out.trim().slice(0, 300)}`);
+    if (code !== 0)
+      throw platformError(
+        "android_mutation_remote_error",
+        false,
+        `settings exited ${code}: ${out.trim().slice(0, 300)}`,
+      );
   }
 
   /** The display's rotation once it equals `target`, else the last one read within the confirm window (null: unreadable). */

@@ -112,8 +112,14 @@ export class ScreenGuard {
     this.checkedAwake.delete(serial);
     let state = await this.read(serial, ctx);
     for (let poll = 0; !(isAwake(state) && state.keyguard !== true); poll++) {
-      if (state.keyguard === true && state.secure === true) throw deviceLocked("the phone is locked with a PIN, pattern or password");
-      if (poll >= SETTLE_POLLS) throw deviceLocked(isAwake(state) ? "the keyguard stays up after `wm dismiss-keyguard`" : `the screen stays off (wakefulness ${state.wakefulness}) after KEYCODE_WAKEUP`);
+      if (state.keyguard === true && state.secure === true)
+        throw deviceLocked("the phone is locked with a PIN, pattern or password");
+      if (poll >= SETTLE_POLLS)
+        throw deviceLocked(
+          isAwake(state)
+            ? "the keyguard stays up after `wm dismiss-keyguard`"
+            : `the screen stays off (wakefulness ${state.wakefulness}) after KEYCODE_WAKEUP`,
+        );
       if (poll > 0) await pause(SETTLE_PAUSE_MS, ctx);
       else if (!isAwake(state)) await this.shell.input(serial, ["keyevent", String(KEYCODE_WAKEUP)], ctx);
       else await this.shell.checked(serial, ["wm", "dismiss-keyguard"], ctx);
@@ -132,10 +138,21 @@ export class ScreenGuard {
 export async function checkScreenState(shell: AndroidShell, serial: string, ctx: CallContext): Promise<PhoneCheck> {
   const name = "screen and lock";
   const s = await readScreenState(shell, serial, ctx);
-  const stayAwake = "turn on Developer options › Stay awake (or run `adb shell svc power stayon usb`) so the screen stays on while plugged in";
+  const stayAwake =
+    "turn on Developer options › Stay awake (or run `adb shell svc power stayon usb`) so the screen stays on while plugged in";
   if (s.keyguard === true && s.secure === true)
-    return { name, status: "fail", detail: "a keyguard with a PIN, pattern or password is up; devicerail cannot unlock it", fix: `unlock the phone or set Screen lock to None or Swipe; ${stayAwake}` };
+    return {
+      name,
+      status: "fail",
+      detail: "a keyguard with a PIN, pattern or password is up; devicerail cannot unlock it",
+      fix: `unlock the phone or set Screen lock to None or Swipe; ${stayAwake}`,
+    };
   if (!isAwake(s) || s.keyguard === true)
-    return { name, status: "warn", detail: `the screen is ${isAwake(s) ? "on behind a keyguard without a credential" : `off (wakefulness ${s.wakefulness})`}; devicerail wakes it and dismisses such a keyguard before each step`, fix: stayAwake };
+    return {
+      name,
+      status: "warn",
+      detail: `the screen is ${isAwake(s) ? "on behind a keyguard without a credential" : `off (wakefulness ${s.wakefulness})`}; devicerail wakes it and dismisses such a keyguard before each step`,
+      fix: stayAwake,
+    };
   return { name, status: "ok", detail: "the screen is on and unlocked", fix: null };
 }

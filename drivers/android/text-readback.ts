@@ -20,7 +20,9 @@ const QUOTED = 200;
 
 /** The focused editable, non-password field of a tree, or null when none can be told apart. */
 export function focusedField(tree: AndroidUiTree): UiNode | null {
-  const focused = tree.nodes.filter((n) => n.value !== null && n.role.endsWith("EditText") && tree.states[n.stableNodeId]?.includes("focused"));
+  const focused = tree.nodes.filter(
+    (n) => n.value !== null && n.role.endsWith("EditText") && tree.states[n.stableNodeId]?.includes("focused"),
+  );
   if (focused.length !== 1) return null;
   const node = focused[0] as UiNode;
   // Android masks a password's characters: nothing to compare.
@@ -77,7 +79,12 @@ export async function typeAndVerify(
   if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
   const repair = repairOf(text, read.field.value ?? "");
   if (repair) {
-    if (repair.deletes > 0) await shell.inputAll(serial, [["keyevent", ...Array.from({ length: repair.deletes }, () => String(KEYCODES.delete))]], ctx);
+    if (repair.deletes > 0)
+      await shell.inputAll(
+        serial,
+        [["keyevent", ...Array.from({ length: repair.deletes }, () => String(KEYCODES.delete))]],
+        ctx,
+      );
     await type(repair.type);
     read = await readField(shell, serial, ctx);
     if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
@@ -86,13 +93,20 @@ export async function typeAndVerify(
 }
 
 /** A fresh dump and its focused field; a dump that fails says nothing about the text, so it is no error. */
-async function readField(shell: AndroidShell, serial: string, ctx: CallContext): Promise<{ tree: DumpedTree; field: UiNode | null } | null> {
+async function readField(
+  shell: AndroidShell,
+  serial: string,
+  ctx: CallContext,
+): Promise<{ tree: DumpedTree; field: UiNode | null } | null> {
   try {
     const tree = await shell.dumpUi(serial, ctx);
     return { tree, field: focusedField(tree) };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    ctx.log.warn({ serial, err: err instanceof Error ? err.message : String(err) }, "typed text not read back: no UI tree");
+    ctx.log.warn(
+      { serial, err: err instanceof Error ? err.message : String(err) },
+      "typed text not read back: no UI tree",
+    );
     return null;
   }
 }

@@ -44,7 +44,13 @@ export function holderIn(ps: string): Holder | null {
   }
   for (const client of UI_AUTOMATION_CLIENTS) {
     const p = running.find((r) => r.name === client.name);
-    if (p) return { name: client.name, tool: client.tool, pid: p.pid, stop: client.app ? `adb shell am force-stop ${client.name}` : `adb shell kill ${p.pid}` };
+    if (p)
+      return {
+        name: client.name,
+        tool: client.tool,
+        pid: p.pid,
+        stop: client.app ? `adb shell am force-stop ${client.name}` : `adb shell kill ${p.pid}`,
+      };
   }
   return null;
 }
@@ -65,13 +71,22 @@ export async function listProcesses(shell: AndroidShell, serial: string, ctx: Ca
 }
 
 /** Doctor: is another UiAutomation client running? Reads the process list only; never dumps (a dump would itself take the bridge). */
-export async function checkUiAutomationBridge(shell: AndroidShell, serial: string, ctx: CallContext): Promise<PhoneCheck> {
+export async function checkUiAutomationBridge(
+  shell: AndroidShell,
+  serial: string,
+  ctx: CallContext,
+): Promise<PhoneCheck> {
   const name = "UI automation bridge";
   let ps: string;
   try {
     ps = await listProcesses(shell, serial, ctx);
   } catch (err) {
-    return { name, status: "warn", detail: `could not list the phone's processes: ${(err as Error).message}`, fix: null };
+    return {
+      name,
+      status: "warn",
+      detail: `could not list the phone's processes: ${(err as Error).message}`,
+      fix: null,
+    };
   }
   const holder = holderIn(ps);
   if (!holder) return { name, status: "ok", detail: "no other UiAutomation client is running", fix: null };

@@ -39,14 +39,18 @@ export interface DumpedTree extends AndroidUiTree {
 }
 
 /** A typed failure with a message the user can act on (written as literals, so docs/protocol/errors.md lists each code). */
-const failure = (o: { platformCode: string; retryable: boolean; message: string }) => new DriverError("platform_error", o);
+const failure = (o: { platformCode: string; retryable: boolean; message: string }) =>
+  new DriverError("platform_error", o);
 
 const IDLE = /ERROR: could not get idle state\./;
 const NULL_ROOT = /null root node returned by UiTestAutomationBridge/;
 const BUSY = /UiAutomationService \S*already registered!/;
 const ILLEGAL = /java\.lang\.IllegalArgumentException: Illegal character \(([^)]{1,12})\)/;
 
-type Attempt = { kind: "tree"; tree: AndroidUiTree } | { kind: "idle" | "nullRoot" | "busy" | "transient"; message: string } | { kind: "illegal"; char: string };
+type Attempt =
+  | { kind: "tree"; tree: AndroidUiTree }
+  | { kind: "idle" | "nullRoot" | "busy" | "transient"; message: string }
+  | { kind: "illegal"; char: string };
 
 export class UiDumper {
   private files = 0;
@@ -88,7 +92,8 @@ export class UiDumper {
           throw failure({
             platformCode: "android_ui_dump_idle_timeout",
             retryable: true,
-            message: "uiautomator could not dump the screen: it never went idle for 10 s (an animation, a video or a loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options, then observe again",
+            message:
+              "uiautomator could not dump the screen: it never went idle for 10 s (an animation, a video or a loading placeholder keeps it busy), even with --compressed. Wait for the screen to settle, or turn the three animation scales off in Developer options, then observe again",
           });
         case "nullRoot": {
           const wait = this.backoffMs[nullRoots];
@@ -111,7 +116,12 @@ export class UiDumper {
           }
           throw await this.busy(serial, ctx);
         case "transient":
-          if (transients++ >= 1) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator failed twice: ${a.message}` });
+          if (transients++ >= 1)
+            throw failure({
+              platformCode: "android_ui_dump_failed",
+              retryable: true,
+              message: `uiautomator failed twice: ${a.message}`,
+            });
       }
     }
   }
@@ -130,7 +140,8 @@ export class UiDumper {
     try {
       out = (await this.shell.exec(serial, command, { ...ctx, deadline })).out;
     } catch (err) {
-      const cut = err instanceof DriverError && (err.driverCode === "driver_timed_out" || err.driverCode === "driver_cancelled");
+      const cut =
+        err instanceof DriverError && (err.driverCode === "driver_timed_out" || err.driverCode === "driver_cancelled");
       let stopped = false;
       if (cut) {
         // The phone keeps running it (no hang-up on a legacy shell): end it before anything else dumps.
@@ -138,7 +149,11 @@ export class UiDumper {
         stopped = await this.killOrphan(serial, ctx);
       }
       // Our own attempt deadline, not the caller's: uiautomator hung.
-      if (err instanceof DriverError && err.driverCode === "driver_timed_out" && (ctx.deadline === null || Date.now() < ctx.deadline))
+      if (
+        err instanceof DriverError &&
+        err.driverCode === "driver_timed_out" &&
+        (ctx.deadline === null || Date.now() < ctx.deadline)
+      )
         throw failure({
           platformCode: "android_ui_dump_timeout",
           retryable: true,
@@ -156,7 +171,9 @@ export class UiDumper {
     // Not under the caller's signal: a cancelled call must still end what it left running.
     const own: CallContext = { signal: new AbortController().signal, deadline: Date.now() + 5_000, log: ctx.log };
     for (let tries = 0; ; tries++) {
-      const r = await this.shell.exec(serial, `read p < ${pidFile} && kill $p && rm -f ${pidFile}`, own).catch(() => null);
+      const r = await this.shell
+        .exec(serial, `read p < ${pidFile} && kill $p && rm -f ${pidFile}`, own)
+        .catch(() => null);
       if (r?.code === 0) {
         this.orphans.delete(serial);
         ctx.log.debug({ serial }, "stopped a cut-off uiautomator dump on the phone");
@@ -170,7 +187,10 @@ export class UiDumper {
   }
 
   private async busy(serial: string, ctx: CallContext): Promise<DriverError> {
-    const ps = await listProcesses(this.shell, serial, { ...ctx, deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + 5_000) }).catch(() => null);
+    const ps = await listProcesses(this.shell, serial, {
+      ...ctx,
+      deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + 5_000),
+    }).catch(() => null);
     const holder = ps === null ? null : holderIn(ps);
     return failure({
       platformCode: "android_ui_automation_busy",
@@ -199,6 +219,11 @@ function classify(out: string): Attempt {
   if (BUSY.test(printed)) return { kind: "busy", message: problem.message };
   if (IDLE.test(printed)) return { kind: "idle", message: problem.message };
   if (NULL_ROOT.test(printed)) return { kind: "nullRoot", message: problem.message };
-  if (!problem.transient) throw failure({ platformCode: "android_ui_dump_failed", retryable: true, message: `uiautomator: ${problem.message}` });
+  if (!problem.transient)
+    throw failure({
+      platformCode: "android_ui_dump_failed",
+      retryable: true,
+      message: `uiautomator: ${problem.message}`,
+    });
   return { kind: "transient", message: problem.message };
 }

@@ -10,8 +10,15 @@ export class AxePort {
   /** Set at connect to the AXe that probe.ts found. */
   constructor(public path: string) {}
 
-  private async run(args: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs?: number } = {}): Promise<string> {
-    const r = await runTool([this.path, ...args], ctx, { ceilingMs: opts.ceilingMs ?? AXE_INPUT_CEILING_MS, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
+  private async run(
+    args: string[],
+    ctx: CallContext,
+    opts: { stdin?: string; ceilingMs?: number } = {},
+  ): Promise<string> {
+    const r = await runTool([this.path, ...args], ctx, {
+      ceilingMs: opts.ceilingMs ?? AXE_INPUT_CEILING_MS,
+      ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+    });
     const stdout = new TextDecoder().decode(r.stdout);
     if (r.code === 0) return stdout;
     const message = /Error: (.*)/.exec(r.stderr)?.[1]?.trim() ?? r.stderr.trim().slice(0, 300);
@@ -40,11 +47,35 @@ export class AxePort {
   }
 
   async longPress(udid: string, x: number, y: number, seconds: number, ctx: CallContext): Promise<void> {
-    await this.run(["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid], ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
+    await this.run(
+      ["touch", "-x", String(x), "-y", String(y), "--down", "--up", "--delay", String(seconds), "--udid", udid],
+      ctx,
+      { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 },
+    );
   }
 
-  async swipe(udid: string, from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
-    const args = ["swipe", "--start-x", String(from.x), "--start-y", String(from.y), "--end-x", String(to.x), "--end-y", String(to.y), "--duration", String(seconds), "--udid", udid];
+  async swipe(
+    udid: string,
+    from: { x: number; y: number },
+    to: { x: number; y: number },
+    seconds: number,
+    ctx: CallContext,
+  ): Promise<void> {
+    const args = [
+      "swipe",
+      "--start-x",
+      String(from.x),
+      "--start-y",
+      String(from.y),
+      "--end-x",
+      String(to.x),
+      "--end-y",
+      String(to.y),
+      "--duration",
+      String(seconds),
+      "--udid",
+      udid,
+    ];
     await this.run(args, ctx, { ceilingMs: AXE_INPUT_CEILING_MS + seconds * 1000 });
   }
 

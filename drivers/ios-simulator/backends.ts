@@ -29,7 +29,11 @@ export async function pickBackend(
 ): Promise<{ backend: Backend; hid: Hid | null; probe: BackendProbe }> {
   const { axe, wda } = ports;
   const probe = await probeAxe(udid, ports, locate, ctx);
-  if (probe.reason) ctx.log.warn({ udid, reason: probe.reason.platformCode, why: probe.reason.error.data.message }, "AXe is not used for this simulator");
+  if (probe.reason)
+    ctx.log.warn(
+      { udid, reason: probe.reason.platformCode, why: probe.reason.error.data.message },
+      "AXe is not used for this simulator",
+    );
   if (!probe.reason)
     return {
       probe,

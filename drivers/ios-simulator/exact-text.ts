@@ -53,7 +53,11 @@ export function pieces(text: string): Piece[] {
 export function fieldValues(tree: AxeTree): Map<string, { label: string; value: string }> {
   const out = new Map<string, { label: string; value: string }>();
   for (const n of tree.nodes)
-    if (/^(textField|TextArea|SearchField|TextView)$/.test(n.role)) out.set(`${n.stableNodeId}|${n.identifier ?? ""}`, { label: n.identifier ?? n.name ?? n.role, value: n.value ?? "" });
+    if (/^(textField|TextArea|SearchField|TextView)$/.test(n.role))
+      out.set(`${n.stableNodeId}|${n.identifier ?? ""}`, {
+        label: n.identifier ?? n.name ?? n.role,
+        value: n.value ?? "",
+      });
   return out;
 }
 
@@ -92,7 +96,13 @@ export interface TextPorts {
  * Types `text` piece by piece into the focused control. Returns "paste" when any run went through
  * the pasteboard, else "axe". A secret is neither read back nor left on the pasteboard.
  */
-export async function typeExactly(device: object, ports: TextPorts, text: string, secret: boolean, ctx: CallContext): Promise<"axe" | "paste"> {
+export async function typeExactly(
+  device: object,
+  ports: TextPorts,
+  text: string,
+  secret: boolean,
+  ctx: CallContext,
+): Promise<"axe" | "paste"> {
   let pasted = false;
   const all = pieces(text);
   const verify = !secret && all.some((p) => p.kind === "text");
@@ -130,13 +140,17 @@ export async function typeExactly(device: object, ports: TextPorts, text: string
     before = now;
     if ([...now.values()].some((f) => f.value.includes(p.text))) continue;
     const changed = [...now].filter(([k, f]) => prior?.get(k)?.value !== f.value).map(([, f]) => f);
-    if (changed.length === 1) throw textIncomplete(p.text, (changed[0] as { label: string }).label, (changed[0] as { value: string }).value);
+    if (changed.length === 1)
+      throw textIncomplete(p.text, (changed[0] as { label: string }).label, (changed[0] as { value: string }).value);
     ctx.log.warn({ changed: changed.length }, "typed text not read back: no single field changed");
   }
   return pasted ? "paste" : "axe";
 }
 
-async function readFields(ports: TextPorts, ctx: CallContext): Promise<Map<string, { label: string; value: string }> | null> {
+async function readFields(
+  ports: TextPorts,
+  ctx: CallContext,
+): Promise<Map<string, { label: string; value: string }> | null> {
   const t = await ports.tree(ctx).catch((err) => {
     if (ctx.signal.aborted) throw err;
     return null;
@@ -147,7 +161,11 @@ async function readFields(ports: TextPorts, ctx: CallContext): Promise<Map<strin
 /** The ports of an AXe device: AXe for keys and typing, simctl's pasteboard for the rest. */
 export function axeTextPorts(
   udid: string,
-  axe: { type(udid: string, t: string, c: CallContext): Promise<void>; key(udid: string, k: number, c: CallContext): Promise<void>; keyCombo(udid: string, m: number[], k: number, c: CallContext): Promise<void> },
+  axe: {
+    type(udid: string, t: string, c: CallContext): Promise<void>;
+    key(udid: string, k: number, c: CallContext): Promise<void>;
+    keyCombo(udid: string, m: number[], k: number, c: CallContext): Promise<void>;
+  },
   pbcopy: (udid: string, t: string, c: CallContext) => Promise<void>,
   tree: (c: CallContext) => Promise<AxeTree | null>,
 ): TextPorts {

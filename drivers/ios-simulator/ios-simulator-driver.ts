@@ -1,4 +1,14 @@
-import { type CallContext, type DeviceChange, type Driver, type ElementInput, type Logger, type ObserveOptions, type Point, type Protection, type RawObservation } from "../../src/driver/driver.ts";
+import {
+  type CallContext,
+  type DeviceChange,
+  type Driver,
+  type ElementInput,
+  type Logger,
+  type ObserveOptions,
+  type Point,
+  type Protection,
+  type RawObservation,
+} from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngSize } from "../../src/driver/png.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
@@ -76,17 +86,25 @@ export class IosSimulatorDriver implements Driver {
   constructor(private readonly opts: IosOptions) {
     this.simctl = new SimctlPort(opts.xcrunPath);
     this.axe = new AxePort(opts.axePath ?? "axe");
-    if (opts.wdaEndpoint && !WDA_ENDPOINT.test(opts.wdaEndpoint)) throw platformError("ios_wda_endpoint_invalid", false, opts.wdaEndpoint, "the WebDriverAgent endpoint must be http://127.0.0.1:PORT or http://[::1]:PORT");
+    if (opts.wdaEndpoint && !WDA_ENDPOINT.test(opts.wdaEndpoint))
+      throw platformError(
+        "ios_wda_endpoint_invalid",
+        false,
+        opts.wdaEndpoint,
+        "the WebDriverAgent endpoint must be http://127.0.0.1:PORT or http://[::1]:PORT",
+      );
     this.wda = opts.wdaEndpoint ? new WdaPort(opts.wdaEndpoint) : null;
     this.elements = {
-      tapPoint: (id, p: Point, ctx) => this.withInput(id, ctx, (_udid, a, hid) => hid.tap(...this.toPoints(a, p.x, p.y), ctx)),
+      tapPoint: (id, p: Point, ctx) =>
+        this.withInput(id, ctx, (_udid, a, hid) => hid.tap(...this.toPoints(a, p.x, p.y), ctx)),
       clearFocused: (id, ctx, hint) =>
         this.withInput(id, ctx, async (udid, a) => {
           if (a.backend === "wda") return this.wda?.keys("\b".repeat(Math.max(1, hint?.length ?? 64)), ctx);
           await this.axe.keyCombo(udid, [CMD], KEY_A, ctx);
           await this.axe.key(udid, KEYS.delete, ctx);
         }),
-      typeText: (id, text, o, ctx) => this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx, o.secret))),
+      typeText: (id, text, o, ctx) =>
+        this.withInput(id, ctx, async (udid, a) => void (await this.type(udid, a, text, ctx, o.secret))),
     };
   }
 
@@ -100,7 +118,11 @@ export class IosSimulatorDriver implements Driver {
     await this.poll(onChange, ctx);
     this.timer = setInterval(() => {
       if (this.polling) return;
-      const c: CallContext = { signal: new AbortController().signal, deadline: Date.now() + 10_000, log: this.opts.log };
+      const c: CallContext = {
+        signal: new AbortController().signal,
+        deadline: Date.now() + 10_000,
+        log: this.opts.log,
+      };
       this.poll(onChange, c).catch((err) => this.opts.log.warn({ err: String(err) }, "simulator list failed"));
     }, this.opts.pollMs ?? 2_000);
   }
@@ -109,7 +131,9 @@ export class IosSimulatorDriver implements Driver {
   private async poll(onChange: (c: DeviceChange) => void, ctx: CallContext): Promise<void> {
     this.polling = true;
     try {
-      const booted = (await this.simctl.list(ctx)).filter((d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d));
+      const booted = (await this.simctl.list(ctx)).filter(
+        (d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d),
+      );
       const seen = new Set(booted.map((d) => d.udid));
       for (const [udid] of this.known)
         if (!seen.has(udid)) {
@@ -119,7 +143,13 @@ export class IosSimulatorDriver implements Driver {
         }
       for (const sim of booted) {
         if (this.known.has(sim.udid)) continue;
-        const info: DeviceInfo = { id: ID_PREFIX + sim.udid, name: sim.name, platform: { kind: "ios" }, osVersion: sim.osVersion, connected: false };
+        const info: DeviceInfo = {
+          id: ID_PREFIX + sim.udid,
+          name: sim.name,
+          platform: { kind: "ios" },
+          osVersion: sim.osVersion,
+          connected: false,
+        };
         this.known.set(sim.udid, { sim, info });
         onChange({ type: "present", device: { ...info } });
       }
@@ -134,20 +164,31 @@ export class IosSimulatorDriver implements Driver {
   }
 
   private udidOf(deviceId: string): string {
-    if (!deviceId.startsWith(ID_PREFIX)) throw new DriverError("protocol_error", { detail: `not an iOS simulator id: ${deviceId}` });
+    if (!deviceId.startsWith(ID_PREFIX))
+      throw new DriverError("protocol_error", { detail: `not an iOS simulator id: ${deviceId}` });
     return deviceId.slice(ID_PREFIX.length);
   }
 
   private session(deviceId: string, ctx: CallContext): { udid: string; a: Attached } {
     const udid = this.udidOf(deviceId);
-    if (!this.known.has(udid)) throw platformError("ios_device_not_booted", true, `${udid} is not a booted simulator`, `simulator ${udid} is not booted`);
+    if (!this.known.has(udid))
+      throw platformError(
+        "ios_device_not_booted",
+        true,
+        `${udid} is not a booted simulator`,
+        `simulator ${udid} is not booted`,
+      );
     const a = this.attached.get(udid);
     if (!a) throw new DriverError("device_not_connected", { deviceId });
     if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
     return { udid, a };
   }
 
-  private async withInput(deviceId: string, ctx: CallContext, run: (udid: string, a: Attached, hid: Hid) => Promise<void>): Promise<void> {
+  private async withInput(
+    deviceId: string,
+    ctx: CallContext,
+    run: (udid: string, a: Attached, hid: Hid) => Promise<void>,
+  ): Promise<void> {
     const { udid, a } = this.session(deviceId, ctx);
     if (!a.hid) throw inputUnavailable(a.probe);
     await run(udid, a, a.hid);
@@ -156,14 +197,27 @@ export class IosSimulatorDriver implements Driver {
   async connect(deviceId: string, ctx: CallContext): Promise<DeviceInfo> {
     const udid = this.udidOf(deviceId);
     const k = this.known.get(udid);
-    if (!k) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
+    if (!k)
+      throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
     if (!this.attached.has(udid)) {
-      const locate: LocateOptions = { axePath: this.opts.axePath, ...(this.opts.axeCandidates ? { axeCandidates: this.opts.axeCandidates } : {}), ...(this.opts.pathEnv !== undefined ? { pathEnv: this.opts.pathEnv } : {}) };
+      const locate: LocateOptions = {
+        axePath: this.opts.axePath,
+        ...(this.opts.axeCandidates ? { axeCandidates: this.opts.axeCandidates } : {}),
+        ...(this.opts.pathEnv !== undefined ? { pathEnv: this.opts.pathEnv } : {}),
+      };
       const ports = { axe: this.axe, wda: this.wda, xcodeVersion: (c: CallContext) => this.simctl.xcodeVersion(c) };
       const { backend, hid, probe } = await pickBackend(udid, k.sim.name, ports, locate, ctx);
       const screen = new ScreenScale();
       await screen.readEnv(this.simctl, udid, ctx, this.opts.log);
-      this.attached.set(udid, { backend, hid: timedHid(hid), generation: ++this.generations, screen, ax: new AxReadiness(this.opts.axReadyWaitMs), viewport: null, probe });
+      this.attached.set(udid, {
+        backend,
+        hid: timedHid(hid),
+        generation: ++this.generations,
+        screen,
+        ax: new AxReadiness(this.opts.axReadyWaitMs),
+        viewport: null,
+        probe,
+      });
       this.opts.log.info({ udid, backend, ...probeMetadata(probe), axePath: probe.axePath }, "simulator connected");
     }
     k.info = { ...k.info, connected: true };
@@ -179,7 +233,8 @@ export class IosSimulatorDriver implements Driver {
 
   async health(deviceId: string): Promise<void> {
     const udid = this.udidOf(deviceId);
-    if (!this.known.has(udid)) throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
+    if (!this.known.has(udid))
+      throw platformError("ios_device_not_booted", true, `${udid} is not booted`, `simulator ${udid} is not booted`);
   }
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
@@ -207,7 +262,11 @@ export class IosSimulatorDriver implements Driver {
     const hid = opts.uiTree ? a.hid : null;
     if (a.screen.wantsEnv()) await a.screen.readEnv(this.simctl, udid, ctx, this.opts.log);
     // Independent halves (observe-parts.ts): a failed tree read leaves the screenshot and says why.
-    const parts = await screenshotAndTree(ctx, shoot ? (c) => this.simctl.screenshot(udid, c) : null, hid ? (c) => a.ax.settle(hid, c) : null);
+    const parts = await screenshotAndTree(
+      ctx,
+      shoot ? (c) => this.simctl.screenshot(udid, c) : null,
+      hid ? (c) => a.ax.settle(hid, c) : null,
+    );
     const { png, tree: read } = parts;
     // No tree backend at all: the probe's reason is why there is no tree (ios_axe_xcode_unsupported…).
     let treeError = parts.treeError ?? (opts.uiTree && !a.hid ? a.probe.reason : null);
@@ -233,28 +292,68 @@ export class IosSimulatorDriver implements Driver {
     return {
       viewport: { ...vp },
       screenshot: opts.screenshot ? png : null,
-      uiTree: tree && !tree.empty ? { context: { contextKind: "native", contextId: tree.appName ?? "springboard", documentEpoch: `${a.generation}-${fingerprint(tree)}` }, nodes: tree.nodes } : null,
+      uiTree:
+        tree && !tree.empty
+          ? {
+              context: {
+                contextKind: "native",
+                contextId: tree.appName ?? "springboard",
+                documentEpoch: `${a.generation}-${fingerprint(tree)}`,
+              },
+              nodes: tree.nodes,
+            }
+          : null,
       ...(treeError ? { uiTreeError: treeError } : {}),
-      metadata: { ios: { udid, backend: a.backend, ...probeMetadata(a.probe), ...a.screen.metadata(), pointWidth: tree && !tree.empty ? tree.screen.width : null, ...(read ? { treeWaitMs: read.waitedMs } : {}), ...timingsMetadata(a.hid) } },
+      metadata: {
+        ios: {
+          udid,
+          backend: a.backend,
+          ...probeMetadata(a.probe),
+          ...a.screen.metadata(),
+          pointWidth: tree && !tree.empty ? tree.screen.width : null,
+          ...(read ? { treeWaitMs: read.waitedMs } : {}),
+          ...timingsMetadata(a.hid),
+        },
+      },
     };
   }
 
-  private async type(udid: string, a: Attached, text: string, ctx: CallContext, secret = false): Promise<"axe" | "paste" | "wda"> {
+  private async type(
+    udid: string,
+    a: Attached,
+    text: string,
+    ctx: CallContext,
+    secret = false,
+  ): Promise<"axe" | "paste" | "wda"> {
     if (a.backend === "wda" && this.wda) {
       await this.wda.keys(text, ctx);
       return "wda";
     }
     // Tab and Return as keys, US-keyboard runs typed, the rest pasted; read back (exact-text.ts).
     const tree = async (c: CallContext) => (a.hid ? parseTree(await a.hid.tree(c), () => 1) : null);
-    return typeExactly(a, axeTextPorts(udid, this.axe, (u, t, c) => this.simctl.pbcopy(u, t, c), tree), text, secret, ctx);
+    return typeExactly(
+      a,
+      axeTextPorts(udid, this.axe, (u, t, c) => this.simctl.pbcopy(u, t, c), tree),
+      text,
+      secret,
+      ctx,
+    );
   }
 
-  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  async execute(
+    deviceId: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     const { a } = this.session(deviceId, ctx);
     return timedAction(a.hid, call.name, () => this.run(deviceId, call, ctx));
   }
 
-  private async run(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  private async run(
+    deviceId: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     const { udid, a } = this.session(deviceId, ctx);
     refuseDoubleTap(call.name, a.backend);
     const p = IOS_ACTIONS[a.backend].parse(call.name, call.arguments);
@@ -262,12 +361,15 @@ export class IosSimulatorDriver implements Driver {
     const screen = a.viewport;
     // Points must lie on the newest screenshot; before the first one there is nothing to check against.
     const onScreen = (...points: [number, number][]) => {
-      if (screen && points.some(([x, y]) => x >= screen.width || y >= screen.height)) throw new DriverError("invalid_arguments", { action: p.name });
+      if (screen && points.some(([x, y]) => x >= screen.width || y >= screen.height))
+        throw new DriverError("invalid_arguments", { action: p.name });
     };
     switch (p.name) {
       case "launch":
       case "terminate":
-        await (p.name === "launch" ? this.simctl.launch(udid, p.args.bundleId, ctx) : this.simctl.terminate(udid, p.args.bundleId, ctx));
+        await (p.name === "launch"
+          ? this.simctl.launch(udid, p.args.bundleId, ctx)
+          : this.simctl.terminate(udid, p.args.bundleId, ctx));
         return { output: { accepted: true } };
       case "openUrl":
         await this.simctl.openUrl(udid, p.args.url, ctx);
@@ -303,7 +405,13 @@ export class IosSimulatorDriver implements Driver {
         return { output: { accepted: true, deltaX: p.args.deltaX, deltaY: p.args.deltaY } };
       }
       case "inputText":
-        return { output: { accepted: true, characters: [...p.args.text].length, via: await this.type(udid, a, p.args.text, ctx) } };
+        return {
+          output: {
+            accepted: true,
+            characters: [...p.args.text].length,
+            via: await this.type(udid, a, p.args.text, ctx),
+          },
+        };
       case "inputSecret":
         await this.type(udid, a, p.args.secret, ctx, true);
         return { output: { accepted: true } };

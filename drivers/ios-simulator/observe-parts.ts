@@ -30,11 +30,16 @@ export const isOmission = (err: unknown, ctx: CallContext): err is DriverError =
 function treeContext(ctx: CallContext, stop: AbortController): CallContext {
   const unfollow = whenAborted(ctx.signal, () => stop.abort(ctx.signal.reason));
   stop.signal.addEventListener("abort", unfollow, { once: true });
-  const deadline = ctx.deadline === null ? null : ctx.deadline - Math.min(TREE_MARGIN_MS, Math.max(0, ctx.deadline - Date.now()) / 4);
+  const deadline =
+    ctx.deadline === null ? null : ctx.deadline - Math.min(TREE_MARGIN_MS, Math.max(0, ctx.deadline - Date.now()) / 4);
   return { ...ctx, signal: stop.signal, deadline };
 }
 
-export async function screenshotAndTree<T>(ctx: CallContext, shoot: ((c: CallContext) => Promise<Uint8Array>) | null, read: ((c: CallContext) => Promise<T>) | null): Promise<Parts<T>> {
+export async function screenshotAndTree<T>(
+  ctx: CallContext,
+  shoot: ((c: CallContext) => Promise<Uint8Array>) | null,
+  read: ((c: CallContext) => Promise<T>) | null,
+): Promise<Parts<T>> {
   const stop = new AbortController();
   const treeCtx = treeContext(ctx, stop);
   try {

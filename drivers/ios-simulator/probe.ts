@@ -22,7 +22,11 @@ import { platformError } from "./tool-process.ts";
 export const MIN_AXE_VERSION = [1, 7, 0] as const;
 
 /** Where Homebrew puts AXe on Apple Silicon and on Intel, and a user-local install. */
-export const AXE_CANDIDATES: readonly string[] = ["/opt/homebrew/bin/axe", "/usr/local/bin/axe", join(homedir(), ".local/bin/axe")];
+export const AXE_CANDIDATES: readonly string[] = [
+  "/opt/homebrew/bin/axe",
+  "/usr/local/bin/axe",
+  join(homedir(), ".local/bin/axe"),
+];
 
 export const INSTALL_AXE = "install AXe (brew install cameroncooke/axe/axe), or set DEVICERAIL_AXE_PATH to it";
 export const SELECT_XCODE = "sudo xcode-select -s /Applications/Xcode.app";
@@ -57,13 +61,20 @@ const executable = (p: string) => {
 
 /** AXe's executable and how it was found, or null with every place looked in. */
 export function locateAxe(opts: LocateOptions): { found: AxeLocation | null; tried: string[] } {
-  if (opts.axePath) return { found: executable(opts.axePath) ? { path: opts.axePath, via: "DEVICERAIL_AXE_PATH" } : null, tried: [opts.axePath] };
+  if (opts.axePath)
+    return {
+      found: executable(opts.axePath) ? { path: opts.axePath, via: "DEVICERAIL_AXE_PATH" } : null,
+      tried: [opts.axePath],
+    };
   const pathEnv = opts.pathEnv ?? process.env.PATH ?? "";
   const onPath = Bun.which("axe", { PATH: pathEnv });
   if (onPath) return { found: { path: onPath, via: "PATH" }, tried: ["PATH"] };
   const candidates = opts.axeCandidates ?? AXE_CANDIDATES;
   const hit = candidates.find(executable);
-  return { found: hit ? { path: hit, via: "install place" } : null, tried: [`PATH (${pathEnv || "empty"})`, ...candidates] };
+  return {
+    found: hit ? { path: hit, via: "install place" } : null,
+    tried: [`PATH (${pathEnv || "empty"})`, ...candidates],
+  };
 }
 
 /** `axe --version` of a release ("1.8.0"); dev builds print `git describe` output and parse as null. */
@@ -76,7 +87,11 @@ export function parseAxeVersion(out: string): Version | null {
 export function parseXcodeVersion(out: string): { version: string; major: number; build: string | null } | null {
   const m = /^Xcode (\d+)((?:\.\d+)*)\s*$/m.exec(out);
   if (!m) return null;
-  return { version: `${m[1]}${m[2] ?? ""}`, major: Number(m[1]), build: /^Build version (\S+)/m.exec(out)?.[1] ?? null };
+  return {
+    version: `${m[1]}${m[2] ?? ""}`,
+    major: Number(m[1]),
+    build: /^Build version (\S+)/m.exec(out)?.[1] ?? null,
+  };
 }
 
 export const atLeast = (v: Version, min: readonly number[]) => {
@@ -124,14 +139,31 @@ const said = (e: DriverError) => e.detail ?? e.message;
 
 /** Only a cancel or a lost device ends the probe; every other failure is the reason AXe is not used. */
 const fatal = (err: unknown, ctx: CallContext) =>
-  !(err instanceof DriverError) || err.driverCode === "driver_cancelled" || ctx.signal.aborted || err.platformCode === "ios_device_not_booted";
+  !(err instanceof DriverError) ||
+  err.driverCode === "driver_cancelled" ||
+  ctx.signal.aborted ||
+  err.platformCode === "ios_device_not_booted";
 
 /** Runs the checks in order and stops at the first that fails. Sets `ports.axe.path` to the AXe found. */
-export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOptions, ctx: CallContext): Promise<BackendProbe> {
+export async function probeAxe(
+  udid: string,
+  ports: ProbePorts,
+  locate: LocateOptions,
+  ctx: CallContext,
+): Promise<BackendProbe> {
   const seen: BackendProbe = { reason: null, axePath: null, axeVersion: null, xcodeVersion: null };
   const { found, tried } = locateAxe(locate);
   ctx.log.info({ axe: found?.path ?? null, via: found?.via ?? null, tried }, found ? "AXe found" : "AXe not found");
-  if (!found) return { ...seen, reason: platformError("ios_axe_not_found", false, `looked in ${tried.join(", ")}`, `AXe was not found (looked in ${tried.join(", ")}): ${INSTALL_AXE}`) };
+  if (!found)
+    return {
+      ...seen,
+      reason: platformError(
+        "ios_axe_not_found",
+        false,
+        `looked in ${tried.join(", ")}`,
+        `AXe was not found (looked in ${tried.join(", ")}): ${INSTALL_AXE}`,
+      ),
+    };
   ports.axe.path = found.path;
   seen.axePath = found.path;
 
@@ -141,19 +173,32 @@ export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOp
   } catch (err) {
     if (fatal(err, ctx) && !(err instanceof DriverError && err.platformCode === "ios_tool_not_found")) throw err;
     const why = said(err as DriverError).slice(0, 200);
-    return { ...seen, reason: platformError("ios_axe_not_found", false, why, `${found.path} --version failed (${why}): ${INSTALL_AXE}`) };
+    return {
+      ...seen,
+      reason: platformError("ios_axe_not_found", false, why, `${found.path} --version failed (${why}): ${INSTALL_AXE}`),
+    };
   }
   const version = parseAxeVersion(out);
   if (!version)
     return {
       ...seen,
-      reason: platformError("ios_axe_version_unparsable", false, out.trim().slice(0, 200), `${found.path} --version printed "${out.trim().slice(0, 80)}", not a release version (a development build?): ${INSTALL_AXE}`),
+      reason: platformError(
+        "ios_axe_version_unparsable",
+        false,
+        out.trim().slice(0, 200),
+        `${found.path} --version printed "${out.trim().slice(0, 80)}", not a release version (a development build?): ${INSTALL_AXE}`,
+      ),
     };
   seen.axeVersion = text(version);
   if (!atLeast(version, MIN_AXE_VERSION))
     return {
       ...seen,
-      reason: platformError("ios_axe_too_old", false, seen.axeVersion, `AXe ${seen.axeVersion} is older than ${text([...MIN_AXE_VERSION] as Version)}, the first release with --tap-style and orientation-aware taps: upgrade it (brew upgrade axe)`),
+      reason: platformError(
+        "ios_axe_too_old",
+        false,
+        seen.axeVersion,
+        `AXe ${seen.axeVersion} is older than ${text([...MIN_AXE_VERSION] as Version)}, the first release with --tap-style and orientation-aware taps: upgrade it (brew upgrade axe)`,
+      ),
     };
 
   try {
@@ -161,7 +206,16 @@ export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOp
     if (xcode) {
       seen.xcodeVersion = xcode.version;
       const problem = axeXcodeProblem(version, xcode.major);
-      if (problem) return { ...seen, reason: platformError("ios_axe_xcode_unsupported", false, `AXe ${seen.axeVersion}, Xcode ${xcode.version}`, problem) };
+      if (problem)
+        return {
+          ...seen,
+          reason: platformError(
+            "ios_axe_xcode_unsupported",
+            false,
+            `AXe ${seen.axeVersion}, Xcode ${xcode.version}`,
+            problem,
+          ),
+        };
     }
   } catch (err) {
     if (fatal(err, ctx)) throw err;
@@ -178,7 +232,10 @@ export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOp
     const message = said(e);
     // A slow tree is no broken AXe: describe-ui takes seconds on large screens (research F10).
     if (e.driverCode === "driver_timed_out") {
-      ctx.log.warn({ udid, ceilingMs: PROBE_TREE_MS }, "AXe describe-ui did not answer within the probe's ceiling; AXe is used");
+      ctx.log.warn(
+        { udid, ceilingMs: PROBE_TREE_MS },
+        "AXe describe-ui did not answer within the probe's ceiling; AXe is used",
+      );
       return seen;
     }
     return { ...seen, reason: treeFailure(message, seen) };
@@ -192,7 +249,10 @@ export async function probeAxe(udid: string, ports: ProbePorts, locate: LocateOp
  * CoreSimulatorBridge's "No translation object returned" (ios_axe_failed; XcodeBuildMCP #458,
  * where killing the bridge fixed it at once).
  */
-export function treeFailure(message: string, seen: { axeVersion: string | null; xcodeVersion: string | null }): DriverError {
+export function treeFailure(
+  message: string,
+  seen: { axeVersion: string | null; xcodeVersion: string | null },
+): DriverError {
   if (XCODE_LOAD.test(message))
     return platformError(
       "ios_axe_xcode_unsupported",
@@ -220,11 +280,17 @@ export function probeMetadata(probe: BackendProbe | null) {
 /** The error input actions get on a device without an input backend: the probe's reason, or "install AXe". */
 export function inputUnavailable(probe: BackendProbe | null): DriverError {
   const why = probe?.reason?.error.data.message;
-  return platformError("ios_input_unavailable", false, probe?.reason?.platformCode ?? "no input backend", why ? `this simulator has no input backend: ${why}` : `this simulator has no input backend: ${INSTALL_AXE}`);
+  return platformError(
+    "ios_input_unavailable",
+    false,
+    probe?.reason?.platformCode ?? "no input backend",
+    why ? `this simulator has no input backend: ${why}` : `this simulator has no input backend: ${INSTALL_AXE}`,
+  );
 }
 
 /** The Command Line Tools are selected instead of Xcode: xcrun finds no simctl, xcodebuild refuses. */
-export const XCODE_NOT_SELECTED = /unable to find utility "(?:simctl|xcodebuild)", not a developer tool or in PATH|requires Xcode, but active developer directory '[^']*' is a command line tools instance/;
+export const XCODE_NOT_SELECTED =
+  /unable to find utility "(?:simctl|xcodebuild)", not a developer tool or in PATH|requires Xcode, but active developer directory '[^']*' is a command line tools instance/;
 
 export const xcodeNotSelected = (detail: string) =>
   platformError(

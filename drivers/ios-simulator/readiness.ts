@@ -62,7 +62,10 @@ export class AxReadiness {
       const first = this.emptySince.get(key) ?? now;
       this.emptySince.set(key, first);
       const window = Math.max(this.ready ? 0 : this.since + this.waitMs, first + Math.min(APP_WAIT_MS, this.waitMs));
-      const until = Math.min(window, ctx.deadline === null ? Number.POSITIVE_INFINITY : ctx.deadline - DEADLINE_MARGIN_MS);
+      const until = Math.min(
+        window,
+        ctx.deadline === null ? Number.POSITIVE_INFINITY : ctx.deadline - DEADLINE_MARGIN_MS,
+      );
       if (now >= until) return { json, notReady: notReady(key, now - first, this.ready), waitedMs: now - start };
       await pause(Math.min(POLL_MS, until - now), ctx);
     }

@@ -79,14 +79,26 @@ export class ScreenScale {
   /** Asks simctl (three getenv calls, bounded); a failure leaves the scale unknown, never fails the caller. */
   async readEnv(simctl: SimctlPort, udid: string, ctx: CallContext, log: Logger): Promise<void> {
     this.envAskedAt = Date.now();
-    const c: CallContext = { ...ctx, deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + GETENV_CEILING_MS) };
+    const c: CallContext = {
+      ...ctx,
+      deadline: Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, Date.now() + GETENV_CEILING_MS),
+    };
     try {
-      const [s, w, h] = await Promise.all(["SCALE", "WIDTH", "HEIGHT"].map((k) => simctl.getenv(udid, `SIMULATOR_MAINSCREEN_${k}`, c)));
+      const [s, w, h] = await Promise.all(
+        ["SCALE", "WIDTH", "HEIGHT"].map((k) => simctl.getenv(udid, `SIMULATOR_MAINSCREEN_${k}`, c)),
+      );
       this.env = parseMainScreen(s ?? null, w ?? null, h ?? null);
-      if (!this.env) log.warn({ udid, scale: s }, "simctl getenv SIMULATOR_MAINSCREEN_SCALE gave no scale: taken from the first screenshot and tree instead");
+      if (!this.env)
+        log.warn(
+          { udid, scale: s },
+          "simctl getenv SIMULATOR_MAINSCREEN_SCALE gave no scale: taken from the first screenshot and tree instead",
+        );
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      log.warn({ udid, err: String(err) }, "simctl getenv SIMULATOR_MAINSCREEN_SCALE failed: taken from the first screenshot and tree instead");
+      log.warn(
+        { udid, err: String(err) },
+        "simctl getenv SIMULATOR_MAINSCREEN_SCALE failed: taken from the first screenshot and tree instead",
+      );
     }
     if (this.env && this.source !== "simctl" && this.envAgrees !== false) {
       this.scale = this.env.scale;
@@ -130,12 +142,32 @@ export class ScreenScale {
     }
     const screen = { width: png.width / s, height: png.height / s };
     if (root.width <= screen.width * (1 + TOLERANCE) && root.height <= screen.height * (1 + TOLERANCE)) {
-      this.frames = { layout: near(root.width, screen.width) && near(root.height, screen.height) ? "fullScreen" : "window", k: s, root };
-    } else if (root.width > root.height && screen.height > screen.width && near(root.width, screen.height) && near(root.height, screen.width)) {
+      this.frames = {
+        layout: near(root.width, screen.width) && near(root.height, screen.height) ? "fullScreen" : "window",
+        k: s,
+        root,
+      };
+    } else if (
+      root.width > root.height &&
+      screen.height > screen.width &&
+      near(root.width, screen.height) &&
+      near(root.height, screen.width)
+    ) {
       const fit = Math.min(screen.width / root.width, screen.height / root.height);
-      this.frames = { layout: "letterbox", k: s * fit, root, fit, offX: (screen.width - root.width * fit) / 2, offY: (screen.height - root.height * fit) / 2 };
+      this.frames = {
+        layout: "letterbox",
+        k: s * fit,
+        root,
+        fit,
+        offX: (screen.width - root.width * fit) / 2,
+        offY: (screen.height - root.height * fit) / 2,
+      };
     } else {
-      this.frames = { layout: "mismatch", root, detail: `the tree's root is ${root.width}×${root.height} pt, the screenshot ${png.width}×${png.height} px at scale ${s}` };
+      this.frames = {
+        layout: "mismatch",
+        root,
+        detail: `the tree's root is ${root.width}×${root.height} pt, the screenshot ${png.width}×${png.height} px at scale ${s}`,
+      };
     }
     return this.frames.layout === "mismatch" ? 1 : this.frames.k;
   }
@@ -157,12 +189,23 @@ export class ScreenScale {
     if (f && f.layout !== "mismatch") {
       const dx = f.layout === "letterbox" ? Math.round(f.offX * (this.scale as number)) : 0;
       const dy = f.layout === "letterbox" ? Math.round(f.offY * (this.scale as number)) : 0;
-      if (dx || dy) for (const n of nodes) if (n.bounds) n.bounds = { ...n.bounds, x: n.bounds.x + dx, y: n.bounds.y + dy };
+      if (dx || dy)
+        for (const n of nodes) if (n.bounds) n.bounds = { ...n.bounds, x: n.bounds.x + dx, y: n.bounds.y + dy };
       // A window must lie on the screenshot: a root beyond it is a mismatch too.
       const b = nodes[0]?.bounds;
       const slack = (v: number) => v * TOLERANCE + 1;
-      if (b && (b.x < -slack(png.width) || b.y < -slack(png.height) || b.x + b.width > png.width + slack(png.width) || b.y + b.height > png.height + slack(png.height)))
-        this.frames = { layout: "mismatch", root: f.root, detail: `the tree's root lies at ${b.x},${b.y} ${b.width}×${b.height} px, off the ${png.width}×${png.height} px screenshot` };
+      if (
+        b &&
+        (b.x < -slack(png.width) ||
+          b.y < -slack(png.height) ||
+          b.x + b.width > png.width + slack(png.width) ||
+          b.y + b.height > png.height + slack(png.height))
+      )
+        this.frames = {
+          layout: "mismatch",
+          root: f.root,
+          detail: `the tree's root lies at ${b.x},${b.y} ${b.width}×${b.height} px, off the ${png.width}×${png.height} px screenshot`,
+        };
     }
     if (this.frames === null || this.frames.layout === "mismatch") for (const n of nodes) n.bounds = null;
   }
@@ -189,12 +232,23 @@ export class ScreenScale {
     if (f?.layout !== "letterbox") return [round2(px), round2(py)];
     const [lx, ly] = [(px - f.offX) / f.fit, (py - f.offY) / f.fit];
     if (lx < 0 || ly < 0 || lx > f.root.width || ly > f.root.height)
-      throw platformError("ios_point_outside_app", false, `(${x}, ${y}) px is in the letterbox bars`, "the point is in the bars around a letterboxed landscape app: aim inside the app's area (its root node's bounds)");
+      throw platformError(
+        "ios_point_outside_app",
+        false,
+        `(${x}, ${y}) px is in the letterbox bars`,
+        "the point is in the bars around a letterboxed landscape app: aim inside the app's area (its root node's bounds)",
+      );
     return [round2(lx), round2(ly)];
   }
 
   /** For the observation's `ios` metadata. */
-  metadata(): { scale: number | null; scaleSource: ScaleSource | null; scaleCheck: "agrees" | "disagrees" | null; layout: Layout | null; orientationMismatch: boolean } {
+  metadata(): {
+    scale: number | null;
+    scaleSource: ScaleSource | null;
+    scaleCheck: "agrees" | "disagrees" | null;
+    layout: Layout | null;
+    orientationMismatch: boolean;
+  } {
     return {
       scale: this.scale,
       scaleSource: this.source,

@@ -29,10 +29,22 @@ function mapError(err: unknown, udid: string | null): DriverError {
   const e = err as { stderr?: string; message?: string; code?: unknown };
   const text = `${e.stderr ?? ""}\n${e.message ?? ""}`;
   if (XCODE_NOT_SELECTED.test(text)) return xcodeNotSelected(e.stderr || text);
-  if (/has not been found in PATH|ENOENT/.test(text)) return platformError("ios_xcrun_not_found", false, text.trim(), "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)");
+  if (/has not been found in PATH|ENOENT/.test(text))
+    return platformError(
+      "ios_xcrun_not_found",
+      false,
+      text.trim(),
+      "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)",
+    );
   if (/timed out|ETIMEDOUT/i.test(text)) return new DriverError("driver_timed_out");
   const f = simctlFailure(e.stderr ?? "");
-  if (f.kind === "notBooted") return platformError("ios_device_not_booted", true, f.message, `simulator ${udid} is not booted: boot it (xcrun simctl boot ${udid}) or open it in Simulator.app`);
+  if (f.kind === "notBooted")
+    return platformError(
+      "ios_device_not_booted",
+      true,
+      f.message,
+      `simulator ${udid} is not booted: boot it (xcrun simctl boot ${udid}) or open it in Simulator.app`,
+    );
   if (f.kind === "invalidDevice") return platformError("ios_device_missing", true, f.message);
   if (f.kind === "appNotRunning") return platformError("ios_app_not_running", false, f.message);
   return platformError("ios_simctl_failed", true, f.message || text.trim().slice(0, 300));
@@ -73,7 +85,9 @@ export class SimctlPort {
    */
   async screenshot(udid: string, ctx: CallContext): Promise<Uint8Array> {
     for (let attempt = 0; ; attempt++) {
-      const r = await runTool([this.xcrun(), "simctl", "io", udid, "screenshot", "--type=png", "-"], ctx, { ceilingMs: CEILING_MS });
+      const r = await runTool([this.xcrun(), "simctl", "io", udid, "screenshot", "--type=png", "-"], ctx, {
+        ceilingMs: CEILING_MS,
+      });
       if (r.code === 0) return r.stdout;
       if (!SCREEN_SURFACES.test(r.stderr)) throw mapError({ stderr: r.stderr }, udid);
       const wait = SCREEN_SURFACES_RETRY_MS[attempt];
@@ -134,7 +148,13 @@ export class SimctlPort {
 
   private xcrun(): string {
     const xcrun = this.xcrunPath ?? Bun.which("xcrun");
-    if (!xcrun) throw platformError("ios_xcrun_not_found", false, "xcrun is not on PATH", "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)");
+    if (!xcrun)
+      throw platformError(
+        "ios_xcrun_not_found",
+        false,
+        "xcrun is not on PATH",
+        "xcrun was not found: install Xcode and its command-line tools (xcode-select --install)",
+      );
     return xcrun;
   }
 }

@@ -8,18 +8,32 @@ export interface ToolResult {
 }
 
 export const platformError = (platformCode: string, retryable: boolean, detail?: string, message?: string) =>
-  new DriverError("platform_error", { platformCode, retryable, ...(detail ? { detail } : {}), ...(message ? { message } : {}) });
+  new DriverError("platform_error", {
+    platformCode,
+    retryable,
+    ...(detail ? { detail } : {}),
+    ...(message ? { message } : {}),
+  });
 
 /**
  * Runs a command-line tool (axe, xcrun for what node-simctl cannot do) under the context: killed
  * on abort or at the earlier of the deadline and `ceilingMs`, with `stdin` as its only input —
  * the one way a secret may reach it.
  */
-export async function runTool(argv: string[], ctx: CallContext, opts: { stdin?: string; ceilingMs: number; env?: Record<string, string | undefined> }): Promise<ToolResult> {
+export async function runTool(
+  argv: string[],
+  ctx: CallContext,
+  opts: { stdin?: string; ceilingMs: number; env?: Record<string, string | undefined> },
+): Promise<ToolResult> {
   if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
   let proc: ReturnType<typeof Bun.spawn>;
   try {
-    proc = Bun.spawn(argv, { stdin: opts.stdin === undefined ? "ignore" : "pipe", stdout: "pipe", stderr: "pipe", env: opts.env });
+    proc = Bun.spawn(argv, {
+      stdin: opts.stdin === undefined ? "ignore" : "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: opts.env,
+    });
   } catch (err) {
     throw platformError("ios_tool_not_found", false, `${argv[0]}: ${(err as Error).message}`);
   }

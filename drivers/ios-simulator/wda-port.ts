@@ -24,7 +24,11 @@ export class WdaPort {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(ms)]);
     let res: Response;
     try {
-      res = await fetch(`${this.endpoint}${path}`, { method, signal, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+      res = await fetch(`${this.endpoint}${path}`, {
+        method,
+        signal,
+        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+      });
     } catch (err) {
       if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
       if ((err as Error).name === "TimeoutError") throw new DriverError("driver_timed_out");
@@ -34,8 +38,14 @@ export class WdaPort {
     if (!json) throw platformError("ios_wda_malformed", true, `${method} ${path}: not JSON`);
     if (typeof json.sessionId === "string") this.session = json.sessionId;
     const value = json.value as Json | null;
-    if (!res.ok && res.status === 404 && value?.error === "invalid session id") throw new SessionGone(`${method} ${path}: ${String(value.message ?? "invalid session id")}`);
-    if (!res.ok) throw platformError("ios_wda_failed", true, `${method} ${path}: ${String((value as Json | null)?.message ?? res.status)}`);
+    if (!res.ok && res.status === 404 && value?.error === "invalid session id")
+      throw new SessionGone(`${method} ${path}: ${String(value.message ?? "invalid session id")}`);
+    if (!res.ok)
+      throw platformError(
+        "ios_wda_failed",
+        true,
+        `${method} ${path}: ${String((value as Json | null)?.message ?? res.status)}`,
+      );
     return json;
   }
 
@@ -94,8 +104,17 @@ export class WdaPort {
     await this.inSession("/wda/touchAndHold", { x, y, duration: seconds }, ctx);
   }
 
-  async drag(from: { x: number; y: number }, to: { x: number; y: number }, seconds: number, ctx: CallContext): Promise<void> {
-    await this.inSession("/wda/dragfromtoforduration", { fromX: from.x, fromY: from.y, toX: to.x, toY: to.y, duration: seconds }, ctx);
+  async drag(
+    from: { x: number; y: number },
+    to: { x: number; y: number },
+    seconds: number,
+    ctx: CallContext,
+  ): Promise<void> {
+    await this.inSession(
+      "/wda/dragfromtoforduration",
+      { fromX: from.x, fromY: from.y, toX: to.x, toY: to.y, duration: seconds },
+      ctx,
+    );
   }
 
   /** Any Unicode text, in the request body (never an argv). */

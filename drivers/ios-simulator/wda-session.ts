@@ -21,7 +21,11 @@ export interface SessionSlot {
   path(ctx: CallContext): Promise<string>;
 }
 
-export async function withFreshSession<T>(slot: SessionSlot, run: (sessionPath: string) => Promise<T>, ctx: CallContext): Promise<T> {
+export async function withFreshSession<T>(
+  slot: SessionSlot,
+  run: (sessionPath: string) => Promise<T>,
+  ctx: CallContext,
+): Promise<T> {
   let used: string | null = null;
   try {
     const path = await slot.path(ctx);
@@ -46,4 +50,3 @@ export async function withFreshSession<T>(slot: SessionSlot, run: (sessionPath: 
     );
   }
 }
-

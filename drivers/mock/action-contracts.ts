@@ -14,14 +14,28 @@ const POSITION = v.pipe(v.number(), v.finite(), v.minValue(0));
 // (docs/protocol/devices-and-actions.md#capabilities). inputSecret is not in the reference's Mock; it lets the protected-action path (hidden
 // unless negotiated, redacted records, no screenshots) be exercised without a phone.
 export const MOCK_CONTRACTS = [
-  { name: "tap", description: "Tap a point in device coordinates", arguments: v.strictObject({ x: POSITION, y: POSITION }) },
-  { name: "inputText", description: "Type text into the focused control", arguments: v.strictObject({ text: v.string() }) },
-  { name: "scroll", description: "Scroll by a device-coordinate delta", arguments: v.strictObject({ deltaX: NUMBER, deltaY: NUMBER }) },
+  {
+    name: "tap",
+    description: "Tap a point in device coordinates",
+    arguments: v.strictObject({ x: POSITION, y: POSITION }),
+  },
+  {
+    name: "inputText",
+    description: "Type text into the focused control",
+    arguments: v.strictObject({ text: v.string() }),
+  },
+  {
+    name: "scroll",
+    description: "Scroll by a device-coordinate delta",
+    arguments: v.strictObject({ deltaX: NUMBER, deltaY: NUMBER }),
+  },
   { name: "back", description: "Go back one screen", arguments: v.strictObject({}) },
   {
     name: "inputSecret",
     description: "Type a protected printable-ASCII value into the focused control",
-    arguments: v.strictObject({ secret: v.pipe(v.string(), v.minLength(1), v.maxLength(1024), v.regex(/^[\u0020-\u007e]+$/)) }),
+    arguments: v.strictObject({
+      secret: v.pipe(v.string(), v.minLength(1), v.maxLength(1024), v.regex(/^[\u0020-\u007e]+$/)),
+    }),
     protection: "protected",
   },
 ] as const satisfies readonly ActionContract[];

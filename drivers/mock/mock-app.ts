@@ -43,7 +43,10 @@ export class MockApp {
   screen: ScreenName = "login";
   private epoch = 1;
   private readonly back: ScreenName[] = [];
-  private readonly fields: Record<"username" | "password", Field> = { username: { text: "", masked: false }, password: { text: "", masked: true } };
+  private readonly fields: Record<"username" | "password", Field> = {
+    username: { text: "", masked: false },
+    password: { text: "", masked: true },
+  };
   private focused: "username" | "password" | null = null;
   private syncLeft: number | null = null;
   private synced = 0;
@@ -85,7 +88,13 @@ export class MockApp {
 
   tree(): UiNode[] {
     const screen = this.screen;
-    const out: UiNode[] = [node(screen, { id: "", role: "Window", name: null, text: null, height: SCREEN.height }, null, { x: 0, y: 0, ...SCREEN })];
+    const out: UiNode[] = [
+      node(screen, { id: "", role: "Window", name: null, text: null, height: SCREEN.height }, null, {
+        x: 0,
+        y: 0,
+        ...SCREEN,
+      }),
+    ];
     const place = (ws: Widget[], parent: string, x: number, top: number, width: number, gap: number) => {
       let y = top;
       for (const w of ws) {
@@ -171,19 +180,44 @@ export class MockApp {
 
   private widgets(): Widget[] {
     const title = (text: string): Widget => ({ id: "title", role: "Text", name: null, text, height: 64 });
-    const button = (id: string, text: string, enabled = true): Widget => ({ id, role: "Button", name: text, text, height: 56, enabled, tappable: true });
+    const button = (id: string, text: string, enabled = true): Widget => ({
+      id,
+      role: "Button",
+      name: text,
+      text,
+      height: 56,
+      enabled,
+      tappable: true,
+    });
     switch (this.screen) {
       case "login": {
         const ready = this.fields.username.text !== "" && this.fields.password.text !== "";
         return [
           title("Sign in"),
-          { id: "username", role: "TextField", name: "User name", text: this.shown("username"), value: this.shown("username"), height: 56, tappable: true },
-          { id: "password", role: "SecureTextField", name: "Password", text: this.shown("password"), value: this.shown("password"), height: 56, tappable: true },
+          {
+            id: "username",
+            role: "TextField",
+            name: "User name",
+            text: this.shown("username"),
+            value: this.shown("username"),
+            height: 56,
+            tappable: true,
+          },
+          {
+            id: "password",
+            role: "SecureTextField",
+            name: "Password",
+            text: this.shown("password"),
+            value: this.shown("password"),
+            height: 56,
+            tappable: true,
+          },
           button("sign_in", "Sign in", ready),
         ];
       }
       case "home": {
-        const status = this.syncLeft !== null ? "Syncing..." : this.synced > 0 ? `Synced ${this.synced * 3} items` : "Not synced";
+        const status =
+          this.syncLeft !== null ? "Syncing..." : this.synced > 0 ? `Synced ${this.synced * 3} items` : "Not synced";
         return [
           title(`Welcome, ${this.shown("username")}`),
           { id: "status", role: "Text", name: null, text: status, height: 40 },
@@ -203,14 +237,35 @@ export class MockApp {
         ];
       }
       case "settings":
-        return [title("Settings"), { id: "dark_mode", role: "Switch", name: "Dark mode", text: "Dark mode", value: this.darkMode ? "on" : "off", height: 56, tappable: true }, button("back", "Back")];
+        return [
+          title("Settings"),
+          {
+            id: "dark_mode",
+            role: "Switch",
+            name: "Dark mode",
+            text: "Dark mode",
+            value: this.darkMode ? "on" : "off",
+            height: 56,
+            tappable: true,
+          },
+          button("back", "Back"),
+        ];
       case "about":
-        return [title("About"), { id: "version", role: "Text", name: null, text: "DeviceRail Mock App 1.0", height: 40 }, button("back", "Back")];
+        return [
+          title("About"),
+          { id: "version", role: "Text", name: null, text: "DeviceRail Mock App 1.0", height: 40 },
+          button("back", "Back"),
+        ];
     }
   }
 }
 
-function node(screen: ScreenName, w: Widget, parent: string | null, bounds: { x: number; y: number; width: number; height: number }): UiNode {
+function node(
+  screen: ScreenName,
+  w: Widget,
+  parent: string | null,
+  bounds: { x: number; y: number; width: number; height: number },
+): UiNode {
   return {
     stableNodeId: parent === null ? screen : `${screen}/${w.id}`,
     parentStableNodeId: parent,

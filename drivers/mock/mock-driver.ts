@@ -1,6 +1,16 @@
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
-import { type CallContext, type DeviceChange, type Driver, type ElementInput, type ObserveOptions, type Point, type Protection, type RawObservation, abortable } from "../../src/driver/driver.ts";
+import {
+  type CallContext,
+  type DeviceChange,
+  type Driver,
+  type ElementInput,
+  type ObserveOptions,
+  type Point,
+  type Protection,
+  type RawObservation,
+  abortable,
+} from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { renderReceived } from "../../src/protocol/issue-details.ts";
 import { MOCK_ACTIONS } from "./actions.ts";
@@ -36,11 +46,22 @@ function refuseOffScreen(action: string, point: { x: number; y: number }): void 
   const limits = { x: SCREEN.width, y: SCREEN.height };
   const issues = (["x", "y"] as const)
     .filter((axis) => point[axis] >= limits[axis])
-    .map((axis) => ({ pointer: `/${axis}`, expected: `${axis} from 0 to ${limits[axis] - 1}`, received: renderReceived(point[axis], false) }));
+    .map((axis) => ({
+      pointer: `/${axis}`,
+      expected: `${axis} from 0 to ${limits[axis] - 1}`,
+      received: renderReceived(point[axis], false),
+    }));
   const [first] = issues;
   if (!first) return;
   const viewport = { width: SCREEN.width, height: SCREEN.height };
-  throw DriverError.withDetails("invalid_arguments", { action, pointer: first.pointer, expected: first.expected, received: first.received, issues, viewport });
+  throw DriverError.withDetails("invalid_arguments", {
+    action,
+    pointer: first.pointer,
+    expected: first.expected,
+    received: first.received,
+    issues,
+    viewport,
+  });
 }
 
 interface MockDevice {
@@ -67,12 +88,17 @@ export class MockDriver implements Driver {
     for (let i = 1; i <= count; i++) {
       const id = opts.idPrefix ? `${opts.idPrefix}-mock-${i}` : `mock-${i}`;
       const name = count === 1 ? "DeviceRail Mock Device" : `DeviceRail Mock Device ${i}`;
-      this.devices.set(id, { info: { id, name, platform: { kind: "mock" }, osVersion: "0.1", connected: false }, app: new MockApp() });
+      this.devices.set(id, {
+        info: { id, name, platform: { kind: "mock" }, osVersion: "0.1", connected: false },
+        app: new MockApp(),
+      });
     }
     this.elements = {
-      tapPoint: (deviceId: string, p: Point, ctx: CallContext) => this.input(deviceId, ctx, (app) => void app.tap(p.x, p.y)),
+      tapPoint: (deviceId: string, p: Point, ctx: CallContext) =>
+        this.input(deviceId, ctx, (app) => void app.tap(p.x, p.y)),
       clearFocused: (deviceId: string, ctx: CallContext) => this.input(deviceId, ctx, (app) => app.clearFocused()),
-      typeText: (deviceId: string, text: string, o: { secret: boolean }, ctx: CallContext) => this.input(deviceId, ctx, (app) => app.type(text, o.secret)),
+      typeText: (deviceId: string, text: string, o: { secret: boolean }, ctx: CallContext) =>
+        this.input(deviceId, ctx, (app) => app.type(text, o.secret)),
     };
   }
 
@@ -132,9 +158,16 @@ export class MockDriver implements Driver {
     const nodes = app.tree();
     return {
       viewport: { width: SCREEN.width, height: SCREEN.height, scaleFactor: 1 },
-      screenshot: opts.screenshot ? renderScreen(nodes, { dark: app.darkMode, focusedNodeId: app.focusedNodeId() }) : null,
+      screenshot: opts.screenshot
+        ? renderScreen(nodes, { dark: app.darkMode, focusedNodeId: app.focusedNodeId() })
+        : null,
       uiTree: opts.uiTree ? { context: app.context(), nodes } : null,
-      metadata: { frameSequence: ++this.frameSequence, foregroundApp: MOCK_APP_ID, screen: app.screen, ...this.uiStates(app, opts) },
+      metadata: {
+        frameSequence: ++this.frameSequence,
+        foregroundApp: MOCK_APP_ID,
+        screen: app.screen,
+        ...this.uiStates(app, opts),
+      },
     };
   }
 
@@ -144,7 +177,11 @@ export class MockDriver implements Driver {
     return Object.keys(states).length ? { uiStates: states } : {};
   }
 
-  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  async execute(
+    deviceId: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     const { app } = this.connected(deviceId, ctx);
     const p = MOCK_ACTIONS.parse(call.name, call.arguments);
     if (p.name === "tap") refuseOffScreen(p.name, p.args);

@@ -47,11 +47,19 @@ function box(n: UiNode, t: Theme, focused: boolean): Box | null {
   const at = { x: b.x, y: b.y, width: b.width, height: b.height };
   switch (n.role) {
     case "Button":
-      return n.enabled ? { ...at, fill: t.button, text: n.text ?? "", textColor: t.buttonText } : { ...at, fill: t.disabled, text: n.text ?? "", textColor: t.muted };
+      return n.enabled
+        ? { ...at, fill: t.button, text: n.text ?? "", textColor: t.buttonText }
+        : { ...at, fill: t.disabled, text: n.text ?? "", textColor: t.muted };
     case "TextField":
     case "SecureTextField": {
       const empty = !n.value;
-      return { ...at, fill: t.field, border: focused ? t.focus : t.border, text: empty ? (n.name ?? "") : (n.value ?? ""), textColor: empty ? t.muted : t.text };
+      return {
+        ...at,
+        fill: t.field,
+        border: focused ? t.focus : t.border,
+        text: empty ? (n.name ?? "") : (n.value ?? ""),
+        textColor: empty ? t.muted : t.text,
+      };
     }
     case "Switch":
       return { ...at, fill: t.field, border: t.border, text: `${n.text ?? ""}: ${n.value ?? ""}`, textColor: t.text };
@@ -68,7 +76,10 @@ const cache = new Map<string, Uint8Array>();
 const CACHE_LIMIT = 64;
 
 /** The screenshot of a tree: one flat box per node in preorder, so parents paint under children. */
-export function renderScreen(nodes: readonly UiNode[], opts: { dark: boolean; focusedNodeId: string | null }): Uint8Array {
+export function renderScreen(
+  nodes: readonly UiNode[],
+  opts: { dark: boolean; focusedNodeId: string | null },
+): Uint8Array {
   const key = JSON.stringify([opts, nodes]);
   const hit = cache.get(key);
   if (hit) return hit;

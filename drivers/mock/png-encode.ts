@@ -58,7 +58,13 @@ function zlibDeflate(raw: Uint8Array): Uint8Array {
 }
 
 /** The PNG file of `raw` (scanlines each led by filter byte 0) in one colour type; `palette` for type 3. */
-export function encodePng(width: number, height: number, colourType: 2 | 3, palette: Uint8Array | null, raw: Uint8Array): Uint8Array {
+export function encodePng(
+  width: number,
+  height: number,
+  colourType: 2 | 3,
+  palette: Uint8Array | null,
+  raw: Uint8Array,
+): Uint8Array {
   const compressed = zlibDeflate(raw);
   const ihdr = new Uint8Array(13);
   const iv = new DataView(ihdr.buffer);
@@ -75,9 +81,14 @@ export function encodePng(width: number, height: number, colourType: 2 | 3, pale
   let pos = writeChunk(out, view, 8, "IHDR", ihdr);
   if (palette) pos = writeChunk(out, view, pos, "PLTE", palette);
   for (let i = 0; i < idatCount; i++) {
-    pos = writeChunk(out, view, pos, "IDAT", compressed.subarray(i * IDAT_CHUNK, Math.min(compressed.length, (i + 1) * IDAT_CHUNK)));
+    pos = writeChunk(
+      out,
+      view,
+      pos,
+      "IDAT",
+      compressed.subarray(i * IDAT_CHUNK, Math.min(compressed.length, (i + 1) * IDAT_CHUNK)),
+    );
   }
   writeChunk(out, view, pos, "IEND", new Uint8Array(0));
   return out;
 }
-

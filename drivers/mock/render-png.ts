@@ -41,8 +41,12 @@ function boxRect(box: Box): { x0: number; y0: number; x1: number; y1: number } |
 
 /** Deterministic PNG of `width`×`height` pixels: background, then boxes in order (later boxes paint over earlier ones). */
 export function renderPng(width: number, height: number, background: Rgb, boxes: readonly Box[]): Uint8Array {
-  for (const [name, v] of [["width", width], ["height", height]] as const) {
-    if (!Number.isInteger(v) || v < 1 || v > MAX_SIDE) throw new RangeError(`renderPng: ${name} must be an integer from 1 to ${MAX_SIDE}, got ${v}`);
+  for (const [name, v] of [
+    ["width", width],
+    ["height", height],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 1 || v > MAX_SIDE)
+      throw new RangeError(`renderPng: ${name} must be an integer from 1 to ${MAX_SIDE}, got ${v}`);
   }
 
   // Every colour that may be painted, in order of first use; pixels hold indices into it.

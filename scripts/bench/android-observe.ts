@@ -46,7 +46,14 @@ const p50 = (xs: number[]) => {
 
 await using server = await startAdbServer();
 await using phone = await startFakeDevice(server, { scenario: demoScenario });
-await using daemon = spawnDaemon({ env: { DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(server.port), DEVICERAIL_LOG_LEVEL: "error" } });
+await using daemon = spawnDaemon({
+  env: {
+    DEVICERAIL_ANDROID: "auto",
+    DEVICERAIL_ADB_PATH: ADB_PATH,
+    ANDROID_ADB_SERVER_PORT: String(server.port),
+    DEVICERAIL_LOG_LEVEL: "error",
+  },
+});
 await daemon.hello();
 await daemon.call("device.connect");
 await daemon.call("session.start");
@@ -65,7 +72,8 @@ async function raw(): Promise<void> {
 
 async function viaDaemon(): Promise<void> {
   const r = await daemon.call("device.observe");
-  if (!r.result?.uiSnapshot || !r.result?.screenshot) throw new Error(`observe failed: ${JSON.stringify(r.error ?? r.result)}`);
+  if (!r.result?.uiSnapshot || !r.result?.screenshot)
+    throw new Error(`observe failed: ${JSON.stringify(r.error ?? r.result)}`);
 }
 
 /** p50 of each side over `calls`, alternating blocks of BLOCK calls. */
@@ -133,9 +141,22 @@ async function durableFloor(calls: number): Promise<number> {
     const ms = await p50Of(calls, async (i) => {
       // A new document each time, as every observation's tree names its own observationId.
       treeBytes.set(new TextEncoder().encode(`{"n":${i}}`));
-      const [shot, tree] = await Promise.all([evidence.put(png, MEDIA_TYPE_PNG), evidence.put(treeBytes, MEDIA_TYPE_UI_TREE)]);
-      const observation = { ...sample, id: crypto.randomUUID(), screenshot: shot.ref, uiSnapshot: { ...sample.uiSnapshot, evidence: tree.ref } };
-      await log.append(session.id, { requestId: i, deviceId: sample.deviceId, payload: { type: "observationCaptured", observation }, evidence: [shot.row, tree.row] });
+      const [shot, tree] = await Promise.all([
+        evidence.put(png, MEDIA_TYPE_PNG),
+        evidence.put(treeBytes, MEDIA_TYPE_UI_TREE),
+      ]);
+      const observation = {
+        ...sample,
+        id: crypto.randomUUID(),
+        screenshot: shot.ref,
+        uiSnapshot: { ...sample.uiSnapshot, evidence: tree.ref },
+      };
+      await log.append(session.id, {
+        requestId: i,
+        deviceId: sample.deviceId,
+        payload: { type: "observationCaptured", observation },
+        evidence: [shot.row, tree.row],
+      });
     });
     await log.close();
     log.dispose();

@@ -22,7 +22,13 @@ const daemon = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), {
   stdin: "ignore",
   stdout: "pipe",
   stderr: "inherit",
-  env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_ANDROID: "off", DEVICERAIL_MOCK_DEVICES: String(CLIENTS) },
+  env: {
+    ...process.env,
+    DEVICERAIL_DATA_DIR: dataDir,
+    DEVICERAIL_LOG_LEVEL: "error",
+    DEVICERAIL_ANDROID: "off",
+    DEVICERAIL_MOCK_DEVICES: String(CLIENTS),
+  },
 });
 const port = await listeningPort(daemon.stdout);
 
@@ -76,7 +82,15 @@ rmSync(dataDir, { recursive: true, force: true });
 
 const all = [...times.observe, ...times.tap];
 const f = (n: number) => n.toFixed(2);
-process.stdout.write(`observe: p50 ${f(quantile(times.observe, 0.5))} ms, p99 ${f(quantile(times.observe, 0.99))} ms (${times.observe.length} calls)\n`);
-process.stdout.write(`tap: p50 ${f(quantile(times.tap, 0.5))} ms, p99 ${f(quantile(times.tap, 0.99))} ms (${times.tap.length} calls)\n`);
-process.stdout.write(`health (system.describe under load): p50 ${f(quantile(health, 0.5))} ms, p99 ${f(quantile(health, 0.99))} ms\n`);
-process.stdout.write(`clients: ${CLIENTS} conns, p99 ${f(quantile(all, 0.99))} ms, throughput ${Math.round(ops / elapsed)} ops/s\n`);
+process.stdout.write(
+  `observe: p50 ${f(quantile(times.observe, 0.5))} ms, p99 ${f(quantile(times.observe, 0.99))} ms (${times.observe.length} calls)\n`,
+);
+process.stdout.write(
+  `tap: p50 ${f(quantile(times.tap, 0.5))} ms, p99 ${f(quantile(times.tap, 0.99))} ms (${times.tap.length} calls)\n`,
+);
+process.stdout.write(
+  `health (system.describe under load): p50 ${f(quantile(health, 0.5))} ms, p99 ${f(quantile(health, 0.99))} ms\n`,
+);
+process.stdout.write(
+  `clients: ${CLIENTS} conns, p99 ${f(quantile(all, 0.99))} ms, throughput ${Math.round(ops / elapsed)} ops/s\n`,
+);

@@ -26,7 +26,12 @@ const observation = (n: number): TestEventPayload => ({
     deviceId: "mock-1",
     capturedAtMs: Date.now(),
     viewport: { width: 1280, height: 720, scaleFactor: 1 },
-    screenshot: { id: `sha256:${"9".repeat(64)}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${"9".repeat(64)}`, sha256: "9".repeat(64) },
+    screenshot: {
+      id: `sha256:${"9".repeat(64)}`,
+      mediaType: "image/png",
+      uri: `devicerail://assets/sha256/${"9".repeat(64)}`,
+      sha256: "9".repeat(64),
+    },
     metadata: { frameSequence: n },
   },
 });
@@ -35,7 +40,9 @@ try {
   const opened = openDatabase(join(dir, "bench.sqlite"));
   const { raw } = opened;
   const log = new EventLog(opened);
-  const ids = await Promise.all(Array.from({ length: SESSIONS }, async () => (await log.startSession({ deviceId: "mock-1" })).session.id));
+  const ids = await Promise.all(
+    Array.from({ length: SESSIONS }, async () => (await log.startSession({ deviceId: "mock-1" })).session.id),
+  );
   const latencies = new Float64Array(SESSIONS * EVENTS);
   let k = 0;
   const t0 = performance.now();
@@ -55,20 +62,27 @@ try {
 
   const t1 = performance.now();
   let paged = 0;
-  for (const id of ids) for (let after = 0; ; ) {
-    const page = log.read(id, after, 1000);
-    paged += page.length;
-    if (page.length < 1000) break;
-    after = (page[page.length - 1] as { sequence: number }).sequence;
-  }
+  for (const id of ids)
+    for (let after = 0; ; ) {
+      const page = log.read(id, after, 1000);
+      paged += page.length;
+      if (page.length < 1000) break;
+      after = (page[page.length - 1] as { sequence: number }).sequence;
+    }
   const pageMs = performance.now() - t1;
   if (paged !== SESSIONS * (EVENTS + 1)) throw new Error(`paged ${paged} events, expected ${SESSIONS * (EVENTS + 1)}`);
   log.dispose();
   raw.close();
   clearInterval(sample);
-  console.log(`appended ${SESSIONS}×${EVENTS} events in ${appendMs.toFixed(0)} ms; append p50 ${p(0.5).toFixed(2)} ms, p99 ${p(0.99).toFixed(2)} ms`);
-  console.log(`paged through ${paged} events in ${pageMs.toFixed(0)} ms; peak RSS ${(peakRss / 1048576).toFixed(0)} MiB`);
-  console.log(`event-store: ${throughput.toFixed(0)} events/s, p99 ${p(0.99).toFixed(2)} ms, guard ratio ${(throughput / 500).toFixed(1)}`);
+  console.log(
+    `appended ${SESSIONS}×${EVENTS} events in ${appendMs.toFixed(0)} ms; append p50 ${p(0.5).toFixed(2)} ms, p99 ${p(0.99).toFixed(2)} ms`,
+  );
+  console.log(
+    `paged through ${paged} events in ${pageMs.toFixed(0)} ms; peak RSS ${(peakRss / 1048576).toFixed(0)} MiB`,
+  );
+  console.log(
+    `event-store: ${throughput.toFixed(0)} events/s, p99 ${p(0.99).toFixed(2)} ms, guard ratio ${(throughput / 500).toFixed(1)}`,
+  );
 } finally {
   clearInterval(sample);
   rmSync(dir, { recursive: true, force: true });

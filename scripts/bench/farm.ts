@@ -19,7 +19,14 @@ import { migrateFarm } from "../../src/daemon/farm/migrate.ts";
 import { silentLogger } from "../../src/rpc/rpc-error.ts";
 import { startPostgres } from "../../test/support/postgres.ts";
 
-const { values } = parseArgs({ options: { hosts: { type: "string" }, devices: { type: "string" }, clients: { type: "string" }, seconds: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    hosts: { type: "string" },
+    devices: { type: "string" },
+    clients: { type: "string" },
+    seconds: { type: "string" },
+  },
+});
 const HOSTS = Number(values.hosts ?? 50);
 const DEVICES = Number(values.devices ?? 20);
 const CLIENTS = Number(values.clients ?? 200);
@@ -32,7 +39,13 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 };
 
-await using pg = await startPostgres({ settings: { shared_preload_libraries: "pg_stat_statements", max_connections: String(HOSTS * 2 + 120), "pg_stat_statements.track_utility": "on" } });
+await using pg = await startPostgres({
+  settings: {
+    shared_preload_libraries: "pg_stat_statements",
+    max_connections: String(HOSTS * 2 + 120),
+    "pg_stat_statements.track_utility": "on",
+  },
+});
 const admin = new SQL({ url: pg.url, max: 1 });
 await migrateFarm(admin);
 await admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
@@ -62,7 +75,8 @@ const members = Array.from({ length: HOSTS }, (_, h) => {
 });
 await Promise.all(members.map((m) => m.start()));
 const [registered] = (await admin`SELECT count(*)::int AS n FROM devices WHERE present`) as { n: number }[];
-if (registered?.n !== HOSTS * DEVICES) throw new Error(`expected ${HOSTS * DEVICES} devices registered, found ${registered?.n}`);
+if (registered?.n !== HOSTS * DEVICES)
+  throw new Error(`expected ${HOSTS * DEVICES} devices registered, found ${registered?.n}`);
 // As autovacuum would have by the time a real farm is busy: without statistics the planner takes the
 // fresh device table for a tiny one.
 await admin`ANALYZE`;
@@ -80,7 +94,11 @@ const clientLoop = async (i: number) => {
   while (performance.now() < deadline) {
     const t0 = performance.now();
     try {
-      const a = await acquire(clients, { platform: "android", os: ">=14", holder: `job-${i}`, priority: 0, waitMs: 10_000 }, { leaseMs: LEASE_MS });
+      const a = await acquire(
+        clients,
+        { platform: "android", os: ">=14", holder: `job-${i}`, priority: 0, waitMs: 10_000 },
+        { leaseMs: LEASE_MS },
+      );
       acquireMs.push(performance.now() - t0);
       await release(clients, a.allocationId, "released");
     } catch {
@@ -98,7 +116,9 @@ const baselineLoop = async () => {
 };
 await Promise.all([...Array.from({ length: CLIENTS }, (_, i) => clientLoop(i)), baselineLoop()]);
 const elapsedS = (performance.now() - started) / 1_000;
-const [stats] = (await admin`SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements`) as { calls: string }[];
+const [stats] = (await admin`SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements`) as {
+  calls: string;
+}[];
 const queriesPerS = Number(stats?.calls ?? 0) / elapsedS;
 const [open] = (await admin`SELECT count(*)::int AS n FROM allocations WHERE released_at IS NULL`) as { n: number }[];
 const top = (await admin`
@@ -111,7 +131,15 @@ await admin.close();
 const p99 = pct(acquireMs, 99);
 const base99 = pct(baselineMs, 99);
 for (const t of top) console.log(`  ${String(t.calls).padStart(7)} calls ${String(t.ms).padStart(6)} ms  ${t.query}`);
-console.log(`hosts ${HOSTS} × devices ${DEVICES}, heartbeat ${HEARTBEAT_MS / 1000} s; ${CLIENTS} clients for ${elapsedS.toFixed(1)} s`);
-console.log(`acquires ${acquireMs.length} (${(acquireMs.length / elapsedS).toFixed(0)}/s), failed ${failures}, left open ${open?.n}; p50 ${pct(acquireMs, 50).toFixed(1)} ms, p95 ${pct(acquireMs, 95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
-console.log(`baseline SELECT p99 ${base99.toFixed(1)} ms under the same load; ratio acquire/baseline ${(p99 / base99).toFixed(2)}; ${(queriesPerS / Math.max(1, acquireMs.length / elapsedS)).toFixed(1)} queries per acquire+release`);
-console.log(`farm: ${HOSTS * DEVICES} devices, ${CLIENTS} clients, acquire p99 ${p99.toFixed(1)} ms, db load ${queriesPerS.toFixed(0)} queries/s`);
+console.log(
+  `hosts ${HOSTS} × devices ${DEVICES}, heartbeat ${HEARTBEAT_MS / 1000} s; ${CLIENTS} clients for ${elapsedS.toFixed(1)} s`,
+);
+console.log(
+  `acquires ${acquireMs.length} (${(acquireMs.length / elapsedS).toFixed(0)}/s), failed ${failures}, left open ${open?.n}; p50 ${pct(acquireMs, 50).toFixed(1)} ms, p95 ${pct(acquireMs, 95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`,
+);
+console.log(
+  `baseline SELECT p99 ${base99.toFixed(1)} ms under the same load; ratio acquire/baseline ${(p99 / base99).toFixed(2)}; ${(queriesPerS / Math.max(1, acquireMs.length / elapsedS)).toFixed(1)} queries per acquire+release`,
+);
+console.log(
+  `farm: ${HOSTS * DEVICES} devices, ${CLIENTS} clients, acquire p99 ${p99.toFixed(1)} ms, db load ${queriesPerS.toFixed(0)} queries/s`,
+);

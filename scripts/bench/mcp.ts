@@ -36,7 +36,14 @@ const daemon = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), {
   stdin: "ignore",
   stdout: "pipe",
   stderr: "inherit",
-  env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_MOCK_DEVICES: "1" },
+  env: {
+    ...process.env,
+    DEVICERAIL_DATA_DIR: dataDir,
+    DEVICERAIL_LOG_LEVEL: "error",
+    DEVICERAIL_ANDROID: "off",
+    DEVICERAIL_IOS: "off",
+    DEVICERAIL_MOCK_DEVICES: "1",
+  },
 });
 const port = await listeningPort(daemon.stdout);
 
@@ -49,7 +56,12 @@ const f = (n: number) => n.toFixed(2);
 type ToolResult = { content: { type: string; text?: string }[]; structuredContent?: any; isError?: boolean };
 
 /** `device_observe` over Streamable HTTP; returns the timings and the encoded image sizes seen. */
-async function mcpPhase(): Promise<{ deviceId: string; times: number[]; images: Map<string, number>; sha256: string | null }> {
+async function mcpPhase(): Promise<{
+  deviceId: string;
+  times: number[];
+  images: Map<string, number>;
+  sha256: string | null;
+}> {
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
   const client = new Client({ name: "devicerail-bench", version: "0.0.0" });
   await client.connect(transport);
@@ -68,9 +80,18 @@ async function mcpPhase(): Promise<{ deviceId: string; times: number[]; images: 
     const ms = performance.now() - t;
     if (i < WARMUP) continue;
     times.push(ms);
-    const img = r.structuredContent.image as { width: number; height: number; bytes: number; mimeType: string; scale: number; sha256: string } | null;
+    const img = r.structuredContent.image as {
+      width: number;
+      height: number;
+      bytes: number;
+      mimeType: string;
+      scale: number;
+      sha256: string;
+    } | null;
     sha256 = img?.sha256 ?? sha256;
-    const key = img ? `${img.mimeType} ${img.width}x${img.height} (scale ${img.scale}), ${img.bytes} bytes; result ${Buffer.byteLength(JSON.stringify(r))} bytes` : "no image";
+    const key = img
+      ? `${img.mimeType} ${img.width}x${img.height} (scale ${img.scale}), ${img.bytes} bytes; result ${Buffer.byteLength(JSON.stringify(r))} bytes`
+      : "no image";
     images.set(key, (images.get(key) ?? 0) + 1);
   }
   await transport.terminateSession();
@@ -120,7 +141,10 @@ async function encodeTimes(sha256: string | null): Promise<string[]> {
   const png = new Uint8Array(await (await fetch(`http://127.0.0.1:${port}/evidence/${sha256}`)).arrayBuffer());
   const phone = await new Bun.Image(png).resize(1080, 2400).png().bytes();
   const lines: string[] = [];
-  for (const [name, bytes] of [["mock 1280x720", png], ["phone 1080x2400", phone]] as const) {
+  for (const [name, bytes] of [
+    ["mock 1280x720", png],
+    ["phone 1080x2400", phone],
+  ] as const) {
     const ms: number[] = [];
     let out = "";
     for (let i = 0; i < 25; i++) {
@@ -141,7 +165,9 @@ try {
   for (const [size, n] of mcp.images) process.stdout.write(`mcp image: ${size} (${n} calls)\n`);
   for (const line of await encodeTimes(mcp.sha256)) process.stdout.write(`${line}\n`);
   process.stdout.write(`mcp device_observe: p50 ${f(mcp50)} ms, p95 ${f(quantile(mcp.times, 0.95))} ms\n`);
-  process.stdout.write(`rpc device.observe + ui.snapshot.get (${rpc.nodes} nodes): p50 ${f(rpc50)} ms, p95 ${f(quantile(rpc.times, 0.95))} ms\n`);
+  process.stdout.write(
+    `rpc device.observe + ui.snapshot.get (${rpc.nodes} nodes): p50 ${f(rpc50)} ms, p95 ${f(quantile(rpc.times, 0.95))} ms\n`,
+  );
   process.stdout.write(`mcp: observe p50 ${f(mcp50)} ms, rpc p50 ${f(rpc50)} ms, ratio ${f(mcp50 / rpc50)}\n`);
 } finally {
   daemon.kill("SIGTERM");

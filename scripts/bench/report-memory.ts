@@ -37,15 +37,29 @@ const MIB = 1_048_576;
 
 const dataDir = mkdtempSync(join(tmpdir(), "devicerail-bench-report-memory-"));
 const out = mkdtempSync(join(tmpdir(), "devicerail-bench-report-files-"));
-const env = { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_MOCK_DEVICES: "2" };
+const env = {
+  ...process.env,
+  DEVICERAIL_DATA_DIR: dataDir,
+  DEVICERAIL_LOG_LEVEL: "error",
+  DEVICERAIL_ANDROID: "off",
+  DEVICERAIL_IOS: "off",
+  DEVICERAIL_MOCK_DEVICES: "2",
+};
 Object.assign(process.env, { DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off" });
 
-const kib = (pid: number, field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+const kib = (pid: number, field: "VmRSS" | "VmHWM") =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 const mib = (bytes: number) => (bytes / MIB).toFixed(1);
 
 /** `serve` on the data directory: a first one records the JSON-RPC Session, a fresh one is measured. */
 async function startDaemon() {
-  const proc = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), {
+    cwd: ROOT,
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "ignore",
+  });
   return { proc, base: `http://127.0.0.1:${await listeningPort(proc.stdout)}` };
 }
 let daemon = await startDaemon();
@@ -81,7 +95,9 @@ async function measure(path: string, work: () => Promise<string>): Promise<void>
   const ms = performance.now() - t;
   const peak = Math.max(kib(pid, "VmHWM"), before);
   rows.push({ path, before, peak, ms, detail });
-  process.stdout.write(`${path}: before ${mib(before)} MiB, peak ${mib(peak)} MiB, extra ${mib(peak - before)} MiB (${mib(peak - idle)} above idle), ${(ms / 1000).toFixed(1)} s (${detail})\n`);
+  process.stdout.write(
+    `${path}: before ${mib(before)} MiB, peak ${mib(peak)} MiB, extra ${mib(peak - before)} MiB (${mib(peak - idle)} above idle), ${(ms / 1000).toFixed(1)} s (${detail})\n`,
+  );
 }
 
 /** The issue's client: large typed texts, the arguments of which the log keeps. */
@@ -111,7 +127,14 @@ async function recordMcp(client: Client): Promise<string> {
   const sessionId = (first.structuredContent as { sessionId: string }).sessionId;
   const calls = Math.ceil(TARGET_BYTES / SUMMARY_CHARS);
   for (let i = 0; i < calls; i += 16)
-    await Promise.all(Array.from({ length: Math.min(16, calls - i) }, (_, k) => client.callTool({ name: "session_verdict", arguments: { deviceId: "mock-2", status: "pass", summary: `${i + k} ${summary}` } })));
+    await Promise.all(
+      Array.from({ length: Math.min(16, calls - i) }, (_, k) =>
+        client.callTool({
+          name: "session_verdict",
+          arguments: { deviceId: "mock-2", status: "pass", summary: `${i + k} ${summary}` },
+        }),
+      ),
+    );
   return sessionId;
 }
 
@@ -134,7 +157,10 @@ async function drain(res: Response): Promise<number> {
   return bytes;
 }
 
-const dbBytes = () => readdirSync(dataDir).filter((f) => /\.(sqlite|db)(-wal)?$/.test(f)).reduce((n, f) => n + statSync(join(dataDir, f)).size, 0);
+const dbBytes = () =>
+  readdirSync(dataDir)
+    .filter((f) => /\.(sqlite|db)(-wal)?$/.test(f))
+    .reduce((n, f) => n + statSync(join(dataDir, f)).size, 0);
 
 let c = await openClient(env, { timeoutMs: 120_000 });
 let mcp: Client | null = null;
@@ -147,7 +173,9 @@ try {
   c = await openClient(env, { timeoutMs: 120_000 });
   let t = performance.now();
   const rpcSession = await recordRpc(c);
-  process.stdout.write(`recorded ${rpcSession} over JSON-RPC in ${((performance.now() - t) / 1000).toFixed(1)} s; database ${mib(dbBytes())} MiB\n`);
+  process.stdout.write(
+    `recorded ${rpcSession} over JSON-RPC in ${((performance.now() - t) / 1000).toFixed(1)} s; database ${mib(dbBytes())} MiB\n`,
+  );
   // What recording left in the daemon is no part of reading: the Session is read by a fresh daemon.
   c.close();
   daemon.proc.kill("SIGTERM");
@@ -158,11 +186,18 @@ try {
   c = await openClient(env, { timeoutMs: 120_000 });
   await drain(await fetch(`${base}/sessions/${small}/report`));
   await drain(await fetch(`${base}/sessions/${small}/export`));
-  await silently(() => reportCommand([small], { output: join(out, "small.html"), junit: join(out, "small.xml"), json: true }));
+  await silently(() =>
+    reportCommand([small], { output: join(out, "small.html"), junit: join(out, "small.xml"), json: true }),
+  );
   idle = await settled();
-  process.stdout.write(`fresh daemon idle with the Session stored, after one small report and export: ${mib(idle)} MiB RSS\n`);
+  process.stdout.write(
+    `fresh daemon idle with the Session stored, after one small report and export: ${mib(idle)} MiB RSS\n`,
+  );
 
-  await measure("live report (GET /sessions/{id}/report)", async () => `${mib(await drain(await fetch(`${base}/sessions/${rpcSession}/report`)))} MiB page`);
+  await measure(
+    "live report (GET /sessions/{id}/report)",
+    async () => `${mib(await drain(await fetch(`${base}/sessions/${rpcSession}/report`)))} MiB page`,
+  );
   await measure("devicerail report --junit (HTML and JUnit files)", async () => {
     const html = join(out, "report.html");
     const junit = join(out, "junit.xml");
@@ -170,12 +205,19 @@ try {
     await silently(() => reportCommand([rpcSession], { output: html, junit, json: true }));
     return `${mib(statSync(html).size)} MiB HTML, ${mib(statSync(junit).size)} MiB JUnit; this CLI process went from ${mib(cli)} to ${mib(kib(process.pid, "VmHWM"))} MiB at most`;
   });
-  await measure("HTTP export (GET /sessions/{id}/export)", async () => `${mib(await drain(await fetch(`${base}/sessions/${rpcSession}/export`)))} MiB JSON`);
+  await measure(
+    "HTTP export (GET /sessions/{id}/export)",
+    async () => `${mib(await drain(await fetch(`${base}/sessions/${rpcSession}/export`)))} MiB JSON`,
+  );
   await measure("RPC export (session.export pages)", async () => {
     let after: number | undefined;
     let events = 0;
     for (;;) {
-      const page = await c.call("session.export", { sessionId: rpcSession, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+      const page = await c.call("session.export", {
+        sessionId: rpcSession,
+        limit: 1000,
+        ...(after ? { afterSequence: after } : {}),
+      });
       events += page.events.length;
       if (page.nextAfterSequence === undefined) return `${events} events`;
       after = page.nextAfterSequence;
@@ -187,7 +229,9 @@ try {
   mcp = client;
   t = performance.now();
   const mcpSession = await recordMcp(client);
-  process.stdout.write(`recorded ${mcpSession} over MCP in ${((performance.now() - t) / 1000).toFixed(1)} s; database ${mib(dbBytes())} MiB\n`);
+  process.stdout.write(
+    `recorded ${mcpSession} over MCP in ${((performance.now() - t) / 1000).toFixed(1)} s; database ${mib(dbBytes())} MiB\n`,
+  );
   await measure("MCP resource (devicerail://sessions/{id}, every page)", async () => {
     let uri: string | undefined = `devicerail://sessions/${mcpSession}`;
     let pages = 0;
@@ -200,11 +244,16 @@ try {
     }
     return `${pages} pages, ${mib(bytes)} MiB`;
   });
-  await measure("live report of the MCP Session", async () => `${mib(await drain(await fetch(`${base}/sessions/${mcpSession}/report`)))} MiB page`);
+  await measure(
+    "live report of the MCP Session",
+    async () => `${mib(await drain(await fetch(`${base}/sessions/${mcpSession}/report`)))} MiB page`,
+  );
 
   const worst = rows.reduce((a, b) => (b.peak - b.before > a.peak - a.before ? b : a));
   const extra = (worst.peak - worst.before) / MIB;
-  process.stdout.write(`report-memory: ${GB ? 1000 : 150} MB Sessions, idle ${mib(idle)} MiB, peak extra ${extra.toFixed(1)} MiB (${worst.path}), ratio ${(extra / CEILING_MIB).toFixed(2)} of the ${CEILING_MIB} MiB ceiling\n`);
+  process.stdout.write(
+    `report-memory: ${GB ? 1000 : 150} MB Sessions, idle ${mib(idle)} MiB, peak extra ${extra.toFixed(1)} MiB (${worst.path}), ratio ${(extra / CEILING_MIB).toFixed(2)} of the ${CEILING_MIB} MiB ceiling\n`,
+  );
 } finally {
   c.close();
   await mcp?.close().catch(() => {});

@@ -23,7 +23,13 @@ import { listeningPort } from "../../test/support/tcp-client.ts";
 const SIZES = [100, 1_000, 5_000];
 const RUNS = 3;
 const dataDir = mkdtempSync(join(tmpdir(), "devicerail-bench-report-"));
-const env = { ...process.env, DEVICERAIL_DATA_DIR: dataDir, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off" };
+const env = {
+  ...process.env,
+  DEVICERAIL_DATA_DIR: dataDir,
+  DEVICERAIL_LOG_LEVEL: "error",
+  DEVICERAIL_ANDROID: "off",
+  DEVICERAIL_IOS: "off",
+};
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const f = (n: number) => n.toFixed(1);
@@ -32,7 +38,8 @@ const f = (n: number) => n.toFixed(1);
 async function recordSession(c: CoreClient, events: number): Promise<string> {
   await c.call("device.connect");
   const { id } = await c.call("session.start");
-  const exec = (name: string, args: object) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
+  const exec = (name: string, args: object) =>
+    c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
   await exec("tap", { x: 640, y: 148 });
   // sessionStarted and the tap so far; sessionEnded comes last.
   let n = 3;
@@ -53,7 +60,13 @@ async function time<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }
 }
 
 // The daemon a CLI would attach to: serving the data directory on loopback TCP.
-const daemon = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+const daemon = Bun.spawn(daemonCommand(["serve", "--listen", "127.0.0.1:0"]), {
+  cwd: ROOT,
+  env,
+  stdin: "ignore",
+  stdout: "pipe",
+  stderr: "inherit",
+});
 await listeningPort(daemon.stdout);
 const c = await openClient(env, { timeoutMs: 60_000 });
 try {
@@ -67,17 +80,32 @@ try {
     let shots = 0;
     for (let run = 0; run < RUNS; run++) {
       exports.push((await time(() => allEvents(c, sessionId))).ms);
-      const r = await time(async () => renderPage(await buildModel(clientSource(c, (sha) => c.evidence(sha)), sessionId, { daemonVersion: "bench" })));
+      const r = await time(async () =>
+        renderPage(
+          await buildModel(
+            clientSource(c, (sha) => c.evidence(sha)),
+            sessionId,
+            { daemonVersion: "bench" },
+          ),
+        ),
+      );
       reports.push(r.ms);
       bytes = Buffer.byteLength(r.value);
-      const model = await buildModel(clientSource(c, (sha) => c.evidence(sha)), sessionId, { daemonVersion: "bench" });
+      const model = await buildModel(
+        clientSource(c, (sha) => c.evidence(sha)),
+        sessionId,
+        { daemonVersion: "bench" },
+      );
       eventCount = model.events.length;
       shots = Object.keys(model.images).length;
     }
     const [rep, exp] = [median(reports), median(exports)];
     const mib = bytes / 1_048_576;
-    process.stdout.write(`${eventCount} events (${shots} distinct screenshots): export ${f(exp)} ms, report ${f(rep)} ms, ${mib.toFixed(2)} MiB HTML (${Math.round(bytes / eventCount)} bytes/event)\n`);
-    if (size === 1_000) last = `report: ${eventCount} events in ${Math.round(rep)} ms, ${mib.toFixed(2)} MiB, ratio ${(rep / exp).toFixed(2)}`;
+    process.stdout.write(
+      `${eventCount} events (${shots} distinct screenshots): export ${f(exp)} ms, report ${f(rep)} ms, ${mib.toFixed(2)} MiB HTML (${Math.round(bytes / eventCount)} bytes/event)\n`,
+    );
+    if (size === 1_000)
+      last = `report: ${eventCount} events in ${Math.round(rep)} ms, ${mib.toFixed(2)} MiB, ratio ${(rep / exp).toFixed(2)}`;
   }
   process.stdout.write(`${last}\n`);
 } finally {

@@ -27,7 +27,13 @@ class Peer {
   private tail = new Uint8Array(0);
 
   constructor(cmd: string[]) {
-    this.proc = Bun.spawn(cmd, { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_DATA_DIR: DATA_DIR } });
+    this.proc = Bun.spawn(cmd, {
+      cwd: ROOT,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "inherit",
+      env: { ...process.env, DEVICERAIL_LOG_LEVEL: "error", DEVICERAIL_DATA_DIR: DATA_DIR },
+    });
     this.reader = this.proc.stdout.getReader();
   }
 
@@ -58,7 +64,8 @@ class Peer {
         this.tail = Buffer.concat([this.tail, value]);
         continue;
       }
-      this.lastLineBytes = prev >= 0 ? value.slice(prev + 1, last) : Buffer.concat([this.tail, value.subarray(0, last)]);
+      this.lastLineBytes =
+        prev >= 0 ? value.slice(prev + 1, last) : Buffer.concat([this.tail, value.subarray(0, last)]);
       this.tail = value.slice(last + 1);
     }
     this.pendingLines -= n;
@@ -98,7 +105,8 @@ async function measure(name: string, cmd: string[], handshake: boolean, line = d
     runs.push(performance.now() - t0);
   }
   const pipelinedMs = runs.sort((x, y) => x - y)[1] as number;
-  if (handshake && !peer.lastLine.includes('"result"')) throw new Error(`unexpected daemon answer: ${peer.lastLine.slice(0, 200)}`);
+  if (handshake && !peer.lastLine.includes('"result"'))
+    throw new Error(`unexpected daemon answer: ${peer.lastLine.slice(0, 200)}`);
 
   const latencies: number[] = [];
   for (let i = 0; i < SEQUENTIAL; i++) {
@@ -112,7 +120,9 @@ async function measure(name: string, cmd: string[], handshake: boolean, line = d
   const rps = PIPELINED / (pipelinedMs / 1000);
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
-  console.log(`${name}: ${PIPELINED} pipelined in ${pipelinedMs.toFixed(0)} ms (median of 3) = ${rps.toFixed(0)} req/s; sequential p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms`);
+  console.log(
+    `${name}: ${PIPELINED} pipelined in ${pipelinedMs.toFixed(0)} ms (median of 3) = ${rps.toFixed(0)} req/s; sequential p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms`,
+  );
   return rps;
 }
 
@@ -122,4 +132,6 @@ const daemonCmd = process.env.DEVICERAIL_TEST_BIN
 const echo = await measure("echo", [process.execPath, join(import.meta.dir, "ndjson-echo.ts")], false);
 await measure("daemon sessions.list (unmemoized results)", daemonCmd, true, listLine);
 const daemon = await measure("daemon", daemonCmd, true);
-console.log(`rpc: daemon ${daemon.toFixed(0)} req/s, echo ${echo.toFixed(0)} req/s, ratio ${(daemon / echo).toFixed(2)}`);
+console.log(
+  `rpc: daemon ${daemon.toFixed(0)} req/s, echo ${echo.toFixed(0)} req/s, ratio ${(daemon / echo).toFixed(2)}`,
+);

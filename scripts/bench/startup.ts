@@ -42,7 +42,10 @@ if (!BIN) {
 }
 
 // The client's hello asks for what devices.list needs (device routing), as `devicerail devices` does.
-const CLIENT_HELLO = HELLO_LINE.replace('"optional":["events.snapshot.v1"]', '"optional":["events.snapshot.v1","device.routing.v1"]');
+const CLIENT_HELLO = HELLO_LINE.replace(
+  '"optional":["events.snapshot.v1"]',
+  '"optional":["events.snapshot.v1","device.routing.v1"]',
+);
 if (CLIENT_HELLO === HELLO_LINE) throw new Error("startup: hello-line.ts changed; update CLIENT_HELLO");
 const BARE: Record<string, string> = {
   version: `console.log("0.1.0+0000000");\n`,
@@ -91,7 +94,10 @@ for (const [name, source] of Object.entries(BARE)) {
   const src = join(work, `bare-${name}.ts`);
   writeFileSync(src, source);
   bare[name] = join(work, `bare-${name}`);
-  build(["build", "--compile", "--minify", "--bytecode", "--format=esm", src, "--outfile", bare[name] as string], `the bare ${name} program`);
+  build(
+    ["build", "--compile", "--minify", "--bytecode", "--format=esm", src, "--outfile", bare[name] as string],
+    `the bare ${name} program`,
+  );
 }
 
 type Sample = { ms: number; rssKiB: number };
@@ -125,17 +131,22 @@ async function runToExit(command: string[], env: Env, stdin?: "hello"): Promise<
   })();
   const [code, out] = await Promise.all([proc.exited, stdout]);
   const ms = performance.now() - started;
-  if (code !== 0) throw new Error(`startup: ${command.join(" ")} exited ${code}: ${await new Response(proc.stderr).text()}`);
+  if (code !== 0)
+    throw new Error(`startup: ${command.join(" ")} exited ${code}: ${await new Response(proc.stderr).text()}`);
   if (!out.trim()) throw new Error(`startup: ${cmd.join(" ")} printed nothing`);
-  if (stdin && !/"id":"hello","result"/.test(out)) throw new Error(`startup: ${cmd.join(" ")} did not answer hello: ${out}`);
+  if (stdin && !/"id":"hello","result"/.test(out))
+    throw new Error(`startup: ${cmd.join(" ")} did not answer hello: ${out}`);
   const rssKiB = Number((await Bun.file(rssFile).text()).trim().split("\n").at(-1));
-  if (!Number.isFinite(rssKiB) || rssKiB <= 0) throw new Error(`startup: no peak RSS from ${TIME} for ${command.join(" ")}`);
+  if (!Number.isFinite(rssKiB) || rssKiB <= 0)
+    throw new Error(`startup: no peak RSS from ${TIME} for ${command.join(" ")}`);
   return { ms, rssKiB };
 }
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+  return s.length % 2
+    ? (s[(s.length - 1) / 2] as number)
+    : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 };
 
 async function pair(name: string, product: () => Promise<Sample>, baseline: () => Promise<Sample>) {
@@ -153,7 +164,9 @@ async function pair(name: string, product: () => Promise<Sample>, baseline: () =
     mib: median(p.map((s) => s.rssKiB)) / 1024,
     baseMib: median(b.map((s) => s.rssKiB)) / 1024,
   };
-  log(`startup: ${name}: devicerail ${r.ms.toFixed(1)} ms ${r.mib.toFixed(1)} MiB, bare ${r.baseMs.toFixed(1)} ms ${r.baseMib.toFixed(1)} MiB (medians of ${RUNS})`);
+  log(
+    `startup: ${name}: devicerail ${r.ms.toFixed(1)} ms ${r.mib.toFixed(1)} MiB, bare ${r.baseMs.toFixed(1)} ms ${r.baseMib.toFixed(1)} MiB (medians of ${RUNS})`,
+  );
   return { ratio: r.ms / r.baseMs, plusMib: r.mib - r.baseMib };
 }
 
@@ -163,7 +176,11 @@ delete base.DEVICERAIL_TOKEN;
 const fresh = () => mkdtempSync(join(work, "data-"));
 
 try {
-  const version = await pair("version", () => runToExit([BIN, "--version"], base), () => runToExit([bare.version as string], base));
+  const version = await pair(
+    "version",
+    () => runToExit([BIN, "--version"], base),
+    () => runToExit([bare.version as string], base),
+  );
 
   // One daemon for every client run, as a shell script of many commands meets it.
   const clientEnv = { ...base, DEVICERAIL_DATA_DIR: fresh() };
@@ -171,7 +188,11 @@ try {
   if (start.exitCode !== 0) throw new Error(`startup: daemon start failed: ${start.stderr.toString()}`);
   let client: { ratio: number; plusMib: number };
   try {
-    client = await pair("client (devices)", () => runToExit([BIN, "devices"], clientEnv), () => runToExit([bare.client as string], clientEnv));
+    client = await pair(
+      "client (devices)",
+      () => runToExit([BIN, "devices"], clientEnv),
+      () => runToExit([bare.client as string], clientEnv),
+    );
   } finally {
     Bun.spawnSync([BIN, "daemon", "stop"], { env: clientEnv, cwd: work, stdout: "ignore", stderr: "ignore" });
   }
@@ -188,7 +209,9 @@ try {
     ["serve", serve, 2.5, 25],
   ] as const;
   for (const [name, r, x, mib] of targets)
-    log(`startup: ${name} ${r.ratio <= x && r.plusMib <= mib ? "meets" : "MISSES"} its target (≤ ${x}× and ≤ +${mib} MiB)`);
+    log(
+      `startup: ${name} ${r.ratio <= x && r.plusMib <= mib ? "meets" : "MISSES"} its target (≤ ${x}× and ≤ +${mib} MiB)`,
+    );
   const sizeMiB = statSync(BIN).size / 2 ** 20;
   const mib = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
   console.log(

@@ -26,10 +26,14 @@ export interface CallOptions {
 }
 
 /** A method's params and options; params may be left out where the method takes none (or only optional ones). */
-export type CallArgs<M extends MethodName> = Record<string, never> extends InputOf<M> ? [params?: InputOf<M>, opts?: CallOptions] : [params: InputOf<M>, opts?: CallOptions];
+export type CallArgs<M extends MethodName> =
+  Record<string, never> extends InputOf<M>
+    ? [params?: InputOf<M>, opts?: CallOptions]
+    : [params: InputOf<M>, opts?: CallOptions];
 
 /** A method's params alone, optional as in CallArgs. */
-export type ParamsArgs<M extends MethodName> = Record<string, never> extends InputOf<M> ? [params?: InputOf<M>] : [params: InputOf<M>];
+export type ParamsArgs<M extends MethodName> =
+  Record<string, never> extends InputOf<M> ? [params?: InputOf<M>] : [params: InputOf<M>];
 
 export interface Client {
   /** One call; an error answer throws RemoteError. */

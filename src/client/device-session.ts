@@ -55,7 +55,9 @@ export interface SessionOutcome {
 
 /** How a failed work's Session ends: cancelled when the call was (request_cancelled), else failed with the error's text. */
 const defaultOutcome = (e: unknown): SessionOutcome =>
-  isRemote(e, "request_cancelled") ? { outcome: "cancelled", reason: "interrupted by the user" } : { outcome: "failed", reason: e instanceof Error ? e.message : String(e) };
+  isRemote(e, "request_cancelled")
+    ? { outcome: "cancelled", reason: "interrupted by the user" }
+    : { outcome: "failed", reason: e instanceof Error ? e.message : String(e) };
 
 /**
  * Starts a Session (startSession), runs `work` in it and ends it: completed, or as `outcomeOf`

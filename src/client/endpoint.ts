@@ -9,5 +9,7 @@ export const endpointText = (e: Endpoint): string => ("socket" in e ? e.socket :
 
 /** One HTTP request to the daemon's HTTP side on this endpoint (over the socket when it is one). */
 export function fetchVia(e: Endpoint, path: string, init: RequestInit = {}): Promise<Response> {
-  return "socket" in e ? fetch(`http://localhost${path}`, { ...init, unix: e.socket } as RequestInit) : fetch(`http://${hostText(e.host)}:${e.port}${path}`, init);
+  return "socket" in e
+    ? fetch(`http://localhost${path}`, { ...init, unix: e.socket } as RequestInit)
+    : fetch(`http://${hostText(e.host)}:${e.port}${path}`, init);
 }

@@ -28,7 +28,14 @@ export const PROFILES = {
     "request.control.v1",
     "verdict.record.v1",
   ],
-  http: ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "observation.uiSnapshot.v1", "device.semanticActions.v1", "action.protected.v1"],
+  http: [
+    "device.routing.v1",
+    "events.snapshot.v1",
+    "session.export.page.v1",
+    "observation.uiSnapshot.v1",
+    "device.semanticActions.v1",
+    "action.protected.v1",
+  ],
   report: ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "events.stream.v1"],
 } as const satisfies Record<string, readonly FeatureName[]>;
 
@@ -44,8 +51,16 @@ export interface Peer {
 const RANGES = [{ major: 1, minMinor: 5, maxMinor: 5 }];
 
 /** system.hello's params: the profile's features optional, `required` ones (the event plane's) required. */
-export function helloParams(peer: Peer, optional: readonly FeatureName[], required: readonly FeatureName[] = []): HelloParams {
-  return { client: { name: peer.name, version: peer.version }, protocol: { ranges: RANGES }, features: { required: [...required], optional: [...optional] } };
+export function helloParams(
+  peer: Peer,
+  optional: readonly FeatureName[],
+  required: readonly FeatureName[] = [],
+): HelloParams {
+  return {
+    client: { name: peer.name, version: peer.version },
+    protocol: { ranges: RANGES },
+    features: { required: [...required], optional: [...optional] },
+  };
 }
 
 /** Negotiates the connection with the profile's features. */

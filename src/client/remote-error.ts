@@ -37,7 +37,8 @@ export class RemoteError extends Error {
 }
 
 /** Whether `e` is an error answer with the given `data.code`. */
-export const isRemote = (e: unknown, dataCode?: string): e is RemoteError => e instanceof RemoteError && (dataCode === undefined || e.error.data.code === dataCode);
+export const isRemote = (e: unknown, dataCode?: string): e is RemoteError =>
+  e instanceof RemoteError && (dataCode === undefined || e.error.data.code === dataCode);
 
 /** The connection ended before an answer came. */
 export class ConnectionLost extends Error {}

@@ -27,7 +27,8 @@ export class SocketChannel implements Channel {
     const handlers = {
       data: (_s: Socket<undefined>, chunk: Uint8Array) => c.receive(chunk),
       close: () => c.lost(new ConnectionLost("the devicerail daemon closed the connection")),
-      error: (_s: Socket<undefined>, e: Error) => c.lost(new ConnectionLost(`the connection to the devicerail daemon failed: ${e.message}`)),
+      error: (_s: Socket<undefined>, e: Error) =>
+        c.lost(new ConnectionLost(`the connection to the devicerail daemon failed: ${e.message}`)),
     };
     c.socket =
       "socket" in endpoint
@@ -40,7 +41,13 @@ export class SocketChannel implements Channel {
   send(id: number, method: string, params: object | undefined, timeoutMs: number | undefined): Promise<Answer> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     const answer = new Promise<Answer>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    const message = { jsonrpc: "2.0", id, method, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(params === undefined ? {} : { params }) };
+    const message = {
+      jsonrpc: "2.0",
+      id,
+      method,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(params === undefined ? {} : { params }),
+    };
     this.socket.write(`${JSON.stringify(message)}\n`);
     return answer;
   }
@@ -68,7 +75,17 @@ export class SocketChannel implements Channel {
       const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
       if (!p) continue;
       this.pending.delete(msg.id as number);
-      p.resolve(msg.error ? { ok: false, error: msg.error } : { ok: true, result: msg.result, get json() { return JSON.stringify(msg.result); } });
+      p.resolve(
+        msg.error
+          ? { ok: false, error: msg.error }
+          : {
+              ok: true,
+              result: msg.result,
+              get json() {
+                return JSON.stringify(msg.result);
+              },
+            },
+      );
     }
   }
 
@@ -81,7 +98,10 @@ export class SocketChannel implements Channel {
 }
 
 /** A client on the socket, and its channel (for terminate). */
-export async function openSocketClient(endpoint: Endpoint, token: string | null): Promise<{ client: Client; channel: SocketChannel }> {
+export async function openSocketClient(
+  endpoint: Endpoint,
+  token: string | null,
+): Promise<{ client: Client; channel: SocketChannel }> {
   const channel = await SocketChannel.open(endpoint, token);
   return { client: clientOver(channel), channel };
 }

@@ -23,12 +23,23 @@ export class WebSocketChannel implements Channel {
     const closed = Promise.withResolvers<void>();
     this.closed = closed.promise;
     ws.addEventListener("message", (m) => {
-      const msg = JSON.parse(String(m.data)) as { id?: unknown; result?: unknown; error?: RpcErrorObject; method?: string; params?: unknown };
-      if (typeof msg.method === "string" && msg.id === undefined) return onNotification({ method: msg.method, params: msg.params });
+      const msg = JSON.parse(String(m.data)) as {
+        id?: unknown;
+        result?: unknown;
+        error?: RpcErrorObject;
+        method?: string;
+        params?: unknown;
+      };
+      if (typeof msg.method === "string" && msg.id === undefined)
+        return onNotification({ method: msg.method, params: msg.params });
       const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
       if (!p) return;
       this.pending.delete(msg.id as number);
-      p.resolve(msg.error ? { ok: false, error: msg.error } : { ok: true, result: msg.result, json: JSON.stringify(msg.result) });
+      p.resolve(
+        msg.error
+          ? { ok: false, error: msg.error }
+          : { ok: true, result: msg.result, json: JSON.stringify(msg.result) },
+      );
     });
     ws.addEventListener("close", () => {
       this.closedWith ??= new ConnectionLost("the event stream closed");
@@ -61,7 +72,11 @@ export class WebSocketChannel implements Channel {
 }
 
 /** A client on the event plane, and its channel (for `closed`). */
-export async function openEventClient(url: string, protocols: string[], onNotification: (n: Notification) => void): Promise<{ client: Client; channel: WebSocketChannel }> {
+export async function openEventClient(
+  url: string,
+  protocols: string[],
+  onNotification: (n: Notification) => void,
+): Promise<{ client: Client; channel: WebSocketChannel }> {
   const channel = await WebSocketChannel.open(url, protocols, onNotification);
   return { client: clientOver(channel), channel };
 }

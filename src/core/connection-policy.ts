@@ -31,11 +31,17 @@ export function connectionPolicy(core: Core, log: Logger): ConnectionPolicy {
         if (registered.includes(selected)) return { deviceId: selected };
         return { error: new RpcError("device_not_found", { arg: selected, details: { deviceId: selected } }) };
       }
-      if (registered.length === 0) return { error: new RpcError("no_registered_devices", { details: { reason: "noRegisteredDevices" } }) };
+      if (registered.length === 0)
+        return { error: new RpcError("no_registered_devices", { details: { reason: "noRegisteredDevices" } }) };
       if (registered.length === 1) return { deviceId: registered[0] as string };
       return {
         error: new RpcError("device_selection_required", {
-          details: { availableDeviceIds: [...registered], deviceCount: registered.length, requiredFeature: "device.routing.v1", requiredMethod: "device.select" },
+          details: {
+            availableDeviceIds: [...registered],
+            deviceCount: registered.length,
+            requiredFeature: "device.routing.v1",
+            requiredMethod: "device.select",
+          },
         }),
       };
     },

@@ -4,7 +4,8 @@ import type { TestEvent } from "../protocol/types/event.ts";
 export function requiredMinor(event: TestEvent): number {
   const p = event.payload;
   if (p.type === "mediaStreamStarted" || p.type === "mediaFrameCaptured" || p.type === "mediaStreamEnded") return 4;
-  const uiFields = (o: { uiSnapshot?: unknown; uiSnapshotOmission?: unknown } | null | undefined) => !!o && (o.uiSnapshot != null || o.uiSnapshotOmission != null);
+  const uiFields = (o: { uiSnapshot?: unknown; uiSnapshotOmission?: unknown } | null | undefined) =>
+    !!o && (o.uiSnapshot != null || o.uiSnapshotOmission != null);
   if (p.type === "observationCaptured" && uiFields(p.observation)) return 5;
   if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
     const r = p.outcome.result;

@@ -13,14 +13,25 @@ import { clearSessionStreams, closeSessionStreams } from "./media/session-stream
 export function leasedSession(core: Core, ctx: HandlerContext, deviceId: string): string {
   const sessionId = ctx.requireSession();
   const lease = core.devices.leaseOf(deviceId);
-  if (!lease || lease.connectionId !== connectionIdOf(ctx.conn) || lease.sessionId !== sessionId) throw sessionRequired();
+  if (!lease || lease.connectionId !== connectionIdOf(ctx.conn) || lease.sessionId !== sessionId)
+    throw sessionRequired();
   return sessionId;
 }
 
 /** A failed observation leaves an `error` event with the same ErrorInfo the client gets. */
-export async function recordError(core: Core, sessionId: string, deviceId: string, ctx: HandlerContext, failure: RpcError): Promise<void> {
+export async function recordError(
+  core: Core,
+  sessionId: string,
+  deviceId: string,
+  ctx: HandlerContext,
+  failure: RpcError,
+): Promise<void> {
   try {
-    await core.log.append(sessionId, { requestId: ctx.requestId, deviceId, payload: { type: "error", error: failure.error.data } });
+    await core.log.append(sessionId, {
+      requestId: ctx.requestId,
+      deviceId,
+      payload: { type: "error", error: failure.error.data },
+    });
   } catch (err) {
     ctx.log.warn({ err: String(err) }, "could not record the observation failure");
   }
@@ -30,7 +41,11 @@ export async function recordError(core: Core, sessionId: string, deviceId: strin
 export async function endSession(
   core: Core,
   conn: Connection,
-  opts: { outcome: "completed" | "failed" | "cancelled" | "shutdown"; reason: string | null; requestId?: HandlerContext["requestId"] },
+  opts: {
+    outcome: "completed" | "failed" | "cancelled" | "shutdown";
+    reason: string | null;
+    requestId?: HandlerContext["requestId"];
+  },
 ): Promise<SessionInfo> {
   const state = stateOf(conn);
   const sessionId = state.activeSessionId as string;
@@ -55,7 +70,10 @@ export async function closeConnectionSession(core: Core, conn: Connection, reaso
   try {
     await endSession(core, conn, { outcome: "shutdown", reason });
   } catch (err) {
-    log.warn({ err: String(err), sessionId: state.activeSessionId }, "could not end the Session of a closing connection");
+    log.warn(
+      { err: String(err), sessionId: state.activeSessionId },
+      "could not end the Session of a closing connection",
+    );
     const deviceId = state.selectedDeviceId;
     if (deviceId && conn.connectionId) core.devices.releaseLease(deviceId, conn.connectionId);
     state.activeSessionId = null;

@@ -65,9 +65,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issue = r.issues[0];
     const key = issue.path?.map((p) => String(p.key)).join(".") ?? "environment";
     // The token's value must never reach stderr or a log, not even a mistyped one.
-    if (key === "DEVICERAIL_TOKEN") throw new ConfigError(`invalid DEVICERAIL_TOKEN: ${tokenProblem(String(env.DEVICERAIL_TOKEN))}`);
+    if (key === "DEVICERAIL_TOKEN")
+      throw new ConfigError(`invalid DEVICERAIL_TOKEN: ${tokenProblem(String(env.DEVICERAIL_TOKEN))}`);
     // The URL may hold the database password.
-    if (key === "DEVICERAIL_FARM_URL") throw new ConfigError("invalid DEVICERAIL_FARM_URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+    if (key === "DEVICERAIL_FARM_URL")
+      throw new ConfigError("invalid DEVICERAIL_FARM_URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
     throw new ConfigError(`invalid ${key}=${JSON.stringify(issue.input)}: ${issue.message}`);
   }
   return {
@@ -90,7 +92,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
     xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,
     wdaEndpoint: r.output.DEVICERAIL_IOS_WDA_ENDPOINT ?? null,
-    mcpImage: { format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT, maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE, maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES },
+    mcpImage: {
+      format: r.output.DEVICERAIL_MCP_IMAGE_FORMAT,
+      maxEdge: r.output.DEVICERAIL_MCP_IMAGE_MAX_EDGE,
+      maxBytes: r.output.DEVICERAIL_MCP_IMAGE_MAX_BYTES,
+    },
     mcpIdleMs: r.output.DEVICERAIL_MCP_IDLE_MS,
     mcpActionTimeoutMs: r.output.DEVICERAIL_MCP_ACTION_TIMEOUT_MS,
     farm: r.output.DEVICERAIL_FARM_URL
@@ -99,7 +105,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           advertise: r.output.DEVICERAIL_FARM_ADVERTISE ?? null,
           heartbeatMs: r.output.DEVICERAIL_FARM_HEARTBEAT_MS,
           leaseMs: r.output.DEVICERAIL_FARM_LEASE_MS,
-          quarantine: { failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES, windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS },
+          quarantine: {
+            failures: r.output.DEVICERAIL_FARM_QUARANTINE_FAILURES,
+            windowMs: r.output.DEVICERAIL_FARM_QUARANTINE_WINDOW_MS,
+          },
           minBattery: r.output.DEVICERAIL_FARM_MIN_BATTERY,
         }
       : null,

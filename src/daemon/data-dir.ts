@@ -42,7 +42,8 @@ export function resolveDataPaths(
   };
 
   let platformDefault: string;
-  if (platform === "win32") platformDefault = path.join(absolute("LOCALAPPDATA") ?? path.join(home, "AppData", "Local"), APP);
+  if (platform === "win32")
+    platformDefault = path.join(absolute("LOCALAPPDATA") ?? path.join(home, "AppData", "Local"), APP);
   else if (platform === "darwin") platformDefault = path.join(home, "Library", "Application Support", APP);
   else platformDefault = path.join(absolute("XDG_DATA_HOME") ?? path.join(home, ".local", "share"), APP);
 
@@ -63,7 +64,9 @@ function lstatOrNull(path: string): Stats | null {
     const code = typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
     if (code === "ENOENT") return null;
     if (code === "ENOTDIR")
-      throw new DataDirError(`${path} cannot be a folder because a file sits where one of its parent folders should be; move that file away or set DEVICERAIL_DATA_DIR to another location`);
+      throw new DataDirError(
+        `${path} cannot be a folder because a file sits where one of its parent folders should be; move that file away or set DEVICERAIL_DATA_DIR to another location`,
+      );
     throw new DataDirError(`cannot inspect ${path}: ${describeError(e)}`);
   }
 }
@@ -83,24 +86,35 @@ export function ensurePrivateDir(path: string, uid: number | undefined = process
     try {
       firstCreated = mkdirSync(path, { recursive: true, mode: 0o700 });
     } catch (e) {
-      throw new DataDirError(`cannot create the devicerail data folder ${path}: ${describeError(e)}; choose another location with DEVICERAIL_DATA_DIR`);
+      throw new DataDirError(
+        `cannot create the devicerail data folder ${path}: ${describeError(e)}; choose another location with DEVICERAIL_DATA_DIR`,
+      );
     }
     if (posixModes && firstCreated !== undefined) tightenCreated(firstCreated, path);
     stat = lstatOrNull(path);
-    if (stat === null) throw new DataDirError(`${path} disappeared right after it was created; check what else manages that folder`);
+    if (stat === null)
+      throw new DataDirError(`${path} disappeared right after it was created; check what else manages that folder`);
   }
   if (stat.isSymbolicLink())
-    throw new DataDirError(`${path} is a symbolic link; devicerail keeps its private state only in a real directory, so replace the link with a directory or set DEVICERAIL_DATA_DIR to the link's target`);
+    throw new DataDirError(
+      `${path} is a symbolic link; devicerail keeps its private state only in a real directory, so replace the link with a directory or set DEVICERAIL_DATA_DIR to the link's target`,
+    );
   if (!stat.isDirectory())
-    throw new DataDirError(`${path} exists but is not a directory; move that file away or set DEVICERAIL_DATA_DIR to another location`);
+    throw new DataDirError(
+      `${path} exists but is not a directory; move that file away or set DEVICERAIL_DATA_DIR to another location`,
+    );
   if (!posixModes) return;
   if (uid !== undefined && stat.uid !== uid)
-    throw new DataDirError(`${path} is owned by uid ${stat.uid}, not by the current user (uid ${uid}); run devicerail as its owner, fix it with chown, or set DEVICERAIL_DATA_DIR to a folder you own`);
+    throw new DataDirError(
+      `${path} is owned by uid ${stat.uid}, not by the current user (uid ${uid}); run devicerail as its owner, fix it with chown, or set DEVICERAIL_DATA_DIR to a folder you own`,
+    );
   if ((stat.mode & 0o077) !== 0) {
     try {
       chmodSync(path, 0o700);
     } catch (e) {
-      throw new DataDirError(`${path} is readable by other users and could not be restricted to mode 0700: ${describeError(e)}`);
+      throw new DataDirError(
+        `${path} is readable by other users and could not be restricted to mode 0700: ${describeError(e)}`,
+      );
     }
   }
 }

@@ -27,13 +27,19 @@ export const ListenAddressSchema = v.pipe(
 function originProblem(origin: string): string | null {
   if (!URL.canParse(origin)) return `${JSON.stringify(origin)} is not an origin`;
   const url = new URL(origin);
-  if (!/^https?:$/.test(url.protocol) || url.origin !== origin) return `${JSON.stringify(origin)} is not an exact origin such as http://localhost:3000 (no path, no trailing slash)`;
+  if (!/^https?:$/.test(url.protocol) || url.origin !== origin)
+    return `${JSON.stringify(origin)} is not an exact origin such as http://localhost:3000 (no path, no trailing slash)`;
   return null;
 }
 
 const OriginsSchema = v.pipe(
   v.string(),
-  v.transform((text) => text.split(",").map((o) => o.trim()).filter((o) => o !== "")),
+  v.transform((text) =>
+    text
+      .split(",")
+      .map((o) => o.trim())
+      .filter((o) => o !== ""),
+  ),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const problem = dataset.value.map(originProblem).find((p) => p !== null);
@@ -43,7 +49,13 @@ const OriginsSchema = v.pipe(
 
 /** An integer written as `pattern` allows (no sign, no leading zeros), from `min` to `max`, with one message for every way it can be wrong. */
 const integerIn = (pattern: RegExp, min: number, max: number, expected: string) =>
-  v.pipe(v.string(), v.regex(pattern, expected), v.transform(Number), v.minValue(min, expected), v.maxValue(max, expected));
+  v.pipe(
+    v.string(),
+    v.regex(pattern, expected),
+    v.transform(Number),
+    v.minValue(min, expected),
+    v.maxValue(max, expected),
+  );
 
 /** Who reads a variable: the groups of --help and of the README's table, in this order. */
 export const OWNERS = {
@@ -83,12 +95,15 @@ export const ENV = table({
     owner: "daemon",
     help: "largest evidence object kept in the database (default 65536; 0 = files only)",
     doc: "largest evidence object kept in the database instead of a file (default 65536, at most 262144; 0 = every object a file)",
-    schema: v.optional(integerIn(/^(0|[1-9]\d{0,6})$/, 0, MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`), String(DEFAULT_INLINE_BYTES)),
+    schema: v.optional(
+      integerIn(/^(0|[1-9]\d{0,6})$/, 0, MAX_INLINE_BYTES, `expected a byte count from 0 to ${MAX_INLINE_BYTES}`),
+      String(DEFAULT_INLINE_BYTES),
+    ),
   },
   DEVICERAIL_SCREENSHOT_POLICY: {
     owner: "daemon",
     help: "capture (default) | omit",
-    doc: "`capture` (default) or `omit` (no screenshots; observations carry `screenshotOmission:\"policy\"`)",
+    doc: '`capture` (default) or `omit` (no screenshots; observations carry `screenshotOmission:"policy"`)',
     schema: v.optional(v.picklist(["capture", "omit"]), "capture"),
   },
   DEVICERAIL_LOG_LEVEL: {
@@ -113,7 +128,12 @@ export const ENV = table({
     owner: "listeners",
     help: "token every socket connection must present (--token wins); commands send it too",
     doc: "the token every socket connection must present (same as `--token`, preferred because argv is visible to other users); CLI commands send it to their daemon, and a background daemon started with it set requires it instead of making `<data dir>/daemon.token`",
-    schema: v.optional(v.pipe(v.string(), v.check((t) => tokenProblem(t) === null, "invalid token"))),
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((t) => tokenProblem(t) === null, "invalid token"),
+      ),
+    ),
   },
   DEVICERAIL_ALLOWED_ORIGINS: {
     owner: "listeners",
@@ -131,7 +151,10 @@ export const ENV = table({
     owner: "listeners",
     help: "idle time before TCP keepalive probes start (default 10000)",
     doc: "idle time before TCP keepalive probes start on a TCP connection (default 10000, 1000…7200000); a peer that vanished is closed about 10 s after that, also when an answer to it is unacknowledged",
-    schema: v.optional(integerIn(/^[1-9]\d{3,6}$/, 1_000, 7_200_000, "expected milliseconds from 1000 to 7200000"), "10000"),
+    schema: v.optional(
+      integerIn(/^[1-9]\d{3,6}$/, 1_000, 7_200_000, "expected milliseconds from 1000 to 7200000"),
+      "10000",
+    ),
   },
   DEVICERAIL_MOCK: {
     owner: "devices",
@@ -149,7 +172,9 @@ export const ENV = table({
     owner: "devices",
     help: "a prefix for mock device ids: PREFIX-mock-1 … (tell farm hosts' mocks apart)",
     doc: "a prefix for the mock devices' ids (`PREFIX-mock-1` …; lower-case letters, digits and `-`, at most 32), so the Mock devices of several farm hosts have distinct ids",
-    schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "expected lower-case letters, digits and -, at most 32"))),
+    schema: v.optional(
+      v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "expected lower-case letters, digits and -, at most 32")),
+    ),
   },
   DEVICERAIL_MOCK_HANG: {
     owner: "devices",
@@ -197,7 +222,15 @@ export const ENV = table({
     owner: "devices",
     help: "a running WebDriverAgent for simulators without AXe (http://127.0.0.1:PORT)",
     doc: "a running WebDriverAgent (`http://127.0.0.1:PORT`, numeric loopback only) that serves UI trees and input for simulators without AXe",
-    schema: v.optional(v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/, "expected http://127.0.0.1:PORT or http://[::1]:PORT"))),
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(
+          /^http:\/\/(127\.0\.0\.1|\[::1\]):([1-9]\d{0,4})$/,
+          "expected http://127.0.0.1:PORT or http://[::1]:PORT",
+        ),
+      ),
+    ),
   },
   DEVICERAIL_MCP_IMAGE_FORMAT: {
     owner: "mcp",
@@ -222,13 +255,19 @@ export const ENV = table({
     owner: "mcp",
     help: "ms one device action of an MCP tool may take (default 30000)",
     doc: "how long one device action of an MCP tool may take before it fails with `action_timed_out` and its outcome reported unknown (default 30000; `wait_for` uses its own `timeoutMs`)",
-    schema: v.optional(integerIn(/^[1-9]\d{2,6}$/, 100, 3_600_000, "expected milliseconds from 100 to 3600000"), "30000"),
+    schema: v.optional(
+      integerIn(/^[1-9]\d{2,6}$/, 100, 3_600_000, "expected milliseconds from 100 to 3600000"),
+      "30000",
+    ),
   },
   DEVICERAIL_MCP_IDLE_MS: {
     owner: "mcp",
     help: "ms an MCP client without an event stream may stay silent (default 300000)",
     doc: "how long an MCP client over HTTP that keeps no event stream open may stay silent before its Sessions end and its devices are freed (default 300000)",
-    schema: v.optional(integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"), "300000"),
+    schema: v.optional(
+      integerIn(/^[1-9]\d{3,7}$/, 1_000, 86_400_000, "expected milliseconds from 1000 to 86400000"),
+      "300000",
+    ),
   },
   DEVICERAIL_FARM_URL: {
     owner: "farm",
@@ -252,7 +291,10 @@ export const ENV = table({
     owner: "farm",
     help: "farm allocation lease in ms (default 30000): unclaimed or unrenewed, it lapses",
     doc: "how long a farm allocation lives without renewal (default 30000): an allocation nobody connects with lapses after it, and the owning host renews a claimed one at every heartbeat",
-    schema: v.optional(integerIn(/^[1-9]\d{2,6}$/, 500, 3_600_000, "expected milliseconds from 500 to 3600000"), "30000"),
+    schema: v.optional(
+      integerIn(/^[1-9]\d{2,6}$/, 500, 3_600_000, "expected milliseconds from 500 to 3600000"),
+      "30000",
+    ),
   },
   DEVICERAIL_FARM_QUARANTINE_FAILURES: {
     owner: "farm",
@@ -264,7 +306,10 @@ export const ENV = table({
     owner: "farm",
     help: "the window those failures are counted in (default 600000)",
     doc: "the window the quarantine's failures are counted in, in ms (default 600000, 10 minutes)",
-    schema: v.optional(integerIn(/^[1-9]\d{2,8}$/, 1_000, 604_800_000, "expected milliseconds from 1000 to 604800000"), "600000"),
+    schema: v.optional(
+      integerIn(/^[1-9]\d{2,8}$/, 1_000, 604_800_000, "expected milliseconds from 1000 to 604800000"),
+      "600000",
+    ),
   },
   DEVICERAIL_FARM_MIN_BATTERY: {
     owner: "farm",
@@ -300,25 +345,41 @@ export const ENV = table({
 });
 
 export type EnvName = keyof typeof ENV;
-type Checked = { [K in EnvName as (typeof ENV)[K] extends { schema: v.GenericSchema } ? K : never]: (typeof ENV)[K] extends { schema: infer S } ? S : never };
+type Checked = {
+  [K in EnvName as (typeof ENV)[K] extends { schema: v.GenericSchema } ? K : never]: (typeof ENV)[K] extends {
+    schema: infer S;
+  }
+    ? S
+    : never;
+};
 
 /** The variables the config loader checks, as one valibot object. */
 export const ENV_SCHEMA = v.object(
-  Object.fromEntries(Object.entries(ENV).flatMap(([name, e]: [string, EnvironmentVariable]) => (e.schema ? [[name, e.schema]] : []))) as Checked,
+  Object.fromEntries(
+    Object.entries(ENV).flatMap(([name, e]: [string, EnvironmentVariable]) => (e.schema ? [[name, e.schema]] : [])),
+  ) as Checked,
 );
 
-const byOwner = () => (Object.keys(OWNERS) as Owner[]).map((owner) => [owner, Object.entries(ENV).filter(([, e]) => e.owner === owner)] as const);
+const byOwner = () =>
+  (Object.keys(OWNERS) as Owner[]).map(
+    (owner) => [owner, Object.entries(ENV).filter(([, e]) => e.owner === owner)] as const,
+  );
 
 /** The --help section. */
 export function environmentHelp(): string {
   const width = Math.max(...Object.keys(ENV).map((n) => n.length)) + 2;
   return byOwner()
-    .map(([owner, vars]) => [`  ${OWNERS[owner]}:`, ...vars.map(([n, e]) => `    ${n.padEnd(width)}${e.help}`)].join("\n"))
+    .map(([owner, vars]) =>
+      [`  ${OWNERS[owner]}:`, ...vars.map(([n, e]) => `    ${n.padEnd(width)}${e.help}`)].join("\n"),
+    )
     .join("\n");
 }
 
 /** README.md's table. */
 export function environmentTable(): string {
-  const rows = byOwner().flatMap(([owner, vars]) => [`| **${OWNERS[owner]}** | |`, ...vars.map(([n, e]) => `| \`${n}\` | ${e.doc} |`)]);
+  const rows = byOwner().flatMap(([owner, vars]) => [
+    `| **${OWNERS[owner]}** | |`,
+    ...vars.map(([n, e]) => `| \`${n}\` | ${e.doc} |`),
+  ]);
   return ["| Variable | Values |", "| --- | --- |", ...rows].join("\n");
 }

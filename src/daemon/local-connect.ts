@@ -13,7 +13,9 @@ import type { Logger } from "../rpc/rpc-error.ts";
 export function localConnect(dispatcher: Dispatcher, services: ServerServices, log: Logger): Connect {
   return ({ transport, privileged }) => {
     // Every answer comes back as a value; a frame here would be a bug in the dispatcher.
-    const conn = new Connection({ kind: transport, framing: "jsonMessage" }, services, (frame) => log.error({ frame: frame.slice(0, 200) }, "in-process connection got a frame"));
+    const conn = new Connection({ kind: transport, framing: "jsonMessage" }, services, (frame) =>
+      log.error({ frame: frame.slice(0, 200) }, "in-process connection got a frame"),
+    );
     if (privileged !== undefined) conn.privileged = privileged;
     return localClient({
       call: (id, method, params, timeoutMs) => dispatcher.call(conn, id, method, params, timeoutMs),

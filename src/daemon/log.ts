@@ -13,7 +13,12 @@ export const LOG_ROTATE_KEEP = 3;
  * content is copied to path.1 and the file truncated in place. Truncating keeps the descriptor, so
  * whatever else writes to it (the process's own stderr) lands in the fresh file too.
  */
-export function rotatingSink(fd: number, path: string, maxBytes = LOG_ROTATE_BYTES, keep = LOG_ROTATE_KEEP): { write(line: string): void } {
+export function rotatingSink(
+  fd: number,
+  path: string,
+  maxBytes = LOG_ROTATE_BYTES,
+  keep = LOG_ROTATE_KEEP,
+): { write(line: string): void } {
   let size = fstatSync(fd).size;
   const rotate = () => {
     for (let i = keep - 1; i >= 1; i--) if (existsSync(`${path}.${i}`)) renameSync(`${path}.${i}`, `${path}.${i + 1}`);
@@ -61,7 +66,11 @@ function stderrLogFile(): string | null {
  * file is rotated by size (LOG_ROTATE_BYTES, LOG_ROTATE_KEEP older files).
  */
 export async function createLogger(level: string): Promise<Logger> {
-  const opts = { level, base: { pid: process.pid }, redact: { paths: ["secret", "*.secret", "arguments.secret"], censor: "[redacted]" } };
+  const opts = {
+    level,
+    base: { pid: process.pid },
+    redact: { paths: ["secret", "*.secret", "arguments.secret"], censor: "[redacted]" },
+  };
   if (process.stderr.isTTY) {
     // Loaded only for a person at a terminal: it is the slowest import of the daemon.
     const { default: pretty } = await import("pino-pretty");

@@ -33,7 +33,8 @@ export interface Daemon {
   shutdown(): Promise<void>;
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? ((err as { detail?: string }).detail ?? err.message) : String(err));
+const errorText = (err: unknown) =>
+  err instanceof Error ? ((err as { detail?: string }).detail ?? err.message) : String(err);
 
 /**
  * The composition root: the data directory (locked: one daemon per directory), the durable event
@@ -44,12 +45,20 @@ export async function createDaemon(
   config: Config,
   log: Logger,
   env: Record<string, string | undefined> = process.env,
-  hooks: { /** Called once the data directory's lock is held, before the slower start-up steps. */ held?: (paths: DataPaths) => void } = {},
+  hooks: {
+    /** Called once the data directory's lock is held, before the slower start-up steps. */ held?: (
+      paths: DataPaths,
+    ) => void;
+  } = {},
 ): Promise<Daemon> {
   const paths = resolveDataPaths(env, process.platform, homedir(), process.cwd());
   ensurePrivateDir(paths.dataDir);
   const opened = openDatabase(paths.databasePath);
-  if (opened.integrity === "skipped") log.info({ database: paths.databasePath, maxBytes: QUICK_CHECK_MAX_BYTES }, "integrity check skipped: the database is larger than the start-up check covers");
+  if (opened.integrity === "skipped")
+    log.info(
+      { database: paths.databasePath, maxBytes: QUICK_CHECK_MAX_BYTES },
+      "integrity check skipped: the database is larger than the start-up check covers",
+    );
   const { raw } = opened;
   let started: EventLog | null = null;
   // A full disk or a damaged file met while starting is the user's to fix: name the file and the fix.
@@ -66,7 +75,10 @@ export async function createDaemon(
   const eventLog = await storeStep(paths.databasePath, () => (started = new EventLog(opened)));
   const recovered = await storeStep(paths.databasePath, () => eventLog.recover());
   if (recovered.sealed.length)
-    log.warn({ sealed: recovered.sealed.length, interruptedActions: recovered.interruptedActions }, "sealed Sessions left open by an unclean exit");
+    log.warn(
+      { sealed: recovered.sealed.length, interruptedActions: recovered.interruptedActions },
+      "sealed Sessions left open by an unclean exit",
+    );
   const objects = await storeStep(paths.evidenceDir, async () => {
     ensurePrivateDir(paths.evidenceDir);
     const store = await ObjectStore.open(paths.evidenceDir);
@@ -77,10 +89,20 @@ export async function createDaemon(
   });
 
   const devices = new DeviceService(log);
-  const core: Core = { devices, evidence: new FileEvidenceStore(objects, eventLog, config.evidenceInlineBytes), log: eventLog, screenshotPolicy: config.screenshotPolicy };
+  const core: Core = {
+    devices,
+    evidence: new FileEvidenceStore(objects, eventLog, config.evidenceInlineBytes),
+    log: eventLog,
+    screenshotPolicy: config.screenshotPolicy,
+  };
   const never = new AbortController().signal;
   const ctx = { signal: never, deadline: null, log };
-  if (config.mock !== "off") await devices.attach(new MockDriver({ count: config.mockDevices, hang: config.mockHang, idPrefix: config.mockIdPrefix ?? null }), ctx, { fallback: config.mock === "auto" });
+  if (config.mock !== "off")
+    await devices.attach(
+      new MockDriver({ count: config.mockDevices, hang: config.mockHang, idPrefix: config.mockIdPrefix ?? null }),
+      ctx,
+      { fallback: config.mock === "auto" },
+    );
   if (config.android !== "off") {
     // Loaded only when used: adbkit and its dependencies are most of the start-up cost otherwise.
     const AndroidDriver = await (await import("../../drivers/android/index.ts")).loadAndroidDriver();
@@ -90,7 +112,10 @@ export async function createDaemon(
     } catch (err) {
       await android.stop();
       const why = `no adb server on port ${config.adbServerPort} and ${config.adbPath} could not start one (${errorText(err)})`;
-      if (config.android === "required") throw new StartupError(`DEVICERAIL_ANDROID=required: ${why}; install Android platform-tools or set DEVICERAIL_ADB_PATH`);
+      if (config.android === "required")
+        throw new StartupError(
+          `DEVICERAIL_ANDROID=required: ${why}; install Android platform-tools or set DEVICERAIL_ADB_PATH`,
+        );
       log.warn({ reason: why }, "Android devices are unavailable (DEVICERAIL_ANDROID=auto)");
     }
   }
@@ -103,17 +128,29 @@ export async function createDaemon(
   });
   if (config.ios !== "off" && (config.xcrunPath || Bun.which("xcrun"))) {
     const IosSimulatorDriver = await (await import("../../drivers/ios-simulator/index.ts")).loadIosSimulatorDriver();
-    const ios = new IosSimulatorDriver({ xcrunPath: config.xcrunPath, axePath: config.axePath, wdaEndpoint: config.wdaEndpoint, log });
+    const ios = new IosSimulatorDriver({
+      xcrunPath: config.xcrunPath,
+      axePath: config.axePath,
+      wdaEndpoint: config.wdaEndpoint,
+      log,
+    });
     try {
       await devices.attach(ios, ctx);
     } catch (err) {
       await ios.stop();
       // A typed driver error carries its own fix (ios_xcode_not_selected: the xcode-select command).
-      const fix = err instanceof DriverError && err.platformCode === "ios_xcode_not_selected" ? err.message : "install Xcode and its command-line tools";
-      if (config.ios === "required") throw new StartupError(`DEVICERAIL_IOS=required: xcrun simctl failed (${errorText(err)}); ${fix}`);
+      const fix =
+        err instanceof DriverError && err.platformCode === "ios_xcode_not_selected"
+          ? err.message
+          : "install Xcode and its command-line tools";
+      if (config.ios === "required")
+        throw new StartupError(`DEVICERAIL_IOS=required: xcrun simctl failed (${errorText(err)}); ${fix}`);
       log.warn({ reason: errorText(err), fix }, "iOS Simulators are unavailable (DEVICERAIL_IOS=auto)");
     }
-  } else if (config.ios === "required") throw new StartupError("DEVICERAIL_IOS=required: xcrun was not found; install Xcode and its command-line tools, or set DEVICERAIL_XCRUN_PATH");
+  } else if (config.ios === "required")
+    throw new StartupError(
+      "DEVICERAIL_IOS=required: xcrun was not found; install Xcode and its command-line tools, or set DEVICERAIL_XCRUN_PATH",
+    );
   // The event plane: one loopback WebSocket listener per daemon; without it events.stream.v1 is off.
   const streams = new EventStreams(eventLog);
   let plane: ReturnType<typeof listenEventPlane> | null = null;
@@ -151,7 +188,8 @@ export async function createDaemon(
       await devices.stop();
       await eventLog.close();
       // Still refused by the store at exit: the next start records them as it does interrupted actions.
-      if (eventLog.owedOutcomes()) log.warn({ actions: eventLog.owedOutcomes() }, "actions whose outcome could not be written before shutdown");
+      if (eventLog.owedOutcomes())
+        log.warn({ actions: eventLog.owedOutcomes() }, "actions whose outcome could not be written before shutdown");
       eventLog.dispose();
       mediaTypeOf.finalize();
       raw.close();

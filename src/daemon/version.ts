@@ -9,4 +9,5 @@ export const SERVER_NAME = "devicerail-daemon";
 /** The git commit a binary was built from ("unknown" outside a checkout); null from source. */
 export const COMMIT: string | null = typeof DEVICERAIL_COMMIT === "string" ? DEVICERAIL_COMMIT : null;
 /** The package version, with the commit as semver build metadata in a binary: `0.1.0+abc1234`. */
-export const VERSION: string = (typeof DEVICERAIL_VERSION === "string" ? DEVICERAIL_VERSION : pkg.version) + (COMMIT ? `+${COMMIT}` : "");
+export const VERSION: string =
+  (typeof DEVICERAIL_VERSION === "string" ? DEVICERAIL_VERSION : pkg.version) + (COMMIT ? `+${COMMIT}` : "");

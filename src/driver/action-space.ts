@@ -10,7 +10,12 @@ import { DriverError, invalidArguments } from "./driver-error.ts";
  */
 export interface ArgumentsSchema<Out> {
   readonly "~standard": {
-    validate(value: unknown): { readonly value: Out; readonly issues?: undefined } | { readonly issues: readonly unknown[] } | Promise<unknown>;
+    validate(
+      value: unknown,
+    ):
+      | { readonly value: Out; readonly issues?: undefined }
+      | { readonly issues: readonly unknown[] }
+      | Promise<unknown>;
   };
 }
 
@@ -27,7 +32,8 @@ export interface ActionContract<Name extends string = string, Args = unknown> {
 }
 
 /** A call whose arguments passed its action's schema, narrowed by `name`. */
-export type ParsedCall<C extends ActionContract> = C extends ActionContract<infer N, infer A> ? { readonly name: N; readonly args: A } : never;
+export type ParsedCall<C extends ActionContract> =
+  C extends ActionContract<infer N, infer A> ? { readonly name: N; readonly args: A } : never;
 
 /** The documents the generator wrote for one driver: action name → its arguments' JSON Schema. */
 export interface ActionDocuments {
@@ -50,7 +56,12 @@ export class ActionSpace<C extends ActionContract> {
     this.definitions = contracts.map((c) => {
       const inputSchema = documents.actions[c.name];
       if (!inputSchema) throw new Error(`action ${c.name} has no generated schema: run \`bun run gen\``);
-      return { name: c.name, description: c.description, inputSchema, ...(c.protection ? { protection: c.protection } : {}) };
+      return {
+        name: c.name,
+        description: c.description,
+        inputSchema,
+        ...(c.protection ? { protection: c.protection } : {}),
+      };
     });
   }
 

@@ -55,9 +55,16 @@ export class DriverError extends RpcError {
       arg = opts.action ?? "";
     } else if (code === "platform_error") {
       // Codes outside the protocol's pattern are replaced rather than sent (docs/protocol/errors.md#-32000).
-      details = { platformCode: opts.platformCode && PLATFORM_CODE.test(opts.platformCode) ? opts.platformCode : "unknown" };
+      details = {
+        platformCode: opts.platformCode && PLATFORM_CODE.test(opts.platformCode) ? opts.platformCode : "unknown",
+      };
     }
-    super(name, { arg, details, ...(opts.retryable !== undefined ? { retryable: opts.retryable } : {}), ...(opts.message ? { message: opts.message } : {}) });
+    super(name, {
+      arg,
+      details,
+      ...(opts.retryable !== undefined ? { retryable: opts.retryable } : {}),
+      ...(opts.message ? { message: opts.message } : {}),
+    });
     this.name = "DriverError";
     this.driverCode = code;
     this.detail = opts.detail;
@@ -77,7 +84,10 @@ export class DriverError extends RpcError {
    * object literal so that the error-site scan (scripts/error-sites.ts) lists their keys in
    * docs/protocol/errors.md.
    */
-  static withDetails(code: "unknown_action" | "invalid_arguments", details: { readonly action: string } & Readonly<Record<string, unknown>>): DriverError {
+  static withDetails(
+    code: "unknown_action" | "invalid_arguments",
+    details: { readonly action: string } & Readonly<Record<string, unknown>>,
+  ): DriverError {
     const { action, ...rest } = details;
     return new DriverError(code, { action, details: rest });
   }
@@ -90,5 +100,11 @@ export class DriverError extends RpcError {
  */
 export function invalidArguments(action: string, issues: readonly IssueDetail[]): DriverError {
   const first = issues[0] as IssueDetail;
-  return DriverError.withDetails("invalid_arguments", { action, pointer: first.pointer, expected: first.expected, received: first.received, issues: issues.slice(0, MAX_ISSUE_DETAILS) });
+  return DriverError.withDetails("invalid_arguments", {
+    action,
+    pointer: first.pointer,
+    expected: first.expected,
+    received: first.received,
+    issues: issues.slice(0, MAX_ISSUE_DETAILS),
+  });
 }

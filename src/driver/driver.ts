@@ -38,7 +38,10 @@ export function whenAborted(signal: AbortSignal, onAbort: () => void): () => voi
  * deadline after the tree failed; settles only once every part has ended, so no child process or
  * device stream outlives the call; rejects with that first failure (in time, not argument order).
  */
-export async function allEnded<T extends readonly unknown[]>(ctx: CallContext, ...parts: { [K in keyof T]: (ctx: CallContext) => Promise<T[K]> }): Promise<T> {
+export async function allEnded<T extends readonly unknown[]>(
+  ctx: CallContext,
+  ...parts: { [K in keyof T]: (ctx: CallContext) => Promise<T[K]> }
+): Promise<T> {
   const linked = new AbortController();
   const unfollow = whenAborted(ctx.signal, () => linked.abort(ctx.signal.reason));
   const inner: CallContext = { ...ctx, signal: linked.signal };

@@ -14,10 +14,13 @@ export function pause(ms: number, ctx: Pick<CallContext, "signal">): Promise<voi
       clearTimeout(timer);
       reject(new DriverError("driver_cancelled"));
     };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }

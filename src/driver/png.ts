@@ -27,7 +27,11 @@ export function pngSize(bytes: Uint8Array): PixelSize | null {
  */
 export function pngStart(bytes: Uint8Array): number {
   const first = PNG_SIGNATURE[0] as number;
-  for (let i = bytes.indexOf(first); i >= 0 && i + PNG_SIGNATURE.length <= bytes.length; i = bytes.indexOf(first, i + 1)) {
+  for (
+    let i = bytes.indexOf(first);
+    i >= 0 && i + PNG_SIGNATURE.length <= bytes.length;
+    i = bytes.indexOf(first, i + 1)
+  ) {
     if (PNG_SIGNATURE.every((b, k) => bytes[i + k] === b)) return i;
   }
   return -1;

@@ -29,7 +29,12 @@ const ALWAYS = ["device_observe", "screenshot", "ui_tree", "session_verdict"];
 
 /** The MCP tools a device with these actions can do, sorted. */
 export function toolsFor(offered: readonly string[]): string[] {
-  return [...ALWAYS, ...Object.entries(TOOL_ACTIONS).filter(([, names]) => firstOffered(offered, names) !== null).map(([tool]) => tool)].sort();
+  return [
+    ...ALWAYS,
+    ...Object.entries(TOOL_ACTIONS)
+      .filter(([, names]) => firstOffered(offered, names) !== null)
+      .map(([tool]) => tool),
+  ].sort();
 }
 
 /** How a missing action reads on any surface: `no keyPress or back action`. */

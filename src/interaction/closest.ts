@@ -16,7 +16,12 @@ export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
   for (let i = 1; i <= x.length; i++) {
     const row = [i];
-    for (let j = 1; j <= y.length; j++) row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1));
+    for (let j = 1; j <= y.length; j++)
+      row[j] = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1),
+      );
     prev = row;
   }
   return prev[y.length] as number;
@@ -47,13 +52,19 @@ export function similarity(a: string, b: string): number {
 const afterId = (s: string) => s.slice(s.indexOf(":id/") < 0 ? 0 : s.indexOf(":id/") + 4);
 /** Just short of a match: a near miss never ranks level with an element that does match. */
 const NEAR = 0.99;
-const best = (want: string, fields: (string | null)[]) => Math.min(NEAR, Math.max(0, ...fields.filter((f): f is string => f !== null).map((f) => similarity(want, f))));
+const best = (want: string, fields: (string | null)[]) =>
+  Math.min(NEAR, Math.max(0, ...fields.filter((f): f is string => f !== null).map((f) => similarity(want, f))));
 
 /**
  * How well a node fits the selector: 1 when it matches, else the average over the given members
  * of how close the node comes to each, so a node must be near on all of them to rank first.
  */
-function fit(n: UiNode, s: Partial<ElementSelector>, matches: NodePredicate | null, textMatches: NodePredicate | null): number {
+function fit(
+  n: UiNode,
+  s: Partial<ElementSelector>,
+  matches: NodePredicate | null,
+  textMatches: NodePredicate | null,
+): number {
   if (matches?.(n)) return 1;
   const scores: number[] = [];
   if (s.role) scores.push(best(s.role, [n.role, n.role.slice(n.role.lastIndexOf(".") + 1)]));
@@ -68,7 +79,12 @@ function fit(n: UiNode, s: Partial<ElementSelector>, matches: NodePredicate | nu
 const MIN_FIT = 0.3;
 
 /** The positions in `nodes` of the (up to) `count` nodes closest to the selector, best first, ties in tree order. */
-export function closestNodes(nodes: readonly UiNode[], selector: Partial<ElementSelector>, matcher: SelectorMatcher, count = 3): number[] {
+export function closestNodes(
+  nodes: readonly UiNode[],
+  selector: Partial<ElementSelector>,
+  matcher: SelectorMatcher,
+  count = 3,
+): number[] {
   const matches = matcher(selector);
   const textMatches = selector.text ? matcher({ text: selector.text }) : null;
   return nodes

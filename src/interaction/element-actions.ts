@@ -18,14 +18,24 @@ export interface Disambiguated {
 }
 
 /** The only tappable element of several that `matches` (in `snapshot` of observation `observationId`), or null. */
-export function onlyTappable(snapshot: UiSnapshot, viewport: Viewport, matches: NodePredicate | null, label: string): Disambiguated | null {
+export function onlyTappable(
+  snapshot: UiSnapshot,
+  viewport: Viewport,
+  matches: NodePredicate | null,
+  label: string,
+): Disambiguated | null {
   if (!matches) return null;
   const matching = snapshot.nodes.filter(matches);
-  const tappable = matching.filter((n) => n.enabled !== false && n.hittable !== false && visibleRect(n, viewport) !== null);
+  const tappable = matching.filter(
+    (n) => n.enabled !== false && n.hittable !== false && visibleRect(n, viewport) !== null,
+  );
   const only = tappable.length === 1 ? tappable[0] : undefined;
   if (!only || matching.length < 2) return null;
   return {
-    target: { kind: "node", node: { observationId: snapshot.observationId, context: snapshot.context, stableNodeId: only.stableNodeId } },
+    target: {
+      kind: "node",
+      node: { observationId: snapshot.observationId, context: snapshot.context, stableNodeId: only.stableNodeId },
+    },
     stableNodeId: only.stableNodeId,
     note: `${matching.length} elements match ${label}; tapped the only one that can be tapped`,
   };

@@ -27,6 +27,9 @@ export function foregroundOf(metadata: Record<string, unknown>): string | null {
     if (typeof activity !== "string") return packageName;
     return `${packageName}/${activity.startsWith(`${packageName}.`) ? activity.slice(packageName.length) : activity}`;
   }
-  if (typeof metadata.foregroundApp === "string") return typeof metadata.screen === "string" ? `${metadata.foregroundApp} (${metadata.screen})` : metadata.foregroundApp;
+  if (typeof metadata.foregroundApp === "string")
+    return typeof metadata.screen === "string"
+      ? `${metadata.foregroundApp} (${metadata.screen})`
+      : metadata.foregroundApp;
   return null;
 }

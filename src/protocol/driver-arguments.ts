@@ -13,10 +13,20 @@ const URL_RE = new RegExp(URL_PATTERN, "u");
 
 export const PIXEL = int(0, 4_294_967_295);
 export const DURATION_MS = int(1, 60_000);
-export const URL_ARGUMENT = v.pipe(cpString(3, 4200), v.metadata({ pattern: URL_PATTERN }), v.check((s) => URL_RE.test(s)));
+export const URL_ARGUMENT = v.pipe(
+  cpString(3, 4200),
+  v.metadata({ pattern: URL_PATTERN }),
+  v.check((s) => URL_RE.test(s)),
+);
 
 export const POINT_ARGUMENTS = v.strictObject({ x: PIXEL, y: PIXEL });
-export const SWIPE_ARGUMENTS = v.strictObject({ startX: PIXEL, startY: PIXEL, endX: PIXEL, endY: PIXEL, durationMs: DURATION_MS });
+export const SWIPE_ARGUMENTS = v.strictObject({
+  startX: PIXEL,
+  startY: PIXEL,
+  endX: PIXEL,
+  endY: PIXEL,
+  durationMs: DURATION_MS,
+});
 
 const DELTA = int(-100_000, 100_000);
 /** A scroll by a delta; 0/0 moves nothing and is refused, which the document states with `not`. */

@@ -4,8 +4,7 @@ import * as v from "valibot";
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** JSON integer in [min, max]. A `1.0`/`1e0` token never reaches here as a number (the parser tags it), so it fails `number()`. */
-export const int = (min: number, max: number) =>
-  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+export const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
 export const U16Schema = int(0, 65_535);
 export const U32Schema = int(0, 4_294_967_295);

@@ -46,7 +46,8 @@ const cut = (s: string): string => {
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** RFC 6901: "~" and "/" inside a key are written "~0" and "~1". */
-export const pointerOf = (keys: readonly PropertyKey[]): string => keys.map((k) => `/${String(k).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+export const pointerOf = (keys: readonly PropertyKey[]): string =>
+  keys.map((k) => `/${String(k).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
 
 /** A number token the JSON parser kept apart because it was written with a fraction or exponent (rpc/json.ts JsonFloat). */
 const floatToken = (x: object): number | null => {
@@ -63,7 +64,9 @@ export function renderReceived(value: unknown, redact: boolean): string {
   if (typeof value === "string") {
     const n = codePoints(value).length;
     if (redact) return `a string of ${plural(n, "code point")}`;
-    return n > RECEIVED_CODE_POINTS ? `${JSON.stringify(cut(value))} (${plural(n, "code point")})` : JSON.stringify(value);
+    return n > RECEIVED_CODE_POINTS
+      ? `${JSON.stringify(cut(value))} (${plural(n, "code point")})`
+      : JSON.stringify(value);
   }
   if (typeof value === "number") return redact ? "a number" : String(value);
   if (typeof value === "boolean") return redact ? "a boolean" : String(value);
@@ -99,7 +102,13 @@ function schemaAt(schema: unknown, keys: readonly PropertyKey[], parents: readon
       const tag = isObject(parent) ? parent[tagKey] : undefined;
       s = unwrap(((s.options ?? []) as Node[]).find((o) => o.entries?.[tagKey]?.literal === tag));
     } else if (s?.type === "union") {
-      s = unwrap(((s.options ?? []) as Node[]).map(unwrap).find((o) => (typeof key === "number" ? o?.type === "array" : o?.entries !== undefined && String(key) in o.entries)));
+      s = unwrap(
+        ((s.options ?? []) as Node[])
+          .map(unwrap)
+          .find((o) =>
+            typeof key === "number" ? o?.type === "array" : o?.entries !== undefined && String(key) in o.entries,
+          ),
+      );
     }
     if (!s) return null;
     if (s.entries) s = s.entries[String(key)] ?? s.rest;
@@ -112,7 +121,10 @@ function schemaAt(schema: unknown, keys: readonly PropertyKey[], parents: readon
   return s ? { schema: s } : null;
 }
 
-const stepOf = (p: unknown): Step => (isObject(p) && "key" in p ? { key: p.key as PropertyKey, origin: typeof p.origin === "string" ? p.origin : undefined } : { key: p as PropertyKey });
+const stepOf = (p: unknown): Step =>
+  isObject(p) && "key" in p
+    ? { key: p.key as PropertyKey, origin: typeof p.origin === "string" ? p.origin : undefined }
+    : { key: p as PropertyKey };
 
 /** The values that hold each key of the path, starting with the input itself. */
 function parentsAlong(input: unknown, keys: readonly PropertyKey[]): unknown[] {
@@ -121,7 +133,10 @@ function parentsAlong(input: unknown, keys: readonly PropertyKey[]): unknown[] {
   for (const k of keys) {
     out.push(at);
     // Own members only: a path key such as "__proto__" must not reach the prototype.
-    at = at !== null && typeof at === "object" && Object.hasOwn(at, k) ? (at as Record<PropertyKey, unknown>)[k as string] : undefined;
+    at =
+      at !== null && typeof at === "object" && Object.hasOwn(at, k)
+        ? (at as Record<PropertyKey, unknown>)[k as string]
+        : undefined;
   }
   out.push(at);
   return out;
@@ -144,7 +159,12 @@ function detailOf(schema: unknown, input: unknown, issue: Issue, opts: IssueOpti
   const keys = steps.map((s) => s.key);
   const parents = parentsAlong(input, keys);
   const found = schemaAt(schema, keys, parents);
-  const expected = found === null ? (issue.expected ?? "a valid value") : "words" in found ? found.words : describeSchema(found.schema);
+  const expected =
+    found === null
+      ? (issue.expected ?? "a valid value")
+      : "words" in found
+        ? found.words
+        : describeSchema(found.schema);
   return { pointer: pointerOf(keys), expected, received: renderReceived(parents.at(-1), opts.redact) };
 }
 
@@ -160,7 +180,12 @@ function positional(d: IssueDetail, names: readonly string[]): IssueDetail {
  * order the schema found them, at most MAX_ISSUE_DETAILS. Never empty: a failure without issues
  * becomes one at the top.
  */
-export function issueDetails(schema: unknown, input: unknown, issues: readonly unknown[], opts: IssueOptions): IssueDetail[] {
+export function issueDetails(
+  schema: unknown,
+  input: unknown,
+  issues: readonly unknown[],
+  opts: IssueOptions,
+): IssueDetail[] {
   const out: IssueDetail[] = [];
   const seen = new Set<string>();
   for (const issue of issues) {
@@ -171,5 +196,7 @@ export function issueDetails(schema: unknown, input: unknown, issues: readonly u
     out.push(d);
     if (out.length === MAX_ISSUE_DETAILS) break;
   }
-  return out.length ? out : [{ pointer: "", expected: describeSchema(schema), received: renderReceived(input, opts.redact) }];
+  return out.length
+    ? out
+    : [{ pointer: "", expected: describeSchema(schema), received: renderReceived(input, opts.redact) }];
 }

@@ -31,4 +31,3 @@ export const RpcFailureSchema = v.strictObject({
 export type RpcFailure = v.InferOutput<typeof RpcFailureSchema>;
 
 export const RpcResponseSchema = v.union([RpcSuccessSchema, RpcFailureSchema]);
-

@@ -26,11 +26,22 @@ export interface Node {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
-export const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-export const WRAPPERS = new Set(["optional", "exact_optional", "undefinedable", "nullable", "nullish", "non_optional", "non_nullable", "non_nullish"]);
+export const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+export const WRAPPERS = new Set([
+  "optional",
+  "exact_optional",
+  "undefinedable",
+  "nullable",
+  "nullish",
+  "non_optional",
+  "non_nullable",
+  "non_nullish",
+]);
 const OBJECTS = new Set(["object", "strict_object", "loose_object", "object_with_rest"]);
 
-export const list = (names: readonly string[]): string => (names.length > LISTED ? `${names.slice(0, LISTED).join(", ")}, …` : names.join(", "));
+export const list = (names: readonly string[]): string =>
+  names.length > LISTED ? `${names.slice(0, LISTED).join(", ")}, …` : names.join(", ");
 
 /** The pipe actions of a schema, those of a piped schema it was built from first. */
 function actionsOf(s: Node): Node[] {
@@ -43,7 +54,8 @@ function metadataOf(actions: readonly Node[]): Record<string, unknown> {
   return Object.assign({}, ...actions.filter((a) => a.type === "metadata").map((a) => a.metadata ?? {}));
 }
 
-const requirement = (actions: readonly Node[], type: string): unknown => actions.find((a) => a.type === type)?.requirement;
+const requirement = (actions: readonly Node[], type: string): unknown =>
+  actions.find((a) => a.type === type)?.requirement;
 
 function bounds(min: unknown, max: unknown, unit: string, units: string): string | null {
   const lo = typeof min === "number" ? min : null;
@@ -57,7 +69,9 @@ function bounds(min: unknown, max: unknown, unit: string, units: string): string
 
 /** What the metadata and regex actions say beyond type and size (the advertised document's words). */
 function patterns(actions: readonly Node[], meta: Record<string, unknown>): string[] {
-  const out = actions.filter((a) => a.type === "regex" && a.requirement instanceof RegExp).map((a) => `matching ${(a.requirement as RegExp).source}`);
+  const out = actions
+    .filter((a) => a.type === "regex" && a.requirement instanceof RegExp)
+    .map((a) => `matching ${(a.requirement as RegExp).source}`);
   if (typeof meta.pattern === "string") out.push(`matching ${meta.pattern}`);
   const not = meta.not;
   if (isObject(not) && typeof not.pattern === "string") out.push(`not matching ${not.pattern}`);
@@ -70,7 +84,8 @@ function patterns(actions: readonly Node[], meta: Record<string, unknown>): stri
   return out;
 }
 
-const join = (head: string, ...parts: (string | null)[]) => [head, ...parts.filter((p): p is string => p !== null && p !== "")].join(" ");
+const join = (head: string, ...parts: (string | null)[]) =>
+  [head, ...parts.filter((p): p is string => p !== null && p !== "")].join(" ");
 
 function describeString(actions: readonly Node[]): string {
   const meta = metadataOf(actions);
@@ -78,7 +93,12 @@ function describeString(actions: readonly Node[]): string {
   // cpString states its code-point bounds as metadata; valibot's own lengths count UTF-16 units.
   const size =
     bounds(meta.minLength, meta.maxLength, "code point", "code points") ??
-    bounds(requirement(actions, "min_length") ?? requirement(actions, "length"), requirement(actions, "max_length") ?? requirement(actions, "length"), "character", "characters");
+    bounds(
+      requirement(actions, "min_length") ?? requirement(actions, "length"),
+      requirement(actions, "max_length") ?? requirement(actions, "length"),
+      "character",
+      "characters",
+    );
   return join("a string", size, patterns(actions, meta).join(" and "));
 }
 
@@ -93,7 +113,8 @@ function describeNumber(actions: readonly Node[]): string {
   return head;
 }
 
-const isOptional = (s: Node | undefined): boolean => s?.type === "optional" || s?.type === "exact_optional" || s?.type === "nullish" || s?.type === "undefinedable";
+const isOptional = (s: Node | undefined): boolean =>
+  s?.type === "optional" || s?.type === "exact_optional" || s?.type === "nullish" || s?.type === "undefinedable";
 
 function describeObject(s: Node, actions: readonly Node[]): string {
   const keys = Object.keys(s.entries ?? {});
@@ -101,7 +122,8 @@ function describeObject(s: Node, actions: readonly Node[]): string {
   if (keys.length === 0) return join(s.type === "strict_object" ? "an empty object" : "an object", extra);
   const required = keys.filter((k) => !isOptional(s.entries?.[k]));
   const optional = keys.filter((k) => isOptional(s.entries?.[k]));
-  const keyList = (names: string[], what: string) => (names.length ? `${what}${names.length === 1 ? "" : "s"} ${list(names)}` : null);
+  const keyList = (names: string[], what: string) =>
+    names.length ? `${what}${names.length === 1 ? "" : "s"} ${list(names)}` : null;
   return join(
     "an object with",
     [keyList(required, "key"), keyList(optional, "optional key")].filter((p) => p !== null).join(" and "),
@@ -139,7 +161,12 @@ export function describeSchema(schema: unknown, depth = 0): string {
       return `one of: ${list((s.options ?? []).map(String))}`;
     case "array": {
       const meta = metadataOf(actions);
-      const size = bounds(meta.minItems ?? requirement(actions, "min_length"), meta.maxItems ?? requirement(actions, "max_length"), "item", "items");
+      const size = bounds(
+        meta.minItems ?? requirement(actions, "min_length"),
+        meta.maxItems ?? requirement(actions, "max_length"),
+        "item",
+        "items",
+      );
       const item = unwrap(s.item)?.type === "unknown" ? null : `each ${describeSchema(s.item, depth + 1)}`;
       return [join("an array", size, patterns(actions, meta).join(" and ")), item].filter((p) => p !== null).join(", ");
     }

@@ -8,7 +8,16 @@ import { checkedFailureFrame, oversizedResult, successFrame, successFrameFromJso
 import { decodeEnvelope } from "./envelope.ts";
 import { withinGrace } from "./grace.ts";
 import { parseJson } from "./json.ts";
-import { type CloseReason, type ConnectionPolicy, type Handlers, type Route, type StepDeps, abort, abortError, runSteps } from "./method-steps.ts";
+import {
+  type CloseReason,
+  type ConnectionPolicy,
+  type Handlers,
+  type Route,
+  type StepDeps,
+  abort,
+  abortError,
+  runSteps,
+} from "./method-steps.ts";
 import { type Logger, RpcError } from "./rpc-error.ts";
 
 export type { CloseReason, ConnectionPolicy, HandlerContext, Handlers, Route } from "./method-steps.ts";
@@ -45,7 +54,14 @@ export class Dispatcher {
   private readonly deps: StepDeps;
 
   constructor(readonly opts: DispatcherOptions) {
-    this.deps = { handlers: opts.handlers, policy: opts.policy, server: opts.server, log: opts.log, memo: this.memo, cancel: (conn, id) => this.cancel(conn, id) };
+    this.deps = {
+      handlers: opts.handlers,
+      policy: opts.policy,
+      server: opts.server,
+      log: opts.log,
+      memo: this.memo,
+      cancel: (conn, id) => this.cancel(conn, id),
+    };
   }
 
   /**
@@ -57,7 +73,12 @@ export class Dispatcher {
     if (isBlank(text)) return;
     const reply = this.frames;
     const parsed = parseJson(text);
-    if (!parsed.ok) return reply.failure(conn, null, errorObject("parse_error", { details: { column: parsed.column, line: parsed.line } }));
+    if (!parsed.ok)
+      return reply.failure(
+        conn,
+        null,
+        errorObject("parse_error", { details: { column: parsed.column, line: parsed.line } }),
+      );
     const req = decodeEnvelope(parsed.value, parsed.duplicateTopLevelKey);
     if (!req) return reply.failure(conn, null, errorObject("invalid_request"));
     return this.handle(conn, req, reply);
@@ -70,7 +91,13 @@ export class Dispatcher {
    */
   call(conn: Connection, id: RpcId, method: string, params?: object, timeoutMs?: number): Promise<CallOutcome> {
     const answered = Promise.withResolvers<CallOutcome>();
-    const req: RpcRequest = { jsonrpc: "2.0", id, method, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(params === undefined ? {} : { params: params as RpcRequest["params"] }) };
+    const req: RpcRequest = {
+      jsonrpc: "2.0",
+      id,
+      method,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(params === undefined ? {} : { params: params as RpcRequest["params"] }),
+    };
     const reply: Reply = {
       success: (_conn, rid, result) => {
         const json = this.jsonOf(result);
@@ -98,7 +125,8 @@ export class Dispatcher {
    * input (docs/protocol/transport-and-framing.md#shutdown-and-disconnects).
    */
   async settled(conn: Connection): Promise<void> {
-    while (conn.inFlight.size > 0 || conn.inline.size > 0) await Promise.allSettled([...[...conn.inFlight.values()].map((e) => e.done), ...conn.inline]);
+    while (conn.inFlight.size > 0 || conn.inline.size > 0)
+      await Promise.allSettled([...[...conn.inFlight.values()].map((e) => e.done), ...conn.inline]);
   }
 
   /**
@@ -118,24 +146,39 @@ export class Dispatcher {
 
   /** A granted connection's check first (it may wait for the grant's confirmation), then the request. */
   private handle(conn: Connection, req: RpcRequest, reply: Reply): void | Promise<void> {
-    if (conn.closing) return reply.failure(conn, req.id, errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }));
+    if (conn.closing)
+      return reply.failure(
+        conn,
+        req.id,
+        errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }),
+      );
     const grant = conn.grant;
     if (!grant) return this.handleAdmitted(conn, req, reply);
     const verdict = grant.check(conn, req.method, req.params);
-    if (verdict instanceof Promise) return verdict.then((refused) => (refused ? reply.failure(conn, req.id, refused.error) : this.handleAdmitted(conn, req, reply)));
+    if (verdict instanceof Promise)
+      return verdict.then((refused) =>
+        refused ? reply.failure(conn, req.id, refused.error) : this.handleAdmitted(conn, req, reply),
+      );
     return verdict ? reply.failure(conn, req.id, verdict.error) : this.handleAdmitted(conn, req, reply);
   }
 
   /** Dispatch steps 1–2 (id reservation, admission), then the rest (method-steps.ts). */
   private handleAdmitted(conn: Connection, req: RpcRequest, reply: Reply): void | Promise<void> {
-    if (conn.closing) return reply.failure(conn, req.id, errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }));
+    if (conn.closing)
+      return reply.failure(
+        conn,
+        req.id,
+        errorObject("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } }),
+      );
     const key = req.id;
-    if (conn.inFlight.has(key)) return reply.failure(conn, req.id, errorObject("request_id_in_use", { details: { requestId: req.id } }));
+    if (conn.inFlight.has(key))
+      return reply.failure(conn, req.id, errorObject("request_id_in_use", { details: { requestId: req.id } }));
     let route: Route | null = null;
     let admitted: InFlight | null = null;
     if (CONCURRENT.has(req.method) && conn.phase === "ready") {
       this.opts.policy.lazySelect(conn);
-      if (conn.inFlight.size >= MAX_IN_FLIGHT) return reply.failure(conn, req.id, errorObject("too_many_requests", { details: { limit: MAX_IN_FLIGHT } }));
+      if (conn.inFlight.size >= MAX_IN_FLIGHT)
+        return reply.failure(conn, req.id, errorObject("too_many_requests", { details: { limit: MAX_IN_FLIGHT } }));
       route = this.opts.policy.route(conn);
       // A request without a route cannot do device work: it runs inline and answers its pending error.
       if ("deviceId" in route) admitted = this.admit(conn, req);
@@ -169,12 +212,19 @@ export class Dispatcher {
       done: Promise.resolve(),
     };
     // setTimeout's ceiling is 2^31-1 ms; a longer budget can never fire in practice.
-    if (req.timeoutMs !== undefined && req.timeoutMs < 2 ** 31) entry.timer = setTimeout(() => abort(entry, "timeout"), req.timeoutMs);
+    if (req.timeoutMs !== undefined && req.timeoutMs < 2 ** 31)
+      entry.timer = setTimeout(() => abort(entry, "timeout"), req.timeoutMs);
     conn.inFlight.set(req.id, entry);
     return entry;
   }
 
-  private run(conn: Connection, req: RpcRequest, route: Route | null, flight: InFlight | null, reply: Reply): void | Promise<void> {
+  private run(
+    conn: Connection,
+    req: RpcRequest,
+    route: Route | null,
+    flight: InFlight | null,
+    reply: Reply,
+  ): void | Promise<void> {
     let out: unknown;
     try {
       out = runSteps(this.deps, conn, req, route, flight);
@@ -206,9 +256,17 @@ export class Dispatcher {
   private toRpcError(err: unknown, flight: InFlight | null, method: string): RpcError {
     // A driver that stopped because this request was cancelled or timed out reports that as the
     // request's own error (−32007/−32008), not as driver_cancelled/driver_timed_out.
-    if (flight?.reason && (!(err instanceof RpcError) || err.code === "driver_cancelled" || err.code === "driver_timed_out")) return abortError(flight);
+    if (
+      flight?.reason &&
+      (!(err instanceof RpcError) || err.code === "driver_cancelled" || err.code === "driver_timed_out")
+    )
+      return abortError(flight);
     if (err instanceof RpcError) {
-      if (err.logDetail !== undefined) this.opts.log.warn({ method, code: err.code, detail: err.logDetail }, "request failed: the device or its driver answered something unusable");
+      if (err.logDetail !== undefined)
+        this.opts.log.warn(
+          { method, code: err.code, detail: err.logDetail },
+          "request failed: the device or its driver answered something unusable",
+        );
       return err;
     }
     this.opts.log.error({ err }, "handler failed with an unexpected error");

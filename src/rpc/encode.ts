@@ -34,7 +34,9 @@ export function successFrame(id: RpcId, result: unknown): string {
 function tooLarge(frame: string): RpcErrorObject | null {
   if (frame.length <= MAX_FRAME_BYTES / 3) return null;
   const bytes = utf8Length(frame);
-  return bytes <= MAX_FRAME_BYTES ? null : errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } });
+  return bytes <= MAX_FRAME_BYTES
+    ? null
+    : errorObject("response_frame_too_large", { details: { actualBytes: bytes, limitBytes: MAX_FRAME_BYTES } });
 }
 
 function withinLimit(id: RpcId | null, frame: string): string {
@@ -43,7 +45,8 @@ function withinLimit(id: RpcId | null, frame: string): string {
 }
 
 /** The success frame's text around a result whose JSON is already known. */
-const successText = (id: RpcId, resultJson: string) => `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
+const successText = (id: RpcId, resultJson: string) =>
+  `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${resultJson}}`;
 
 /** Like successFrame, for a result whose JSON is already known. */
 export function successFrameFromJson(id: RpcId, resultJson: string): string {

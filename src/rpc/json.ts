@@ -9,7 +9,9 @@
 /** A JSON number token written with a fraction or exponent (or an integer too large to be exact) whose value is integral, e.g. `1.0`, `1e2`, `18446744073709551616`. Kept distinct so typed integer fields can reject it. */
 export class JsonFloat {
   constructor(readonly value: number) {}
-  toJSON(): number { return this.value; }
+  toJSON(): number {
+    return this.value;
+  }
 }
 
 export type JsonParseOk = { ok: true; value: unknown; duplicateTopLevelKey: boolean };
@@ -25,11 +27,31 @@ const DEFAULT_MAX_DEPTH = 128;
 // native JSON.parse cannot misclassify them.
 const SAFE_DIGITS = 15;
 
-const QUOTE = 34, BACKSLASH = 92, COMMA = 44, COLON = 58, MINUS = 45, PLUS = 43, DOT = 46;
-const ZERO = 48, NINE = 57, LOWER_E = 101, UPPER_E = 69, LOWER_U = 117;
-const OPEN_BRACKET = 91, CLOSE_BRACKET = 93, OPEN_BRACE = 123, CLOSE_BRACE = 125;
+const QUOTE = 34,
+  BACKSLASH = 92,
+  COMMA = 44,
+  COLON = 58,
+  MINUS = 45,
+  PLUS = 43,
+  DOT = 46;
+const ZERO = 48,
+  NINE = 57,
+  LOWER_E = 101,
+  UPPER_E = 69,
+  LOWER_U = 117;
+const OPEN_BRACKET = 91,
+  CLOSE_BRACKET = 93,
+  OPEN_BRACE = 123,
+  CLOSE_BRACE = 125;
 const SIMPLE_ESCAPES: Partial<Record<number, string>> = {
-  34: '"', 92: "\\", 47: "/", 98: "\b", 102: "\f", 110: "\n", 114: "\r", 116: "\t",
+  34: '"',
+  92: "\\",
+  47: "/",
+  98: "\b",
+  102: "\f",
+  110: "\n",
+  114: "\r",
+  116: "\t",
 };
 
 export function parseJson(text: string, maxDepth: number = DEFAULT_MAX_DEPTH): JsonParseOk | JsonParseError {
@@ -104,7 +126,10 @@ function checkDepth(maxDepth: number): void {
 }
 
 class Failure {
-  constructor(readonly index: number, readonly reason: string) {}
+  constructor(
+    readonly index: number,
+    readonly reason: string,
+  ) {}
 }
 
 /** The full strict parser; exported so tests can check it agrees with the fast path. */
@@ -138,7 +163,10 @@ class Parser {
   pos = 0;
   duplicateTopLevelKey = false;
 
-  constructor(private readonly text: string, private readonly maxDepth: number) {}
+  constructor(
+    private readonly text: string,
+    private readonly maxDepth: number,
+  ) {}
 
   /**
    * Iterative so that hostile nesting can never exhaust the JS stack, even if a
@@ -359,7 +387,8 @@ class Parser {
 
 /** Stores a data property even for `__proto__`, where plain assignment would set the prototype. */
 function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
   else obj[key] = value;
 }
 

@@ -3,7 +3,15 @@ import { type ErrorName } from "../protocol/errors.ts";
 import { type IssueDetail, issueDetails } from "../protocol/issue-details.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { RpcRequest } from "../protocol/jsonrpc.ts";
-import { CONCURRENT_METHODS, METHODS, type MethodName, type MethodSpec, type ParamsOf, type ResultOf, isMethodName } from "../protocol/methods.ts";
+import {
+  CONCURRENT_METHODS,
+  METHODS,
+  type MethodName,
+  type MethodSpec,
+  type ParamsOf,
+  type ResultOf,
+  isMethodName,
+} from "../protocol/methods.ts";
 import type { PeerInfo } from "../protocol/types/handshake.ts";
 import type { AbortReason, Connection, InFlight } from "./connection.ts";
 import { negotiate } from "./handshake.ts";
@@ -38,7 +46,10 @@ export interface HandlerContext {
 }
 
 export type ControlMethod = Exclude<MethodName, "system.hello" | "events.subscribe">;
-export type Handler<M extends MethodName> = (params: ParamsOf<M>, ctx: HandlerContext) => ResultOf<M> | Promise<ResultOf<M>>;
+export type Handler<M extends MethodName> = (
+  params: ParamsOf<M>,
+  ctx: HandlerContext,
+) => ResultOf<M> | Promise<ResultOf<M>>;
 export type Handlers = { [M in ControlMethod]: Handler<M> };
 
 export type Route = { deviceId: string } | { error: RpcError };
@@ -73,33 +84,54 @@ export interface StepDeps {
 }
 
 const EMPTY_PARAMS = Object.freeze({});
-const NO_PARAM_METHODS = new Set(Object.entries(METHODS).filter(([, s]) => s.params === null).map(([n]) => n));
+const NO_PARAM_METHODS = new Set(
+  Object.entries(METHODS)
+    .filter(([, s]) => s.params === null)
+    .map(([n]) => n),
+);
 
 /**
  * Steps 3–13 of the dispatch precedence (docs/protocol/envelope-and-errors.md): hello, the
  * handshake, gates, timeouts, params, the table's Session requirement, then the handler. Returns
  * the result, or a promise of it; throws (or rejects with) the error to answer.
  */
-export function runSteps(deps: StepDeps, conn: Connection, req: RpcRequest, route: Route | null, flight: InFlight | null): unknown {
+export function runSteps(
+  deps: StepDeps,
+  conn: Connection,
+  req: RpcRequest,
+  route: Route | null,
+  flight: InFlight | null,
+): unknown {
   const { method } = req;
   if (method === "system.hello") return hello(deps, conn, req);
   if (conn.phase !== "ready") throw new RpcError("handshake_required", { details: { requiredMethod: "system.hello" } });
   if (method === "system.describe") deps.policy.lazySelect(conn);
-  const spec: MethodSpec | undefined = isMethodName(method) && METHODS[method].plane !== "webSocket" ? METHODS[method] : undefined;
+  const spec: MethodSpec | undefined =
+    isMethodName(method) && METHODS[method].plane !== "webSocket" ? METHODS[method] : undefined;
   if (!spec) throw new RpcError("method_not_found", { arg: method, details: { method } });
   if (spec.feature && !conn.has(spec.feature)) throw methodUnavailable(method, spec.feature);
-  if (spec.privileged === "always" && !conn.privileged) throw notPermittedOnTransport(method, conn.transport.kind, "always");
+  if (spec.privileged === "always" && !conn.privileged)
+    throw notPermittedOnTransport(method, conn.transport.kind, "always");
   if (req.timeoutMs !== undefined) {
     if (!conn.has("request.control.v1"))
-      throw new RpcError("feature_not_negotiated", { arg: "timeoutMs", details: { field: "timeoutMs", requiredFeature: "request.control.v1" } });
-    if (!spec.concurrent) throw new RpcError("request_timeout_not_supported", { arg: method, details: { field: "timeoutMs", method, supportedMethods: [...CONCURRENT_METHODS] } });
+      throw new RpcError("feature_not_negotiated", {
+        arg: "timeoutMs",
+        details: { field: "timeoutMs", requiredFeature: "request.control.v1" },
+      });
+    if (!spec.concurrent)
+      throw new RpcError("request_timeout_not_supported", {
+        arg: method,
+        details: { field: "timeoutMs", method, supportedMethods: [...CONCURRENT_METHODS] },
+      });
   }
   if (flight?.reason) throw abortError(flight);
-  if (NO_PARAM_METHODS.has(method) && !isEmptyParams(req.params)) throw new RpcError("params_not_accepted", { arg: method, details: { method } });
+  if (NO_PARAM_METHODS.has(method) && !isEmptyParams(req.params))
+    throw new RpcError("params_not_accepted", { arg: method, details: { method } });
   const checkSession = () => sessionOf(deps.policy, conn, spec);
   if (spec.sessionCheck === "beforeParams") checkSession();
   const params = spec.params ? decodeParams(method, spec.params, req.params) : EMPTY_PARAMS;
-  if (spec.privileged === "otherSession" && !conn.privileged) checkOwnSession(deps.policy, conn, method, params as { sessionId?: string });
+  if (spec.privileged === "otherSession" && !conn.privileged)
+    checkOwnSession(deps.policy, conn, method, params as { sessionId?: string });
   if ((spec.sessionCheck ?? "afterParams") === "afterParams") checkSession();
   const handler = deps.handlers[method as ControlMethod] as Handler<ControlMethod>;
   const ctx: HandlerContext = {
@@ -136,7 +168,8 @@ function sessionOf(policy: ConnectionPolicy, conn: Connection, spec: MethodSpec)
   if (spec.session === "any") return;
   const active = policy.activeSession(conn);
   if (spec.session === "required" && !active) throw sessionRequired();
-  if (spec.session === "forbidden" && active) throw new RpcError(spec.sessionConflict ?? "session_already_active", { details: { sessionId: active } });
+  if (spec.session === "forbidden" && active)
+    throw new RpcError(spec.sessionConflict ?? "session_already_active", { details: { sessionId: active } });
 }
 
 /**
@@ -144,7 +177,12 @@ function sessionOf(policy: ConnectionPolicy, conn: Connection, spec: MethodSpec)
  * calls. Without `sessionId` the method reads the connection's own active Session. An id that
  * names no Session is refused the same way, so such a connection cannot tell which ids exist.
  */
-function checkOwnSession(policy: ConnectionPolicy, conn: Connection, method: string, params: { sessionId?: string }): void {
+function checkOwnSession(
+  policy: ConnectionPolicy,
+  conn: Connection,
+  method: string,
+  params: { sessionId?: string },
+): void {
   if (params.sessionId === undefined || policy.startedSession(conn, params.sessionId)) return;
   throw notPermittedOnTransport(method, conn.transport.kind, "otherSession");
 }
@@ -160,16 +198,25 @@ function checkResult(deps: StepDeps, method: MethodName, result: unknown, flight
   }
   // A frozen result cannot change after this check, so its validation and encoding are reused
   // while a handler keeps returning the same object (read-mostly results that clients poll).
-  if (typeof result === "object" && result !== null && Object.isFrozen(result)) deps.memo.set(result, JSON.stringify(result));
+  if (typeof result === "object" && result !== null && Object.isFrozen(result))
+    deps.memo.set(result, JSON.stringify(result));
   return result;
 }
 
 function hello(deps: StepDeps, conn: Connection, req: RpcRequest): unknown {
   if (req.timeoutMs !== undefined)
-    throw new RpcError("feature_not_negotiated", { arg: "timeoutMs", details: { field: "timeoutMs", requiredFeature: "request.control.v1" } });
+    throw new RpcError("feature_not_negotiated", {
+      arg: "timeoutMs",
+      details: { field: "timeoutMs", requiredFeature: "request.control.v1" },
+    });
   if (conn.phase === "ready") throw new RpcError("handshake_already_completed");
   const spec = METHODS["system.hello"];
-  const n = negotiate(paramsObject(spec, req.params), conn.services, undefined, Array.isArray(req.params) ? fieldNames(spec) : undefined);
+  const n = negotiate(
+    paramsObject(spec, req.params),
+    conn.services,
+    undefined,
+    Array.isArray(req.params) ? fieldNames(spec) : undefined,
+  );
   const result = {
     connectionId: crypto.randomUUID(),
     protocol: { selected: n.selected },
@@ -205,7 +252,10 @@ export function abort(entry: InFlight, reason: AbortReason): void {
 export function abortError(flight: InFlight): RpcError {
   switch (flight.reason) {
     case "timeout":
-      return new RpcError("request_timed_out", { arg: flight.timeoutMs ?? 0, details: { scope: "request", timeoutMs: flight.timeoutMs } });
+      return new RpcError("request_timed_out", {
+        arg: flight.timeoutMs ?? 0,
+        details: { scope: "request", timeoutMs: flight.timeoutMs },
+      });
     case "shutdown":
       return new RpcError("request_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } });
     default:
@@ -249,8 +299,17 @@ function decodeParams(method: string, schema: v.GenericSchema, params: unknown):
   const names = fieldNames(spec);
   const issues: IssueDetail[] =
     Array.isArray(params) && input === undefined
-      ? [{ pointer: `/${names.length}`, expected: `at most ${names.length} positional params (${names.join(", ")})`, received: `${params.length} params` }]
-      : issueDetails(schema, input, r.issues, { redact: false, ...(Array.isArray(params) ? { positional: names } : {}) });
+      ? [
+          {
+            pointer: `/${names.length}`,
+            expected: `at most ${names.length} positional params (${names.join(", ")})`,
+            received: `${params.length} params`,
+          },
+        ]
+      : issueDetails(schema, input, r.issues, {
+          redact: false,
+          ...(Array.isArray(params) ? { positional: names } : {}),
+        });
   const [first] = issues as [IssueDetail];
   throw new RpcError("invalid_params" satisfies ErrorName, {
     arg: method,

@@ -117,7 +117,9 @@ export class LineSplitter {
       return;
     }
     if (needed > this.pending.length) {
-      const grown = new Uint8Array(Math.min(Math.max(needed, this.pending.length * 2, INITIAL_CAPACITY), this.maxLineBytes + 1));
+      const grown = new Uint8Array(
+        Math.min(Math.max(needed, this.pending.length * 2, INITIAL_CAPACITY), this.maxLineBytes + 1),
+      );
       grown.set(this.pending.subarray(0, this.pendingLength));
       this.pending = grown;
     }

@@ -48,7 +48,12 @@ export class AcceptTable {
 
   constructor(
     private readonly accept: AcceptOptions,
-    private readonly opts: { limits: ConnectionLimits; log: Logger; logKey: string; admit?: (socket: Socket<Accepted | undefined>) => boolean },
+    private readonly opts: {
+      limits: ConnectionLimits;
+      log: Logger;
+      logKey: string;
+      admit?: (socket: Socket<Accepted | undefined>) => boolean;
+    },
   ) {}
 
   get size(): number {
@@ -70,13 +75,19 @@ export class AcceptTable {
         // Data in flight to a vanished peer gets the same budget as silence (tcp-user-timeout.ts).
         // Not on loopback: there the kernel closes a dead process's sockets itself, and a peer that
         // only stops reading for a while (paused in a debugger) must not lose its connection.
-        if (!isLoopbackAddress(socket.remoteAddress)) setTcpUserTimeout(socketFd(socket), limits.keepAliveMs + KEEPALIVE_PROBING_MS);
+        if (!isLoopbackAddress(socket.remoteAddress))
+          setTcpUserTimeout(socketFd(socket), limits.keepAliveMs + KEEPALIVE_PROBING_MS);
       }
-      const accepted: Accepted = new Accepted(socket, this.accept, log.child({ [this.opts.logKey]: this.nextSerial++ }), {
-        handshakeMs: limits.handshakeMs,
-        ready: (): boolean => this.promote(accepted),
-        timedOut: () => this.count("timedOut"),
-      });
+      const accepted: Accepted = new Accepted(
+        socket,
+        this.accept,
+        log.child({ [this.opts.logKey]: this.nextSerial++ }),
+        {
+          handshakeMs: limits.handshakeMs,
+          ready: (): boolean => this.promote(accepted),
+          timedOut: () => this.count("timedOut"),
+        },
+      );
       socket.data = accepted;
       this.pending.add(accepted);
       accepted.finished.then(() => {
@@ -148,7 +159,15 @@ export class AcceptTable {
     if (evicted + overWorking + timedOut === 0) return;
     const { pending, working } = this.opts.limits;
     this.opts.log.warn(
-      { evictedPending: evicted, refusedOverWorkingLimit: overWorking, handshakeTimedOut: timedOut, pendingLimit: pending, workingLimit: working, pending: this.pending.size, working: this.working.size },
+      {
+        evictedPending: evicted,
+        refusedOverWorkingLimit: overWorking,
+        handshakeTimedOut: timedOut,
+        pendingLimit: pending,
+        workingLimit: working,
+        pending: this.pending.size,
+        working: this.working.size,
+      },
       `${this.accept.label} connections shed`,
     );
     this.shed = { evicted: 0, overWorking: 0, timedOut: 0 };

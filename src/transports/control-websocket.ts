@@ -35,7 +35,14 @@ export interface ControlSocket {
   grant: ConnectionGrant | null;
 }
 
-export const newControlSocket = (grant: ConnectionGrant | null = null): ControlSocket => ({ conn: null, input: null, outbox: null, closed: false, closing: null, grant });
+export const newControlSocket = (grant: ConnectionGrant | null = null): ControlSocket => ({
+  conn: null,
+  input: null,
+  outbox: null,
+  closed: false,
+  closing: null,
+  grant,
+});
 
 /**
  * JSON-RPC over WebSocket (`GET /rpc`): each socket is one control Connection with its own
@@ -60,7 +67,10 @@ export function controlWebSocket(opts: { dispatcher: Dispatcher; services: Serve
   };
 
   /** dispatcher.close exactly once, after the input loop let go of the connection. */
-  const end = (ws: ServerWebSocket<ControlSocket>, reason: "daemon shutdown" | "RPC connection closed"): Promise<void> => {
+  const end = (
+    ws: ServerWebSocket<ControlSocket>,
+    reason: "daemon shutdown" | "RPC connection closed",
+  ): Promise<void> => {
     const s = ws.data;
     s.closing ??= (async () => {
       s.input?.stop();
@@ -72,7 +82,10 @@ export function controlWebSocket(opts: { dispatcher: Dispatcher; services: Serve
 
   const open = (ws: ServerWebSocket<ControlSocket>) => {
     const s = ws.data;
-    const outbox = new Outbox<string>(messageSink(ws, SEND_WINDOW_BYTES, (t: string) => t), { size: (t) => t.length, maxItems: MAX_QUEUED_OUTPUT });
+    const outbox = new Outbox<string>(
+      messageSink(ws, SEND_WINDOW_BYTES, (t: string) => t),
+      { size: (t) => t.length, maxItems: MAX_QUEUED_OUTPUT },
+    );
     outbox.onFailure((err) => fatal(ws, err.message));
     const conn = new Connection({ kind: "webSocket", framing: "jsonMessage" }, services, (frame) => {
       if (s.closed) return;
@@ -90,7 +103,10 @@ export function controlWebSocket(opts: { dispatcher: Dispatcher; services: Serve
       maxItems: MAX_QUEUED_INPUT,
       // Bun's WebSocket has no pause; the limits above close a client that floods while not reading.
       setReading: () => false,
-      handle: (m) => (m === BINARY ? conn.send(checkedFailureFrame(null, errorObject("ws_binary_message"))) : dispatcher.handleText(conn, m)),
+      handle: (m) =>
+        m === BINARY
+          ? conn.send(checkedFailureFrame(null, errorObject("ws_binary_message")))
+          : dispatcher.handleText(conn, m),
       overflow: () => fatal(ws, "input queue overflow: the client is not reading"),
       failed: (err) => {
         log.error({ err }, "control WebSocket input failed");

@@ -16,7 +16,10 @@ const MAX_LIMIT = 1000;
  * names when that does not fit. Ends at a short page, or after `untilSequence`. An event too large
  * for any line ends the read with an error naming it.
  */
-export async function* eventPages(list: ListPage, opts: { afterSequence?: number; untilSequence?: number } = {}): AsyncGenerator<TestEvent[]> {
+export async function* eventPages(
+  list: ListPage,
+  opts: { afterSequence?: number; untilSequence?: number } = {},
+): AsyncGenerator<TestEvent[]> {
   let after = opts.afterSequence ?? 0;
   const until = opts.untilSequence ?? Number.POSITIVE_INFINITY;
   while (after < until) {
@@ -24,9 +27,13 @@ export async function* eventPages(list: ListPage, opts: { afterSequence?: number
     let page = await list(after, limit);
     if (!Array.isArray(page)) {
       limit = page.fittingLimit;
-      if (limit < 1) throw new Error(`event ${after + 1} is larger than one response line (1 MiB): it cannot be read a page at a time`);
+      if (limit < 1)
+        throw new Error(
+          `event ${after + 1} is larger than one response line (1 MiB): it cannot be read a page at a time`,
+        );
       page = await list(after, limit);
-      if (!Array.isArray(page)) throw new Error(`events after ${after} did not fit the limit the daemon named (${limit})`);
+      if (!Array.isArray(page))
+        throw new Error(`events after ${after} did not fit the limit the daemon named (${limit})`);
     }
     const kept = page.filter((e) => e.sequence <= until);
     if (kept.length) yield kept;
@@ -47,7 +54,8 @@ export function listPage(rpc: Client, sessionId: string): ListPage {
   return async (afterSequence, limit) => {
     const out = await rpc.answer("events.list", { sessionId, limit, ...(afterSequence ? { afterSequence } : {}) });
     if (out.ok) return out.result;
-    if (out.error.data.code === "response_frame_too_large") return { fittingLimit: fittingLimitOf(out.error.data.details) };
+    if (out.error.data.code === "response_frame_too_large")
+      return { fittingLimit: fittingLimitOf(out.error.data.details) };
     throw new RemoteError("events.list", out.error);
   };
 }

@@ -26,7 +26,10 @@ export interface EventPlane {
     cap: { sessionId: string },
     params: v.InferOutput<typeof EventsSubscribeParamsSchema>,
     minor: number,
-  ): { result: { subscriptionId: string; sessionId: string }; feed: { start(sink: { event(e: TestEvent): void; end(t: unknown): void }): void; stop(): void } };
+  ): {
+    result: { subscriptionId: string; sessionId: string };
+    feed: { start(sink: { event(e: TestEvent): void; end(t: unknown): void }): void; stop(): void };
+  };
 }
 
 type Cursor = { streamEpoch: string; sessionId: string; sequence: number };
@@ -60,7 +63,12 @@ export class EventSubscriber {
   opened(ws: ServerWebSocket<EventSubscriber>): void {
     this.ws = ws;
     this.outbox = new Outbox<Queued>(
-      messageSink(ws, SEND_WINDOW_BYTES, (q: Queued) => q.text, (q) => (this.lastEmitted = q.cursor)),
+      messageSink(
+        ws,
+        SEND_WINDOW_BYTES,
+        (q: Queued) => q.text,
+        (q) => (this.lastEmitted = q.cursor),
+      ),
       { size: (q) => q.text.length },
     );
     this.step();
@@ -70,10 +78,18 @@ export class EventSubscriber {
     if (this.phase === "streaming") return this.closeWith(1002, "unexpected message");
     if (this.phase === "closed") return;
     const wrong = this.phase === "hello" ? "invalid hello" : "invalid subscribe";
-    if (typeof message !== "string") return this.closeWith(1002, wrong, failureFrame(null, errorObject("ws_binary_message")));
+    if (typeof message !== "string")
+      return this.closeWith(1002, wrong, failureFrame(null, errorObject("ws_binary_message")));
     const parsed = parseJson(message);
     const body = parsed.ok ? (parsed.value as Record<string, unknown>) : null;
-    if (!body || typeof body !== "object" || Array.isArray(body) || body.jsonrpc !== "2.0" || !("id" in body) || typeof body.method !== "string")
+    if (
+      !body ||
+      typeof body !== "object" ||
+      Array.isArray(body) ||
+      body.jsonrpc !== "2.0" ||
+      !("id" in body) ||
+      typeof body.method !== "string"
+    )
       return this.closeWith(1002, wrong, failureFrame(null, errorObject("ws_invalid_request")));
     const rid = (body.id ?? null) as string | number | null;
     if (this.phase === "hello") this.hello(rid, body.params, "timeoutMs" in body, body.method);
@@ -127,17 +143,32 @@ export class EventSubscriber {
   }
 
   private hello(rid: string | number | null, params: unknown, hasTimeout: boolean, method: unknown): void {
-    const reject = (name: ErrorName, details: unknown) => this.closeWith(1002, "hello rejected", failureFrame(rid, errorObject(name, { details })));
-    if (method !== "system.hello" || hasTimeout) return reject("ws_handshake_required", { requiredMethod: "system.hello" });
+    const reject = (name: ErrorName, details: unknown) =>
+      this.closeWith(1002, "hello rejected", failureFrame(rid, errorObject(name, { details })));
+    if (method !== "system.hello" || hasTimeout)
+      return reject("ws_handshake_required", { requiredMethod: "system.hello" });
     const parsed = v.safeParse(HelloParamsSchema, params);
-    if (!parsed.success) return this.closeWith(1002, "hello rejected", failureFrame(rid, errorObject("hello_invalid_params", { details: { method: "system.hello" }, retryable: false })));
+    if (!parsed.success)
+      return this.closeWith(
+        1002,
+        "hello rejected",
+        failureFrame(
+          rid,
+          errorObject("hello_invalid_params", { details: { method: "system.hello" }, retryable: false }),
+        ),
+      );
     const offer = parsed.output.protocol;
-    const selected = offer.ranges.length > 0 && offer.ranges.every((r) => r.minMinor <= r.maxMinor) ? selectVersion(offer, OFFER) : "noCommonVersion";
-    if (typeof selected === "string") return reject("ws_protocol_version_incompatible", { clientProtocol: offer, serverProtocol: OFFER });
+    const selected =
+      offer.ranges.length > 0 && offer.ranges.every((r) => r.minMinor <= r.maxMinor)
+        ? selectVersion(offer, OFFER)
+        : "noCommonVersion";
+    if (typeof selected === "string")
+      return reject("ws_protocol_version_incompatible", { clientProtocol: offer, serverProtocol: OFFER });
     const { required, optional } = parsed.output.features;
     const unsupported = [...new Set(required.filter((f) => f !== "events.stream.v1"))].sort();
     if (unsupported.length > 0) return reject("ws_required_feature_unsupported", { unsupportedRequired: unsupported });
-    if (!required.includes("events.stream.v1") && !optional.includes("events.stream.v1")) return reject("ws_required_feature_unsupported", { requiredFeature: "events.stream.v1" });
+    if (!required.includes("events.stream.v1") && !optional.includes("events.stream.v1"))
+      return reject("ws_required_feature_unsupported", { requiredFeature: "events.stream.v1" });
     this.minor = selected.minor;
     this.phase = "subscribe";
     this.step();
@@ -157,7 +188,10 @@ export class EventSubscriber {
     if (method !== "events.subscribe") return reject(new RpcError("ws_method_not_found", { details: { method } }));
     if (hasTimeout) return reject(new RpcError("ws_request_timeout_not_supported"));
     const parsed = v.safeParse(EventsSubscribeParamsSchema, params);
-    if (!parsed.success) return reject(new RpcError("invalid_params", { arg: "events.subscribe", details: { method: "events.subscribe" } }));
+    if (!parsed.success)
+      return reject(
+        new RpcError("invalid_params", { arg: "events.subscribe", details: { method: "events.subscribe" } }),
+      );
     let sub: ReturnType<EventPlane["subscribe"]>;
     try {
       sub = this.plane.subscribe(this.cap, parsed.output, this.minor);
@@ -178,7 +212,12 @@ export class EventSubscriber {
     const cursor = { streamEpoch: this.plane.epoch, sessionId: this.cap.sessionId, sequence: e.sequence };
     const text = `{"jsonrpc":"2.0","method":"events.stream.event","params":{"subscriptionId":${JSON.stringify(this.subscriptionId)},"cursor":${JSON.stringify(cursor)},"event":${JSON.stringify(e)}}}`;
     if (text.length > MAX_MESSAGE_BYTES)
-      return this.terminal({ reason: "eventTooLarge", error: errorInfo("stream_terminal_event_too_large", { details: { limitBytes: MAX_MESSAGE_BYTES, observedBytesAtLeast: text.length } }) });
+      return this.terminal({
+        reason: "eventTooLarge",
+        error: errorInfo("stream_terminal_event_too_large", {
+          details: { limitBytes: MAX_MESSAGE_BYTES, observedBytesAtLeast: text.length },
+        }),
+      });
     this.outbox.push({ text, cursor });
     if ((this.outbox.items > QUEUE_EVENTS || this.outbox.bytes > QUEUE_BYTES) && !this.stallTimer)
       this.stallTimer = setTimeout(() => {
@@ -199,6 +238,10 @@ export class EventSubscriber {
       ...(this.lastEmitted ? { lastEmittedCursor: this.lastEmitted } : {}),
       termination,
     };
-    this.closeWith(1000, "stream terminal", JSON.stringify({ jsonrpc: "2.0", method: "events.stream.terminal", params }));
+    this.closeWith(
+      1000,
+      "stream terminal",
+      JSON.stringify({ jsonrpc: "2.0", method: "events.stream.terminal", params }),
+    );
   }
 }

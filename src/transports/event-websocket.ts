@@ -35,8 +35,10 @@ export function listenEventPlane(plane: EventPlane, opts: { log: Logger; serverV
       const url = URL.parse(req.url);
       const token = url ? TOKEN_PATH.exec(url.pathname)?.[1] : undefined;
       const proto = req.headers.get("sec-websocket-protocol");
-      if (stopping || open.size >= MAX_SOCKETS || !url || !token || url.search !== "" || proto !== SUBPROTOCOL) return forbidden();
-      if (req.headers.get("upgrade")?.toLowerCase() !== "websocket" || !req.headers.get("sec-websocket-key")) return forbidden();
+      if (stopping || open.size >= MAX_SOCKETS || !url || !token || url.search !== "" || proto !== SUBPROTOCOL)
+        return forbidden();
+      if (req.headers.get("upgrade")?.toLowerCase() !== "websocket" || !req.headers.get("sec-websocket-key"))
+        return forbidden();
       const cap = plane.consume(token, req.headers.get("origin"));
       if (!cap) return forbidden();
       const data = new EventSubscriber(cap, plane, opts.serverVersion);

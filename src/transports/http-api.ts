@@ -40,8 +40,8 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /** Responses name Evidence by its AssetRef id, `sha256:<hex>`; the bare digest is accepted too. */
 const EVIDENCE_ID_PREFIX = "sha256:";
 
-
-const failure = (f: RemoteError, headers?: Record<string, string>) => errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
+const failure = (f: RemoteError, headers?: Record<string, string>) =>
+  errorResponse(httpStatusOf(f.error.data.code), f.json, headers);
 
 const fail = (name: Parameters<typeof errorObject>[0], opts: Parameters<typeof errorObject>[1] = {}): never => {
   throw new RemoteError("http", errorObject(name, opts));
@@ -82,9 +82,16 @@ function queryParams(url: URL, method: string, keys: readonly string[]): Record<
  */
 function actionArguments(body: string): object {
   const parsed = parseJson(body.trim() === "" ? "{}" : body);
-  if (!parsed.ok) return fail("parse_error", { message: "request body is not valid JSON", details: { column: parsed.column, line: parsed.line } });
+  if (!parsed.ok)
+    return fail("parse_error", {
+      message: "request body is not valid JSON",
+      details: { column: parsed.column, line: parsed.line },
+    });
   if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
-    return fail("invalid_params", { arg: "device.execute", details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" } });
+    return fail("invalid_params", {
+      arg: "device.execute",
+      details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" },
+    });
   return parsed.value;
 }
 
@@ -105,7 +112,14 @@ async function activeInfo(rpc: Client, sessionId: string): Promise<SessionInfo> 
   const { sessions } = await rpc.call("devicerail.sessions.list", { state: "active" });
   const s = sessions.find((x) => x.id === sessionId);
   if (!s) return fail("session_not_found", { arg: sessionId, details: { sessionId } });
-  return { id: s.id, state: s.state, startedAtMs: s.startedAtMs, endedAtMs: s.endedAtMs, eventCount: s.eventCount, lastSequence: s.lastSequence };
+  return {
+    id: s.id,
+    state: s.state,
+    startedAtMs: s.startedAtMs,
+    endedAtMs: s.endedAtMs,
+    eventCount: s.eventCount,
+    lastSequence: s.lastSequence,
+  };
 }
 
 /** `{"session":…,"events":[…]}`, the events as they are read. */
@@ -152,19 +166,30 @@ export class HttpApi {
     const [top, id, leaf, name] = parts;
     const n = parts.length;
     if (top === "devices" && n === 1) return this.handle(req, "GET", () => this.plain(req, "devices.list"));
-    if (top === "devices" && n === 3 && leaf === "screenshot.png") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.screenshot(rpc)));
-    if (top === "devices" && n === 3 && leaf === "ui") return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.ui(rpc)));
+    if (top === "devices" && n === 3 && leaf === "screenshot.png")
+      return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.screenshot(rpc)));
+    if (top === "devices" && n === 3 && leaf === "ui")
+      return this.handle(req, "GET", () => this.device(req, id as string, (rpc) => this.ui(rpc)));
     if (top === "devices" && n === 4 && leaf === "actions")
       return this.handle(req, "POST", () => {
         const args = actionArguments(body);
-        return this.device(req, id as string, (rpc) => this.action(rpc, name as string, args), (rpc) => this.knownAction(rpc, name as string, !sentByPage(req)));
+        return this.device(
+          req,
+          id as string,
+          (rpc) => this.action(rpc, name as string, args),
+          (rpc) => this.knownAction(rpc, name as string, !sentByPage(req)),
+        );
       });
     // The summaries rather than sessions.list: a person reading this wants the device, the outcome
     // and the counts, and the reference's bare array is kept for JSON-RPC clients only.
     if (top === "sessions" && n === 1)
-      return this.handle(req, "GET", () => this.plain(req, "devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])));
-    if (top === "sessions" && n === 3 && leaf === "events") return this.handle(req, "GET", () => this.events(req, id as string, url));
-    if (top === "sessions" && n === 3 && leaf === "export") return this.handle(req, "GET", () => this.exportSession(req, id as string, url));
+      return this.handle(req, "GET", () =>
+        this.plain(req, "devicerail.sessions.list", queryParams(url, "devicerail.sessions.list", ["limit", "state"])),
+      );
+    if (top === "sessions" && n === 3 && leaf === "events")
+      return this.handle(req, "GET", () => this.events(req, id as string, url));
+    if (top === "sessions" && n === 3 && leaf === "export")
+      return this.handle(req, "GET", () => this.exportSession(req, id as string, url));
     if (top === "evidence" && n === 2) return this.handle(req, "GET", () => this.evidence(req, id as string));
     return null;
   }
@@ -177,7 +202,16 @@ export class HttpApi {
 
   private async handle(req: Request, method: "GET" | "POST", run: () => Promise<Response>): Promise<Response> {
     if (req.method !== method)
-      return errorResponse(405, JSON.stringify(errorObject("method_not_found", { arg: `${req.method} ${new URL(req.url, "http://x").pathname}`, details: { allow: method } })), { Allow: method });
+      return errorResponse(
+        405,
+        JSON.stringify(
+          errorObject("method_not_found", {
+            arg: `${req.method} ${new URL(req.url, "http://x").pathname}`,
+            details: { allow: method },
+          }),
+        ),
+        { Allow: method },
+      );
     try {
       return await run();
     } catch (err) {
@@ -229,10 +263,22 @@ export class HttpApi {
       return await this.plain(req, "events.list", params);
     } catch (err) {
       if (!(err instanceof RemoteError) || err.error.data.code !== "response_frame_too_large") throw err;
-      const { actualBytesAtLeast, limitBytes, fittingLimit = 1 } = (err.error.data.details ?? {}) as { actualBytesAtLeast?: number; limitBytes?: number; fittingLimit?: number };
+      const {
+        actualBytesAtLeast,
+        limitBytes,
+        fittingLimit = 1,
+      } = (err.error.data.details ?? {}) as { actualBytesAtLeast?: number; limitBytes?: number; fittingLimit?: number };
       const next = `/sessions/${sessionId}/events?${query.afterSequence ? `afterSequence=${query.afterSequence}&` : ""}limit=${fittingLimit}`;
       const message = `the events do not fit one answer of ${MAX_FRAME_BYTES} bytes: page with limit (at most ${fittingLimit} here) and afterSequence (the last sequence received), e.g. GET ${next}`;
-      return errorResponse(413, JSON.stringify(errorObject("response_frame_too_large", { message, details: { actualBytesAtLeast, limitBytes, fittingLimit, next } })));
+      return errorResponse(
+        413,
+        JSON.stringify(
+          errorObject("response_frame_too_large", {
+            message,
+            details: { actualBytesAtLeast, limitBytes, fittingLimit, next },
+          }),
+        ),
+      );
     }
   }
 
@@ -244,7 +290,8 @@ export class HttpApi {
    */
   private async exportSession(req: Request, sessionId: string, url: URL): Promise<Response> {
     const params = queryParams(url, "session.export", ["afterSequence", "limit"]);
-    if (params.limit !== undefined || params.afterSequence !== undefined) return this.plain(req, "session.export", { sessionId, ...params });
+    if (params.limit !== undefined || params.afterSequence !== undefined)
+      return this.plain(req, "session.export", { sessionId, ...params });
     const rpc = await this.connect(req);
     let streaming = false;
     try {
@@ -279,7 +326,12 @@ export class HttpApi {
    * `admit` runs after the device is connected and before session.start: its refusal starts no
    * Session. A device another Session holds is waited for as on every surface (client/device-session.ts).
    */
-  private async device(req: Request, deviceId: string, work: (rpc: Client) => Promise<Response>, admit?: (rpc: Client) => Promise<void>): Promise<Response> {
+  private async device(
+    req: Request,
+    deviceId: string,
+    work: (rpc: Client) => Promise<Response>,
+    admit?: (rpc: Client) => Promise<void>,
+  ): Promise<Response> {
     const rpc = await this.connect(req);
     // A client that hangs up mid-request closes the connection: its action is cancelled and its Session ended.
     const onAbort = () => void rpc.close();
@@ -300,7 +352,10 @@ export class HttpApi {
         {
           admit: admit && (() => admit(rpc)),
           // The reason recorded is the error's own message, as the Session's reader sees it elsewhere.
-          outcomeOf: (err) => ({ outcome: "failed", reason: err instanceof RemoteError ? err.rpcMessage : err instanceof Error ? err.message : String(err) }),
+          outcomeOf: (err) => ({
+            outcome: "failed",
+            reason: err instanceof RemoteError ? err.rpcMessage : err instanceof Error ? err.message : String(err),
+          }),
         },
       );
       res.headers.set(SESSION_HEADER, sessionId ?? "");
@@ -318,7 +373,10 @@ export class HttpApi {
   private async screenshot(rpc: Client): Promise<Response> {
     const o = await rpc.call("device.observe");
     const sha = o.screenshot?.sha256;
-    if (!sha) return fail("media_capture_unavailable", { details: { deviceId: o.deviceId, screenshotOmission: o.screenshotOmission ?? null } });
+    if (!sha)
+      return fail("media_capture_unavailable", {
+        details: { deviceId: o.deviceId, screenshotOmission: o.screenshotOmission ?? null },
+      });
     const stored = await this.opts.evidence.read(sha);
     if (!stored) return fail("evidence_not_found", { details: { digest: sha } });
     return new Response(stored.bytes, { headers: { "Content-Type": stored.mediaType, ...NO_STORE } });
@@ -338,8 +396,10 @@ export class HttpApi {
   private async knownAction(rpc: Client, name: string, privileged: boolean): Promise<void> {
     const defs = await rpc.call("device.capabilities");
     const def = defs.find((d) => d.name === name);
-    if (!def) fail("unknown_action", { arg: name, details: { action: name, availableActions: defs.map((d) => d.name) } });
-    if (def?.protection === "protected" && !privileged) throw notPermittedOnTransport("device.execute", "http", "protectedAction");
+    if (!def)
+      fail("unknown_action", { arg: name, details: { action: name, availableActions: defs.map((d) => d.name) } });
+    if (def?.protection === "protected" && !privileged)
+      throw notPermittedOnTransport("device.execute", "http", "protectedAction");
   }
 
   private async action(rpc: Client, name: string, args: object): Promise<Response> {

@@ -21,7 +21,10 @@ const running = (pid: number) => {
 
 /** Whether something accepts connections on the socket; a refused or missing socket has no owner. */
 async function answers(path: string): Promise<boolean> {
-  const attempt = Bun.connect({ unix: path, socket: { open: (s) => void s.end(), data: () => {}, error: () => {} } }).then(
+  const attempt = Bun.connect({
+    unix: path,
+    socket: { open: (s) => void s.end(), data: () => {}, error: () => {} },
+  }).then(
     () => true,
     (err: { code?: string }) => !(err.code === "ECONNREFUSED" || err.code === "ENOENT"),
   );

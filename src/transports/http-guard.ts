@@ -19,16 +19,18 @@ export interface HttpPolicy {
   viewer?: ViewerPasses | null;
 }
 
-
-
 /** The Host values a loopback listener on `port` accepts: the three spellings of loopback a browser sends. */
-export const loopbackHosts = (port: number): ReadonlySet<string> => new Set([`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+export const loopbackHosts = (port: number): ReadonlySet<string> =>
+  new Set([`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
 
 export const NO_STORE = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
 
 /** `{"error":{code,message,data}}` with `status`; `errorJson` is an already encoded error object. */
 export function errorResponse(status: number, errorJson: string, headers: Record<string, string> = {}): Response {
-  return new Response(`{"error":${errorJson}}`, { status, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
+  return new Response(`{"error":${errorJson}}`, {
+    status,
+    headers: { "Content-Type": "application/json", ...NO_STORE, ...headers },
+  });
 }
 
 /**
@@ -38,19 +40,69 @@ export function errorResponse(status: number, errorJson: string, headers: Record
  */
 const STATUS: Record<string, number> = {};
 const status = (code: number, names: string[]) => names.forEach((n) => (STATUS[n] = code));
-status(400, ["parse_error", "invalid_request", "invalid_params", "invalid_arguments", "feature_not_negotiated", "request_timeout_not_supported", "device_selection_required"]);
-status(400, ["protected_action_not_negotiated", "semantic_action_not_negotiated", "invalid_page_limit", "event_cursor_ahead", "invalid_evidence_digest"]);
+status(400, [
+  "parse_error",
+  "invalid_request",
+  "invalid_params",
+  "invalid_arguments",
+  "feature_not_negotiated",
+  "request_timeout_not_supported",
+  "device_selection_required",
+]);
+status(400, [
+  "protected_action_not_negotiated",
+  "semantic_action_not_negotiated",
+  "invalid_page_limit",
+  "event_cursor_ahead",
+  "invalid_evidence_digest",
+]);
 status(401, ["authentication_required", "authentication_failed"]);
 status(403, ["permission_denied", "method_not_permitted_on_transport"]);
-status(404, ["method_not_found", "unknown_action", "device_not_found", "session_not_found", "evidence_not_found", "ui_snapshot_not_found"]);
+status(404, [
+  "method_not_found",
+  "unknown_action",
+  "device_not_found",
+  "session_not_found",
+  "evidence_not_found",
+  "ui_snapshot_not_found",
+]);
 status(404, ["farm_no_matching_device"]);
 status(408, ["farm_acquire_timed_out"]);
-status(409, ["device_in_use", "device_lease_active", "session_busy", "session_active", "session_already_active", "session_ended", "duplicate_action_call"]);
+status(409, [
+  "device_in_use",
+  "device_lease_active",
+  "session_busy",
+  "session_active",
+  "session_already_active",
+  "session_ended",
+  "duplicate_action_call",
+]);
 status(409, ["device_lease_expired", "device_lease_not_found", "device_lease_mismatch", "device_registration_changed"]);
-status(422, ["element_not_found", "element_ambiguous", "element_stale", "element_not_interactable", "ui_context_not_found", "ui_context_ambiguous", "ui_context_changed"]);
+status(422, [
+  "element_not_found",
+  "element_ambiguous",
+  "element_stale",
+  "element_not_interactable",
+  "ui_context_not_found",
+  "ui_context_ambiguous",
+  "ui_context_changed",
+]);
 status(429, ["too_many_requests"]);
-status(503, ["device_not_connected", "device_unhealthy", "device_health_unknown", "device_health_stale", "media_capture_unavailable", "ui_snapshot_unavailable"]);
-status(503, ["semantic_channel_unavailable", "event_store_shutting_down", "request_cancelled", "evidence_store_unavailable", "stream_server_shutdown"]);
+status(503, [
+  "device_not_connected",
+  "device_unhealthy",
+  "device_health_unknown",
+  "device_health_stale",
+  "media_capture_unavailable",
+  "ui_snapshot_unavailable",
+]);
+status(503, [
+  "semantic_channel_unavailable",
+  "event_store_shutting_down",
+  "request_cancelled",
+  "evidence_store_unavailable",
+  "stream_server_shutdown",
+]);
 status(503, ["farm_unavailable"]);
 status(504, ["request_timed_out", "action_timed_out", "driver_timed_out"]);
 status(413, ["response_frame_too_large"]);
@@ -61,7 +113,11 @@ export const httpStatusOf = (dataCode: string): number => STATUS[dataCode] ?? 50
  * An error answer built from the error table: the status from `httpStatusOf` unless the route
  * needs another (405 for a wrong HTTP method, 415, 413 for a body).
  */
-export const httpError = (name: ErrorName, opts: ErrorOptions = {}, http: { status?: number; headers?: Record<string, string> } = {}) => {
+export const httpError = (
+  name: ErrorName,
+  opts: ErrorOptions = {},
+  http: { status?: number; headers?: Record<string, string> } = {},
+) => {
   const error = errorObject(name, opts);
   return errorResponse(http.status ?? httpStatusOf(error.data.code), JSON.stringify(error), http.headers);
 };
@@ -70,8 +126,13 @@ export const httpError = (name: ErrorName, opts: ErrorOptions = {}, http: { stat
 export const jsonResponse = (body: string, headers: Record<string, string> = {}) =>
   new Response(body, { status: 200, headers: { "Content-Type": "application/json", ...NO_STORE, ...headers } });
 
-export const refusal = (status: number, name: ErrorName, message: string, details: Record<string, unknown>, headers?: Record<string, string>) =>
-  httpError(name, { message, details }, { status, headers });
+export const refusal = (
+  status: number,
+  name: ErrorName,
+  message: string,
+  details: Record<string, unknown>,
+  headers?: Record<string, string>,
+) => httpError(name, { message, details }, { status, headers });
 
 /**
  * Browser protection (SEC-2, SEC-3): the exact Host (DNS rebinding: a page on evil.test that
@@ -84,18 +145,43 @@ export function admit(req: Request, policy: HttpPolicy): Response | null {
   const h = req.headers;
   const host = h.get("host");
   if (policy.hosts && (host === null || !policy.hosts.has(host)))
-    return refusal(403, "permission_denied", "request refused: the Host header is not an allowed loopback name and port", { reason: "hostNotAllowed" });
+    return refusal(
+      403,
+      "permission_denied",
+      "request refused: the Host header is not an allowed loopback name and port",
+      { reason: "hostNotAllowed" },
+    );
   const origin = h.get("origin");
   if (origin !== null && !policy.origins.has(origin))
-    return refusal(403, "permission_denied", "request refused: the Origin is not on the allow-list (DEVICERAIL_ALLOWED_ORIGINS)", { reason: "originNotAllowed" });
+    return refusal(
+      403,
+      "permission_denied",
+      "request refused: the Origin is not on the allow-list (DEVICERAIL_ALLOWED_ORIGINS)",
+      { reason: "originNotAllowed" },
+    );
   const site = h.get("sec-fetch-site");
   if (origin === null && site !== null && site !== "none" && site !== "same-origin")
-    return refusal(403, "permission_denied", "request refused: cross-site browser requests are not accepted", { reason: "crossSiteRequest" });
+    return refusal(403, "permission_denied", "request refused: cross-site browser requests are not accepted", {
+      reason: "crossSiteRequest",
+    });
   if (policy.token) {
     const auth = policy.token.matchesAuthorization(h.get("authorization"));
     if (auth === "missing")
-      return refusal(401, "authentication_required", "remote authentication failed", { reason: "missingBearerToken" }, { "WWW-Authenticate": "Bearer" });
-    if (auth === "wrong") return refusal(401, "authentication_failed", "remote authentication failed", { reason: "wrongBearerToken" }, { "WWW-Authenticate": "Bearer" });
+      return refusal(
+        401,
+        "authentication_required",
+        "remote authentication failed",
+        { reason: "missingBearerToken" },
+        { "WWW-Authenticate": "Bearer" },
+      );
+    if (auth === "wrong")
+      return refusal(
+        401,
+        "authentication_failed",
+        "remote authentication failed",
+        { reason: "wrongBearerToken" },
+        { "WWW-Authenticate": "Bearer" },
+      );
   }
   return null;
 }
@@ -126,7 +212,13 @@ export function checkJsonContentType(req: Request): Response | null {
 
 // The unread rest of the body cannot be skipped cheaply, so the connection ends with the answer.
 const tooLarge = () =>
-  refusal(413, "invalid_request", "request refused: the body exceeds 1048576 bytes", { reason: "bodyTooLarge", limitBytes: MAX_BODY_BYTES }, { Connection: "close" });
+  refusal(
+    413,
+    "invalid_request",
+    "request refused: the body exceeds 1048576 bytes",
+    { reason: "bodyTooLarge", limitBytes: MAX_BODY_BYTES },
+    { Connection: "close" },
+  );
 
 /** Reads the body as UTF-8 text, at most MAX_BODY_BYTES (chunked bodies too); a Response is the refusal. */
 export async function readBody(req: Request): Promise<string | Response> {

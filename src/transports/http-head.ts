@@ -15,9 +15,18 @@ function rawAnswer(status: string, error: ReturnType<typeof errorObject>): Uint8
 }
 export const HEAD_TOO_LARGE = rawAnswer(
   "431 Request Header Fields Too Large",
-  errorObject("invalid_request", { message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`, details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES } }),
+  errorObject("invalid_request", {
+    message: `request refused: the request head exceeds ${MAX_HTTP_HEAD_BYTES} bytes`,
+    details: { reason: "headTooLarge", limitBytes: MAX_HTTP_HEAD_BYTES },
+  }),
 );
-export const BAD_REQUEST_LINE = rawAnswer("400 Bad Request", errorObject("invalid_request", { message: "request refused: the request line is not METHOD TARGET HTTP/1.x", details: { reason: "badRequestLine" } }));
+export const BAD_REQUEST_LINE = rawAnswer(
+  "400 Bad Request",
+  errorObject("invalid_request", {
+    message: "request refused: the request line is not METHOD TARGET HTTP/1.x",
+    details: { reason: "badRequestLine" },
+  }),
+);
 
 /**
  * Finds the blank line that ends an HTTP request head across chunks, so the connection counts as

@@ -24,7 +24,10 @@ const laterSocketSink = (socket: () => RawSocket | null): OutboxSink<string | Ui
  */
 export class HttpPipe {
   private back: Socket<HttpPipe> | null = null;
-  private readonly toBack = new Outbox(laterSocketSink(() => this.back), BYTES);
+  private readonly toBack = new Outbox(
+    laterSocketSink(() => this.back),
+    BYTES,
+  );
   private readonly toFront: Outbox<string | Uint8Array>;
   private frontEnded = false;
   private backEnded = false;

@@ -8,14 +8,24 @@ import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import type { ConnectionLimits } from "./accept-table.ts";
 import { HttpApi, type HttpApiOptions } from "./http-api.ts";
-import { type HttpPolicy, MAX_BODY_BYTES, admit, checkJsonContentType, grantOf, errorResponse, readBody, refusal } from "./http-guard.ts";
+import {
+  type HttpPolicy,
+  MAX_BODY_BYTES,
+  admit,
+  checkJsonContentType,
+  grantOf,
+  errorResponse,
+  readBody,
+  refusal,
+} from "./http-guard.ts";
 import { HTTP_FOLDER_PREFIX, reclaimDeadFolders } from "./http-folders.ts";
 import { refusalLog } from "./log-limiter.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
 import type { ViewerPasses } from "./viewer-passes.ts";
 
 /** RFC 3986 authority without userinfo: a bracketed IP literal or a reg-name, then an optional port. */
-const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
+const AUTHORITY =
+  /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
 export interface PublicListenerOptions extends HttpApiOptions {
@@ -47,7 +57,9 @@ export interface HttpFrontend {
  * directory, so only this process (and root) can reach it except through the public port's
  * checks. Every request passes the browser protection of http-guard before any route runs.
  */
-export function startHttpFrontend(opts: HttpApiOptions & { dispatcher: Dispatcher; services: ServerServices; policy: HttpPolicy }): HttpFrontend {
+export function startHttpFrontend(
+  opts: HttpApiOptions & { dispatcher: Dispatcher; services: ServerServices; policy: HttpPolicy },
+): HttpFrontend {
   const { log, policy } = opts;
   void reclaimDeadFolders(tmpdir(), log);
   const dir = mkdtempSync(join(tmpdir(), `${HTTP_FOLDER_PREFIX}${process.pid}-`));
@@ -57,7 +69,8 @@ export function startHttpFrontend(opts: HttpApiOptions & { dispatcher: Dispatche
   let stopping = false;
 
   const fetch = async (req: Request, server: Server<ControlSocket>): Promise<Response | undefined> => {
-    if (stopping) return errorResponse(503, JSON.stringify(errorObject("event_store_shutting_down")), { Connection: "close" });
+    if (stopping)
+      return errorResponse(503, JSON.stringify(errorObject("event_store_shutting_down")), { Connection: "close" });
     // Nothing here may throw on a malformed head: a Host that is no authority makes Bun's URL unparsable.
     // HTTP/1.0 without Host gives a relative URL (only reachable when the Host policy is off).
     const url = URL.parse(req.url, "http://localhost");
@@ -67,14 +80,42 @@ export function startHttpFrontend(opts: HttpApiOptions & { dispatcher: Dispatche
     const refused = admit(req, grant || viewing ? { ...policy, token: null } : policy);
     if (refused) return refused;
     const host = req.headers.get("host");
-    if (host !== null && !AUTHORITY.test(host)) return refusal(400, "invalid_request", "request refused: the Host header is not a valid authority", { reason: "badHost" }, { Connection: "close" });
-    if (!url) return refusal(400, "invalid_request", "request refused: the request target is not a valid URL", { reason: "badRequestTarget" }, { Connection: "close" });
+    if (host !== null && !AUTHORITY.test(host))
+      return refusal(
+        400,
+        "invalid_request",
+        "request refused: the Host header is not a valid authority",
+        { reason: "badHost" },
+        { Connection: "close" },
+      );
+    if (!url)
+      return refusal(
+        400,
+        "invalid_request",
+        "request refused: the request target is not a valid URL",
+        { reason: "badRequestTarget" },
+        { Connection: "close" },
+      );
     if (url.pathname === "/rpc") {
       const upgrade = req.headers.get("upgrade")?.toLowerCase() === "websocket";
       if (req.method !== "GET" || !upgrade)
-        return errorResponse(426, JSON.stringify(errorObject("invalid_request", { message: "GET /rpc is JSON-RPC over WebSocket: send Upgrade: websocket", details: { reason: "upgradeRequired" } })), { Upgrade: "websocket" });
+        return errorResponse(
+          426,
+          JSON.stringify(
+            errorObject("invalid_request", {
+              message: "GET /rpc is JSON-RPC over WebSocket: send Upgrade: websocket",
+              details: { reason: "upgradeRequired" },
+            }),
+          ),
+          { Upgrade: "websocket" },
+        );
       if (server.upgrade(req, { data: newControlSocket(grant) })) return undefined;
-      return errorResponse(400, JSON.stringify(errorObject("invalid_request", { message: "WebSocket upgrade failed", details: { reason: "badUpgrade" } })));
+      return errorResponse(
+        400,
+        JSON.stringify(
+          errorObject("invalid_request", { message: "WebSocket upgrade failed", details: { reason: "badUpgrade" } }),
+        ),
+      );
     }
     let body = "";
     if (req.method === "POST") {
@@ -90,7 +131,12 @@ export function startHttpFrontend(opts: HttpApiOptions & { dispatcher: Dispatche
     if (extra) return extra;
     const routed = api.route(req, url, body);
     if (routed) return routed;
-    return errorResponse(404, JSON.stringify(errorObject("method_not_found", { arg: `${req.method} ${url.pathname}`, details: { path: url.pathname } })));
+    return errorResponse(
+      404,
+      JSON.stringify(
+        errorObject("method_not_found", { arg: `${req.method} ${url.pathname}`, details: { path: url.pathname } }),
+      ),
+    );
   };
 
   // Created 0600 even before its directory's mode would matter.

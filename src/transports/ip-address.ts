@@ -24,4 +24,5 @@ function isV4Literal(address: string): boolean {
 
 const isLoopbackV4 = (address: string) => isV4Literal(address) && address.startsWith("127.");
 
-export const isIpLiteral = (host: string) => isV4Literal(host) || (host.includes(":") && URL.canParse(`http://[${host.replace(/^\[|\]$/g, "")}]/`));
+export const isIpLiteral = (host: string) =>
+  isV4Literal(host) || (host.includes(":") && URL.canParse(`http://[${host.replace(/^\[|\]$/g, "")}]/`));

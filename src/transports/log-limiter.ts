@@ -46,7 +46,11 @@ export class LogLimiter {
   private roll(now: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.suppressed > 0) this.log.warn({ suppressed: this.suppressed, intervalMs: this.intervalMs }, `suppressed ${this.suppressed} more log lines about refused requests`);
+    if (this.suppressed > 0)
+      this.log.warn(
+        { suppressed: this.suppressed, intervalMs: this.intervalMs },
+        `suppressed ${this.suppressed} more log lines about refused requests`,
+      );
     this.suppressed = 0;
     this.written = 0;
     this.windowStart = now;

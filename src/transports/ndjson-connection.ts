@@ -73,7 +73,10 @@ export class NdjsonConnection {
     const { log, label } = opts;
     this.onHandshake = opts.onHandshake ?? null;
     this.outbox = new Outbox(channel.output, BYTES, (backedUp) =>
-      log.debug({}, backedUp ? `${label} output backed up; input waits until the client reads` : `${label} output drained`),
+      log.debug(
+        {},
+        backedUp ? `${label} output backed up; input waits until the client reads` : `${label} output drained`,
+      ),
     );
     // The output failed under a write: nobody can read answers any more, like a closed socket.
     this.writer = new FrameWriter(this.outbox, (err) => this.gone(err));
@@ -88,7 +91,10 @@ export class NdjsonConnection {
       handle: (chunk, woken) => this.handle(this.splitter.push(chunk), woken),
       atEnd: (woken) => this.handle(this.splitter.end(), woken),
       overflow: (queuedBytes) => {
-        log.warn({ queuedBytes, limitBytes: maxQueuedInput }, `${label} input queue overflow while output is backed up; closing the connection`);
+        log.warn(
+          { queuedBytes, limitBytes: maxQueuedInput },
+          `${label} input queue overflow while output is backed up; closing the connection`,
+        );
         this.outbox.fail(new Error("input queue overflow"));
         void this.close(opts.closeReason, false);
       },
@@ -125,7 +131,8 @@ export class NdjsonConnection {
   /** The channel closed or failed: nobody can read answers any more. */
   gone(err: Error | null): void {
     this.outbox.fail(err ?? new Error("connection closed"));
-    if (!this.closing) this.opts.log.debug(err ? { err: err.message } : {}, `${this.opts.label} connection closed by the peer`);
+    if (!this.closing)
+      this.opts.log.debug(err ? { err: err.message } : {}, `${this.opts.label} connection closed by the peer`);
     void this.close(this.opts.closeReason, false);
   }
 
@@ -164,10 +171,18 @@ export class NdjsonConnection {
   private dispatchFrame(frame: Frame): void | Promise<void> {
     if (frame.kind === "oversized")
       return this.conn.send(
-        checkedFailureFrame(null, errorObject("request_line_too_large", { details: { actualBytesAtLeast: frame.bytesAtLeast, limitBytes: MAX_LINE_BYTES } })),
+        checkedFailureFrame(
+          null,
+          errorObject("request_line_too_large", {
+            details: { actualBytesAtLeast: frame.bytesAtLeast, limitBytes: MAX_LINE_BYTES },
+          }),
+        ),
       );
     const text = decodeUtf8Line(frame.bytes);
-    if (text === null) return this.conn.send(checkedFailureFrame(null, errorObject("request_not_utf8", { details: { reason: "invalidUtf8" } })));
+    if (text === null)
+      return this.conn.send(
+        checkedFailureFrame(null, errorObject("request_not_utf8", { details: { reason: "invalidUtf8" } })),
+      );
     return this.opts.dispatcher.handleText(this.conn, text);
   }
 }

@@ -239,7 +239,12 @@ export interface MessageSocket {
  * `windowBytes` (far below the runtime's own limit, so a send is never dropped); the rest waits
  * here and is sent on the socket's `drain`.
  */
-export function messageSink<T>(ws: MessageSocket, windowBytes: number, text: (item: T) => string, sent: (item: T) => void = () => {}): OutboxSink<T> {
+export function messageSink<T>(
+  ws: MessageSocket,
+  windowBytes: number,
+  text: (item: T) => string,
+  sent: (item: T) => void = () => {},
+): OutboxSink<T> {
   return {
     offer(item) {
       if (ws.getBufferedAmount() >= windowBytes) return { taken: "partial", rest: item };

@@ -24,14 +24,23 @@ interface Native {
   read(fd: number): PeerCredentials | null;
 }
 
-const GETSOCKOPT = { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } as const;
+const GETSOCKOPT = {
+  args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr],
+  returns: FFIType.i32,
+} as const;
 
 /** Linux: SOL_SOCKET 1, SO_PEERCRED 17; struct ucred is three 32-bit integers on every architecture. */
 function linux(names: string[]): Native | null {
   for (const name of names) {
     try {
       const { symbols } = dlopen(name, { getsockopt: GETSOCKOPT });
-      const getsockopt = symbols.getsockopt as (fd: number, level: number, option: number, value: Pointer, length: Pointer) => number;
+      const getsockopt = symbols.getsockopt as (
+        fd: number,
+        level: number,
+        option: number,
+        value: Pointer,
+        length: Pointer,
+      ) => number;
       return {
         read(fd) {
           const ucred = new Int32Array(3);
@@ -57,7 +66,13 @@ function darwin(): Native | null {
       getsockopt: GETSOCKOPT,
     });
     const getpeereid = symbols.getpeereid as (fd: number, uid: Pointer, gid: Pointer) => number;
-    const getsockopt = symbols.getsockopt as (fd: number, level: number, option: number, value: Pointer, length: Pointer) => number;
+    const getsockopt = symbols.getsockopt as (
+      fd: number,
+      level: number,
+      option: number,
+      value: Pointer,
+      length: Pointer,
+    ) => number;
     return {
       read(fd) {
         const uid = new Uint32Array(1);
@@ -75,7 +90,8 @@ function darwin(): Native | null {
 }
 
 function load(): Native | null {
-  if (process.platform === "linux") return linux(["libc.so.6", `libc.musl-${process.arch === "arm64" ? "aarch64" : "x86_64"}.so.1`]);
+  if (process.platform === "linux")
+    return linux(["libc.so.6", `libc.musl-${process.arch === "arm64" ? "aarch64" : "x86_64"}.so.1`]);
   if (process.platform === "darwin") return darwin();
   return null;
 }

@@ -99,7 +99,9 @@ export class Accepted {
     this.handshakeTimer = setTimeout(() => {
       this.handshakeTimer = null;
       handshake.timedOut();
-      this.quietly(this.route instanceof HttpPipe || this.httpHead ? "HTTP request head not complete in time" : "no hello in time");
+      this.quietly(
+        this.route instanceof HttpPipe || this.httpHead ? "HTTP request head not complete in time" : "no hello in time",
+      );
     }, handshake.handshakeMs);
   }
 
@@ -135,7 +137,11 @@ export class Accepted {
       case "relay":
       case "ndjson":
         if (this.opts.token) return this.refuse("authentication required: the first line must be the token line");
-        return this.becomeNdjson(kind === "relay" ? this.head.subarray(RELAY.length) : this.head, null, kind === "relay");
+        return this.becomeNdjson(
+          kind === "relay" ? this.head.subarray(RELAY.length) : this.head,
+          null,
+          kind === "relay",
+        );
       case "token":
         return this.checkTokenLine();
     }
@@ -229,7 +235,8 @@ export class Accepted {
   private scanHead(chunk: Uint8Array): void {
     const head = this.httpHead as HeadEnd;
     const complete = head.push(chunk);
-    if (head.requestLine !== null && !REQUEST_LINE.test(head.requestLine)) return this.answerHead(BAD_REQUEST_LINE, "the HTTP request line is malformed");
+    if (head.requestLine !== null && !REQUEST_LINE.test(head.requestLine))
+      return this.answerHead(BAD_REQUEST_LINE, "the HTTP request line is malformed");
     if (complete) {
       this.httpHead = null;
       this.handshakeDone();

@@ -18,7 +18,13 @@ const IPPROTO_TCP = 6;
 
 interface Native {
   setsockopt(fd: number, level: number, name: number, value: ReturnType<typeof ptr>, length: number): number;
-  getsockopt(fd: number, level: number, name: number, value: ReturnType<typeof ptr>, length: ReturnType<typeof ptr>): number;
+  getsockopt(
+    fd: number,
+    level: number,
+    name: number,
+    value: ReturnType<typeof ptr>,
+    length: ReturnType<typeof ptr>,
+  ): number;
   option: number;
   /** The option's unit, in milliseconds. */
   unitMs: number;
@@ -62,5 +68,7 @@ export function tcpUserTimeout(fd: number): number | null {
   if (!n) return null;
   const value = new Uint32Array(1);
   const length = new Uint32Array([4]);
-  return n.getsockopt(fd, IPPROTO_TCP, n.option, ptr(value), ptr(length)) === 0 ? (value[0] as number) * n.unitMs : null;
+  return n.getsockopt(fd, IPPROTO_TCP, n.option, ptr(value), ptr(length)) === 0
+    ? (value[0] as number) * n.unitMs
+    : null;
 }

@@ -35,7 +35,8 @@ export function checkListenAddress(host: string, port: number, opts: { token?: b
         : `refusing to listen on ${JSON.stringify(host)}: only loopback addresses (127.0.0.0/8, ::1) are allowed without authentication; set DEVICERAIL_TOKEN to listen on another address`,
     );
   }
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ListenAddressError(`invalid TCP port ${port}: expected 0…65535`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new ListenAddressError(`invalid TCP port ${port}: expected 0…65535`);
 }
 
 /**
@@ -52,9 +53,24 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const { services } = opts;
   // A grant narrows what the token allows, so grants are honoured only where a token is required.
   const grants = token ? (opts.grants ?? null) : null;
-  const policy = { hosts: null as ReadonlySet<string> | null, origins: new Set(opts.allowedOrigins ?? []), token, grants, viewer: opts.viewer ?? null };
+  const policy = {
+    hosts: null as ReadonlySet<string> | null,
+    origins: new Set(opts.allowedOrigins ?? []),
+    token,
+    grants,
+    viewer: opts.viewer ?? null,
+  };
   const http = startHttpFrontend({ ...opts, services, policy });
-  const accept: AcceptOptions = { label: "TCP", transport: { kind: "tcp", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, grants, httpPath: http.path };
+  const accept: AcceptOptions = {
+    label: "TCP",
+    transport: { kind: "tcp", framing: "ndjson" },
+    dispatcher: opts.dispatcher,
+    services,
+    log,
+    token,
+    grants,
+    httpPath: http.path,
+  };
   const table = new AcceptTable(accept, {
     limits: { ...DEFAULT_LIMITS, keepAliveMs: TCP_KEEPALIVE_MS, ...opts.limits },
     log,
@@ -85,7 +101,10 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
   const port = listener.port;
   // Synchronously after the bind, so no connection is served before the Host policy is known.
   if (loopback) policy.hosts = loopbackHosts(port);
-  log.info({ host: opts.host, port, authentication: token ? "token" : "none" }, "TCP listener accepting (NDJSON, HTTP, WebSocket)");
+  log.info(
+    { host: opts.host, port, authentication: token ? "token" : "none" },
+    "TCP listener accepting (NDJSON, HTTP, WebSocket)",
+  );
 
   return { port, stop: () => table.close(listener, http) };
 }

@@ -4,7 +4,10 @@
  * of letting them pile up in memory. `finish` runs once, at the end, on an error or when the
  * client goes away.
  */
-export function textStream(chunks: AsyncGenerator<string>, finish: () => Promise<void> | void = () => {}): ReadableStream<Uint8Array> {
+export function textStream(
+  chunks: AsyncGenerator<string>,
+  finish: () => Promise<void> | void = () => {},
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let finished = false;
   const end = async () => {

@@ -52,12 +52,19 @@ export function checkSocketDirectory(dir: string, uid: number | undefined = proc
     st = lstatOrNull(dir);
     if (st === null) throw new SocketPathError(`${dir} disappeared right after it was created`);
   }
-  if (st.isSymbolicLink()) throw new SocketPathError(`the socket directory ${dir} is a symbolic link; use a real directory that only you can write`);
+  if (st.isSymbolicLink())
+    throw new SocketPathError(
+      `the socket directory ${dir} is a symbolic link; use a real directory that only you can write`,
+    );
   if (!st.isDirectory()) throw new SocketPathError(`the socket directory ${dir} exists but is not a directory`);
   if (uid !== undefined && st.uid !== uid)
-    throw new SocketPathError(`the socket directory ${dir} is owned by uid ${st.uid}, not by the current user (uid ${uid}); use a directory you own`);
+    throw new SocketPathError(
+      `the socket directory ${dir} is owned by uid ${st.uid}, not by the current user (uid ${uid}); use a directory you own`,
+    );
   if ((st.mode & 0o022) !== 0)
-    throw new SocketPathError(`the socket directory ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); use a directory only you can write (chmod 700)`);
+    throw new SocketPathError(
+      `the socket directory ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); use a directory only you can write (chmod 700)`,
+    );
 }
 
 /** True when something accepts connections on the socket path. */
@@ -81,8 +88,12 @@ async function answers(path: string): Promise<boolean> {
 async function claimPath(path: string): Promise<void> {
   const st = lstatOrNull(path);
   if (st === null) return;
-  if (!st.isSocket()) throw new SocketPathError(`${path} exists and is not a socket; remove it or choose another --socket path`);
-  if (await answers(path)) throw new SocketPathError(`another process (a running devicerail daemon?) is listening on ${path}; stop it or choose another --socket path`);
+  if (!st.isSocket())
+    throw new SocketPathError(`${path} exists and is not a socket; remove it or choose another --socket path`);
+  if (await answers(path))
+    throw new SocketPathError(
+      `another process (a running devicerail daemon?) is listening on ${path}; stop it or choose another --socket path`,
+    );
   try {
     unlinkSync(path);
   } catch (e) {
@@ -114,7 +125,11 @@ export class PeerCheck {
     const peer = peerCredentials(socketFd(socket));
     if (peer && (peer.uid === this.uid || peer.uid === 0)) return true;
     socket.terminate();
-    this.refused(peer ? { peerUid: peer.uid, peerGid: peer.gid, peerPid: peer.pid } : { reason: "the peer's credentials could not be read" });
+    this.refused(
+      peer
+        ? { peerUid: peer.uid, peerGid: peer.gid, peerPid: peer.pid }
+        : { reason: "the peer's credentials could not be read" },
+    );
     return false;
   }
 
@@ -163,8 +178,20 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   await claimPath(path);
   const { services } = opts;
   // Any Host: no browser can reach a Unix socket, so DNS rebinding does not apply; Origin still does.
-  const http = startHttpFrontend({ ...opts, services, policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token, viewer: opts.viewer ?? null } });
-  const accept: AcceptOptions = { label: "Unix socket", transport: { kind: "unix", framing: "ndjson" }, dispatcher: opts.dispatcher, services, log, token, httpPath: http.path };
+  const http = startHttpFrontend({
+    ...opts,
+    services,
+    policy: { hosts: null, origins: new Set(opts.allowedOrigins ?? []), token, viewer: opts.viewer ?? null },
+  });
+  const accept: AcceptOptions = {
+    label: "Unix socket",
+    transport: { kind: "unix", framing: "ndjson" },
+    dispatcher: opts.dispatcher,
+    services,
+    log,
+    token,
+    httpPath: http.path,
+  };
   const peers = PeerCheck.create(log);
   const table = new AcceptTable(accept, {
     limits: { ...DEFAULT_LIMITS, ...opts.limits, keepAliveMs: null },
@@ -177,7 +204,12 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
   const umask = process.umask(0o177);
   let listener: UnixSocketListener<Accepted | undefined>;
   try {
-    listener = Bun.listen<Accepted | undefined>({ unix: path, allowHalfOpen: true, data: undefined, socket: table.handlers });
+    listener = Bun.listen<Accepted | undefined>({
+      unix: path,
+      allowHalfOpen: true,
+      data: undefined,
+      socket: table.handlers,
+    });
     chmodSync(path, 0o600);
   } catch (err) {
     await http.stop();
@@ -186,8 +218,15 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
     process.umask(umask);
   }
   const ino = lstatSync(path).ino;
-  log.info({ socket: path, authentication: token ? "token" : "none", peerCheck: peers ? "uid" : "unavailable" }, "Unix socket listener accepting (NDJSON, HTTP, WebSocket)");
-  if (!peers) log.warn({ socket: path, platform: process.platform }, "peer credentials cannot be read here: the socket's file modes alone keep other users out");
+  log.info(
+    { socket: path, authentication: token ? "token" : "none", peerCheck: peers ? "uid" : "unavailable" },
+    "Unix socket listener accepting (NDJSON, HTTP, WebSocket)",
+  );
+  if (!peers)
+    log.warn(
+      { socket: path, platform: process.platform },
+      "peer credentials cannot be read here: the socket's file modes alone keep other users out",
+    );
 
   const stop = async () => {
     await table.close(listener, http);

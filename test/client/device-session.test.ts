@@ -15,7 +15,8 @@ function fakeDaemon(busy: number) {
     async send(_id, method, params) {
       sent.push({ method, params });
       const ok = (result: unknown): Answer => ({ ok: true, result, json: JSON.stringify(result) });
-      if (method === "session.start") return ++starts <= busy ? { ok: false, error: errorObject("device_in_use", { details: {} }) } : ok(SESSION);
+      if (method === "session.start")
+        return ++starts <= busy ? { ok: false, error: errorObject("device_in_use", { details: {} }) } : ok(SESSION);
       return ok(method === "session.end" ? { ...SESSION, state: "ended" } : null);
     },
     close: async () => {},
@@ -47,7 +48,9 @@ describe("the one lease-wait policy", () => {
     expect(admitted).toBe(1);
     expect(d.methods()).toEqual(["device.connect", "session.start", "device.connect", "session.start"]);
     const refused = fakeDaemon(0);
-    await expect(startSession(refused.client, { admit: () => Promise.reject(new Error("no such action")) })).rejects.toThrow("no such action");
+    await expect(
+      startSession(refused.client, { admit: () => Promise.reject(new Error("no such action")) }),
+    ).rejects.toThrow("no such action");
     expect(refused.methods()).toEqual(["device.connect"]);
   });
 

@@ -12,7 +12,11 @@ describe("SocketChannel", () => {
       port: 0,
       socket: {
         async data(socket) {
-          for (const [from, to] of [[0, cuts[0]], [cuts[0], cuts[1]], [cuts[1], answer.length]] as [number, number][]) {
+          for (const [from, to] of [
+            [0, cuts[0]],
+            [cuts[0], cuts[1]],
+            [cuts[1], answer.length],
+          ] as [number, number][]) {
             socket.write(answer.subarray(from, to));
             socket.flush();
             await Bun.sleep(20);

@@ -16,11 +16,15 @@ describe("resolveDataPaths", () => {
   });
 
   test("uses $XDG_DATA_HOME/devicerail when on Linux with XDG_DATA_HOME", () => {
-    expect(resolveDataPaths({ XDG_DATA_HOME: "/data/xdg" }, "linux", "/home/ana", "/srv")).toEqual(paths("/data/xdg/devicerail"));
+    expect(resolveDataPaths({ XDG_DATA_HOME: "/data/xdg" }, "linux", "/home/ana", "/srv")).toEqual(
+      paths("/data/xdg/devicerail"),
+    );
   });
 
   test("ignores XDG_DATA_HOME when it is relative", () => {
-    expect(resolveDataPaths({ XDG_DATA_HOME: "xdg" }, "linux", "/home/ana", "/srv")).toEqual(paths("/home/ana/.local/share/devicerail"));
+    expect(resolveDataPaths({ XDG_DATA_HOME: "xdg" }, "linux", "/home/ana", "/srv")).toEqual(
+      paths("/home/ana/.local/share/devicerail"),
+    );
   });
 
   test("follows the XDG layout when on another Unix", () => {
@@ -34,24 +38,32 @@ describe("resolveDataPaths", () => {
   });
 
   test("uses %LOCALAPPDATA%\\devicerail when on Windows with LOCALAPPDATA", () => {
-    expect(resolveDataPaths({ LOCALAPPDATA: "D:\\Profiles\\ana\\Local" }, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(
-      paths("D:\\Profiles\\ana\\Local\\devicerail", "\\"),
-    );
+    expect(
+      resolveDataPaths({ LOCALAPPDATA: "D:\\Profiles\\ana\\Local" }, "win32", "C:\\Users\\ana", "C:\\work"),
+    ).toEqual(paths("D:\\Profiles\\ana\\Local\\devicerail", "\\"));
   });
 
   test("falls back to ~/AppData/Local/devicerail when on Windows without LOCALAPPDATA", () => {
-    expect(resolveDataPaths({}, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(paths("C:\\Users\\ana\\AppData\\Local\\devicerail", "\\"));
+    expect(resolveDataPaths({}, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(
+      paths("C:\\Users\\ana\\AppData\\Local\\devicerail", "\\"),
+    );
   });
 
   test("uses DEVICERAIL_DATA_DIR when it is set", () => {
     const env = { DEVICERAIL_DATA_DIR: "/var/lib/devicerail", XDG_DATA_HOME: "/data/xdg" };
     expect(resolveDataPaths(env, "linux", "/home/ana", "/srv")).toEqual(paths("/var/lib/devicerail"));
-    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "E:\\rail" }, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(paths("E:\\rail", "\\"));
+    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "E:\\rail" }, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(
+      paths("E:\\rail", "\\"),
+    );
   });
 
   test("resolves against cwd when DEVICERAIL_DATA_DIR is relative", () => {
-    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "state/../rail" }, "linux", "/home/ana", "/srv/app")).toEqual(paths("/srv/app/rail"));
-    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "rail" }, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(paths("C:\\work\\rail", "\\"));
+    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "state/../rail" }, "linux", "/home/ana", "/srv/app")).toEqual(
+      paths("/srv/app/rail"),
+    );
+    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "rail" }, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(
+      paths("C:\\work\\rail", "\\"),
+    );
   });
 
   test("uses DEVICERAIL_EVIDENCE_DIR for evidence only when it is set", () => {
@@ -60,7 +72,9 @@ describe("resolveDataPaths", () => {
       evidenceDir: "/mnt/big/evidence",
       databasePath: "/home/ana/.local/share/devicerail/devicerail.sqlite",
     });
-    expect(resolveDataPaths({ DEVICERAIL_DATA_DIR: "/d", DEVICERAIL_EVIDENCE_DIR: "ev" }, "linux", "/home/ana", "/srv")).toEqual({
+    expect(
+      resolveDataPaths({ DEVICERAIL_DATA_DIR: "/d", DEVICERAIL_EVIDENCE_DIR: "ev" }, "linux", "/home/ana", "/srv"),
+    ).toEqual({
       dataDir: "/d",
       evidenceDir: "/srv/ev",
       databasePath: "/d/devicerail.sqlite",
@@ -70,7 +84,9 @@ describe("resolveDataPaths", () => {
   test("treats every variable as unset when its value is empty", () => {
     const env = { DEVICERAIL_DATA_DIR: "", DEVICERAIL_EVIDENCE_DIR: "", XDG_DATA_HOME: "", LOCALAPPDATA: "" };
     expect(resolveDataPaths(env, "linux", "/home/ana", "/srv")).toEqual(paths("/home/ana/.local/share/devicerail"));
-    expect(resolveDataPaths(env, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(paths("C:\\Users\\ana\\AppData\\Local\\devicerail", "\\"));
+    expect(resolveDataPaths(env, "win32", "C:\\Users\\ana", "C:\\work")).toEqual(
+      paths("C:\\Users\\ana\\AppData\\Local\\devicerail", "\\"),
+    );
   });
 });
 

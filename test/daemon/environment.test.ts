@@ -6,7 +6,9 @@ import { ENV, ENV_SCHEMA, environmentHelp, environmentTable } from "../../src/da
 
 const ROOT = join(import.meta.dir, "../..");
 const walk = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 
 // Names of build-time constants (scripts/build.ts --define) and of the variables every process
 // inherits from the system: not configuration, so not in the table.
@@ -18,7 +20,8 @@ function namesInCode(): Map<string, string> {
   const found = new Map<string, string>();
   for (const file of [...walk(join(ROOT, "src")), ...walk(join(ROOT, "drivers"))]) {
     if (file.endsWith(join("daemon", "environment.ts"))) continue;
-    for (const m of readFileSync(file, "utf8").matchAll(NAME)) if (!NOT_CONFIGURATION.has(m[0]) && !found.has(m[0])) found.set(m[0], file.slice(ROOT.length + 1));
+    for (const m of readFileSync(file, "utf8").matchAll(NAME))
+      if (!NOT_CONFIGURATION.has(m[0]) && !found.has(m[0])) found.set(m[0], file.slice(ROOT.length + 1));
   }
   return found;
 }
@@ -39,12 +42,14 @@ describe("the environment table", () => {
   });
 
   test("the config loader checks exactly the variables with a schema, with their defaults", () => {
-    const checked = Object.entries(ENV).filter(([, e]) => "schema" in e).map(([n]) => n);
+    const checked = Object.entries(ENV)
+      .filter(([, e]) => "schema" in e)
+      .map(([n]) => n);
     expect(Object.keys(ENV_SCHEMA.entries).sort()).toEqual(checked.sort());
     const c = loadConfig({});
     expect(c.handshakeMs).toBe(10_000);
     expect(c.mcpImage).toEqual({ format: "jpeg", maxEdge: 1568, maxBytes: 400_000 });
-    expect(() => loadConfig({ DEVICERAIL_MCP_IDLE_MS: "5" })).toThrow("invalid DEVICERAIL_MCP_IDLE_MS=\"5\"");
+    expect(() => loadConfig({ DEVICERAIL_MCP_IDLE_MS: "5" })).toThrow('invalid DEVICERAIL_MCP_IDLE_MS="5"');
   });
 
   test("--help and the README table list every variable under its owner's title", () => {

@@ -19,7 +19,9 @@ describe("rotatingSink", () => {
       expect(readdirSync(dir).sort()).toEqual(["daemon.log", "daemon.log.1", "daemon.log.2", "daemon.log.3"]);
       for (const f of readdirSync(dir)) expect(statSync(join(dir, f)).size).toBeLessThanOrEqual(1_000 + 6);
       // The newest lines, in order and none lost, across the kept files.
-      const kept = ["daemon.log.3", "daemon.log.2", "daemon.log.1", "daemon.log"].map((f) => readFileSync(join(dir, f), "utf8")).join("");
+      const kept = ["daemon.log.3", "daemon.log.2", "daemon.log.1", "daemon.log"]
+        .map((f) => readFileSync(join(dir, f), "utf8"))
+        .join("");
       expect(kept).toBe(`${Array.from({ length: 30 }, (_, i) => line(70 + i)).join("")}stray\n`);
     } finally {
       closeSync(fd);

@@ -33,7 +33,11 @@ export interface ConformanceTarget {
   discoveryMs?: number;
 }
 
-const ctx = (signal: AbortSignal = new AbortController().signal, deadline: number | null = null): CallContext => ({ signal, deadline, log: silentLogger });
+const ctx = (signal: AbortSignal = new AbortController().signal, deadline: number | null = null): CallContext => ({
+  signal,
+  deadline,
+  log: silentLogger,
+});
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const pngSize = (b: Uint8Array) => {
@@ -57,7 +61,10 @@ async function driverError(p: Promise<unknown>): Promise<{ code: string; data: u
 async function started(b: Built, discoveryMs: number): Promise<DeviceChange[]> {
   const changes: DeviceChange[] = [];
   const seen = Promise.withResolvers<void>();
-  const timer = setTimeout(() => seen.reject(new Error(`${b.deviceId} not reported within ${discoveryMs} ms`)), discoveryMs);
+  const timer = setTimeout(
+    () => seen.reject(new Error(`${b.deviceId} not reported within ${discoveryMs} ms`)),
+    discoveryMs,
+  );
   await b.driver.start((c) => {
     changes.push(c);
     if (c.type === "present" && c.device.id === b.deviceId) seen.resolve();
@@ -98,7 +105,11 @@ export function driverConformance(name: string, target: ConformanceTarget): void
     test("connect and disconnect are idempotent and health passes when the device is present", async () => {
       await withDevice(async ({ driver, deviceId }) => {
         const again = await driver.connect(deviceId, ctx());
-        expect([again.id, again.connected, v.safeParse(DeviceInfoSchema, again).success]).toEqual([deviceId, true, true]);
+        expect([again.id, again.connected, v.safeParse(DeviceInfoSchema, again).success]).toEqual([
+          deviceId,
+          true,
+          true,
+        ]);
         await driver.health(deviceId, ctx());
         await driver.disconnect(deviceId, ctx());
         await driver.disconnect(deviceId, ctx());
@@ -109,8 +120,13 @@ export function driverConformance(name: string, target: ConformanceTarget): void
     test("observe and execute fail with device_not_connected when the device is disconnected", async () => {
       await withDevice(async ({ driver, deviceId }) => {
         await driver.disconnect(deviceId, ctx());
-        const expected = { code: "device_not_connected", data: expect.objectContaining({ code: "device_not_connected", details: { deviceId } }) };
-        expect(await driverError(driver.observe(deviceId, { screenshot: true, uiTree: false }, ctx()))).toEqual(expected);
+        const expected = {
+          code: "device_not_connected",
+          data: expect.objectContaining({ code: "device_not_connected", details: { deviceId } }),
+        };
+        expect(await driverError(driver.observe(deviceId, { screenshot: true, uiTree: false }, ctx()))).toEqual(
+          expected,
+        );
         expect(await driverError(driver.execute(deviceId, target.sample, ctx()))).toEqual(expected);
       });
     });
@@ -123,7 +139,8 @@ export function driverConformance(name: string, target: ConformanceTarget): void
           const out: string[] = [];
           const bytes = new TextEncoder().encode(d.name).length;
           if (bytes < 1 || bytes > 128) out.push(`${d.name}: name is ${bytes} bytes`);
-          if ((SEMANTIC_ACTION_NAMES as readonly string[]).includes(d.name)) out.push(`${d.name}: semantic actions are core's to add`);
+          if ((SEMANTIC_ACTION_NAMES as readonly string[]).includes(d.name))
+            out.push(`${d.name}: semantic actions are core's to add`);
           if (typeof d.description !== "string" || d.description.length === 0) out.push(`${d.name}: no description`);
           const schema = d.inputSchema as { type?: unknown };
           if (schema?.type !== "object") out.push(`${d.name}: schema root is not an object`);
@@ -132,7 +149,8 @@ export function driverConformance(name: string, target: ConformanceTarget): void
           } catch (err) {
             out.push(`${d.name}: schema does not compile: ${(err as Error).message}`);
           }
-          if ((d.protection ?? "standard") !== driver.classify(deviceId, d.name)) out.push(`${d.name}: classifier disagrees`);
+          if ((d.protection ?? "standard") !== driver.classify(deviceId, d.name))
+            out.push(`${d.name}: classifier disagrees`);
           return out;
         });
         expect(problems).toEqual([]);
@@ -162,14 +180,22 @@ export function driverConformance(name: string, target: ConformanceTarget): void
 
     test("unknown actions and refused arguments are typed errors naming the action, and what to fix for arguments", async () => {
       await withDevice(async ({ driver, deviceId }) => {
-        expect(await driverError(driver.execute(deviceId, { name: "no-such-action-anywhere", arguments: {} }, ctx()))).toEqual({
+        expect(
+          await driverError(driver.execute(deviceId, { name: "no-such-action-anywhere", arguments: {} }, ctx())),
+        ).toEqual({
           code: "unknown_action",
           data: expect.objectContaining({ details: { action: "no-such-action-anywhere" } }),
         });
         const refused = { pointer: expect.any(String), expected: expect.any(String), received: expect.any(String) };
-        expect(await driverError(driver.execute(deviceId, { name: target.sample.name, arguments: target.sample.invalidArguments }, ctx()))).toEqual({
+        expect(
+          await driverError(
+            driver.execute(deviceId, { name: target.sample.name, arguments: target.sample.invalidArguments }, ctx()),
+          ),
+        ).toEqual({
           code: "invalid_arguments",
-          data: expect.objectContaining({ details: { action: target.sample.name, ...refused, issues: expect.arrayContaining([refused]) } }),
+          data: expect.objectContaining({
+            details: { action: target.sample.name, ...refused, issues: expect.arrayContaining([refused]) },
+          }),
         });
         await driver.execute(deviceId, target.sample, ctx());
       });
@@ -178,8 +204,12 @@ export function driverConformance(name: string, target: ConformanceTarget): void
     test("a call whose signal is already aborted fails with driver_cancelled", async () => {
       await withDevice(async ({ driver, deviceId }) => {
         const aborted = AbortSignal.abort("test");
-        expect((await driverError(driver.observe(deviceId, { screenshot: true, uiTree: false }, ctx(aborted)))).code).toBe("driver_cancelled");
-        expect((await driverError(driver.execute(deviceId, target.sample, ctx(aborted)))).code).toBe("driver_cancelled");
+        expect(
+          (await driverError(driver.observe(deviceId, { screenshot: true, uiTree: false }, ctx(aborted)))).code,
+        ).toBe("driver_cancelled");
+        expect((await driverError(driver.execute(deviceId, target.sample, ctx(aborted)))).code).toBe(
+          "driver_cancelled",
+        );
       });
     });
 
@@ -210,7 +240,14 @@ export function driverConformance(name: string, target: ConformanceTarget): void
           { name: target.sample.name, arguments: target.sample.arguments },
           { name: target.sample.name, arguments: target.sample.invalidArguments },
           { name: "no-such-action-anywhere", arguments: {} },
-          ...(b.driver.elements ? [{ name: "waitForElement", arguments: { selector: { identifier: "no-such-element" }, condition: "absent" } }] : []),
+          ...(b.driver.elements
+            ? [
+                {
+                  name: "waitForElement",
+                  arguments: { selector: { identifier: "no-such-element" }, condition: "absent" },
+                },
+              ]
+            : []),
         ];
         const outcomes: ("succeeded" | "failed")[] = [];
         for (const call of calls) {
@@ -218,8 +255,12 @@ export function driverConformance(name: string, target: ConformanceTarget): void
           outcomes.push(r.result ? "succeeded" : "failed");
         }
         const events = h.core.log.read(sessionId, 0);
-        const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => (e.payload as { call: { id: string } }).call.id);
-        const completed = events.flatMap((e) => (e.payload.type === "actionCompleted" ? [{ id: e.payload.callId, outcome: e.payload.outcome.outcome }] : []));
+        const started = events
+          .filter((e) => e.payload.type === "actionStarted")
+          .map((e) => (e.payload as { call: { id: string } }).call.id);
+        const completed = events.flatMap((e) =>
+          e.payload.type === "actionCompleted" ? [{ id: e.payload.callId, outcome: e.payload.outcome.outcome }] : [],
+        );
         expect(completed.map((x) => x.id)).toEqual(started);
         expect(completed.map((x) => x.outcome as string)).toEqual(outcomes);
         expect(outcomes.slice(0, 3)).toEqual(["succeeded", "failed", "failed"]);

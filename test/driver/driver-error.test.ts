@@ -11,7 +11,12 @@ describe("DriverError.withDetails", () => {
       {
         code: -32000,
         message: "unknown action: swipe",
-        data: { code: "unknown_action", message: "unknown action: swipe", retryable: false, details: { action: "swipe", availableActions: ["tap"] } },
+        data: {
+          code: "unknown_action",
+          message: "unknown action: swipe",
+          retryable: false,
+          details: { action: "swipe", availableActions: ["tap"] },
+        },
       },
     ]);
     expect(Object.keys(err.error.data.details as object)).toEqual(["action", "availableActions"]);

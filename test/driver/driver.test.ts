@@ -3,7 +3,11 @@ import { type CallContext, abortable, allEnded, whenAborted } from "../../src/dr
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { silentLogger } from "../../src/rpc/rpc-error.ts";
 
-const ctx = (signal: AbortSignal = new AbortController().signal): CallContext => ({ signal, deadline: null, log: silentLogger });
+const ctx = (signal: AbortSignal = new AbortController().signal): CallContext => ({
+  signal,
+  deadline: null,
+  log: silentLogger,
+});
 
 /** A part that runs until its signal aborts, then records that and fails as a driver does. */
 function untilAborted(ended: string[], name: string) {
@@ -24,7 +28,11 @@ async function failure(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    return err instanceof DriverError ? (err.driverCode === "platform_error" ? (err.error.data.details as { platformCode: string }).platformCode : err.driverCode) : String(err);
+    return err instanceof DriverError
+      ? err.driverCode === "platform_error"
+        ? (err.error.data.details as { platformCode: string }).platformCode
+        : err.driverCode
+      : String(err);
   }
   return "no error";
 }
@@ -32,7 +40,12 @@ async function failure(p: Promise<unknown>): Promise<string> {
 describe("allEnded", () => {
   test("resolves with every part's value in argument order when all succeed", async () => {
     const slow = Promise.withResolvers<string>();
-    const pending = allEnded(ctx(), () => slow.promise, async () => 2, async () => null);
+    const pending = allEnded(
+      ctx(),
+      () => slow.promise,
+      async () => 2,
+      async () => null,
+    );
     slow.resolve("one");
     expect(await pending).toEqual(["one", 2, null]);
   });
@@ -41,7 +54,9 @@ describe("allEnded", () => {
     const ended: string[] = [];
     const fail = Promise.withResolvers<never>();
     // The failing part comes second: the answer is its error, not the first part's cancellation.
-    const pending = failure(allEnded(ctx(), untilAborted(ended, "screenshot"), () => fail.promise, untilAborted(ended, "focus")));
+    const pending = failure(
+      allEnded(ctx(), untilAborted(ended, "screenshot"), () => fail.promise, untilAborted(ended, "focus")),
+    );
     fail.reject(new DriverError("platform_error", { platformCode: "tree_broke" }));
     expect([await pending, ended]).toEqual(["tree_broke", ["screenshot", "focus"]]);
   });
@@ -75,7 +90,10 @@ describe("allEnded", () => {
     expect([await pending, ended]).toEqual(["driver_cancelled", ["a", "b"]]);
     const seen: string[] = [];
     const done = new AbortController();
-    await allEnded(ctx(done.signal), async (c) => void c.signal.addEventListener("abort", () => seen.push("inner aborted")));
+    await allEnded(
+      ctx(done.signal),
+      async (c) => void c.signal.addEventListener("abort", () => seen.push("inner aborted")),
+    );
     done.abort("later");
     expect(seen).toEqual([]);
   });
@@ -84,7 +102,9 @@ describe("allEnded", () => {
 describe("abortable", () => {
   test("settles as the work does when nothing aborts", async () => {
     expect(await abortable(Promise.resolve(7), ctx())).toBe(7);
-    expect(await failure(abortable(Promise.reject(new DriverError("driver_timed_out")), ctx()))).toBe("driver_timed_out");
+    expect(await failure(abortable(Promise.reject(new DriverError("driver_timed_out")), ctx()))).toBe(
+      "driver_timed_out",
+    );
   });
 
   test("rejects with driver_cancelled at once when the signal aborts before the work ends", async () => {

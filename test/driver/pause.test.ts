@@ -12,7 +12,8 @@ function countedSignal() {
     if (type === "abort") listeners.add(fn);
     add(type, fn, opts);
     // A once-listener is dropped by the signal itself when it fires.
-    if (type === "abort" && typeof opts === "object" && opts.once) add("abort", () => listeners.delete(fn), { once: true });
+    if (type === "abort" && typeof opts === "object" && opts.once)
+      add("abort", () => listeners.delete(fn), { once: true });
   }) as typeof add;
   ac.signal.removeEventListener = ((...[type, fn]: Parameters<typeof remove>) => {
     if (type === "abort") listeners.delete(fn);

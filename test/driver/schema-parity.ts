@@ -43,17 +43,72 @@ export interface ParityTarget {
 }
 
 /** Single code points (one of them a lone surrogate) that the patterns and length bounds treat differently. */
-const UNITS = ["a", "Z", "0", "_", " ", "%", "s", ".", "-", ":", "/", "é", "東", "👋", "\u0000", "\n", "\t", "\u007f", "\u00a0", "\ud800"];
+const UNITS = [
+  "a",
+  "Z",
+  "0",
+  "_",
+  " ",
+  "%",
+  "s",
+  ".",
+  "-",
+  ":",
+  "/",
+  "é",
+  "東",
+  "👋",
+  "\u0000",
+  "\n",
+  "\t",
+  "\u007f",
+  "\u00a0",
+  "\ud800",
+];
 const unit = fc.constantFrom(...UNITS);
 const WRONG_TYPES: unknown[] = [null, true, false, "1", "", [], [1], {}, { x: 1 }];
 const wrongType = fc.oneof(fc.constantFrom(...WRONG_TYPES), fc.string({ maxLength: 4 }), fc.integer());
-const EXTRA_KEYS = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "", "z", "X", "count", "durationMs", "secret"];
+const EXTRA_KEYS = [
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "",
+  "z",
+  "X",
+  "count",
+  "durationMs",
+  "secret",
+];
 
 function numbers(s: PropertySchema): fc.Arbitrary<number> {
   const min = s.minimum ?? -1_000_000;
   const max = s.maximum ?? 1_000_000;
-  const edges = [min, max, min - 1, max + 1, min + 0.5, max - 0.5, 0, -0, 1, -1, 0.5, 1e-7, 2 ** 32, 2 ** 53, 1e21, -1e21, Number.MAX_VALUE, -Number.MAX_VALUE];
-  const inRange = s.type === "integer" ? fc.bigInt({ min: BigInt(min), max: BigInt(max) }).map(Number) : fc.double({ noNaN: true, min, max });
+  const edges = [
+    min,
+    max,
+    min - 1,
+    max + 1,
+    min + 0.5,
+    max - 0.5,
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1e-7,
+    2 ** 32,
+    2 ** 53,
+    1e21,
+    -1e21,
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+  ];
+  const inRange =
+    s.type === "integer"
+      ? fc.bigInt({ min: BigInt(min), max: BigInt(max) }).map(Number)
+      : fc.double({ noNaN: true, min, max });
   return fc.oneof(
     { weight: 4, arbitrary: inRange },
     { weight: 2, arbitrary: fc.constantFrom(...edges) },
@@ -64,7 +119,11 @@ function numbers(s: PropertySchema): fc.Arbitrary<number> {
 
 /** Lengths worth trying for a string schema: at and around each bound, its pattern's quantifiers included. */
 function lengthsOf(s: PropertySchema): number[] {
-  const bounds = [s.minLength ?? 0, s.maxLength ?? 64, ...[...(s.pattern ?? "").matchAll(/\{(\d+)(?:,(\d+))?\}/g)].flatMap((m) => [Number(m[1]), Number(m[2] ?? m[1])])];
+  const bounds = [
+    s.minLength ?? 0,
+    s.maxLength ?? 64,
+    ...[...(s.pattern ?? "").matchAll(/\{(\d+)(?:,(\d+))?\}/g)].flatMap((m) => [Number(m[1]), Number(m[2] ?? m[1])]),
+  ];
   return [...new Set(bounds.flatMap((b) => [b - 1, b, b + 1, b + 2]).filter((n) => n >= 0))];
 }
 
@@ -80,7 +139,9 @@ function strings(s: PropertySchema): fc.Arbitrary<string> {
   if (s.pattern) {
     const matching = fc.stringMatching(new RegExp(s.pattern, "u"), { maxLength: 300 });
     // A matching value with a unit inserted somewhere.
-    const broken = fc.tuple(matching, fc.nat(), unit).map(([m, at, u]) => m.slice(0, at % (m.length + 1)) + u + m.slice(at % (m.length + 1)));
+    const broken = fc
+      .tuple(matching, fc.nat(), unit)
+      .map(([m, at, u]) => m.slice(0, at % (m.length + 1)) + u + m.slice(at % (m.length + 1)));
     // A matching value padded at either end towards a length bound, in one- or two-unit code points.
     const padded = fc
       .tuple(matching, fc.constantFrom("a", "0", "é", "👋"), lengths, fc.integer({ min: -2, max: 2 }), fc.boolean())
@@ -95,14 +156,29 @@ function strings(s: PropertySchema): fc.Arbitrary<string> {
 
 /** Values for one property; `pinned` are values the object schema singles out (a `not` clause's consts). */
 function valueOf(s: PropertySchema, pinned: unknown[]): fc.Arbitrary<unknown> {
-  const own: fc.WeightedArbitrary<unknown>[] = pinned.length ? [{ weight: 6, arbitrary: fc.constantFrom(...pinned) }] : [];
+  const own: fc.WeightedArbitrary<unknown>[] = pinned.length
+    ? [{ weight: 6, arbitrary: fc.constantFrom(...pinned) }]
+    : [];
   if (s.enum) {
     const values = s.enum.filter((x): x is string => typeof x === "string");
-    const nearMisses = ["", "toString", "constructor", "__proto__", ...values.flatMap((x) => [x.toUpperCase(), `${x} `, x.slice(1)])];
-    return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...s.enum) }, { weight: 2, arbitrary: fc.constantFrom(...nearMisses) }, { weight: 1, arbitrary: wrongType }, ...own);
+    const nearMisses = [
+      "",
+      "toString",
+      "constructor",
+      "__proto__",
+      ...values.flatMap((x) => [x.toUpperCase(), `${x} `, x.slice(1)]),
+    ];
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...s.enum) },
+      { weight: 2, arbitrary: fc.constantFrom(...nearMisses) },
+      { weight: 1, arbitrary: wrongType },
+      ...own,
+    );
   }
-  if (s.type === "integer" || s.type === "number") return fc.oneof({ weight: 6, arbitrary: numbers(s) }, { weight: 1, arbitrary: wrongType }, ...own);
-  if (s.type === "string") return fc.oneof({ weight: 6, arbitrary: strings(s) }, { weight: 1, arbitrary: wrongType }, ...own);
+  if (s.type === "integer" || s.type === "number")
+    return fc.oneof({ weight: 6, arbitrary: numbers(s) }, { weight: 1, arbitrary: wrongType }, ...own);
+  if (s.type === "string")
+    return fc.oneof({ weight: 6, arbitrary: strings(s) }, { weight: 1, arbitrary: wrongType }, ...own);
   return fc.jsonValue();
 }
 
@@ -112,22 +188,42 @@ type Mutation = { drop: string } | { extra: [string, unknown] };
 export function argumentsFor(schema: ObjectSchema): fc.Arbitrary<unknown> {
   const properties = schema.properties ?? {};
   const keys = Object.keys(properties);
-  const pinned = (k: string) => ("const" in (schema.not?.properties?.[k] ?? {}) ? [schema.not?.properties?.[k]?.const, -0] : []);
-  const shaped = fc.record(Object.fromEntries(keys.map((k) => [k, valueOf(properties[k] as PropertySchema, pinned(k))])), { requiredKeys: schema.required ?? [] });
+  const pinned = (k: string) =>
+    "const" in (schema.not?.properties?.[k] ?? {}) ? [schema.not?.properties?.[k]?.const, -0] : [];
+  const shaped = fc.record(
+    Object.fromEntries(keys.map((k) => [k, valueOf(properties[k] as PropertySchema, pinned(k))])),
+    { requiredKeys: schema.required ?? [] },
+  );
   const extra = fc.tuple(fc.oneof(fc.constantFrom(...EXTRA_KEYS), fc.string({ maxLength: 6 })), fc.jsonValue());
-  const mutation: fc.Arbitrary<Mutation> = fc.oneof(...(keys.length ? [fc.constantFrom(...keys).map((drop) => ({ drop }))] : []), extra.map((e) => ({ extra: e })));
-  const objects = fc.tuple(shaped, fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 2 }) })).map(([base, changes]) => {
-    const entries = new Map<string, unknown>(Object.entries(base));
-    for (const c of changes) {
-      if ("drop" in c) entries.delete(c.drop);
-      else entries.set(c.extra[0], c.extra[1]);
-    }
-    // Own properties, as JSON.parse makes them: a `__proto__` key is data, not the prototype.
-    const o: Record<string, unknown> = {};
-    for (const [k, val] of entries) Object.defineProperty(o, k, { value: val, enumerable: true, writable: true, configurable: true });
-    return o;
-  });
-  return fc.oneof({ weight: 12, arbitrary: objects }, { weight: 1, arbitrary: fc.jsonValue() }, { weight: 1, arbitrary: fc.constantFrom(...WRONG_TYPES) });
+  const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+    ...(keys.length ? [fc.constantFrom(...keys).map((drop) => ({ drop }))] : []),
+    extra.map((e) => ({ extra: e })),
+  );
+  const objects = fc
+    .tuple(
+      shaped,
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        { weight: 2, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 2 }) },
+      ),
+    )
+    .map(([base, changes]) => {
+      const entries = new Map<string, unknown>(Object.entries(base));
+      for (const c of changes) {
+        if ("drop" in c) entries.delete(c.drop);
+        else entries.set(c.extra[0], c.extra[1]);
+      }
+      // Own properties, as JSON.parse makes them: a `__proto__` key is data, not the prototype.
+      const o: Record<string, unknown> = {};
+      for (const [k, val] of entries)
+        Object.defineProperty(o, k, { value: val, enumerable: true, writable: true, configurable: true });
+      return o;
+    });
+  return fc.oneof(
+    { weight: 12, arbitrary: objects },
+    { weight: 1, arbitrary: fc.jsonValue() },
+    { weight: 1, arbitrary: fc.constantFrom(...WRONG_TYPES) },
+  );
 }
 
 /** Whether the space's validation takes the arguments; any failure but invalid_arguments is a bug. */
@@ -156,7 +252,11 @@ export function schemaParity(name: string, target: ParityTarget): void {
         fc.assert(
           fc.property(argumentsFor(d.inputSchema as ObjectSchema), (args) => {
             const bySchema = schemaAccepts(args);
-            expect({ action: d.name, args, accepted: accepts(target.space, d.name, args) }).toEqual({ action: d.name, args, accepted: bySchema });
+            expect({ action: d.name, args, accepted: accepts(target.space, d.name, args) }).toEqual({
+              action: d.name,
+              args,
+              accepted: bySchema,
+            });
             tally[bySchema ? "accepted" : "refused"]++;
           }),
           { numRuns: target.runs ?? 1000 },

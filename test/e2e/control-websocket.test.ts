@@ -25,7 +25,9 @@ class RpcWs {
         w(m);
       } else this.unmatched.push(m);
     });
-    this.closed = new Promise((resolve) => this.ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })));
+    this.closed = new Promise((resolve) =>
+      this.ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })),
+    );
     this.opened = new Promise((resolve) => {
       this.ws.addEventListener("open", () => resolve(true));
       this.ws.addEventListener("error", () => resolve(false));
@@ -52,7 +54,12 @@ class RpcWs {
 function frame(text: string): Uint8Array {
   const payload = new TextEncoder().encode(text);
   const n = payload.length;
-  const head = n < 126 ? [0x81, 0x80 | n] : n < 65_536 ? [0x81, 0x80 | 126, n >> 8, n & 0xff] : [0x81, 0x80 | 127, 0, 0, 0, 0, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff];
+  const head =
+    n < 126
+      ? [0x81, 0x80 | n]
+      : n < 65_536
+        ? [0x81, 0x80 | 126, n >> 8, n & 0xff]
+        : [0x81, 0x80 | 127, 0, 0, 0, 0, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff];
   const mask = [1, 2, 3, 4];
   const out = new Uint8Array(head.length + 4 + n);
   out.set(head);
@@ -73,7 +80,10 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
     await a.call("device.connect");
     const session = (await a.call("session.start")).result;
     expect((await a.call("device.observe")).result.deviceId).toBe("mock-1");
-    expect((await a.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 3, y: 4 } })).result.output).toEqual({ accepted: true, x: 3, y: 4 });
+    expect(
+      (await a.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 3, y: 4 } })).result
+        .output,
+    ).toEqual({ accepted: true, x: 3, y: 4 });
     expect((await a.call("session.end")).result).toMatchObject({ id: session.id, state: "ended" });
     a.close();
     b.close();
@@ -87,7 +97,13 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
     c.sendRaw(new Uint8Array([0x7b, 0x7d]));
     const message = "WebSocket application messages must be text JSON";
     expect((await c.call("devices.list")).result.devices.map((d: { id: string }) => d.id)).toEqual(["mock-1"]);
-    expect(c.unmatched).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { code: "invalid_request", message, retryable: false, details: null } } }]);
+    expect(c.unmatched).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message, data: { code: "invalid_request", message, retryable: false, details: null } },
+      },
+    ]);
   });
 
   test("a message over 1 MiB closes the WebSocket with 1009", async () => {
@@ -141,7 +157,9 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
       },
     });
     const key = btoa("devicerail-slow!");
-    socket.write(`GET /rpc HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    socket.write(
+      `GET /rpc HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     expect(await within(upgraded.promise, 10_000, "no upgrade")).toStartWith("HTTP/1.1 101");
     // Every answer is ~200 kB (the client name is echoed), far more than the socket buffers hold.
     const hello = { ...helloParams(), client: { name: "n".repeat(200_000), version: "1" } };
@@ -156,7 +174,11 @@ describe("JSON-RPC over WebSocket (GET /rpc)", () => {
     await within(closed.promise, 10_000, "the slow client was not disconnected");
     const other = await RpcSocket.connect({ port: d.port });
     expect((await other.hello()).result.transport.kind).toBe("tcp");
-    expect(statusOf(await rawExchange(d.port, `GET /devices HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nConnection: close\r\n\r\n`))).toBe(200);
+    expect(
+      statusOf(
+        await rawExchange(d.port, `GET /devices HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nConnection: close\r\n\r\n`),
+      ),
+    ).toBe(200);
   }, 30_000);
 
   test("SIGTERM closes open WebSockets with 1001 and the daemon exits 0", async () => {

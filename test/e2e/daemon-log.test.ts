@@ -23,7 +23,11 @@ describe("daemon.log", () => {
     });
     closeSync(fd);
     try {
-      await until("the daemon serving after a rotation", () => existsSync(`${log}.1`) && readFileSync(log, "utf8").includes('"msg":"devicerail serving"'), 15_000);
+      await until(
+        "the daemon serving after a rotation",
+        () => existsSync(`${log}.1`) && readFileSync(log, "utf8").includes('"msg":"devicerail serving"'),
+        15_000,
+      );
       const rotated = readFileSync(`${log}.1`, "utf8");
       expect(rotated.startsWith(filler)).toBe(true);
       expect(statSync(`${log}.1`).size).toBeGreaterThanOrEqual(10 * MiB);

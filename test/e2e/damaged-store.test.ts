@@ -4,11 +4,18 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, trun
 import { join } from "node:path";
 import { ROOT, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } from "../support/daemon.ts";
 
-const FIX = "move it aside with its -wal and -shm files, if any (do not delete them: they hold the recorded Sessions), and start again with a new store, or choose another DEVICERAIL_DATA_DIR";
+const FIX =
+  "move it aside with its -wal and -shm files, if any (do not delete them: they hold the recorded Sessions), and start again with a new store, or choose another DEVICERAIL_DATA_DIR";
 
 /** Starts the daemon on stdio with no input: one that starts stops at once with 0; a refused one exits 1 with its reason. */
 async function startOutcome(dataDir: string): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn(daemonCommand(), { cwd: ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: daemonEnv({ DEVICERAIL_DATA_DIR: dataDir }) });
+  const proc = Bun.spawn(daemonCommand(), {
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: daemonEnv({ DEVICERAIL_DATA_DIR: dataDir }),
+  });
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
   return { code, stderr };
 }
@@ -20,7 +27,8 @@ async function withContent(): Promise<string> {
   await d.hello();
   await d.call("device.connect");
   await d.call("session.start");
-  for (let n = 0; n < 40; n++) await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 640, y: 148 } });
+  for (let n = 0; n < 40; n++)
+    await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 640, y: 148 } });
   await d.call("session.end");
   expect(await d.close()).toBe(0);
   return dataDir;
@@ -47,7 +55,11 @@ describe("daemon start-up on a damaged database", () => {
     const db = join(dataDir, "devicerail.sqlite");
     // One leaf page of the events table, located by SQLite's own page map; its cell pointers follow the 8-byte header.
     const probe = new Database(db, { readonly: true });
-    const page = probe.query<{ pageno: number }, []>("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1").get()?.pageno;
+    const page = probe
+      .query<{ pageno: number }, []>(
+        "SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1",
+      )
+      .get()?.pageno;
     const pageSize = probe.query<{ page_size: number }, []>("PRAGMA page_size").get()?.page_size ?? 4096;
     probe.close();
     if (page === undefined) throw new Error("the events table has no leaf page");

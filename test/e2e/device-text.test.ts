@@ -18,8 +18,18 @@ function expectClipped(text: string, char: string, total: number, max: number) {
   expect([text.slice(0, kept), kept + removed]).toEqual([char.repeat(kept), total]);
 }
 
-const sel = (m: Record<string, unknown>) => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...m });
-const run = (c: RpcSocket, name: string, args: unknown) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
+const sel = (m: Record<string, unknown>) => ({
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+  ...m,
+});
+const run = (c: RpcSocket, name: string, args: unknown) =>
+  c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
 
 async function client(port: number) {
   const c = await RpcSocket.connect({ port });
@@ -33,7 +43,9 @@ describe("device text on the Mock", () => {
   test("an observation keeps a clipped field with its truncation marker when a field holds more than 65,536 characters", async () => {
     await using d = await ServeDaemon.start(LISTEN);
     const a = await client(d.port);
-    expect((await run(a, "tapElement", { target: { kind: "selector", selector: sel({ identifier: "username" }) } })).error).toBeUndefined();
+    expect(
+      (await run(a, "tapElement", { target: { kind: "selector", selector: sel({ identifier: "username" }) } })).error,
+    ).toBeUndefined();
     const typed = "x".repeat(70_000);
     expect((await run(a, "inputText", { text: typed })).result.output).toEqual({ accepted: true, characters: 70_000 });
 
@@ -46,7 +58,9 @@ describe("device text on the Mock", () => {
     for (const text of [field.text, field.value]) {
       expect(cpLength(text)).toBe(8192);
       const removed = Number(TRUNCATED.exec(text)?.[1]);
-      expect(text.slice(0, 8192 - `…[truncated ${removed} chars]`.length)).toBe("x".repeat(8192 - `…[truncated ${removed} chars]`.length));
+      expect(text.slice(0, 8192 - `…[truncated ${removed} chars]`.length)).toBe(
+        "x".repeat(8192 - `…[truncated ${removed} chars]`.length),
+      );
       expect(removed + 8192 - `…[truncated ${removed} chars]`.length).toBe(70_000);
     }
     expect((await a.call("session.end")).error).toBeUndefined();
@@ -68,7 +82,8 @@ describe("device text on an iOS Simulator", () => {
     const udid = sims.device().udid;
     sims.update((s) => {
       const device = s.devices.find((x) => x.udid === udid);
-      if (device) device.ui[DEMO_BUNDLE] = { ...demoInitial(), error: "é".repeat(200_000) } as unknown as Record<string, unknown>;
+      if (device)
+        device.ui[DEMO_BUNDLE] = { ...demoInitial(), error: "é".repeat(200_000) } as unknown as Record<string, unknown>;
     });
     const env = Object.fromEntries(Object.entries(sims.env).filter(([k]) => k.startsWith("DEVICERAIL_FAKE")));
     await using d = spawnDaemon({ env: { PATH: sims.env.PATH as string, DEVICERAIL_IOS: "auto", ...env } });
@@ -83,8 +98,15 @@ describe("device text on an iOS Simulator", () => {
     const tree = (await d.call("ui.snapshot.get", { observationId: observed.result.id })).result;
     const label = tree.nodes.find((n: { identifier: string | null }) => n.identifier === "login.error");
     const marker = "…[truncated 191833 chars]";
-    expect([label.name, label.text]).toEqual(["é".repeat(8192 - marker.length) + marker, "é".repeat(8192 - marker.length) + marker]);
-    const found = await d.call("device.execute", { id: crypto.randomUUID(), name: "findElement", arguments: { selector: sel({ identifier: "login.email" }) } }, { timeoutMs: 20_000 });
+    expect([label.name, label.text]).toEqual([
+      "é".repeat(8192 - marker.length) + marker,
+      "é".repeat(8192 - marker.length) + marker,
+    ]);
+    const found = await d.call(
+      "device.execute",
+      { id: crypto.randomUUID(), name: "findElement", arguments: { selector: sel({ identifier: "login.email" }) } },
+      { timeoutMs: 20_000 },
+    );
     expect(found.result.output.element.stableNodeId).toEqual(expect.any(String));
   }, 60_000);
 });
@@ -154,11 +176,20 @@ describeWithAdb("device text on an Android phone", () => {
     expect(observed.result.screenshot).toEqual(expect.objectContaining({ mediaType: "image/png" }));
     expect(observed.result.uiSnapshot).toBeUndefined();
     expect(observed.result.uiSnapshotOmission).toBe("driverUnsupported");
-    expect(observed.result.metadata.uiSnapshotTooLarge).toEqual({ nodeCount: 5_001, byteLength: expect.any(Number), maxNodes: 10_000, maxBytes: 786_432 });
+    expect(observed.result.metadata.uiSnapshotTooLarge).toEqual({
+      nodeCount: 5_001,
+      byteLength: expect.any(Number),
+      maxNodes: 10_000,
+      maxBytes: 786_432,
+    });
     expect(observed.result.metadata.uiSnapshotTooLarge.byteLength).toBeGreaterThan(786_432);
     expect(d.stderr).toContain("UI tree over the snapshot limits");
     // The phone keeps working: the next action runs and observes again.
-    const tapped = await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 } }, { timeoutMs: 30_000 });
+    const tapped = await d.call(
+      "device.execute",
+      { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 } },
+      { timeoutMs: 30_000 },
+    );
     expect(tapped.error).toBeUndefined();
     expect(tapped.result.after.uiSnapshotOmission).toBe("driverUnsupported");
   }, 60_000);

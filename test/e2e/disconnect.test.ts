@@ -43,7 +43,12 @@ const ndjsonVictim = async (target: PeerTarget): Promise<Victim> => {
 const wsVictim = async (target: PeerTarget): Promise<Victim> => {
   const ws = await RawWebSocket.open(target, "/rpc");
   let id = 1;
-  return { send: (method, params) => ws.sendJson({ jsonrpc: "2.0", id: id++, method, ...(params === undefined ? {} : { params }) }), answers: (n) => ws.waitMessages(n), reset: () => ws.reset() };
+  return {
+    send: (method, params) =>
+      ws.sendJson({ jsonrpc: "2.0", id: id++, method, ...(params === undefined ? {} : { params }) }),
+    answers: (n) => ws.waitMessages(n),
+    reset: () => ws.reset(),
+  };
 };
 
 /**
@@ -99,7 +104,8 @@ class Checker {
         return performance.now() - t0;
       }
       expect(r.error.data.code).toBe("device_in_use");
-      if (performance.now() - t0 > limitMs) throw new Error(`the device was still leased ${limitMs} ms after the client died (${what})`);
+      if (performance.now() - t0 > limitMs)
+        throw new Error(`the device was still leased ${limitMs} ms after the client died (${what})`);
     }
   }
 
@@ -119,19 +125,34 @@ class Checker {
 }
 
 /** Every started action completed exactly once, and the Session ended as the protocol says a closed connection ends it. */
-async function expectCleanEnd(checker: Checker, sessionId: string, what: string, ends: "connectionClosed" | "any"): Promise<void> {
+async function expectCleanEnd(
+  checker: Checker,
+  sessionId: string,
+  what: string,
+  ends: "connectionClosed" | "any",
+): Promise<void> {
   const events = await checker.events(sessionId);
   const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call.id);
   const completed = events.filter((e) => e.payload.type === "actionCompleted").map((e) => e.payload.callId);
   expect({ what, completed: [...completed].sort() }).toEqual({ what, completed: [...started].sort() });
   const last = events.at(-1).payload;
   expect({ what, type: last.type }).toEqual({ what, type: "sessionEnded" });
-  if (ends === "connectionClosed" || last.outcome === "shutdown") expect({ what, outcome: last.outcome, reason: last.reason }).toEqual({ what, outcome: "shutdown", reason: "RPC connection closed" });
+  if (ends === "connectionClosed" || last.outcome === "shutdown")
+    expect({ what, outcome: last.outcome, reason: last.reason }).toEqual({
+      what,
+      outcome: "shutdown",
+      reason: "RPC connection closed",
+    });
   // No call completes twice anywhere in the log.
   expect(new Set(completed).size).toBe(completed.length);
 }
 
-async function disconnectLoop(d: ServeDaemon, victimTarget: PeerTarget, open: (t: PeerTarget) => Promise<Victim>, label: string): Promise<number> {
+async function disconnectLoop(
+  d: ServeDaemon,
+  victimTarget: PeerTarget,
+  open: (t: PeerTarget) => Promise<Victim>,
+  label: string,
+): Promise<number> {
   const checker = await Checker.connect({ port: d.port });
   let worst = 0;
   const seen = new Map<string, number>();
@@ -150,7 +171,9 @@ async function disconnectLoop(d: ServeDaemon, victimTarget: PeerTarget, open: (t
     }
   }
   checker.end();
-  console.log(`${label}: ${ROUNDS} rounds (${[...seen].map(([k, n]) => `${k} ×${n}`).join(", ")}), worst reset → free lease ${worst.toFixed(1)} ms`);
+  console.log(
+    `${label}: ${ROUNDS} rounds (${[...seen].map(([k, n]) => `${k} ×${n}`).join(", ")}), worst reset → free lease ${worst.toFixed(1)} ms`,
+  );
   return worst;
 }
 
@@ -182,7 +205,9 @@ describe("a client that dies without closing", () => {
   test("frees its device within 1 s when a JSON-RPC WebSocket client on the Unix socket dies without a Close frame", async () => {
     const { d, socket } = await listenAndSocket();
     await using _ = d;
-    expect(await disconnectLoop(d, { unix: socket }, wsVictim, "WebSocket /rpc on the Unix socket")).toBeLessThan(FREE_WITHIN_MS);
+    expect(await disconnectLoop(d, { unix: socket }, wsVictim, "WebSocket /rpc on the Unix socket")).toBeLessThan(
+      FREE_WITHIN_MS,
+    );
   }, 120_000);
 
   test("an HTTP client that resets mid-request leaves no Session active and its actions completed once", async () => {
@@ -194,7 +219,10 @@ describe("a client that dies without closing", () => {
       const socket = await connectRaw({ port: d.port });
       socket.on("error", () => {});
       const [request, what] = pick([
-        [`POST /devices/_/actions/tap HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"x":1,"y":1}\r\n`, "tap"],
+        [
+          `POST /devices/_/actions/tap HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"x":1,"y":1}\r\n`,
+          "tap",
+        ],
         [`GET /devices/_/screenshot.png HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\n\r\n`, "screenshot"],
         [`GET /devices/_/ui HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\n\r\n`, "ui"],
       ] as const);
@@ -209,7 +237,9 @@ describe("a client that dies without closing", () => {
     expect(sessions.filter((s) => s.state !== "ended")).toEqual([]);
     for (const s of sessions) await expectCleanEnd(checker, s.id, `HTTP Session ${s.id}`, "any");
     checker.end();
-    console.log(`HTTP: ${ROUNDS} rounds (${sessions.length} Sessions), worst reset → free lease ${worst.toFixed(1)} ms`);
+    console.log(
+      `HTTP: ${ROUNDS} rounds (${sessions.length} Sessions), worst reset → free lease ${worst.toFixed(1)} ms`,
+    );
     expect(worst).toBeLessThan(FREE_WITHIN_MS);
   }, 120_000);
 
@@ -220,11 +250,20 @@ describe("a client that dies without closing", () => {
     await owner.call("device.connect");
     const sessionId = (await owner.call("session.start")).result.id as string;
     const subscribe = async () => {
-      const { endpoint } = (await owner.call("events.stream.open", { sessionId, originPolicy: { kind: "absent" } })).result as { endpoint: string };
+      const { endpoint } = (await owner.call("events.stream.open", { sessionId, originPolicy: { kind: "absent" } }))
+        .result as { endpoint: string };
       const url = new URL(endpoint);
-      return RawWebSocket.open({ port: Number(url.port) }, url.pathname, { host: url.host, protocol: "devicerail.events.v1" });
+      return RawWebSocket.open({ port: Number(url.port) }, url.pathname, {
+        host: url.host,
+        protocol: "devicerail.events.v1",
+      });
     };
-    const wsHello = { jsonrpc: "2.0", id: "h", method: "system.hello", params: helloParams({ min: 5, max: 5, required: ["events.stream.v1"], optional: [] }) };
+    const wsHello = {
+      jsonrpc: "2.0",
+      id: "h",
+      method: "system.hello",
+      params: helloParams({ min: 5, max: 5, required: ["events.stream.v1"], optional: [] }),
+    };
     // More rounds than the plane has socket slots (32): a slot kept by a dead subscriber would refuse the later ones.
     for (let round = 0; round < ROUNDS; round++) {
       const ws = await subscribe();

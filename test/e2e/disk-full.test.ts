@@ -3,7 +3,14 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DaemonProcess, ROOT, type RpcResponse, daemonCommand, daemonEnv, spawnDaemon } from "../support/daemon.ts";
+import {
+  type DaemonProcess,
+  ROOT,
+  type RpcResponse,
+  daemonCommand,
+  daemonEnv,
+  spawnDaemon,
+} from "../support/daemon.ts";
 
 /**
  * The daemon on a real full disk: its data directory on an 8 MiB tmpfs, filled up to a few
@@ -14,7 +21,8 @@ import { type DaemonProcess, ROOT, type RpcResponse, daemonCommand, daemonEnv, s
  */
 const onCi = ["true", "1"].includes((process.env.CI ?? "").toLowerCase());
 const isRoot = process.getuid?.() === 0;
-if (!isRoot && onCi) throw new Error("test/e2e/disk-full.test.ts mounts a tmpfs and needs root; under CI=true it must not be skipped");
+if (!isRoot && onCi)
+  throw new Error("test/e2e/disk-full.test.ts mounts a tmpfs and needs root; under CI=true it must not be skipped");
 
 const ROUNDS = 24;
 /** Every RESTART_EVERY-th round stops the daemon while the disk is still full and starts it again once freed. */
@@ -56,11 +64,17 @@ interface Answer {
   retryable: boolean | null;
 }
 
-const hello = { client: { name: "disk-full", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] }, features: { required: [], optional: ["events.snapshot.v1", "observation.uiSnapshot.v1"] } };
+const hello = {
+  client: { name: "disk-full", version: "1" },
+  protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
+  features: { required: [], optional: ["events.snapshot.v1", "observation.uiSnapshot.v1"] },
+};
 
 /** `filesOnly`: every Evidence object a file (none inline in the database), so screenshot writes meet the full disk too. */
 async function open(dataDir: string, filesOnly = false): Promise<DaemonProcess> {
-  const d = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir, ...(filesOnly ? { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } : {}) } });
+  const d = spawnDaemon({
+    env: { DEVICERAIL_DATA_DIR: dataDir, ...(filesOnly ? { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } : {}) },
+  });
   const h = await d.call("system.hello", hello);
   if (!h.result) throw new Error(`hello failed: ${JSON.stringify(h)}${d.stderr}`);
   return d;
@@ -70,7 +84,13 @@ async function act(d: DaemonProcess, round: number, n: number, answers: Answer[]
   const callId = crypto.randomUUID();
   const marker = `<${round}.${n}>`;
   const r = await d.call("device.execute", { id: callId, name: "inputText", arguments: { text: marker } });
-  answers.push({ callId, marker, ok: r.result !== undefined, code: r.error?.data.code ?? null, retryable: r.error?.data.retryable ?? null });
+  answers.push({
+    callId,
+    marker,
+    ok: r.result !== undefined,
+    code: r.error?.data.code ?? null,
+    retryable: r.error?.data.retryable ?? null,
+  });
   return r;
 }
 
@@ -79,7 +99,9 @@ async function deviceText(d: DaemonProcess): Promise<string> {
   const o = await d.call("device.observe");
   if (!o.result) throw new Error(`observe failed: ${JSON.stringify(o)}`);
   const tree = await d.call("ui.snapshot.get", { observationId: o.result.id });
-  const field = (tree.result?.nodes as { stableNodeId: string; value: string | null }[] | undefined)?.find((n) => n.stableNodeId === "login/username");
+  const field = (tree.result?.nodes as { stableNodeId: string; value: string | null }[] | undefined)?.find(
+    (n) => n.stableNodeId === "login/username",
+  );
   if (!field) throw new Error(`no user-name field: ${JSON.stringify(tree)}`);
   return field.value ?? "";
 }
@@ -117,7 +139,8 @@ function audit(events: { sequence: number; payload: any }[], answers: Answer[], 
   if (last?.type !== "sessionEnded") t.sessionsNotEnded++;
   for (const id of started) if (!terminals.has(id)) t.orphanedActions++;
   for (const n of terminals.values()) if (n > 1) t.duplicateTerminals++;
-  if (last?.type === "sessionEnded" && last.outcome === "completed" && [...started].some((id) => !terminals.has(id))) t.endedCompletedWithOpenAction++;
+  if (last?.type === "sessionEnded" && last.outcome === "completed" && [...started].some((id) => !terminals.has(id)))
+    t.endedCompletedWithOpenAction++;
   for (const a of answers) {
     t.actions++;
     const key = a.ok ? "result" : `${a.code}/${a.retryable}`;
@@ -228,7 +251,13 @@ describe("the daemon on a full disk", () => {
 
 /** Starts the daemon on stdio with no input: one that starts stops at once with 0; a refused one exits 1 with its reason. */
 async function startOutcome(dataDir: string): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn(daemonCommand(), { cwd: ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: daemonEnv({ DEVICERAIL_DATA_DIR: dataDir }) });
+  const proc = Bun.spawn(daemonCommand(), {
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: daemonEnv({ DEVICERAIL_DATA_DIR: dataDir }),
+  });
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
   return { code, stderr };
 }
@@ -236,50 +265,67 @@ async function startOutcome(dataDir: string): Promise<{ code: number; stderr: st
 const FREE_SPACE = "free space on it and start again, or choose another DEVICERAIL_DATA_DIR";
 
 describe("daemon start-up on a full disk", () => {
-  test.skipIf(!isRoot)("exits 1 naming the database and the fix when a new data directory is on a full disk", async () => {
-    const dataDir = join(mount, "new");
-    mkdirSync(dataDir, { mode: 0o700 });
-    const filler = fill(0);
-    try {
-      const db = join(dataDir, "devicerail.sqlite");
-      expect(await startOutcome(dataDir)).toEqual({ code: 1, stderr: `devicerail: the disk holding ${db} is full (database or disk is full); ${FREE_SPACE}\n` });
-    } finally {
-      rmSync(filler);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-
-  test.skipIf(!isRoot)("exits 1 naming the data folder or the database and the fix, and recovers once space is freed, when a killed daemon left a Session open", async () => {
-    const dataDir = join(mount, "left-open");
-    mkdirSync(dataDir, { mode: 0o700 });
-    let sessionId = "";
-    try {
-      {
-        await using d = await open(dataDir);
-        await d.call("device.connect");
-        sessionId = (await d.call("session.start")).result.id;
-        await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: USERNAME });
-        d.proc.kill("SIGKILL");
-        await d.exited;
+  test.skipIf(!isRoot)(
+    "exits 1 naming the database and the fix when a new data directory is on a full disk",
+    async () => {
+      const dataDir = join(mount, "new");
+      mkdirSync(dataDir, { mode: 0o700 });
+      const filler = fill(0);
+      try {
+        const db = join(dataDir, "devicerail.sqlite");
+        expect(await startOutcome(dataDir)).toEqual({
+          code: 1,
+          stderr: `devicerail: the disk holding ${db} is full (database or disk is full); ${FREE_SPACE}\n`,
+        });
+      } finally {
+        rmSync(filler);
+        rmSync(dataDir, { recursive: true, force: true });
       }
-      const db = join(dataDir, "devicerail.sqlite");
-      // Nothing left: the daemon record, the start's first write, already fails.
-      let filler = fill(0);
-      const nothingLeft = await startOutcome(dataDir);
-      rmSync(filler);
-      // One page left: the record is written, and recovery's sealing of the Session is refused.
-      filler = fill(4096);
-      const onePageLeft = await startOutcome(dataDir);
-      rmSync(filler);
-      await using again = await open(dataDir);
-      const events = ((await again.call("events.list", { sessionId })).result as { payload: { type: string } }[]).map((e) => e.payload.type);
-      expect({ nothingLeft, onePageLeft, events }).toEqual({
-        nothingLeft: { code: 1, stderr: `devicerail: the disk holding ${dataDir} is full (ENOSPC: no space left on device, write); ${FREE_SPACE}\n` },
-        onePageLeft: { code: 1, stderr: `devicerail: the disk holding ${db} is full (event store failed: database or disk is full); ${FREE_SPACE}\n` },
-        events: ["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"],
-      });
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
+
+  test.skipIf(!isRoot)(
+    "exits 1 naming the data folder or the database and the fix, and recovers once space is freed, when a killed daemon left a Session open",
+    async () => {
+      const dataDir = join(mount, "left-open");
+      mkdirSync(dataDir, { mode: 0o700 });
+      let sessionId = "";
+      try {
+        {
+          await using d = await open(dataDir);
+          await d.call("device.connect");
+          sessionId = (await d.call("session.start")).result.id;
+          await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: USERNAME });
+          d.proc.kill("SIGKILL");
+          await d.exited;
+        }
+        const db = join(dataDir, "devicerail.sqlite");
+        // Nothing left: the daemon record, the start's first write, already fails.
+        let filler = fill(0);
+        const nothingLeft = await startOutcome(dataDir);
+        rmSync(filler);
+        // One page left: the record is written, and recovery's sealing of the Session is refused.
+        filler = fill(4096);
+        const onePageLeft = await startOutcome(dataDir);
+        rmSync(filler);
+        await using again = await open(dataDir);
+        const events = ((await again.call("events.list", { sessionId })).result as { payload: { type: string } }[]).map(
+          (e) => e.payload.type,
+        );
+        expect({ nothingLeft, onePageLeft, events }).toEqual({
+          nothingLeft: {
+            code: 1,
+            stderr: `devicerail: the disk holding ${dataDir} is full (ENOSPC: no space left on device, write); ${FREE_SPACE}\n`,
+          },
+          onePageLeft: {
+            code: 1,
+            stderr: `devicerail: the disk holding ${db} is full (event store failed: database or disk is full); ${FREE_SPACE}\n`,
+          },
+          events: ["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"],
+        });
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { helloParams, spawnDaemon } from "../support/daemon.ts";
 
-const CONCURRENT = ["device.connect", "device.disconnect", "device.capabilities", "device.observe", "device.execute", "media.stream.capture"];
+const CONCURRENT = [
+  "device.connect",
+  "device.disconnect",
+  "device.capabilities",
+  "device.observe",
+  "device.execute",
+  "media.stream.capture",
+];
 
 describe("dispatch precedence", () => {
   test("feature-gated methods answer method_not_found with requiredFeature when the feature is off", async () => {
@@ -27,7 +34,12 @@ describe("dispatch precedence", () => {
       expect(r.error).toEqual({
         code: -32601,
         message: `method is not available: ${method}`,
-        data: { code: "method_not_found", message: `method is not available: ${method}`, retryable: false, details: { method, requiredFeature } },
+        data: {
+          code: "method_not_found",
+          message: `method is not available: ${method}`,
+          retryable: false,
+          details: { method, requiredFeature },
+        },
       });
     }
   });
@@ -40,7 +52,12 @@ describe("dispatch precedence", () => {
       expect(r.error).toEqual({
         code: -32601,
         message: `method is not available: ${method}`,
-        data: { code: "method_not_found", message: `method is not available: ${method}`, retryable: false, details: { method } },
+        data: {
+          code: "method_not_found",
+          message: `method is not available: ${method}`,
+          retryable: false,
+          details: { method },
+        },
       });
     }
   });
@@ -109,7 +126,12 @@ describe("dispatch precedence", () => {
       code: "device_selection_required",
       message: "select a device before calling device methods",
       retryable: true,
-      details: { availableDeviceIds: ["mock-1", "mock-2"], deviceCount: 2, requiredFeature: "device.routing.v1", requiredMethod: "device.select" },
+      details: {
+        availableDeviceIds: ["mock-1", "mock-2"],
+        deviceCount: 2,
+        requiredFeature: "device.routing.v1",
+        requiredMethod: "device.select",
+      },
     });
     expect((await d.call("device.select", { deviceId: "mock-9" })).error?.data).toEqual({
       code: "device_not_found",
@@ -133,11 +155,23 @@ describe("dispatch precedence", () => {
       ["events.list", { limit: 1001 }, "/limit", "an integer from 1 to 1000 or null", "1001"],
       ["events.list", { afterSequence: 0 }, "/afterSequence", U53, "0"],
       ["events.list", [null, 0], "/1", U53, "0"],
-      ["events.list", [null, 1, 2, 3], "/3", "at most 3 positional params (sessionId, afterSequence, limit)", "4 params"],
+      [
+        "events.list",
+        [null, 1, 2, 3],
+        "/3",
+        "at most 3 positional params (sessionId, afterSequence, limit)",
+        "4 params",
+      ],
       ["session.export", { sessionId: "not-a-uuid" }, "/sessionId", "a UUID or null", '"not-a-uuid"'],
       ["ui.snapshot.get", { observationId: "x" }, "/observationId", "a UUID", '"x"'],
       ["device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11" }, "/name", "a string", "no value"],
-      ["verdict.record", { verdict: { status: "maybe", summary: "x" } }, "/verdict/status", "one of: pass, fail, unknown", '"maybe"'],
+      [
+        "verdict.record",
+        { verdict: { status: "maybe", summary: "x" } },
+        "/verdict/status",
+        "one of: pass, fail, unknown",
+        '"maybe"',
+      ],
     ];
     for (const [method, p, pointer, expected, received] of cases) {
       const r = await d.call(method, p);
@@ -145,7 +179,12 @@ describe("dispatch precedence", () => {
       expect(r.error).toEqual({
         code: -32602,
         message: `${method} params are invalid`,
-        data: { code: "invalid_params", message: `${method} params are invalid`, retryable: false, details: { method, ...issue, issues: [issue] } },
+        data: {
+          code: "invalid_params",
+          message: `${method} params are invalid`,
+          retryable: false,
+          details: { method, ...issue, issues: [issue] },
+        },
       });
     }
   });

@@ -4,7 +4,12 @@ import { type RpcResponse, spawnDaemon } from "../support/daemon.ts";
 const INVALID_REQUEST = {
   code: -32600,
   message: "request does not match the DeviceRail JSON-RPC subset",
-  data: { code: "invalid_request", message: "request does not match the DeviceRail JSON-RPC subset", retryable: false, details: null },
+  data: {
+    code: "invalid_request",
+    message: "request does not match the DeviceRail JSON-RPC subset",
+    retryable: false,
+    details: null,
+  },
 };
 
 function expectOneOfResultOrError(r: RpcResponse): void {
@@ -42,7 +47,11 @@ describe("JSON-RPC envelope over stdio", () => {
 
   test("jsonrpc must be exactly 2.0 when present and is required", async () => {
     await using d = spawnDaemon();
-    for (const line of ['{"jsonrpc":"1.0","id":1,"method":"x"}', '{"id":1,"method":"x"}', '{"jsonrpc":2,"id":1,"method":"x"}']) {
+    for (const line of [
+      '{"jsonrpc":"1.0","id":1,"method":"x"}',
+      '{"id":1,"method":"x"}',
+      '{"jsonrpc":2,"id":1,"method":"x"}',
+    ]) {
       d.writeRaw(`${line}\n`);
       expect(await d.next()).toEqual({ jsonrpc: "2.0", id: null, error: INVALID_REQUEST });
     }
@@ -66,13 +75,28 @@ describe("JSON-RPC envelope over stdio", () => {
     await using d = spawnDaemon();
     await d.hello();
     for (const p of [undefined, {}, []]) expect((await d.call("system.describe", p)).result).toBeDefined();
-    for (const method of ["system.describe", "devices.list", "device.connect", "device.disconnect", "device.capabilities", "device.observe", "session.start", "session.current", "sessions.list"]) {
+    for (const method of [
+      "system.describe",
+      "devices.list",
+      "device.connect",
+      "device.disconnect",
+      "device.capabilities",
+      "device.observe",
+      "session.start",
+      "session.current",
+      "sessions.list",
+    ]) {
       for (const p of [{ a: 1 }, [1]]) {
         const r = await d.call(method, p);
         expect(r.error).toEqual({
           code: -32602,
           message: `${method} does not accept params`,
-          data: { code: "invalid_params", message: `${method} does not accept params`, retryable: false, details: { method } },
+          data: {
+            code: "invalid_params",
+            message: `${method} does not accept params`,
+            retryable: false,
+            details: { method },
+          },
         });
       }
     }
@@ -117,7 +141,12 @@ describe("JSON-RPC envelope over stdio", () => {
 
   test("every response has exactly one of result and error when a mixed session runs", async () => {
     await using d = spawnDaemon();
-    const responses = [await d.call("system.describe"), await d.hello(), await d.call("system.describe"), await d.call("nope")];
+    const responses = [
+      await d.call("system.describe"),
+      await d.hello(),
+      await d.call("system.describe"),
+      await d.call("nope"),
+    ];
     d.writeRaw("{]\n");
     responses.push(await d.next());
     for (const r of responses) expectOneOfResultOrError(r);

@@ -25,7 +25,8 @@ async function started(features = ALL_FEATURES) {
   await d.call("system.hello", helloParams({ optional: features }));
   await d.call("device.connect");
   const sessionId: string = (await d.call("session.start")).result.id;
-  const execute = (name: string, args: unknown) => d.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
+  const execute = (name: string, args: unknown) =>
+    d.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
   return { d, sessionId, execute };
 }
 
@@ -47,7 +48,10 @@ describe("error details", () => {
       headers: { "Content-Type": "application/json" },
       body: '{"x":-1,"y":1}',
     });
-    expect([res.status, await res.json()]).toEqual([400, { error: refusedTap({ action: "tap", ...TAP_BELOW, issues: [TAP_BELOW] }) }]);
+    expect([res.status, await res.json()]).toEqual([
+      400,
+      { error: refusedTap({ action: "tap", ...TAP_BELOW, issues: [TAP_BELOW] }) },
+    ]);
   });
 
   test("a tap outside the Mock's 1280×720 screen is refused with the bound and the viewport", async () => {
@@ -55,7 +59,9 @@ describe("error details", () => {
     await using _ = d;
     const x = { pointer: "/x", expected: "x from 0 to 1279", received: "1280" };
     const y = { pointer: "/y", expected: "y from 0 to 719", received: "4000.5" };
-    expect((await execute("tap", { x: 1280, y: 4000.5 })).error).toEqual(refusedTap({ action: "tap", ...x, issues: [x, y], viewport: { width: 1280, height: 720 } }));
+    expect((await execute("tap", { x: 1280, y: 4000.5 })).error).toEqual(
+      refusedTap({ action: "tap", ...x, issues: [x, y], viewport: { width: 1280, height: 720 } }),
+    );
     expect((await execute("tap", { x: 1279, y: 719 })).result.output).toEqual({ accepted: true, x: 1279, y: 719 });
   });
 
@@ -65,7 +71,12 @@ describe("error details", () => {
       await using _ = d;
       return (await execute("swipe", { startX: 1 })).error?.data;
     };
-    const answer = (availableActions: string[]) => ({ code: "unknown_action", message: "unknown action: swipe", retryable: false, details: { action: "swipe", availableActions } });
+    const answer = (availableActions: string[]) => ({
+      code: "unknown_action",
+      message: "unknown action: swipe",
+      retryable: false,
+      details: { action: "swipe", availableActions },
+    });
     const without = (...off: string[]) => ALL_FEATURES.filter((f) => !off.includes(f));
     expect([
       await unknown(ALL_FEATURES),
@@ -89,8 +100,14 @@ describe("error details", () => {
       responses.push(JSON.stringify(r));
       return r.error?.data.details;
     };
-    const target = { kind: "selector", selector: { context: null, role: null, name: null, value: null, identifier: "username", text: null, css: null } };
-    const regexTarget = { kind: "selector", selector: { ...target.selector, identifier: null, text: { value: `${CANARY}(`, mode: "regex" } } };
+    const target = {
+      kind: "selector",
+      selector: { context: null, role: null, name: null, value: null, identifier: "username", text: null, css: null },
+    };
+    const regexTarget = {
+      kind: "selector",
+      selector: { ...target.selector, identifier: null, text: { value: `${CANARY}(`, mode: "regex" } },
+    };
     const details = [
       await refused("inputSecret", { secret: `${CANARY}\u0001` }),
       await refused("inputSecret", { secret: [CANARY] }),
@@ -107,7 +124,16 @@ describe("error details", () => {
       ["inputSecret", [issue("", "only the key secret", "an unknown key")]],
       ["inputSecret", [issue("", "an object with key secret", `a string of ${CANARY.length} code points`)]],
       ["setElementValue", [issue("/value", "a string of at most 65536 code points", "an object")]],
-      ["setElementValue", [issue("/target/selector/text/value", "an RE2 regular expression (no backreferences or lookaround)", `a string of ${CANARY.length + 1} code points`)]],
+      [
+        "setElementValue",
+        [
+          issue(
+            "/target/selector/text/value",
+            "an RE2 regular expression (no backreferences or lookaround)",
+            `a string of ${CANARY.length + 1} code points`,
+          ),
+        ],
+      ],
     ]);
     responses.push(JSON.stringify(await d.call("events.list", { sessionId })));
     await d.call("session.end");

@@ -101,9 +101,18 @@ async function session(d: Control): Promise<string> {
 }
 
 const open = async (d: Control, sessionId: string, originPolicy: object = { kind: "absent" }) =>
-  (await d.call("events.stream.open", { sessionId, originPolicy })).result as { endpoint: string; streamEpoch: string; expiresAtMs: number };
+  (await d.call("events.stream.open", { sessionId, originPolicy })).result as {
+    endpoint: string;
+    streamEpoch: string;
+    expiresAtMs: number;
+  };
 
-const wsHello = (minor = 5) => ({ jsonrpc: "2.0", id: "ws-hello-1", method: "system.hello", params: helloParams({ min: minor, max: minor, required: ["events.stream.v1"], optional: [] }) });
+const wsHello = (minor = 5) => ({
+  jsonrpc: "2.0",
+  id: "ws-hello-1",
+  method: "system.hello",
+  params: helloParams({ min: minor, max: minor, required: ["events.stream.v1"], optional: [] }),
+});
 
 /** Opens a stream, does the socket's hello and subscribe; returns the socket after the subscribe answer. */
 async function subscribed(d: Control, sessionId: string, params: object = { sessionId }) {
@@ -119,138 +128,182 @@ async function subscribed(d: Control, sessionId: string, params: object = { sess
 const events = (ws: Socket) => ws.messages.filter((m) => m.method === "events.stream.event").map((m) => m.params);
 
 for (const [transport, start] of CONTROLS)
-describe(`the event WebSocket over the real daemon (control connection on ${transport})`, () => {
-  test("answers the fixtures' hello and subscribe, then replays and tails live with no gap and no duplicate", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    await d.call("device.observe");
-    const { endpoint, streamEpoch } = await open(d, sessionId);
-    expect(endpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/v\/[0-9a-f]{64}$/);
-    const ws = new Socket(endpoint);
-    expect(await ws.opened()).toBe(true);
-    // The recorded requests of fixtures/protocol, sent as they are.
-    const helloFixture = fixture("system.hello/websocket.request.json");
-    ws.send(helloFixture);
-    ws.send({ ...fixture("events.subscribe/default.request.json"), params: { sessionId } });
-    const [hello, sub] = await ws.atLeast(2);
-    const expectedHello = fixture("system.hello/websocket.response.json");
-    expect({ ...hello, result: { ...hello.result, connectionId: "x", server: { ...hello.result.server, version: "v" } } }).toEqual({
-      ...expectedHello,
-      result: { ...expectedHello.result, connectionId: "x", server: { ...expectedHello.result.server, version: "v" } },
+  describe(`the event WebSocket over the real daemon (control connection on ${transport})`, () => {
+    test("answers the fixtures' hello and subscribe, then replays and tails live with no gap and no duplicate", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      await d.call("device.observe");
+      const { endpoint, streamEpoch } = await open(d, sessionId);
+      expect(endpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/v\/[0-9a-f]{64}$/);
+      const ws = new Socket(endpoint);
+      expect(await ws.opened()).toBe(true);
+      // The recorded requests of fixtures/protocol, sent as they are.
+      const helloFixture = fixture("system.hello/websocket.request.json");
+      ws.send(helloFixture);
+      ws.send({ ...fixture("events.subscribe/default.request.json"), params: { sessionId } });
+      const [hello, sub] = await ws.atLeast(2);
+      const expectedHello = fixture("system.hello/websocket.response.json");
+      expect({
+        ...hello,
+        result: { ...hello.result, connectionId: "x", server: { ...hello.result.server, version: "v" } },
+      }).toEqual({
+        ...expectedHello,
+        result: {
+          ...expectedHello.result,
+          connectionId: "x",
+          server: { ...expectedHello.result.server, version: "v" },
+        },
+      });
+      expect(sub).toEqual({
+        jsonrpc: "2.0",
+        id: "ws-subscribe-1",
+        result: {
+          subscriptionId: expect.any(String),
+          sessionId,
+          replayThrough: { streamEpoch, sessionId, sequence: 2 },
+          sessionState: "active",
+        },
+      });
+      // Live: one action (started + completed), then the end of the Session.
+      await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 1, y: 1 } });
+      await d.call("session.end");
+      expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
+      const seen = events(ws);
+      expect(seen.map((p) => [p.cursor.sequence, p.event.sequence, p.event.payload.type])).toEqual([
+        [1, 1, "sessionStarted"],
+        [2, 2, "observationCaptured"],
+        [3, 3, "actionStarted"],
+        [4, 4, "actionCompleted"],
+        [5, 5, "sessionEnded"],
+      ]);
+      expect(
+        seen.every(
+          (p) =>
+            p.subscriptionId === sub.result.subscriptionId &&
+            p.cursor.streamEpoch === streamEpoch &&
+            p.cursor.sessionId === sessionId,
+        ),
+      ).toBe(true);
+      expect(ws.messages.at(-1)).toEqual({
+        jsonrpc: "2.0",
+        method: "events.stream.terminal",
+        params: {
+          subscriptionId: sub.result.subscriptionId,
+          sessionId,
+          lastEmittedCursor: { streamEpoch, sessionId, sequence: 5 },
+          termination: { reason: "sessionEnded" },
+        },
+      });
+      // The same events as events.list, byte for byte in value.
+      expect(seen.map((p) => p.event)).toEqual((await d.call("events.list", { sessionId })).result);
     });
-    expect(sub).toEqual({ jsonrpc: "2.0", id: "ws-subscribe-1", result: { subscriptionId: expect.any(String), sessionId, replayThrough: { streamEpoch, sessionId, sequence: 2 }, sessionState: "active" } });
-    // Live: one action (started + completed), then the end of the Session.
-    await d.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 1, y: 1 } });
-    await d.call("session.end");
-    expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
-    const seen = events(ws);
-    expect(seen.map((p) => [p.cursor.sequence, p.event.sequence, p.event.payload.type])).toEqual([
-      [1, 1, "sessionStarted"],
-      [2, 2, "observationCaptured"],
-      [3, 3, "actionStarted"],
-      [4, 4, "actionCompleted"],
-      [5, 5, "sessionEnded"],
-    ]);
-    expect(seen.every((p) => p.subscriptionId === sub.result.subscriptionId && p.cursor.streamEpoch === streamEpoch && p.cursor.sessionId === sessionId)).toBe(true);
-    expect(ws.messages.at(-1)).toEqual({
-      jsonrpc: "2.0",
-      method: "events.stream.terminal",
-      params: { subscriptionId: sub.result.subscriptionId, sessionId, lastEmittedCursor: { streamEpoch, sessionId, sequence: 5 }, termination: { reason: "sessionEnded" } },
+
+    test("resumes after a cursor without repeating what the client confirmed", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      for (let i = 0; i < 3; i++) await d.call("device.observe");
+      const first = await subscribed(d, sessionId);
+      await first.ws.atLeast(6);
+      const confirmed = events(first.ws)[2].cursor;
+      first.ws.close();
+      const second = await subscribed(d, sessionId, { sessionId, afterCursor: confirmed });
+      await second.ws.atLeast(3);
+      expect(events(second.ws).map((p) => p.event.sequence)).toEqual([4]);
+      expect(second.ws.messages[1].result.replayThrough).toEqual({
+        streamEpoch: confirmed.streamEpoch,
+        sessionId,
+        sequence: 4,
+      });
     });
-    // The same events as events.list, byte for byte in value.
-    expect(seen.map((p) => p.event)).toEqual((await d.call("events.list", { sessionId })).result);
-  });
 
-  test("resumes after a cursor without repeating what the client confirmed", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    for (let i = 0; i < 3; i++) await d.call("device.observe");
-    const first = await subscribed(d, sessionId);
-    await first.ws.atLeast(6);
-    const confirmed = events(first.ws)[2].cursor;
-    first.ws.close();
-    const second = await subscribed(d, sessionId, { sessionId, afterCursor: confirmed });
-    await second.ws.atLeast(3);
-    expect(events(second.ws).map((p) => p.event.sequence)).toEqual([4]);
-    expect(second.ws.messages[1].result.replayThrough).toEqual({ streamEpoch: confirmed.streamEpoch, sessionId, sequence: 4 });
-  });
-
-  test("refuses a used capability, a wrong Origin without burning the capability, and a wrong subprotocol", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    const { endpoint } = await open(d, sessionId);
-    expect(await new Socket(endpoint, { Origin: "http://evil.example" }).opened()).toBe(false);
-    const ok = new Socket(endpoint);
-    expect(await ok.opened()).toBe(true);
-    expect(await new Socket(endpoint).opened()).toBe(false);
-    const exact = await open(d, sessionId, { kind: "exact", origin: "http://127.0.0.1:5173" });
-    expect(await new Socket(exact.endpoint).opened()).toBe(false);
-    expect(await new Socket(exact.endpoint, { Origin: "http://127.0.0.1:5173" }).opened()).toBe(true);
-    const wrongProtocol = await open(d, sessionId);
-    const ws = new WebSocket(wrongProtocol.endpoint, ["something.else"]);
-    expect(await new Promise((r) => (ws.onopen = () => r(true)) && (ws.onerror = () => r(false)))).toBe(false);
-  });
-
-  test("rejects a cursor of another Session, of another daemon lifetime and ahead of the log, with the socket closed 1008", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    const other = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
-    const epochMismatch = fixture("events.subscribe/cursor-epoch-mismatch.request.json");
-    const cases: [object, string][] = [
-      [{ sessionId: other }, "stream_cursor_session_mismatch"],
-      [{ sessionId, afterCursor: { ...epochMismatch.params.afterCursor, sessionId } }, "stream_cursor_epoch_mismatch"],
-    ];
-    for (const [params, code] of cases) {
-      const { ws } = await subscribed(d, sessionId, params);
-      expect([ws.messages[1].error.data.code, await ws.closed]).toEqual([code, { code: 1008, reason: "subscribe rejected" }]);
-    }
-    const { streamEpoch } = await open(d, sessionId);
-    const { ws } = await subscribed(d, sessionId, { sessionId, afterCursor: { streamEpoch, sessionId, sequence: 99 } });
-    expect(ws.messages[1].error.data).toEqual({
-      code: "stream_cursor_ahead",
-      message: "event cursor is ahead of the Session head",
-      retryable: false,
-      details: { afterSequence: 99, lastSequence: 1 },
+    test("refuses a used capability, a wrong Origin without burning the capability, and a wrong subprotocol", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      const { endpoint } = await open(d, sessionId);
+      expect(await new Socket(endpoint, { Origin: "http://evil.example" }).opened()).toBe(false);
+      const ok = new Socket(endpoint);
+      expect(await ok.opened()).toBe(true);
+      expect(await new Socket(endpoint).opened()).toBe(false);
+      const exact = await open(d, sessionId, { kind: "exact", origin: "http://127.0.0.1:5173" });
+      expect(await new Socket(exact.endpoint).opened()).toBe(false);
+      expect(await new Socket(exact.endpoint, { Origin: "http://127.0.0.1:5173" }).opened()).toBe(true);
+      const wrongProtocol = await open(d, sessionId);
+      const ws = new WebSocket(wrongProtocol.endpoint, ["something.else"]);
+      expect(await new Promise((r) => (ws.onopen = () => r(true)) && (ws.onerror = () => r(false)))).toBe(false);
     });
-  });
 
-  test("stops before an event the socket's protocol minor cannot carry, never skipping it", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    // With UI snapshots negotiated, the observation needs protocol 1.5.
-    await d.call("device.observe");
-    const { endpoint } = await open(d, sessionId);
-    const ws = new Socket(endpoint);
-    expect(await ws.opened()).toBe(true);
-    ws.send(wsHello(3));
-    ws.send({ jsonrpc: "2.0", id: "sub", method: "events.subscribe", params: { sessionId } });
-    expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
-    expect(events(ws).map((p) => p.event.sequence)).toEqual([1]);
-    expect(ws.messages.at(-1).params.termination).toEqual({
-      reason: "internalError",
-      error: {
-        code: "stream_event_protocol_incompatible",
-        message: "an event requires a newer negotiated protocol version",
+    test("rejects a cursor of another Session, of another daemon lifetime and ahead of the log, with the socket closed 1008", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      const other = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
+      const epochMismatch = fixture("events.subscribe/cursor-epoch-mismatch.request.json");
+      const cases: [object, string][] = [
+        [{ sessionId: other }, "stream_cursor_session_mismatch"],
+        [
+          { sessionId, afterCursor: { ...epochMismatch.params.afterCursor, sessionId } },
+          "stream_cursor_epoch_mismatch",
+        ],
+      ];
+      for (const [params, code] of cases) {
+        const { ws } = await subscribed(d, sessionId, params);
+        expect([ws.messages[1].error.data.code, await ws.closed]).toEqual([
+          code,
+          { code: 1008, reason: "subscribe rejected" },
+        ]);
+      }
+      const { streamEpoch } = await open(d, sessionId);
+      const { ws } = await subscribed(d, sessionId, {
+        sessionId,
+        afterCursor: { streamEpoch, sessionId, sequence: 99 },
+      });
+      expect(ws.messages[1].error.data).toEqual({
+        code: "stream_cursor_ahead",
+        message: "event cursor is ahead of the Session head",
         retryable: false,
-        details: { requiredProtocol: { major: 1, minor: 5 }, selectedProtocol: { major: 1, minor: 3 }, sequence: 2 },
-      },
+        details: { afterSequence: 99, lastSequence: 1 },
+      });
+    });
+
+    test("stops before an event the socket's protocol minor cannot carry, never skipping it", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      // With UI snapshots negotiated, the observation needs protocol 1.5.
+      await d.call("device.observe");
+      const { endpoint } = await open(d, sessionId);
+      const ws = new Socket(endpoint);
+      expect(await ws.opened()).toBe(true);
+      ws.send(wsHello(3));
+      ws.send({ jsonrpc: "2.0", id: "sub", method: "events.subscribe", params: { sessionId } });
+      expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
+      expect(events(ws).map((p) => p.event.sequence)).toEqual([1]);
+      expect(ws.messages.at(-1).params.termination).toEqual({
+        reason: "internalError",
+        error: {
+          code: "stream_event_protocol_incompatible",
+          message: "an event requires a newer negotiated protocol version",
+          retryable: false,
+          details: { requiredProtocol: { major: 1, minor: 5 }, selectedProtocol: { major: 1, minor: 3 }, sequence: 2 },
+        },
+      });
+    });
+
+    test("closes 1002 when the first message is not a hello, and ends an ended Session's stream at once", async () => {
+      await using d = await start();
+      const sessionId = await session(d);
+      const { endpoint } = await open(d, sessionId);
+      const bad = new Socket(endpoint);
+      expect(await bad.opened()).toBe(true);
+      bad.send({ jsonrpc: "2.0", id: 1, method: "events.subscribe", params: { sessionId } });
+      expect([(await bad.atLeast(1))[0].error.data.code, await bad.closed]).toEqual([
+        "handshake_required",
+        { code: 1002, reason: "hello rejected" },
+      ]);
+      await d.call("session.end");
+      const { ws } = await subscribed(d, sessionId, { sessionId });
+      expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
+      expect(events(ws).map((p) => p.event.payload.type)).toEqual(["sessionStarted", "sessionEnded"]);
     });
   });
-
-  test("closes 1002 when the first message is not a hello, and ends an ended Session's stream at once", async () => {
-    await using d = await start();
-    const sessionId = await session(d);
-    const { endpoint } = await open(d, sessionId);
-    const bad = new Socket(endpoint);
-    expect(await bad.opened()).toBe(true);
-    bad.send({ jsonrpc: "2.0", id: 1, method: "events.subscribe", params: { sessionId } });
-    expect([(await bad.atLeast(1))[0].error.data.code, await bad.closed]).toEqual(["handshake_required", { code: 1002, reason: "hello rejected" }]);
-    await d.call("session.end");
-    const { ws } = await subscribed(d, sessionId, { sessionId });
-    expect(await ws.closed).toEqual({ code: 1000, reason: "stream terminal" });
-    expect(events(ws).map((p) => p.event.payload.type)).toEqual(["sessionStarted", "sessionEnded"]);
-  });
-});
 
 /** A WebSocket client on a raw TCP socket that does the handshake and then reads only when told. */
 async function rawSubscriber(endpoint: string, sessionId: string) {
@@ -322,7 +375,8 @@ function framesOf(chunks: Uint8Array[]): any[] {
     let len = (all[at + 1] as number) & 127;
     let head = 2;
     if (len === 126) (len = ((all[at + 2] as number) << 8) | (all[at + 3] as number)), (head = 4);
-    else if (len === 127) (len = Number(new DataView(all.buffer, all.byteOffset + at + 2, 8).getBigUint64(0))), (head = 10);
+    else if (len === 127)
+      (len = Number(new DataView(all.buffer, all.byteOffset + at + 2, 8).getBigUint64(0))), (head = 10);
     if (at + head + len > all.length) break;
     if (op === 1) out.push(JSON.parse(new TextDecoder().decode(all.subarray(at + head, at + head + len))));
     if (op === 8) out.push({ close: ((all[at + head] as number) << 8) | (all[at + head + 1] as number) });
@@ -342,7 +396,10 @@ describe("a subscriber that stops reading", () => {
     // Big events: each inputText call records its 60 KB argument verbatim.
     const text = "x".repeat(60_000);
     const started = Date.now();
-    for (let i = 0; i < 200; i++) expect((await d.call("device.execute", { id: crypto.randomUUID(), name: "inputText", arguments: { text } })).error).toBeUndefined();
+    for (let i = 0; i < 200; i++)
+      expect(
+        (await d.call("device.execute", { id: crypto.randomUUID(), name: "inputText", arguments: { text } })).error,
+      ).toBeUndefined();
     const appendMs = Date.now() - started;
     // The subscriber deliberately reads nothing past the daemon's 2 s stall limit: it gets no signal
     // of the terminal until it reads, and reading earlier would drain the queue instead.
@@ -351,7 +408,12 @@ describe("a subscriber that stops reading", () => {
     const terminal = frames.find((m) => m.method === "events.stream.terminal");
     expect(terminal?.params.termination).toEqual({
       reason: "slowConsumer",
-      error: { code: "stream_slow_consumer", message: "subscriber exceeded its bounded queue", retryable: true, details: null },
+      error: {
+        code: "stream_slow_consumer",
+        message: "subscriber exceeded its bounded queue",
+        retryable: true,
+        details: null,
+      },
     });
     const delivered = frames.filter((m) => m.method === "events.stream.event").map((m) => m.params.event.sequence);
     // What was sent is a gap-free prefix, and the terminal names its end.

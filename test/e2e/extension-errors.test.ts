@@ -18,21 +18,46 @@ afterAll(async () => {
   await d?.stop();
 });
 
-const answer = async (res: Response) => ({ status: res.status, error: ((await res.json()) as { error: unknown }).error });
+const answer = async (res: Response) => ({
+  status: res.status,
+  error: ((await res.json()) as { error: unknown }).error,
+});
 
 describe("GET /sessions/{id}/report", () => {
   test("an unknown Session is the protocol's session_not_found (−32006), 404", async () => {
     expect(await answer(await fetch(`${base}/sessions/${UNKNOWN}/report`))).toEqual({
       status: 404,
-      error: { code: -32006, message: `session not found: ${UNKNOWN}`, data: { code: "session_not_found", message: `session not found: ${UNKNOWN}`, retryable: false, details: expect.anything() } },
+      error: {
+        code: -32006,
+        message: `session not found: ${UNKNOWN}`,
+        data: {
+          code: "session_not_found",
+          message: `session not found: ${UNKNOWN}`,
+          retryable: false,
+          details: expect.anything(),
+        },
+      },
     });
   });
 
   test("another HTTP method is method_not_found (−32601), 405", async () => {
-    const res = await fetch(`${base}/sessions/${UNKNOWN}/report`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    const res = await fetch(`${base}/sessions/${UNKNOWN}/report`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(await answer(res)).toEqual({
       status: 405,
-      error: { code: -32601, message: `POST /sessions/${UNKNOWN}/report: only GET`, data: { code: "method_not_found", message: `POST /sessions/${UNKNOWN}/report: only GET`, retryable: false, details: {} } },
+      error: {
+        code: -32601,
+        message: `POST /sessions/${UNKNOWN}/report: only GET`,
+        data: {
+          code: "method_not_found",
+          message: `POST /sessions/${UNKNOWN}/report: only GET`,
+          retryable: false,
+          details: {},
+        },
+      },
     });
   });
 });

@@ -24,7 +24,9 @@ async function recordTwo(c: Caller): Promise<{ ended: string; active: string }> 
   const ended = (await c.call("session.start")).result.id as string;
   await c.call("device.observe");
   await c.call("device.execute", { id: TAP, name: "tap", arguments: { x: 5, y: 6 } });
-  expect((await c.call("device.execute", { id: FLY, name: "fly", arguments: {} })).error.data.code).toBe("unknown_action");
+  expect((await c.call("device.execute", { id: FLY, name: "fly", arguments: {} })).error.data.code).toBe(
+    "unknown_action",
+  );
   await c.call("verdict.record", { verdict: { status: "pass", summary: "the tap landed", evidence: [] } });
   await c.call("session.end", { outcome: "completed", reason: "checked by hand" });
   const active = (await c.call("session.start")).result.id as string;
@@ -80,7 +82,14 @@ describe("devicerail.sessions.list", () => {
     expect(active.startedAtMs).toBeGreaterThanOrEqual(ended.endedAtMs);
     const reference = (await d.call("sessions.list")).result;
     expect(Array.isArray(reference)).toBe(true);
-    const info = ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence }: any) => ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence });
+    const info = ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence }: any) => ({
+      id,
+      state,
+      startedAtMs,
+      endedAtMs,
+      eventCount,
+      lastSequence,
+    });
     expect(all.sessions.map(info).sort((a: any, b: any) => a.id.localeCompare(b.id))).toEqual(reference);
     expect({
       ended: (await d.call("devicerail.sessions.list", { state: "ended" })).result.sessions.map((s: any) => s.id),
@@ -100,7 +109,18 @@ describe("devicerail.sessions.list", () => {
     await using second = await readyStdio(spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } }));
     const [closed, ended] = summaryOf(ids);
     expect((await second.call("devicerail.sessions.list")).result).toEqual({
-      sessions: [{ ...closed, state: "ended", endedAtMs: expect.any(Number), eventCount: 2, lastSequence: 2, outcome: "shutdown", reason: "daemon shutdown" }, ended],
+      sessions: [
+        {
+          ...closed,
+          state: "ended",
+          endedAtMs: expect.any(Number),
+          eventCount: 2,
+          lastSequence: 2,
+          outcome: "shutdown",
+          reason: "daemon shutdown",
+        },
+        ended,
+      ],
     });
   });
 
@@ -112,9 +132,15 @@ describe("devicerail.sessions.list", () => {
       await recorder.hello();
       await reader.hello();
       const ids = await recordTwo(recorder);
-      await recorder.call("device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d23", name: "tap", arguments: { x: 1, y: 1 } });
+      await recorder.call("device.execute", {
+        id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d23",
+        name: "tap",
+        arguments: { x: 1, y: 1 },
+      });
       const [active, ended] = summaryOf(ids);
-      expect((await reader.call("devicerail.sessions.list")).result).toEqual({ sessions: [{ ...active, eventCount: 3, lastSequence: 3, actions: 1 }, ended] });
+      expect((await reader.call("devicerail.sessions.list")).result).toEqual({
+        sessions: [{ ...active, eventCount: 3, lastSequence: 3, actions: 1 }, ended],
+      });
     } finally {
       recorder.close();
       reader.close();
@@ -125,15 +151,28 @@ describe("devicerail.sessions.list", () => {
     await using d = spawnDaemon();
     await d.hello({ optional: [] });
     expect((await d.call("devicerail.sessions.list")).error).toEqual(
-      errorObject("method_not_found", { arg: "devicerail.sessions.list", details: { method: "devicerail.sessions.list", requiredFeature: "events.snapshot.v1" } }),
+      errorObject("method_not_found", {
+        arg: "devicerail.sessions.list",
+        details: { method: "devicerail.sessions.list", requiredFeature: "events.snapshot.v1" },
+      }),
     );
     await using e = await readyStdio(spawnDaemon());
     const refusals = [];
     for (const params of [{ state: "deleted" }, { limit: 0 }, { limit: 1001 }, { limit: 2.5 }, { order: "oldest" }]) {
       const error = (await e.call("devicerail.sessions.list", params)).error;
-      refusals.push({ code: error?.code, message: error?.message, dataCode: error?.data.code, method: error?.data.details.method });
+      refusals.push({
+        code: error?.code,
+        message: error?.message,
+        dataCode: error?.data.code,
+        method: error?.data.details.method,
+      });
     }
-    const refused = { code: -32602, message: "devicerail.sessions.list params are invalid", dataCode: "invalid_params", method: "devicerail.sessions.list" };
+    const refused = {
+      code: -32602,
+      message: "devicerail.sessions.list params are invalid",
+      dataCode: "invalid_params",
+      method: "devicerail.sessions.list",
+    };
     expect(refusals).toEqual(Array(5).fill(refused));
   });
 });
@@ -150,9 +189,13 @@ describe("rpc.discover", () => {
 
   test("needs the hello first and takes no params, like every other method", async () => {
     await using d = spawnDaemon();
-    expect((await d.call("rpc.discover")).error).toEqual(errorObject("handshake_required", { details: { requiredMethod: "system.hello" } }));
+    expect((await d.call("rpc.discover")).error).toEqual(
+      errorObject("handshake_required", { details: { requiredMethod: "system.hello" } }),
+    );
     expect((await d.call("system.hello", helloParams({ optional: [] }))).result).toBeDefined();
-    expect((await d.call("rpc.discover", { verbose: true })).error).toEqual(errorObject("params_not_accepted", { arg: "rpc.discover", details: { method: "rpc.discover" } }));
+    expect((await d.call("rpc.discover", { verbose: true })).error).toEqual(
+      errorObject("params_not_accepted", { arg: "rpc.discover", details: { method: "rpc.discover" } }),
+    );
     expect((await d.call("rpc.discover", {})).result).toEqual(OPENRPC);
   });
 

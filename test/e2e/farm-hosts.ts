@@ -24,16 +24,25 @@ export const hostEnv = (pg: PgCluster, prefix: string, extra: Record<string, str
   DEVICERAIL_ANDROID: "off",
   ...extra,
 });
-export const startHost = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) => ServeDaemon.start(["--listen", "127.0.0.1:0"], hostEnv(pg, prefix, extra));
+export const startHost = (pg: PgCluster, prefix: string, extra: Record<string, string> = {}) =>
+  ServeDaemon.start(["--listen", "127.0.0.1:0"], hostEnv(pg, prefix, extra));
 
 export const farmEnv = (pg: PgCluster) => ({ DEVICERAIL_FARM_URL: pg.url, DEVICERAIL_FARM_LEASE_MS: String(LEASE_MS) });
 export const farmCli = (pg: PgCluster, args: string[]) => cli(["farm", ...args], farmEnv(pg));
-export const acquireCli = async (pg: PgCluster, args: string[]): Promise<Allocation> => (await cliJson<{ allocation: Allocation }>(["farm", "acquire", ...args], farmEnv(pg))).allocation;
-export const farmDevices = async (pg: PgCluster) => (await cliJson<{ devices: FarmDeviceRow[] }>(["farm", "devices"], farmEnv(pg))).devices;
-export const farmHosts = async (pg: PgCluster) => (await cliJson<{ hosts: FarmHostRow[] }>(["farm", "hosts"], farmEnv(pg))).hosts;
+export const acquireCli = async (pg: PgCluster, args: string[]): Promise<Allocation> =>
+  (await cliJson<{ allocation: Allocation }>(["farm", "acquire", ...args], farmEnv(pg))).allocation;
+export const farmDevices = async (pg: PgCluster) =>
+  (await cliJson<{ devices: FarmDeviceRow[] }>(["farm", "devices"], farmEnv(pg))).devices;
+export const farmHosts = async (pg: PgCluster) =>
+  (await cliJson<{ hosts: FarmHostRow[] }>(["farm", "hosts"], farmEnv(pg))).hosts;
 export const deviceRow = async (pg: PgCluster, id: string) => (await farmDevices(pg)).find((d) => d.deviceId === id);
 export const available = (pg: PgCluster, n: number) =>
-  pollUntil(`${n} devices available`, () => farmDevices(pg), (ds) => ds.filter((d) => d.state === "available").length === n, 15_000);
+  pollUntil(
+    `${n} devices available`,
+    () => farmDevices(pg),
+    (ds) => ds.filter((d) => d.state === "available").length === n,
+    15_000,
+  );
 export const portOf = (a: Allocation) => Number(a.endpoint.split(":")[1]);
 
 /** A client of the owning host, authenticated with the allocation's credential, its device connected. */
@@ -53,4 +62,5 @@ export async function claimSession(a: Allocation): Promise<RpcSocket> {
   return c;
 }
 
-export const tap = (c: RpcSocket, extra: Record<string, unknown> = {}) => c.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 }, ...extra });
+export const tap = (c: RpcSocket, extra: Record<string, unknown> = {}) =>
+  c.call("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 10, y: 10 }, ...extra });

@@ -10,7 +10,8 @@ import { helloParams } from "../support/daemon.ts";
 import { RawNdjsonPeer, connectRaw } from "../support/raw-peer.ts";
 import { ServeDaemon } from "./serve-daemon.ts";
 
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+const rssMiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 /** Connections that connect and then say nothing. */
 async function idlePeers(port: number, n: number): Promise<net.Socket[]> {
@@ -67,7 +68,9 @@ describe("a flood of idle and slow peers", () => {
     try {
       const client = await wellBehavedClient(d.port);
       const devices = await getDevices(d.port);
-      console.log(`flood: connect + hello + describe ${client.ms.toFixed(1)} ms, GET /devices ${devices.ms.toFixed(1)} ms`);
+      console.log(
+        `flood: connect + hello + describe ${client.ms.toFixed(1)} ms, GET /devices ${devices.ms.toFixed(1)} ms`,
+      );
       expect(client.transport).toEqual({ kind: "tcp", framing: "ndjson" });
       expect(client.ms).toBeLessThan(1_000);
       expect([devices.status, devices.ids]).toEqual([200, ["mock-1"]]);
@@ -103,13 +106,17 @@ describe("a flood of idle and slow peers", () => {
     const halfLine = await RawNdjsonPeer.connect({ port: d.port });
     halfLine.socket.write('{"jsonrpc":"2.0","id":1,"method":"system.hel');
     try {
-      const closed = (s: net.Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve())));
+      const closed = (s: net.Socket) =>
+        new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve())));
       const t0 = performance.now();
       await Promise.all([closed(idle as net.Socket), closed(slow.sockets[0] as net.Socket), closed(halfLine.socket)]);
       const ms = performance.now() - t0;
       expect(ms).toBeGreaterThan(300);
       expect(ms).toBeLessThan(5_000);
-      expect((await worker.call("system.describe")).result.connection.transport).toEqual({ kind: "tcp", framing: "ndjson" });
+      expect((await worker.call("system.describe")).result.connection.transport).toEqual({
+        kind: "tcp",
+        framing: "ndjson",
+      });
       await d.stderrContains("handshakeTimedOut");
     } finally {
       slow.stop();
@@ -128,7 +135,9 @@ describe("a flood of idle and slow peers", () => {
       peak = Math.max(peak, rssMiB(pid));
       for (const s of idle) s.destroy();
     }
-    console.log(`flood memory: rss before ${before.toFixed(1)} MiB, peak over 2,000 idle connections ${peak.toFixed(1)} MiB`);
+    console.log(
+      `flood memory: rss before ${before.toFixed(1)} MiB, peak over 2,000 idle connections ${peak.toFixed(1)} MiB`,
+    );
     expect(peak - before).toBeLessThan(40);
     expect((await wellBehavedClient(d.port)).ms).toBeLessThan(1_000);
   }, 60_000);

@@ -19,7 +19,9 @@ describe("NDJSON framing on stdio", () => {
     // Non-ASCII id: some offsets fall inside a multi-byte UTF-8 sequence, which must not matter
     // because lines are split on the newline byte before decoding.
     const id = "ü-ñ-🚀-id";
-    const bytes = new TextEncoder().encode(`${JSON.stringify({ jsonrpc: "2.0", id, method: "sessions.list", params: {} })}\n`);
+    const bytes = new TextEncoder().encode(
+      `${JSON.stringify({ jsonrpc: "2.0", id, method: "sessions.list", params: {} })}\n`,
+    );
     const expected = { jsonrpc: "2.0" as const, id, result: [] };
     for (let cut = 1; cut < bytes.length; cut++) {
       d.writeRaw(bytes.subarray(0, cut));
@@ -108,13 +110,7 @@ describe("NDJSON framing on stdio", () => {
   test("a line that is not valid UTF-8 is answered with a null id and the connection keeps working", async () => {
     await using d = spawnDaemon();
     await d.hello();
-    const invalid = [
-      [0x7b, 0xc3, 0x28, 0x7d],
-      [0xc0, 0xaf],
-      [0xed, 0xa0, 0x80],
-      [0xe2, 0x82],
-      [0xff],
-    ];
+    const invalid = [[0x7b, 0xc3, 0x28, 0x7d], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xff]];
     for (const seq of invalid) {
       d.writeRaw(new Uint8Array([...seq, 0x0a]));
       expect(await d.next()).toEqual({
@@ -123,7 +119,12 @@ describe("NDJSON framing on stdio", () => {
         error: {
           code: -32700,
           message: "request line is not valid UTF-8",
-          data: { code: "parse_error", message: "request line is not valid UTF-8", retryable: false, details: { reason: "invalidUtf8" } },
+          data: {
+            code: "parse_error",
+            message: "request line is not valid UTF-8",
+            retryable: false,
+            details: { reason: "invalidUtf8" },
+          },
         },
       });
     }
@@ -163,7 +164,11 @@ describe("NDJSON framing on stdio", () => {
       expect(await rssMiB(f.proc.pid)).toBeLessThan(80);
       // Then read to the end: the FIFO opened again through the daemon's stdout (Linux), as a stream
       // that waits for output, where the helper only reads what is there.
-      const output = await within(new Response(Bun.file(`/proc/${f.proc.pid}/fd/1`)).text(), 30_000, "the daemon's output did not end");
+      const output = await within(
+        new Response(Bun.file(`/proc/${f.proc.pid}/fd/1`)).text(),
+        30_000,
+        "the daemon's output did not end",
+      );
       const ids = output
         .split("\n")
         .filter((l) => l !== "")

@@ -14,7 +14,11 @@ const KEEPALIVE_MS = 1_000;
 
 /** Network namespaces need root (or password-less sudo) and iproute2's ip. */
 const AS_ROOT: string[] | null =
-  process.getuid?.() === 0 ? [] : Bun.which("sudo") && Bun.spawnSync(["sudo", "-n", "true"], { stderr: "ignore" }).exitCode === 0 ? ["sudo", "-n"] : null;
+  process.getuid?.() === 0
+    ? []
+    : Bun.which("sudo") && Bun.spawnSync(["sudo", "-n", "true"], { stderr: "ignore" }).exitCode === 0
+      ? ["sudo", "-n"]
+      : null;
 
 function netnsProblem(): string | null {
   if (AS_ROOT === null) return "needs root or password-less sudo for ip netns";
@@ -56,7 +60,13 @@ function peerNamespace() {
   // a reply, as when a machine far away dies. (Taking the link down instead would turn the host
   // end's carrier off too; Linux then counts keepalive probes it cannot send as local congestion,
   // not as lost, and never gives up, which is a local outage, not a vanished peer.)
-  return { ns, peer, hostAddress: `${net}.1`, vanish: () => run(["ip", "netns", "exec", ns, "ip", "addr", "flush", "dev", peer]), [Symbol.dispose]: dispose };
+  return {
+    ns,
+    peer,
+    hostAddress: `${net}.1`,
+    vanish: () => run(["ip", "netns", "exec", ns, "ip", "addr", "flush", "dev", peer]),
+    [Symbol.dispose]: dispose,
+  };
 }
 
 /**
@@ -86,7 +96,10 @@ setInterval(() => {}, 1000);
 const PENDING_CALL = {
   id: "a0b1c2d3-e4f5-4a6b-9c7d-8e9fa0b1c2d3",
   name: "waitForElement",
-  arguments: { selector: { context: null, role: null, name: null, value: null, identifier: "never_shown", text: null, css: null }, condition: "present" },
+  arguments: {
+    selector: { context: null, role: null, name: null, value: null, identifier: "never_shown", text: null, css: null },
+    condition: "present",
+  },
   actionTimeoutMs: 2_000,
 };
 
@@ -98,8 +111,23 @@ describe("a peer that vanishes without closing", () => {
   async function vanishAndTime(pending: boolean): Promise<{ freedMs: number; lastEvent: unknown }> {
     if (problem) throw new Error(`this test ${problem}; it must run in CI`);
     using space = peerNamespace();
-    await using d = await ServeDaemon.start(["--listen", `${space.hostAddress}:0`], { DEVICERAIL_TOKEN: TOKEN, DEVICERAIL_TCP_KEEPALIVE_MS: String(KEEPALIVE_MS) });
-    const client = Bun.spawn([...(AS_ROOT ?? []), "ip", "netns", "exec", space.ns, process.execPath, "-e", peerScript(space.hostAddress, d.port, pending)], { stdout: "pipe", stderr: "pipe" });
+    await using d = await ServeDaemon.start(["--listen", `${space.hostAddress}:0`], {
+      DEVICERAIL_TOKEN: TOKEN,
+      DEVICERAIL_TCP_KEEPALIVE_MS: String(KEEPALIVE_MS),
+    });
+    const client = Bun.spawn(
+      [
+        ...(AS_ROOT ?? []),
+        "ip",
+        "netns",
+        "exec",
+        space.ns,
+        process.execPath,
+        "-e",
+        peerScript(space.hostAddress, d.port, pending),
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
     try {
       const reader = client.stdout.getReader();
       const first = await reader.read();
@@ -130,20 +158,32 @@ describe("a peer that vanishes without closing", () => {
     }
   }
 
-  test.skipIf(!runIt)("has its Session ended and its device freed by TCP keepalive when its network disappears", async () => {
-    const { freedMs, lastEvent } = await vanishAndTime(false);
-    console.log(`half-open: vanished idle peer's device freed after ${freedMs.toFixed(0)} ms (keepalive ${KEEPALIVE_MS} ms)`);
-    expect(freedMs).toBeGreaterThan(KEEPALIVE_MS);
-    expect(freedMs).toBeLessThan(KEEPALIVE_MS + 15_000);
-    expect(lastEvent).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" });
-  }, 60_000);
+  test.skipIf(!runIt)(
+    "has its Session ended and its device freed by TCP keepalive when its network disappears",
+    async () => {
+      const { freedMs, lastEvent } = await vanishAndTime(false);
+      console.log(
+        `half-open: vanished idle peer's device freed after ${freedMs.toFixed(0)} ms (keepalive ${KEEPALIVE_MS} ms)`,
+      );
+      expect(freedMs).toBeGreaterThan(KEEPALIVE_MS);
+      expect(freedMs).toBeLessThan(KEEPALIVE_MS + 15_000);
+      expect(lastEvent).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" });
+    },
+    60_000,
+  );
 
-  test.skipIf(!runIt)("is found just as soon when an answer to it is in flight (unacknowledged data stops keepalive)", async () => {
-    // Without TCP_USER_TIMEOUT the kernel retransmits that answer for about 15 minutes first.
-    const { freedMs, lastEvent } = await vanishAndTime(true);
-    console.log(`half-open: vanished peer with an answer in flight freed after ${freedMs.toFixed(0)} ms (keepalive ${KEEPALIVE_MS} ms)`);
-    expect(freedMs).toBeGreaterThan(KEEPALIVE_MS);
-    expect(freedMs).toBeLessThan(KEEPALIVE_MS + 15_000);
-    expect(lastEvent).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" });
-  }, 60_000);
+  test.skipIf(!runIt)(
+    "is found just as soon when an answer to it is in flight (unacknowledged data stops keepalive)",
+    async () => {
+      // Without TCP_USER_TIMEOUT the kernel retransmits that answer for about 15 minutes first.
+      const { freedMs, lastEvent } = await vanishAndTime(true);
+      console.log(
+        `half-open: vanished peer with an answer in flight freed after ${freedMs.toFixed(0)} ms (keepalive ${KEEPALIVE_MS} ms)`,
+      );
+      expect(freedMs).toBeGreaterThan(KEEPALIVE_MS);
+      expect(freedMs).toBeLessThan(KEEPALIVE_MS + 15_000);
+      expect(lastEvent).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" });
+    },
+    60_000,
+  );
 });

@@ -16,7 +16,11 @@ describe("connection state machine", () => {
     await using d = spawnDaemon();
     for (const method of ["system.describe", "devices.list", "no.such.method", "device.observe"]) {
       const r = await d.call(method);
-      expect(r.error).toEqual(err(-32001, "handshake_required", "system.hello must succeed before any other method", true, { requiredMethod: "system.hello" }));
+      expect(r.error).toEqual(
+        err(-32001, "handshake_required", "system.hello must succeed before any other method", true, {
+          requiredMethod: "system.hello",
+        }),
+      );
     }
   });
 
@@ -24,7 +28,15 @@ describe("connection state machine", () => {
     await using d = spawnDaemon();
     await d.hello();
     const r = await d.call("system.hello", helloParams());
-    expect(r.error).toEqual(err(-32002, "handshake_already_completed", "this transport connection has already completed system.hello", false, null));
+    expect(r.error).toEqual(
+      err(
+        -32002,
+        "handshake_already_completed",
+        "this transport connection has already completed system.hello",
+        false,
+        null,
+      ),
+    );
   });
 
   test("timeoutMs on hello is feature_not_negotiated even on a ready connection", async () => {
@@ -71,8 +83,22 @@ describe("connection state machine", () => {
 describe("version negotiation", () => {
   const cases: [string, { major: number; minMinor: number; maxMinor: number }[], unknown][] = [
     ["highest common minor of equal majors", [{ major: 1, minMinor: 0, maxMinor: 9 }], { major: 1, minor: 5 }],
-    ["pair intersection picks the best range", [{ major: 1, minMinor: 0, maxMinor: 2 }, { major: 3, minMinor: 0, maxMinor: 0 }], { major: 1, minor: 2 }],
-    ["unsorted ranges", [{ major: 1, minMinor: 3, maxMinor: 3 }, { major: 1, minMinor: 0, maxMinor: 1 }], { major: 1, minor: 3 }],
+    [
+      "pair intersection picks the best range",
+      [
+        { major: 1, minMinor: 0, maxMinor: 2 },
+        { major: 3, minMinor: 0, maxMinor: 0 },
+      ],
+      { major: 1, minor: 2 },
+    ],
+    [
+      "unsorted ranges",
+      [
+        { major: 1, minMinor: 3, maxMinor: 3 },
+        { major: 1, minMinor: 0, maxMinor: 1 },
+      ],
+      { major: 1, minor: 3 },
+    ],
     ["exact single minor", [{ major: 1, minMinor: 0, maxMinor: 0 }], { major: 1, minor: 0 }],
   ];
   for (const [name, ranges, selected] of cases)
@@ -85,7 +111,13 @@ describe("version negotiation", () => {
   const failures: [string, { major: number; minMinor: number; maxMinor: number }[]][] = [
     ["clientTooOld", [{ major: 0, minMinor: 1, maxMinor: 9 }]],
     ["serverTooOld", [{ major: 1, minMinor: 6, maxMinor: 9 }]],
-    ["noCommonVersion", [{ major: 0, minMinor: 0, maxMinor: 0 }, { major: 2, minMinor: 0, maxMinor: 0 }]],
+    [
+      "noCommonVersion",
+      [
+        { major: 0, minMinor: 0, maxMinor: 0 },
+        { major: 2, minMinor: 0, maxMinor: 0 },
+      ],
+    ],
     ["serverTooOld", [{ major: 2, minMinor: 0, maxMinor: 3 }]],
   ];
   for (const [reason, ranges] of failures)
@@ -104,15 +136,25 @@ describe("version negotiation", () => {
   test("an empty offer is invalid_params emptyProtocolOffer", async () => {
     await using d = spawnDaemon();
     const r = await d.call("system.hello", { ...helloParams(), protocol: { ranges: [] } });
-    expect(r.error).toEqual(err(-32602, "invalid_params", "client protocol offer must contain at least one range", true, { reason: "emptyProtocolOffer" }));
+    expect(r.error).toEqual(
+      err(-32602, "invalid_params", "client protocol offer must contain at least one range", true, {
+        reason: "emptyProtocolOffer",
+      }),
+    );
   });
 
   test("an inverted range is invalid_params invalidProtocolRange with the offer", async () => {
     await using d = spawnDaemon();
-    const ranges = [{ major: 1, minMinor: 0, maxMinor: 5 }, { major: 1, minMinor: 4, maxMinor: 2 }];
+    const ranges = [
+      { major: 1, minMinor: 0, maxMinor: 5 },
+      { major: 1, minMinor: 4, maxMinor: 2 },
+    ];
     const r = await d.call("system.hello", { ...helloParams(), protocol: { ranges } });
     expect(r.error).toEqual(
-      err(-32602, "invalid_params", "client protocol offer contains an inverted minor range", true, { clientProtocol: { ranges }, reason: "invalidProtocolRange" }),
+      err(-32602, "invalid_params", "client protocol offer contains an inverted minor range", true, {
+        clientProtocol: { ranges },
+        reason: "invalidProtocolRange",
+      }),
     );
   });
 
@@ -122,17 +164,40 @@ describe("version negotiation", () => {
     const bad: [unknown, string, string, string][] = [
       [{ ...helloParams(), extra: 1 }, "", "only the keys client, protocol, features", 'unknown key "extra"'],
       [{ client: { name: "x" }, protocol: SERVER_OFFER }, "/client/version", "a string", "no value"],
-      [{ ...helloParams(), features: { required: ["a", "a"] } }, "/features/required", "an array without repeated items, each a string", '["a","a"]'],
-      [{ ...helloParams(), protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 70000 }] } }, "/protocol/ranges/0/maxMinor", MINOR, "70000"],
-      [{ ...helloParams(), protocol: { ranges: [{ major: 1.5, minMinor: 0, maxMinor: 1 }] } }, "/protocol/ranges/0/major", MINOR, "1.5"],
+      [
+        { ...helloParams(), features: { required: ["a", "a"] } },
+        "/features/required",
+        "an array without repeated items, each a string",
+        '["a","a"]',
+      ],
+      [
+        { ...helloParams(), protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 70000 }] } },
+        "/protocol/ranges/0/maxMinor",
+        MINOR,
+        "70000",
+      ],
+      [
+        { ...helloParams(), protocol: { ranges: [{ major: 1.5, minMinor: 0, maxMinor: 1 }] } },
+        "/protocol/ranges/0/major",
+        MINOR,
+        "1.5",
+      ],
       [undefined, "", "an object with keys client, protocol and optional key features", "no value"],
     ];
     for (const [p, pointer, expected, received] of bad) {
       const r = await d.call("system.hello", p);
       const issue = { pointer, expected, received };
-      expect(r.error).toEqual(err(-32602, "invalid_params", "system.hello params are invalid", true, { method: "system.hello", ...issue, issues: [issue] }));
+      expect(r.error).toEqual(
+        err(-32602, "invalid_params", "system.hello params are invalid", true, {
+          method: "system.hello",
+          ...issue,
+          issues: [issue],
+        }),
+      );
     }
-    d.writeRaw('{"jsonrpc":"2.0","id":"f","method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1.0,"minMinor":0,"maxMinor":5}]}}}\n');
+    d.writeRaw(
+      '{"jsonrpc":"2.0","id":"f","method":"system.hello","params":{"client":{"name":"a","version":"b"},"protocol":{"ranges":[{"major":1.0,"minMinor":0,"maxMinor":5}]}}}\n',
+    );
     expect((await d.next()).error?.data.message).toBe("system.hello params are invalid");
   });
 });
@@ -144,13 +209,19 @@ describe("feature negotiation", () => {
     expect(r.result.features).toEqual({ enabled: [] });
     const noFeatures = await d.call("sessions.list");
     expect(noFeatures.error).toEqual(
-      err(-32601, "method_not_found", "method is not available: sessions.list", false, { method: "sessions.list", requiredFeature: "events.snapshot.v1" }),
+      err(-32601, "method_not_found", "method is not available: sessions.list", false, {
+        method: "sessions.list",
+        requiredFeature: "events.snapshot.v1",
+      }),
     );
   });
 
   test("unknown optional names are ignored and required ones fail when unsupported", async () => {
     await using d = spawnDaemon();
-    const r = await d.call("system.hello", { ...helloParams(), features: { required: ["zzz.v9", "events.stream.v1", "aaa.v2"], optional: ["nope"] } });
+    const r = await d.call("system.hello", {
+      ...helloParams(),
+      features: { required: ["zzz.v9", "events.stream.v1", "aaa.v2"], optional: ["nope"] },
+    });
     expect(r.error).toEqual(
       err(-32004, "required_feature_unsupported", "one or more required protocol features are unsupported", true, {
         // session.export.page.v1 is available only when events.snapshot.v1 is offered too.
@@ -158,20 +229,29 @@ describe("feature negotiation", () => {
         unsupportedRequired: ["aaa.v2", "zzz.v9"],
       }),
     );
-    const ok = await d.call("system.hello", { ...helloParams(), features: { required: ["request.control.v1"], optional: ["nope"] } });
+    const ok = await d.call("system.hello", {
+      ...helloParams(),
+      features: { required: ["request.control.v1"], optional: ["nope"] },
+    });
     expect(ok.result.features).toEqual({ enabled: ["request.control.v1"] });
   });
 
   test("semantic actions without UI snapshots fail the hello with feature_dependency_unsatisfied", async () => {
     await using d = spawnDaemon();
-    const r = await d.call("system.hello", { ...helloParams(), features: { required: [], optional: ["device.semanticActions.v1", "verdict.record.v1"] } });
+    const r = await d.call("system.hello", {
+      ...helloParams(),
+      features: { required: [], optional: ["device.semanticActions.v1", "verdict.record.v1"] },
+    });
     expect(r.error).toEqual(
       err(-32004, "feature_dependency_unsatisfied", "semantic Actions require negotiated UI snapshot evidence", false, {
         feature: "device.semanticActions.v1",
         requiredFeature: "observation.uiSnapshot.v1",
       }),
     );
-    const ok = await d.call("system.hello", { ...helloParams(), features: { optional: ["device.semanticActions.v1", "observation.uiSnapshot.v1"] } });
+    const ok = await d.call("system.hello", {
+      ...helloParams(),
+      features: { optional: ["device.semanticActions.v1", "observation.uiSnapshot.v1"] },
+    });
     expect(ok.result.features.enabled).toEqual(["device.semanticActions.v1", "observation.uiSnapshot.v1"]);
   });
 
@@ -180,7 +260,18 @@ describe("feature negotiation", () => {
     [1, ["events.snapshot.v1", "request.control.v1"]],
     [2, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "request.control.v1"]],
     [3, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "events.stream.v1", "request.control.v1"]],
-    [4, ["action.protected.v1", "device.routing.v1", "events.snapshot.v1", "events.stream.v1", "media.stream.v1", "request.control.v1", "session.export.page.v1"]],
+    [
+      4,
+      [
+        "action.protected.v1",
+        "device.routing.v1",
+        "events.snapshot.v1",
+        "events.stream.v1",
+        "media.stream.v1",
+        "request.control.v1",
+        "session.export.page.v1",
+      ],
+    ],
     [5, AVAILABLE],
   ];
   for (const [minor, enabled] of byMinor)
@@ -195,7 +286,10 @@ describe("feature negotiation", () => {
     const r = await d.call("system.hello", { ...helloParams(), features: { required: ["session.export.page.v1"] } });
     expect(r.error?.data.code).toBe("required_feature_unsupported");
     expect(r.error?.data.details.available).not.toContain("session.export.page.v1");
-    const ok = await d.call("system.hello", { ...helloParams(), features: { required: ["session.export.page.v1"], optional: ["events.snapshot.v1"] } });
+    const ok = await d.call("system.hello", {
+      ...helloParams(),
+      features: { required: ["session.export.page.v1"], optional: ["events.snapshot.v1"] },
+    });
     expect(ok.result.features.enabled).toEqual(["events.snapshot.v1", "session.export.page.v1"]);
   });
 
@@ -208,7 +302,13 @@ describe("feature negotiation", () => {
     expect(obs).toEqual(expect.objectContaining({ screenshot: null, screenshotOmission: "policy" }));
     expect(obs.uiSnapshotOmission).toBe("policy");
     expect(obs.uiSnapshot).toBeUndefined();
-    const tap = (await d.call("device.execute", { id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: 1, y: 1 } })).result;
+    const tap = (
+      await d.call("device.execute", {
+        id: "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+        name: "tap",
+        arguments: { x: 1, y: 1 },
+      })
+    ).result;
     expect(tap.evidence).toEqual([]);
     expect(tap.after).toEqual(expect.objectContaining({ screenshot: null, screenshotOmission: "policy" }));
   });

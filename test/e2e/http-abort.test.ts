@@ -20,7 +20,9 @@ describe("an HTTP device request whose client goes away", () => {
         what,
         async () => {
           const id = ((await rpc.call("sessions.list")).result as { id: string }[])[0]?.id;
-          const events = id ? ((await rpc.call("events.list", { sessionId: id })).result as { payload: { type: string } }[]) : [];
+          const events = id
+            ? ((await rpc.call("events.list", { sessionId: id })).result as { payload: { type: string } }[])
+            : [];
           return { id, types: events.map((e) => e.payload.type) };
         },
         (s) => s.id !== undefined && done(s.types),
@@ -32,7 +34,12 @@ describe("an HTTP device request whose client goes away", () => {
     expect(await pending).toBe("AbortError");
     await sessionFor("the Session did not end", (t) => t.includes("sessionEnded"));
     const events = (await rpc.call("events.list", { sessionId })).result as { payload: any }[];
-    expect(events.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+    expect(events.map((e) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "sessionEnded",
+    ]);
     expect(events[2]?.payload.outcome.outcome).toBe("cancelled");
     expect([events[3]?.payload.outcome, events[3]?.payload.reason]).toEqual(["shutdown", "RPC connection closed"]);
     expect((await rpc.call("session.start")).result.state).toBe("active");

@@ -23,7 +23,8 @@ afterAll(async () => {
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const get = (path: string) => fetch(`${base}${path}`, { headers: { Accept: "*/*" } });
-const post = (path: string, body: string) => fetch(`${base}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+const post = (path: string, body: string) =>
+  fetch(`${base}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
 const events = async (sessionId: string) => (await rpc.call("events.list", { sessionId })).result as { payload: any }[];
 const sessionEnd = async (sessionId: string) => (await events(sessionId)).at(-1)?.payload;
 /** Every recorded Session's id, sorted. */
@@ -52,7 +53,11 @@ async function curl(args: string[]): Promise<{ body: string; status: number }> {
 describe("the HTTP API", () => {
   test("GET /devices answers the devices.list result", async () => {
     const res = await get("/devices");
-    expect([res.status, res.headers.get("content-type"), res.headers.get("cache-control")]).toEqual([200, "application/json", "no-store"]);
+    expect([res.status, res.headers.get("content-type"), res.headers.get("cache-control")]).toEqual([
+      200,
+      "application/json",
+      "no-store",
+    ]);
     expect(await res.json()).toEqual((await rpc.call("devices.list")).result);
   });
 
@@ -65,7 +70,9 @@ describe("the HTTP API", () => {
     const log = await events(sessionId);
     expect(log.map((e) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
     expect(log[1]?.payload.observation.deviceId).toBe("mock-2");
-    expect(log[1]?.payload.observation.screenshot.sha256).toBe(new Bun.CryptoHasher("sha256").update(bytes).digest("hex"));
+    expect(log[1]?.payload.observation.screenshot.sha256).toBe(
+      new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+    );
     expect(log[2]?.payload.outcome).toBe("completed");
   });
 
@@ -85,7 +92,12 @@ describe("the HTTP API", () => {
     const result = JSON.parse(text);
     expect(result.output).toEqual({ accepted: true, x: 10, y: 20.5 });
     const log = await events(res.headers.get("devicerail-session") as string);
-    expect(log.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+    expect(log.map((e) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "sessionEnded",
+    ]);
     expect(log[1]?.payload.call.arguments).toEqual({ x: 10, y: 20.5 });
     expect(log[2]?.payload.outcome).toEqual({ outcome: "succeeded", result });
   });
@@ -100,10 +112,17 @@ describe("the HTTP API", () => {
     const notObject = await post("/devices/mock-1/actions/tap", "[1,2]");
     expect([notObject.status, ((await notObject.json()) as any).error.data.code]).toEqual([400, "invalid_params"]);
     const noDevice = await get("/devices/nope/ui");
-    expect([noDevice.status, ((await noDevice.json()) as any).error.data.code, noDevice.headers.get("devicerail-session")]).toEqual([404, "device_not_found", null]);
+    expect([
+      noDevice.status,
+      ((await noDevice.json()) as any).error.data.code,
+      noDevice.headers.get("devicerail-session"),
+    ]).toEqual([404, "device_not_found", null]);
     // Two devices are registered, so `_` names none of them.
     const ambiguous = await get("/devices/_/screenshot.png");
-    expect([ambiguous.status, ((await ambiguous.json()) as any).error.data.code]).toEqual([400, "device_selection_required"]);
+    expect([ambiguous.status, ((await ambiguous.json()) as any).error.data.code]).toEqual([
+      400,
+      "device_selection_required",
+    ]);
   });
 
   test("an unknown action answers 404 unknown_action listing the device's actions, with no Session started", async () => {
@@ -115,7 +134,12 @@ describe("the HTTP API", () => {
         error: {
           code: -32000,
           message: "unknown action: fly",
-          data: { code: "unknown_action", message: "unknown action: fly", retryable: false, details: { action: "fly", availableActions: await actionNames("mock-1") } },
+          data: {
+            code: "unknown_action",
+            message: "unknown action: fly",
+            retryable: false,
+            details: { action: "fly", availableActions: await actionNames("mock-1") },
+          },
         },
       },
     ]);
@@ -157,7 +181,12 @@ describe("the HTTP API", () => {
     const res = await post("/devices/mock-2/actions/tap", '{"x":1,"y":1}');
     expect([res.status, ((await res.json()) as any).error.data]).toEqual([
       409,
-      { code: "device_in_use", message: "device is leased by another owner: mock-2", retryable: true, details: { deviceId: "mock-2" } },
+      {
+        code: "device_in_use",
+        message: "device is leased by another owner: mock-2",
+        retryable: true,
+        details: { deviceId: "mock-2" },
+      },
     ]);
     // Ended before the close, so later tests see no active Session whose duration still grows.
     await holder.call("session.end");
@@ -214,10 +243,18 @@ describe("the HTTP API", () => {
   test("GET /sessions/{id}/events and /sessions/{id}/export answer what the JSON-RPC methods answer", async () => {
     const tap = await post("/devices/mock-1/actions/tap", '{"x":1,"y":2}');
     const id = tap.headers.get("devicerail-session") as string;
-    expect(await (await get(`/sessions/${id}/events`)).json()).toEqual((await rpc.call("events.list", { sessionId: id })).result);
-    expect(await (await get(`/sessions/${id}/events?afterSequence=1&limit=2`)).json()).toEqual((await rpc.call("events.list", { sessionId: id, afterSequence: 1, limit: 2 })).result);
-    expect(await (await get(`/sessions/${id}/export`)).json()).toEqual((await rpc.call("session.export", { sessionId: id })).result);
-    expect(await (await get(`/sessions/${id}/export?afterSequence=2&limit=1`)).json()).toEqual((await rpc.call("session.export", { sessionId: id, afterSequence: 2, limit: 1 })).result);
+    expect(await (await get(`/sessions/${id}/events`)).json()).toEqual(
+      (await rpc.call("events.list", { sessionId: id })).result,
+    );
+    expect(await (await get(`/sessions/${id}/events?afterSequence=1&limit=2`)).json()).toEqual(
+      (await rpc.call("events.list", { sessionId: id, afterSequence: 1, limit: 2 })).result,
+    );
+    expect(await (await get(`/sessions/${id}/export`)).json()).toEqual(
+      (await rpc.call("session.export", { sessionId: id })).result,
+    );
+    expect(await (await get(`/sessions/${id}/export?afterSequence=2&limit=1`)).json()).toEqual(
+      (await rpc.call("session.export", { sessionId: id, afterSequence: 2, limit: 1 })).result,
+    );
     const badLimit = await get(`/sessions/${id}/events?limit=ten`);
     expect([badLimit.status, ((await badLimit.json()) as any).error.data.code]).toEqual([400, "invalid_params"]);
     const missing = await get(`/sessions/${crypto.randomUUID()}/events`);
@@ -231,12 +268,18 @@ describe("the HTTP API", () => {
     expect([png.status, png.headers.get("content-type")]).toEqual([200, "image/png"]);
     expect([...new Uint8Array(await png.arrayBuffer()).subarray(0, 8)]).toEqual(PNG);
     const tree = await get(`/evidence/${observation.uiSnapshot.evidence.sha256}`);
-    expect([tree.status, tree.headers.get("content-type")]).toEqual([200, "application/vnd.devicerail.ui-tree+json;version=1"]);
+    expect([tree.status, tree.headers.get("content-type")]).toEqual([
+      200,
+      "application/vnd.devicerail.ui-tree+json;version=1",
+    ]);
     expect(((await tree.json()) as { observationId: string }).observationId).toBe(observation.id);
     const unknown = await get(`/evidence/${"0".repeat(64)}`);
     expect([unknown.status, ((await unknown.json()) as any).error.data.code]).toEqual([404, "evidence_not_found"]);
     const malformed = await get("/evidence/..%2F..%2Fdevicerail.sqlite");
-    expect([malformed.status, ((await malformed.json()) as any).error.data.code]).toEqual([400, "invalid_evidence_digest"]);
+    expect([malformed.status, ((await malformed.json()) as any).error.data.code]).toEqual([
+      400,
+      "invalid_evidence_digest",
+    ]);
   });
 
   test("GET /evidence/sha256:{hex} answers the same bytes, so an AssetRef id from a response works as it is", async () => {
@@ -255,7 +298,12 @@ describe("the HTTP API", () => {
     const malformed = await get("/evidence/sha256:nothex");
     expect([malformed.status, ((await malformed.json()) as any).error.data]).toEqual([
       400,
-      { code: "invalid_evidence_digest", message: "evidence digest is invalid", retryable: false, details: { digest: "sha256:nothex" } },
+      {
+        code: "invalid_evidence_digest",
+        message: "evidence digest is invalid",
+        retryable: false,
+        details: { digest: "sha256:nothex" },
+      },
     ]);
   });
 
@@ -266,19 +314,30 @@ describe("the HTTP API", () => {
     expect([wrong.status, wrong.headers.get("allow")]).toEqual([405, "GET"]);
   });
 
-  test.skipIf(!Bun.which("curl"))("curl lists devices, saves a screenshot and taps as a person would type it", async () => {
-    const listed = await curl([`${base}/devices`]);
-    expect(listed.status).toBe(200);
-    expect(JSON.parse(listed.body).devices.map((x: { id: string }) => x.id)).toEqual(["mock-1", "mock-2"]);
-    const file = join(tmp, "shot.png");
-    const shot = await curl(["-o", file, `${base}/devices/mock-1/screenshot.png`]);
-    expect(shot.status).toBe(200);
-    expect([...readFileSync(file).subarray(0, 8)]).toEqual(PNG);
-    const tapped = await curl(["-X", "POST", "-H", "Content-Type: application/json", "-d", '{"x":5,"y":6}', `${base}/devices/mock-1/actions/tap`]);
-    expect([tapped.status, JSON.parse(tapped.body).output]).toEqual([200, { accepted: true, x: 5, y: 6 }]);
-    // curl's default form type is refused like a browser form's.
-    expect((await curl(["-d", '{"x":5,"y":6}', `${base}/devices/mock-1/actions/tap`])).status).toBe(415);
-  });
+  test.skipIf(!Bun.which("curl"))(
+    "curl lists devices, saves a screenshot and taps as a person would type it",
+    async () => {
+      const listed = await curl([`${base}/devices`]);
+      expect(listed.status).toBe(200);
+      expect(JSON.parse(listed.body).devices.map((x: { id: string }) => x.id)).toEqual(["mock-1", "mock-2"]);
+      const file = join(tmp, "shot.png");
+      const shot = await curl(["-o", file, `${base}/devices/mock-1/screenshot.png`]);
+      expect(shot.status).toBe(200);
+      expect([...readFileSync(file).subarray(0, 8)]).toEqual(PNG);
+      const tapped = await curl([
+        "-X",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        '{"x":5,"y":6}',
+        `${base}/devices/mock-1/actions/tap`,
+      ]);
+      expect([tapped.status, JSON.parse(tapped.body).output]).toEqual([200, { accepted: true, x: 5, y: 6 }]);
+      // curl's default form type is refused like a browser form's.
+      expect((await curl(["-d", '{"x":5,"y":6}', `${base}/devices/mock-1/actions/tap`])).status).toBe(415);
+    },
+  );
 
   test("the daemon logged no error while serving these requests", () => {
     expect(d.stderr).not.toContain('"level":50');

@@ -6,7 +6,10 @@ import { until } from "../support/wait.ts";
 import { ServeDaemon } from "./serve-daemon.ts";
 
 const LISTEN = ["--listen", "127.0.0.1:0"];
-const folders = (dir: string) => readdirSync(dir).filter((n) => n.startsWith("devicerail-http-")).sort();
+const folders = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => n.startsWith("devicerail-http-"))
+    .sort();
 
 describe("private HTTP socket folders", () => {
   test("a folder left by a daemon killed with SIGKILL is reclaimed at the next start while a live daemon's folder stays", async () => {
@@ -29,9 +32,14 @@ describe("private HTTP socket folders", () => {
       const foreign = "devicerail-http-4194399-Zz99Yy";
       mkdirSync(join(tmp, foreign), { mode: 0o700 });
       const probed = Promise.withResolvers<void>();
-      using listener = Bun.listen({ unix: join(tmp, foreign, "http.sock"), socket: { open: () => probed.resolve(), data: () => {} } });
+      using listener = Bun.listen({
+        unix: join(tmp, foreign, "http.sock"),
+        socket: { open: () => probed.resolve(), data: () => {} },
+      });
       expect(listener.unix).toBe(join(tmp, foreign, "http.sock"));
-      expect(folders(tmp)).toEqual([...liveFolder, ...killedFolder, "devicerail-http-Ab12Cd", "devicerail-http-other-name", foreign].sort());
+      expect(folders(tmp)).toEqual(
+        [...liveFolder, ...killedFolder, "devicerail-http-Ab12Cd", "devicerail-http-other-name", foreign].sort(),
+      );
 
       await using next = await ServeDaemon.start(LISTEN, env);
       const nextFolder = folders(tmp).filter((n) => n.startsWith(`devicerail-http-${next.proc.pid}-`));

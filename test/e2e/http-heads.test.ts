@@ -10,7 +10,10 @@ const LISTEN = ["--listen", "127.0.0.1:0"];
 /** Sends `raw` on a fresh TCP (or Unix socket) connection and returns everything the server wrote until it closed. */
 function exchange(port: number | string, raw: string): Promise<string> {
   return new Promise((resolve) => {
-    const socket = typeof port === "number" ? connect(port, "127.0.0.1", () => socket.write(raw)) : connect({ path: port }, () => socket.write(raw));
+    const socket =
+      typeof port === "number"
+        ? connect(port, "127.0.0.1", () => socket.write(raw))
+        : connect({ path: port }, () => socket.write(raw));
     let out = "";
     socket.on("data", (d) => {
       out += d.toString("latin1");
@@ -40,13 +43,24 @@ describe("HTTP request heads before authentication", () => {
     // A target with a space is no request line (Bun itself would answer 505).
     for (const target of [d.port, socket]) {
       const answer = await exchange(target, "GET http://a b/ HTTP/1.1\r\nHost: localhost\r\n\r\n");
-      expect([statusLine(answer), JSON.parse(bodyOf(answer)).error.data.details]).toEqual(["HTTP/1.1 400 Bad Request", { reason: "badRequestLine" }]);
+      expect([statusLine(answer), JSON.parse(bodyOf(answer)).error.data.details]).toEqual([
+        "HTTP/1.1 400 Bad Request",
+        { reason: "badRequestLine" },
+      ]);
     }
     // Bun's own parser refuses control characters, bodyless.
-    expect(statusLine(await exchange(d.port, `GET /sessions HTTP/1.1\r\nHost: x\u0001y\r\nConnection: close\r\n\r\n`))).toBe("HTTP/1.1 400 Bad Request");
+    expect(
+      statusLine(await exchange(d.port, `GET /sessions HTTP/1.1\r\nHost: x\u0001y\r\nConnection: close\r\n\r\n`)),
+    ).toBe("HTTP/1.1 400 Bad Request");
     // The daemon still answers well-formed requests.
-    expect(statusLine(await exchange(d.port, `GET /nothing HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nConnection: close\r\n\r\n`))).toBe("HTTP/1.1 404 Not Found");
-    expect(statusLine(await exchange(socket, "GET /nothing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"))).toBe("HTTP/1.1 404 Not Found");
+    expect(
+      statusLine(
+        await exchange(d.port, `GET /nothing HTTP/1.1\r\nHost: 127.0.0.1:${d.port}\r\nConnection: close\r\n\r\n`),
+      ),
+    ).toBe("HTTP/1.1 404 Not Found");
+    expect(
+      statusLine(await exchange(socket, "GET /nothing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")),
+    ).toBe("HTTP/1.1 404 Not Found");
     await d.stop();
     rmSync(dirname(socket), { recursive: true, force: true });
     expect(stackLines(d.stderr)).toEqual([]);
@@ -58,7 +72,12 @@ describe("HTTP request heads before authentication", () => {
     const answer = await exchange(d.port, big);
     expect([statusLine(answer), JSON.parse(bodyOf(answer)).error.data]).toEqual([
       "HTTP/1.1 431 Request Header Fields Too Large",
-      { code: "invalid_request", message: "request refused: the request head exceeds 16384 bytes", retryable: false, details: { reason: "headTooLarge", limitBytes: 16384 } },
+      {
+        code: "invalid_request",
+        message: "request refused: the request head exceeds 16384 bytes",
+        retryable: false,
+        details: { reason: "headTooLarge", limitBytes: 16384 },
+      },
     ]);
     await d.stop();
     expect(stackLines(d.stderr)).toEqual([]);
@@ -80,7 +99,10 @@ describe("HTTP request heads before authentication", () => {
     await d.stderrContains("event stream plane listening");
     const port = Number(/"port":(\d+),"msg":"event stream plane listening"/.exec(d.stderr)?.[1]);
     for (const host of ["[", "a b", "evil.test"]) {
-      const answer = await exchange(port, `GET /v/${"0".repeat(64)} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      const answer = await exchange(
+        port,
+        `GET /v/${"0".repeat(64)} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      );
       expect([statusLine(answer), bodyOf(answer)]).toEqual(["HTTP/1.1 403 Forbidden", "forbidden"]);
       expect(answer).not.toContain(process.cwd());
     }

@@ -42,12 +42,19 @@ async function load(port: number, index: number, round: number, acked: Acked): P
     for (let n = 0; ; n++) {
       const op = n % 3;
       if (op === 0) {
-        const r = await c.call("verdict.record", { verdict: { status: "pass", summary: `round ${round} client ${index} step ${n}` } });
+        const r = await c.call("verdict.record", {
+          verdict: { status: "pass", summary: `round ${round} client ${index} step ${n}` },
+        });
         if (r.result) acked.verdicts.set(r.result.event.eventId, { sessionId, event: r.result.event });
       } else if (op === 1) {
         const r = await c.call("device.observe");
         if (r.result)
-          acked.observations.set(r.result.id, { sessionId, evidence: [r.result.screenshot?.sha256, r.result.uiSnapshot?.evidence.sha256].filter((d) => typeof d === "string") });
+          acked.observations.set(r.result.id, {
+            sessionId,
+            evidence: [r.result.screenshot?.sha256, r.result.uiSnapshot?.evidence.sha256].filter(
+              (d) => typeof d === "string",
+            ),
+          });
       } else {
         const id = crypto.randomUUID();
         const r = await c.call("device.execute", { id, name: "tap", arguments: { x: n, y: index } });
@@ -77,8 +84,11 @@ async function verify(port: number, acked: Acked, sessions: Iterable<string>): P
     const completed = events.filter((e) => e.payload.type === "actionCompleted").map((e) => e.payload.callId);
     expect(completed.sort()).toEqual(started.sort());
     const byId = new Map(events.map((e) => [e.eventId, e]));
-    const observed = new Set(events.filter((e) => e.payload.type === "observationCaptured").map((e) => e.payload.observation.id));
-    for (const [eventId, v] of acked.verdicts) if (v.sessionId === sessionId) expect(byId.get(eventId)).toEqual(v.event);
+    const observed = new Set(
+      events.filter((e) => e.payload.type === "observationCaptured").map((e) => e.payload.observation.id),
+    );
+    for (const [eventId, v] of acked.verdicts)
+      if (v.sessionId === sessionId) expect(byId.get(eventId)).toEqual(v.event);
     for (const [obsId, o] of acked.observations)
       if (o.sessionId === sessionId) {
         expect(observed.has(obsId)).toBe(true);

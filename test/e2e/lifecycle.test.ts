@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { ROOT, daemonEnv, spawnDaemon } from "../support/daemon.ts";
 import { daemonOnUnreadFifo } from "../support/unread-fifo.ts";
 
-const describeLines = (n: number) => Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"system.describe"}\n`).join("");
+const describeLines = (n: number) =>
+  Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"system.describe"}\n`).join("");
 
 /** Exit code, or "still running" when the process did not exit within `ms`. */
 const exitWithin = (proc: { exited: Promise<number> }, ms: number) =>
@@ -31,7 +32,13 @@ describe("daemon lifecycle on stdio", () => {
     await d.hello();
     const file = join(d.dataDir, "listen.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ pid: d.proc.pid, version: expect.any(String), startedAtMs: expect.any(Number), state: "serving", stdio: true });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      pid: d.proc.pid,
+      version: expect.any(String),
+      startedAtMs: expect.any(Number),
+      state: "serving",
+      stdio: true,
+    });
     expect(await d.close()).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
@@ -100,7 +107,8 @@ describe("daemon lifecycle on stdio", () => {
     expect(lines).toEqual([]);
     const logs = d.stderr.trim().split("\n");
     expect(logs.length).toBeGreaterThanOrEqual(2);
-    for (const l of logs) expect(JSON.parse(l)).toEqual(expect.objectContaining({ level: expect.any(Number), msg: expect.any(String) }));
+    for (const l of logs)
+      expect(JSON.parse(l)).toEqual(expect.objectContaining({ level: expect.any(Number), msg: expect.any(String) }));
   });
 
   test("an invalid environment setting fails start-up with exit 2 and a clear message", async () => {
@@ -124,7 +132,13 @@ describe("daemon lifecycle on stdio", () => {
   });
 
   test("bun src/main.ts serve works from a checkout", async () => {
-    const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "ignore", env: daemonEnv() });
+    const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+      cwd: ROOT,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+      env: daemonEnv(),
+    });
     proc.stdin.write('{"jsonrpc":"2.0","id":1,"method":"system.describe"}\n');
     proc.stdin.end();
     const out = await new Response(proc.stdout).text();

@@ -17,7 +17,10 @@ const NOBODY = 65_534;
 const setpriv = Bun.which("setpriv");
 const asRoot = process.getuid?.() === 0;
 const usable = asRoot && setpriv !== null;
-if (!usable && process.env.CI === "true") throw new Error(`the local-access tests must run as root with setpriv (util-linux) under CI (root: ${asRoot}, setpriv: ${setpriv})`);
+if (!usable && process.env.CI === "true")
+  throw new Error(
+    `the local-access tests must run as root with setpriv (util-linux) under CI (root: ${asRoot}, setpriv: ${setpriv})`,
+  );
 
 /** Attempts another uid made that the daemon refused, summed over the file for the closing figure. */
 let refusedAttempts = 0;
@@ -77,13 +80,31 @@ interface Attack {
   results: Record<string, number | string | { answered?: number; closed?: boolean; error?: string }>;
 }
 
-async function asNobody(target: { port?: number; socket?: string; burst?: number; session?: string; sha?: string; device?: string }): Promise<Attack> {
-  const child = Bun.spawn([setpriv as string, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "-e", ATTACKER], {
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", TARGET: JSON.stringify({ ...target, hello: helloParams() }) },
-  });
-  const [out, err, code] = await within(Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]), 60_000, "the attacker as nobody did not finish");
+async function asNobody(target: {
+  port?: number;
+  socket?: string;
+  burst?: number;
+  session?: string;
+  sha?: string;
+  device?: string;
+}): Promise<Attack> {
+  const child = Bun.spawn(
+    [setpriv as string, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "-e", ATTACKER],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: "/tmp",
+        TARGET: JSON.stringify({ ...target, hello: helloParams() }),
+      },
+    },
+  );
+  const [out, err, code] = await within(
+    Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]),
+    60_000,
+    "the attacker as nobody did not finish",
+  );
   if (code !== 0) throw new Error(`the attacker as nobody exited ${code}: ${err}`);
   return JSON.parse(out) as Attack;
 }
@@ -112,8 +133,14 @@ suite("the daemon the CLI starts, seen by another local user", () => {
     // The record is what tools read to find the daemon: it names the file, never the secret.
     expect(readFileSync(join(env.DEVICERAIL_DATA_DIR, "listen.json"), "utf8")).not.toContain(token);
     expect(listeningPorts()).toContain(record.port as number);
-    expect(started.listeners).toEqual({ socket: join(env.DEVICERAIL_DATA_DIR, "daemon.sock"), tcp: `127.0.0.1:${record.port}`, tokenFile: record.tokenFile });
-    expect((await cli(["daemon", "status"], env)).stdout).toContain(`  tcp             127.0.0.1:${record.port} (requires the token in ${record.tokenFile})\n`);
+    expect(started.listeners).toEqual({
+      socket: join(env.DEVICERAIL_DATA_DIR, "daemon.sock"),
+      tcp: `127.0.0.1:${record.port}`,
+      tokenFile: record.tokenFile,
+    });
+    expect((await cli(["daemon", "status"], env)).stdout).toContain(
+      `  tcp             127.0.0.1:${record.port} (requires the token in ${record.tokenFile})\n`,
+    );
 
     // Something worth stealing: a Session with an action and a screenshot.
     const shot = await cliJson(["screenshot", "-o", join(env.DEVICERAIL_DATA_DIR, "shot.png")], env);
@@ -121,7 +148,12 @@ suite("the daemon the CLI starts, seen by another local user", () => {
     const before = (await cliJson(["sessions"], env)).sessions;
     expect(before.length).toBe(2);
 
-    const attack = await asNobody({ port: record.port, session: before[0].id, sha: shot.observation.screenshot.sha256, device: "mock-1" });
+    const attack = await asNobody({
+      port: record.port,
+      session: before[0].id,
+      sha: shot.observation.screenshot.sha256,
+      device: "mock-1",
+    });
     expect(attack.uid).toBe(NOBODY);
     const refusedStream = { answered: 0, closed: true };
     expect(attack.results).toEqual({
@@ -178,7 +210,9 @@ suite("the daemon the CLI starts, seen by another local user", () => {
         .filter((l) => l.includes("Unix socket connection from another user refused"))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     await until("the refusal logged", () => refusals().length > 0);
-    expect(refusals().map(({ peerUid, peerGid, peerPid }) => ({ peerUid, peerGid, peerPid }))).toEqual([{ peerUid: NOBODY, peerGid: NOBODY, peerPid: attack.pid }]);
+    expect(refusals().map(({ peerUid, peerGid, peerPid }) => ({ peerUid, peerGid, peerPid }))).toEqual([
+      { peerUid: NOBODY, peerGid: NOBODY, peerPid: attack.pid },
+    ]);
 
     // A flood of such connections is refused just the same, without a log line for each.
     const BURST = 50;
@@ -203,7 +237,9 @@ suite("the daemon the CLI starts, seen by another local user", () => {
 describe("serve --listen without a token", () => {
   test("warns on stderr that every local user can reach it, and doctor flags the running daemon, when no token is set", async () => {
     await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"]);
-    expect(d.stderr).toContain("devicerail: warning: the TCP listener 127.0.0.1:0 has no token, so every local user of this machine can reach it");
+    expect(d.stderr).toContain(
+      "devicerail: warning: the TCP listener 127.0.0.1:0 has no token, so every local user of this machine can reach it",
+    );
     const doctor = await cliJson(["doctor"], { DEVICERAIL_DATA_DIR: d.dataDir });
     expect(doctor.checks.find((c: { name: string }) => c.name === "daemon TCP port")).toEqual({
       name: "daemon TCP port",
@@ -214,7 +250,9 @@ describe("serve --listen without a token", () => {
   }, 30_000);
 
   test("says nothing of the kind and doctor finds the port guarded, when DEVICERAIL_TOKEN is set", async () => {
-    await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"], { DEVICERAIL_TOKEN: "a-token-of-the-users-own-choice" });
+    await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"], {
+      DEVICERAIL_TOKEN: "a-token-of-the-users-own-choice",
+    });
     expect(d.stderr).not.toContain("warning");
     const doctor = await cliJson(["doctor"], { DEVICERAIL_DATA_DIR: d.dataDir });
     expect(doctor.checks.find((c: { name: string }) => c.name === "daemon TCP port")).toEqual({
@@ -234,12 +272,17 @@ describe("the daemon the CLI starts with DEVICERAIL_TOKEN set", () => {
     const record = readRecord(env.DEVICERAIL_DATA_DIR) as DaemonRecord;
     expect([record.tokenFile, existsSync(join(env.DEVICERAIL_DATA_DIR, "daemon.token"))]).toEqual([undefined, false]);
     expect((await cli(["tap", "1", "1"], env)).code).toBe(0);
-    const http = await fetch(`http://127.0.0.1:${record.port}/devices`, { headers: { Authorization: `Bearer ${token}` } });
+    const http = await fetch(`http://127.0.0.1:${record.port}/devices`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(http.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${record.port}/devices`)).status).toBe(401);
     // Without the token a command cannot reach it, and says what to set.
     const without = await cli(["devices"], { DEVICERAIL_DATA_DIR: env.DEVICERAIL_DATA_DIR });
-    expect([without.code, without.stderr]).toEqual([1, expect.stringContaining("(if it requires a token, set DEVICERAIL_TOKEN)")]);
+    expect([without.code, without.stderr]).toEqual([
+      1,
+      expect.stringContaining("(if it requires a token, set DEVICERAIL_TOKEN)"),
+    ]);
   }, 60_000);
 });
 
@@ -252,13 +295,18 @@ describe("sessions --open", () => {
     const r = await cli(["sessions", "--open", session.id], { ...env, PATH: "/nonexistent" });
     const port = (readRecord(env.DEVICERAIL_DATA_DIR) as DaemonRecord).port;
     const url = r.stdout.trim();
-    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/sessions/${session.id}/report\\?ticket=[A-Za-z0-9_-]{32}$`));
+    expect(url).toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:${port}/sessions/${session.id}/report\\?ticket=[A-Za-z0-9_-]{32}$`),
+    );
     expect([r.code, r.stderr]).toEqual([0, `devicerail: could not start a browser; open ${url}\n`]);
     const token = readFileSync(join(env.DEVICERAIL_DATA_DIR, "daemon.token"), "utf8").trim();
     expect(`${r.stdout}${r.stderr}`).not.toContain(token);
     // The ticket is a key to that page only, and once: another user who read it from an argv gets less than the token.
     const first = await fetch(url, { redirect: "manual" });
-    expect([first.status, first.headers.get("location")]).toEqual([303, expect.stringMatching(new RegExp(`^/sessions/${session.id}/report\\?view=`))]);
+    expect([first.status, first.headers.get("location")]).toEqual([
+      303,
+      expect.stringMatching(new RegExp(`^/sessions/${session.id}/report\\?view=`)),
+    ]);
     expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
     expect((await fetch(`http://127.0.0.1:${port}/sessions`)).status).toBe(401);
     await cli(["daemon", "stop"], env);
@@ -271,7 +319,11 @@ describe("sessions --open", () => {
     const [session] = (await cliJson(["sessions"], env)).sessions;
     const r = await cli(["sessions", "--open", session.id], env);
     const url = `http://127.0.0.1:${d.port}/sessions/${session.id}/report`;
-    expect([r.code, r.stdout, r.stderr]).toEqual([0, `${url}\n`, `devicerail: could not start a browser; open ${url}\n`]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      0,
+      `${url}\n`,
+      `devicerail: could not start a browser; open ${url}\n`,
+    ]);
   }, 60_000);
 });
 

@@ -19,7 +19,19 @@ import {
   startFakeDevice,
 } from "../support/adb-device/index.ts";
 import { type DaemonProcess, spawnDaemon, tempDataDir } from "../support/daemon.ts";
-import { type McpPeer, type ToolResult, call, daemonBase, errorOf, httpPeer, imageOf, ownerAuth, refIn, stdioPeer, textOf } from "../support/mcp-client.ts";
+import {
+  type McpPeer,
+  type ToolResult,
+  call,
+  daemonBase,
+  errorOf,
+  httpPeer,
+  imageOf,
+  ownerAuth,
+  refIn,
+  stdioPeer,
+  textOf,
+} from "../support/mcp-client.ts";
 import { pollUntil, until } from "../support/wait.ts";
 
 const { server, androidEnv } = adbServerForFile();
@@ -60,9 +72,11 @@ async function tcpDaemon(env: Record<string, string> = {}): Promise<TcpDaemon> {
   };
 }
 
-const demoPhone = () => startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
+const demoPhone = () =>
+  startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" } });
 const deviceIdOf = (phone: FakeDevice) => `android-adb:${phone.serial}`;
-const demo = (phone: FakeDevice) => phone.phone.runtime(DEMO_PACKAGE) as unknown as { screen: string; state: DemoState; focusedField: string | null };
+const demo = (phone: FakeDevice) =>
+  phone.phone.runtime(DEMO_PACKAGE) as unknown as { screen: string; state: DemoState; focusedField: string | null };
 
 /** A tool call that must succeed; a failure throws with the tool's own text as evidence. */
 async function ok(peer: McpPeer, tool: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
@@ -79,9 +93,15 @@ async function ok(peer: McpPeer, tool: string, args: Record<string, unknown> = {
 function expectAction(r: ToolResult, deviceId: string, sessionId: string): void {
   const text = textOf(r);
   const actionId = r.structuredContent?.actionId as string;
-  expect(r.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId, actionId: expect.stringMatching(new RegExp(`^${UUID}$`)) }));
+  expect(r.structuredContent).toEqual(
+    expect.objectContaining({ deviceId, sessionId, actionId: expect.stringMatching(new RegExp(`^${UUID}$`)) }),
+  );
   // A tool that runs two actions (type_text into a selector: a tap, then the text) names each; actionId is the last.
-  expect(text.split("\n")[0]).toMatch(new RegExp(`^.+ on ${deviceId.replaceAll(".", "\\.")}: ok\\b.*\\b\\d+ ms\\b.*\\baction ${UUID}\\b.*\\bsession ${sessionId}\\b`));
+  expect(text.split("\n")[0]).toMatch(
+    new RegExp(
+      `^.+ on ${deviceId.replaceAll(".", "\\.")}: ok\\b.*\\b\\d+ ms\\b.*\\baction ${UUID}\\b.*\\bsession ${sessionId}\\b`,
+    ),
+  );
   expect(text).toContain(`action ${actionId}`);
 }
 
@@ -101,7 +121,10 @@ function jpegSize(b: Uint8Array): { width: number; height: number } {
     }
     const length = ((b[i + 2] as number) << 8) | (b[i + 3] as number);
     if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker))
-      return { height: ((b[i + 5] as number) << 8) | (b[i + 6] as number), width: ((b[i + 7] as number) << 8) | (b[i + 8] as number) };
+      return {
+        height: ((b[i + 5] as number) << 8) | (b[i + 6] as number),
+        width: ((b[i + 7] as number) << 8) | (b[i + 8] as number),
+      };
     i += 2 + length;
   }
   throw new Error("JPEG: no SOFn segment");
@@ -123,7 +146,15 @@ function checkImage(r: ToolResult, maxBytes: number) {
   expect(text).toMatch(/^screen: 1080x2400\b/m);
   expect(image.mimeType).toBe("image/jpeg");
   expect([Number(header[1]), Number(header[2])]).toEqual([size.width, size.height]);
-  expect(r.structuredContent.image).toEqual(expect.objectContaining({ width: size.width, height: size.height, scale, bytes: image.bytes.length, mimeType: "image/jpeg" }));
+  expect(r.structuredContent.image).toEqual(
+    expect.objectContaining({
+      width: size.width,
+      height: size.height,
+      scale,
+      bytes: image.bytes.length,
+      mimeType: "image/jpeg",
+    }),
+  );
   expect(Math.abs(scale - size.width / 1080)).toBeLessThan(0.002);
   expect(Math.max(size.width, size.height)).toBeLessThanOrEqual(MAX_EDGE);
   expect(image.bytes.length).toBeLessThanOrEqual(maxBytes);
@@ -146,9 +177,21 @@ const dumps = (phone: FakeDevice) => phone.phone.commandLog.filter((c) => c.argv
 function gridScenario(): Scenario<Record<string, never>> {
   const cells = Array.from({ length: 3_000 }, (_, i): UiNode => {
     const [x, y] = [(i % 30) * 36, Math.floor(i / 30) * 24];
-    return { className: "android.widget.TextView", resourceId: "com.example.grid:id/cell", text: `Item ${i}`, bounds: [x, y, x + 36, y + 24], onTap: () => undefined };
+    return {
+      className: "android.widget.TextView",
+      resourceId: "com.example.grid:id/cell",
+      text: `Item ${i}`,
+      bounds: [x, y, x + 36, y + 24],
+      onTap: () => undefined,
+    };
   });
-  return { package: "com.example.grid", activity: "com.example.grid.MainActivity", initial: "grid", state: {}, screens: { grid: (_s, view) => screenRoot(view, cells) } };
+  return {
+    package: "com.example.grid",
+    activity: "com.example.grid.MainActivity",
+    initial: "grid",
+    state: {},
+    screens: { grid: (_s, view) => screenRoot(view, cells) },
+  };
 }
 
 describeWithAdb("the MCP server with an Android phone on the real adb server", () => {
@@ -159,7 +202,24 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     const deviceId = deviceIdOf(phone);
 
     const tools = (await mcp.client.listTools()).tools.map((t) => t.name);
-    const ANDROID_TOOLS = ["devices_list", "device_observe", "screenshot", "ui_tree", "tap", "double_tap", "long_press", "swipe", "type_text", "press_key", "launch_app", "terminate_app", "open_url", "wait_for", "set_secret", "session_verdict"];
+    const ANDROID_TOOLS = [
+      "devices_list",
+      "device_observe",
+      "screenshot",
+      "ui_tree",
+      "tap",
+      "double_tap",
+      "long_press",
+      "swipe",
+      "type_text",
+      "press_key",
+      "launch_app",
+      "terminate_app",
+      "open_url",
+      "wait_for",
+      "set_secret",
+      "session_verdict",
+    ];
     expect(tools).toEqual(expect.arrayContaining(ANDROID_TOOLS));
 
     const list = await ok(mcp, "devices_list");
@@ -179,18 +239,34 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect([measured.width, measured.height]).toEqual([706, 1568]);
     expect(measured.scale).toBeCloseTo(0.654, 2);
     expect(measured.bytes).toBeLessThanOrEqual(MAX_BYTES);
-    console.log(`android 1080x2400 observe image: ${measured.width}x${measured.height}, ${measured.bytes} bytes, scale ${measured.scale}`);
+    console.log(
+      `android 1080x2400 observe image: ${measured.width}x${measured.height}, ${measured.bytes} bytes, scale ${measured.scale}`,
+    );
     expect(obs.structuredContent).toEqual(
-      expect.objectContaining({ deviceId, sessionId: expect.stringMatching(new RegExp(`^${UUID}$`)), observationId: expect.stringMatching(new RegExp(`^${UUID}$`)), elements: treeLines(text).length, truncated: false }),
+      expect.objectContaining({
+        deviceId,
+        sessionId: expect.stringMatching(new RegExp(`^${UUID}$`)),
+        observationId: expect.stringMatching(new RegExp(`^${UUID}$`)),
+        elements: treeLines(text).length,
+        truncated: false,
+      }),
     );
     // The login screen, one line per meaningful element, centres and sizes in device pixels.
     const lines = treeLines(text);
-    expect(lines.find((l) => / id=username /.test(l))).toMatch(/^@e\d+ EditText "Username" id=username .*at=540,440 size=960x120$/);
-    expect(lines.find((l) => / id=password /.test(l))).toMatch(/^@e\d+ EditText "•+" id=password .*at=540,600 size=960x120$/);
-    expect(lines.find((l) => / id=sign_in /.test(l))).toMatch(/^@e\d+ Button "SIGN IN" id=sign_in .*at=540,935 size=960x150$/);
+    expect(lines.find((l) => / id=username /.test(l))).toMatch(
+      /^@e\d+ EditText "Username" id=username .*at=540,440 size=960x120$/,
+    );
+    expect(lines.find((l) => / id=password /.test(l))).toMatch(
+      /^@e\d+ EditText "•+" id=password .*at=540,600 size=960x120$/,
+    );
+    expect(lines.find((l) => / id=sign_in /.test(l))).toMatch(
+      /^@e\d+ Button "SIGN IN" id=sign_in .*at=540,935 size=960x150$/,
+    );
 
     // The first device tool leased the phone for this MCP session's DeviceRail Session.
-    expect((await ok(mcp, "devices_list")).structuredContent.devices).toEqual([{ ...entry, osVersion: "10", connected: true, heldBy: sessionId }]);
+    expect((await ok(mcp, "devices_list")).structuredContent.devices).toEqual([
+      { ...entry, osVersion: "10", connected: true, heldBy: sessionId },
+    ]);
 
     const shot = await ok(mcp, "screenshot", { deviceId });
     expect(shot.content.map((c) => c.type)).toEqual(["text", "image"]);
@@ -200,7 +276,9 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
 
     const tree = await ok(mcp, "ui_tree", { deviceId });
     expect(tree.content.map((c) => c.type)).toEqual(["text"]);
-    expect(tree.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId, image: null, truncated: false }));
+    expect(tree.structuredContent).toEqual(
+      expect.objectContaining({ deviceId, sessionId, image: null, truncated: false }),
+    );
     expect(treeLines(textOf(tree))).toEqual(lines);
     expectBounded(mcp);
   }, 60_000);
@@ -218,7 +296,12 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(phone.phone.inputLog.at(-1)).toEqual({ kind: "tap", x: 540, y: 440, target: `${DEMO_PACKAGE}:id/username` });
     expect(demo(phone).focusedField).toBe("username");
 
-    const typed = await ok(mcp, "type_text", { deviceId, text: "alice", selector: { identifier: "username" }, submit: true });
+    const typed = await ok(mcp, "type_text", {
+      deviceId,
+      text: "alice",
+      selector: { identifier: "username" },
+      submit: true,
+    });
     expectAction(typed, deviceId, sessionId);
     expect(phone.phone.inputLog.slice(-3)).toEqual([
       { kind: "tap", x: 540, y: 440, target: `${DEMO_PACKAGE}:id/username` },
@@ -236,7 +319,9 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     const forms = canaryForms(CANARY);
     const argvLeaks = new Set<string>();
     let settled = false;
-    const pending = call(mcp, "set_secret", { deviceId, secret: CANARY, selector: { identifier: "password" } }).finally(() => void (settled = true));
+    const pending = call(mcp, "set_secret", { deviceId, secret: CANARY, selector: { identifier: "password" } }).finally(
+      () => void (settled = true),
+    );
     let samples = 0;
     while (!settled) {
       for (const leak of leaksIn(forms, "host argv", processArgvs())) argvLeaks.add(leak);
@@ -249,10 +334,15 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(samples).toBeGreaterThan(0);
     expect(demo(phone).state.password).toBe(CANARY);
 
-    const signIn = await ok(mcp, "tap", { deviceId, selector: { role: "Button", text: { value: "sign in", mode: "exact", caseSensitive: false } } });
+    const signIn = await ok(mcp, "tap", {
+      deviceId,
+      selector: { role: "Button", text: { value: "sign in", mode: "exact", caseSensitive: false } },
+    });
     expectAction(signIn, deviceId, sessionId);
     expect(phone.phone.inputLog.at(-1)).toEqual({ kind: "tap", x: 540, y: 935, target: `${DEMO_PACKAGE}:id/sign_in` });
-    expect(demo(phone).state).toEqual(expect.objectContaining({ username: "alice", password: CANARY, remember: true, user: "alice" }));
+    expect(demo(phone).state).toEqual(
+      expect.objectContaining({ username: "alice", password: CANARY, remember: true, user: "alice" }),
+    );
     expect(textOf(await ok(mcp, "ui_tree", { deviceId }))).toMatch(/^@e\d+ TextView "Welcome, alice!" id=welcome /m);
 
     // The session's events, read back as the MCP resource and over HTTP, hold no secret either.
@@ -296,17 +386,45 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(demo(phone).state.count).toBe(4);
 
     expectAction(await ok(mcp, "long_press", { deviceId, x: 540, y: 620, durationMs: 1_000 }), deviceId, sessionId);
-    expect(phone.phone.inputLog.at(-1)).toEqual({ kind: "swipe", x1: 540, y1: 620, x2: 540, y2: 620, durationMs: 1_000, target: `${DEMO_PACKAGE}:id/list` });
+    expect(phone.phone.inputLog.at(-1)).toEqual({
+      kind: "swipe",
+      x1: 540,
+      y1: 620,
+      x2: 540,
+      y2: 620,
+      durationMs: 1_000,
+      target: `${DEMO_PACKAGE}:id/list`,
+    });
     const apples = refIn(textOf(await ok(mcp, "ui_tree", { deviceId })), /"Apples"/);
     expectAction(await ok(mcp, "long_press", { deviceId, ref: apples }), deviceId, sessionId);
-    expect(phone.phone.inputLog.at(-1)).toEqual(expect.objectContaining({ kind: "swipe", x1: 540, y1: 620, x2: 540, y2: 620 }));
-    expectAction(await ok(mcp, "long_press", { deviceId, selector: { text: { value: "Bread" } } }), deviceId, sessionId);
-    expect(phone.phone.inputLog.at(-1)).toEqual(expect.objectContaining({ kind: "swipe", x1: 540, y1: 780, x2: 540, y2: 780 }));
+    expect(phone.phone.inputLog.at(-1)).toEqual(
+      expect.objectContaining({ kind: "swipe", x1: 540, y1: 620, x2: 540, y2: 620 }),
+    );
+    expectAction(
+      await ok(mcp, "long_press", { deviceId, selector: { text: { value: "Bread" } } }),
+      deviceId,
+      sessionId,
+    );
+    expect(phone.phone.inputLog.at(-1)).toEqual(
+      expect.objectContaining({ kind: "swipe", x1: 540, y1: 780, x2: 540, y2: 780 }),
+    );
     expect(demo(phone).screen).toBe("home");
 
     // A finger moving up over the list (rows of 160 px) scrolls it by three rows, to its end.
-    expectAction(await ok(mcp, "swipe", { deviceId, startX: 540, startY: 1_300, endX: 540, endY: 700, durationMs: 300 }), deviceId, sessionId);
-    expect(phone.phone.inputLog.at(-1)).toEqual({ kind: "swipe", x1: 540, y1: 1_300, x2: 540, y2: 700, durationMs: 300, target: `${DEMO_PACKAGE}:id/list` });
+    expectAction(
+      await ok(mcp, "swipe", { deviceId, startX: 540, startY: 1_300, endX: 540, endY: 700, durationMs: 300 }),
+      deviceId,
+      sessionId,
+    );
+    expect(phone.phone.inputLog.at(-1)).toEqual({
+      kind: "swipe",
+      x1: 540,
+      y1: 1_300,
+      x2: 540,
+      y2: 700,
+      durationMs: 300,
+      target: `${DEMO_PACKAGE}:id/list`,
+    });
     expect(demo(phone).state.scroll).toBe(3);
     expect(textOf(await ok(mcp, "ui_tree", { deviceId }))).toMatch(/^@e\d+ TextView "Honey" /m);
 
@@ -321,7 +439,10 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     ] as const;
     for (const [direction, points, scroll] of directions) {
       expectAction(await ok(mcp, "swipe", { deviceId, direction, distance: 0.1 }), deviceId, sessionId);
-      expect([phone.phone.inputLog.at(-1), demo(phone).state.scroll]).toEqual([{ kind: "swipe", ...points, durationMs: 300, target: list }, scroll]);
+      expect([phone.phone.inputLog.at(-1), demo(phone).state.scroll]).toEqual([
+        { kind: "swipe", ...points, durationMs: 300, target: list },
+        scroll,
+      ]);
     }
 
     expectAction(await ok(mcp, "tap", { deviceId, selector: { text: { value: "Eggs" } } }), deviceId, sessionId);
@@ -341,7 +462,12 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
 
     await ok(mcp, "tap", { deviceId, selector: { identifier: "username" } });
     expectAction(await ok(mcp, "press_key", { deviceId, key: "enter" }), deviceId, sessionId);
-    expect(phone.phone.inputLog.at(-1)).toEqual({ kind: "keyevent", keyCode: 66, longpress: false, target: "username" });
+    expect(phone.phone.inputLog.at(-1)).toEqual({
+      kind: "keyevent",
+      keyCode: 66,
+      longpress: false,
+      target: "username",
+    });
 
     demo(phone).state.username = "carol";
     expectAction(await ok(mcp, "press_key", { deviceId, key: "home" }), deviceId, sessionId);
@@ -361,7 +487,11 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
 
     // After a force-stop the app starts afresh.
     await ok(mcp, "launch_app", { deviceId, appId: DEMO_PACKAGE });
-    expect([phone.phone.foreground, demo(phone).screen, demo(phone).state.username]).toEqual([DEMO_PACKAGE, "login", ""]);
+    expect([phone.phone.foreground, demo(phone).screen, demo(phone).state.username]).toEqual([
+      DEMO_PACKAGE,
+      "login",
+      "",
+    ]);
 
     const url = "https://example.com/path?q=1";
     expectAction(await ok(mcp, "open_url", { deviceId, url }), deviceId, sessionId);
@@ -397,7 +527,12 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(phone.phone.foreground).toBe(DEMO_PACKAGE);
     await ok(mcp, "launch_app", { deviceId, appId: "com.example.multi", activity: ".debug.DebugActivity" });
     expect(phone.phone.foreground).toBe("com.example.multi");
-    expect(phone.phone.commandLog.some((c) => c.argv.join(" ") === "am start -W --user current -n com.example.multi/com.example.multi.debug.DebugActivity")).toBe(true);
+    expect(
+      phone.phone.commandLog.some(
+        (c) =>
+          c.argv.join(" ") === "am start -W --user current -n com.example.multi/com.example.multi.debug.DebugActivity",
+      ),
+    ).toBe(true);
     const bad = errorOf(await call(mcp, "launch_app", { deviceId, appId: "com.example.multi", activity: "a b" }));
     expect([bad.isError, bad.retryable]).toEqual([true, "false"]);
     expectBounded(mcp);
@@ -423,17 +558,28 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(textOf(appeared)).toMatch(/^wait .* on android-adb:\S+: ok\b/);
 
     before = dumps(phone);
-    const gone = call(mcp, "wait_for", { deviceId, selector: { identifier: "counter", text: { value: "Taps: 5" } }, gone: true, timeoutMs: 15_000 });
+    const gone = call(mcp, "wait_for", {
+      deviceId,
+      selector: { identifier: "counter", text: { value: "Taps: 5" } },
+      gone: true,
+      timeoutMs: 15_000,
+    });
     await until("wait_for gone to dump the screen", () => dumps(phone) > before);
     demo(phone).state.count = 6;
     const went = await gone;
     expect(went.isError).toBeFalsy();
 
     // Already satisfied: answered from the first look.
-    expect((await call(mcp, "wait_for", { deviceId, selector: { text: { value: "Taps: 6" } }, timeoutMs: 5_000 })).isError).toBeFalsy();
+    expect(
+      (await call(mcp, "wait_for", { deviceId, selector: { text: { value: "Taps: 6" } }, timeoutMs: 5_000 })).isError,
+    ).toBeFalsy();
 
     const started = performance.now();
-    const never = await call(mcp, "wait_for", { deviceId, selector: { text: { value: "Never there" } }, timeoutMs: 1_000 });
+    const never = await call(mcp, "wait_for", {
+      deviceId,
+      selector: { text: { value: "Never there" } },
+      timeoutMs: 1_000,
+    });
     expect(performance.now() - started).toBeGreaterThanOrEqual(900);
     const e = errorOf(never);
     expect([e.isError, e.code, e.error?.code]).toEqual([true, "action_timed_out", "action_timed_out"]);
@@ -441,8 +587,15 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(e.text).toMatch(/^screen\b/m);
 
     // An element that is not there: the closest elements, with refs, and the screen.
-    const missing = errorOf(await call(mcp, "tap", { deviceId, selector: { role: "Button", text: { value: "Taps: 7" } } }));
-    expect([missing.isError, missing.code, missing.retryable, missing.error?.code]).toEqual([true, "element_not_found", missing.retryable, "element_not_found"]);
+    const missing = errorOf(
+      await call(mcp, "tap", { deviceId, selector: { role: "Button", text: { value: "Taps: 7" } } }),
+    );
+    expect([missing.isError, missing.code, missing.retryable, missing.error?.code]).toEqual([
+      true,
+      "element_not_found",
+      missing.retryable,
+      "element_not_found",
+    ]);
     expect(missing.retryable).toMatch(/^(true|false)$/);
     expect(missing.text).toMatch(/^closest elements:\n\s*@e\d+ Button "Taps: 6" id=counter /m);
     expect(missing.text).toMatch(/^screen\b/m);
@@ -455,31 +608,52 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     await using d = await tcpDaemon();
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);
-    const sessionId = (await ok(mcp, "device_observe", { deviceId, screenshot: false })).structuredContent.sessionId as string;
+    const sessionId = (await ok(mcp, "device_observe", { deviceId, screenshot: false })).structuredContent
+      .sessionId as string;
     await ok(mcp, "tap", { deviceId, selector: { identifier: "remember" } });
     const verdict = await ok(mcp, "session_verdict", { deviceId, status: "pass", summary: "remember-me ticks" });
     expect(verdict.structuredContent).toEqual(expect.objectContaining({ deviceId, sessionId }));
 
-    const sessions = async () => ((await (await fetch(`${d.base}/sessions`)).json()) as { sessions: { id: string; state: string; deviceId: string; verdict: unknown }[] }).sessions;
-    expect((await sessions()).find((s) => s.id === sessionId)).toEqual(expect.objectContaining({ state: "active", deviceId, verdict: { status: "pass", summary: "remember-me ticks" } }));
+    const sessions = async () =>
+      (
+        (await (await fetch(`${d.base}/sessions`)).json()) as {
+          sessions: { id: string; state: string; deviceId: string; verdict: unknown }[];
+        }
+      ).sessions;
+    expect((await sessions()).find((s) => s.id === sessionId)).toEqual(
+      expect.objectContaining({ state: "active", deviceId, verdict: { status: "pass", summary: "remember-me ticks" } }),
+    );
     const listed = (await mcp.client.listResources()).resources.map((r) => r.uri);
     expect(listed).toContain(`devicerail://sessions/${sessionId}`);
 
     await mcp.close();
-    await pollUntil("the DeviceRail Session to end with the MCP session", sessions, (all) => all.find((s) => s.id === sessionId)?.state === "ended", 5_000);
+    await pollUntil(
+      "the DeviceRail Session to end with the MCP session",
+      sessions,
+      (all) => all.find((s) => s.id === sessionId)?.state === "ended",
+      5_000,
+    );
   }, 60_000);
 
   test("type_text types Hebrew and emoji through the clipboard, and the tree shows them when the clipboard has a shell command", async () => {
-    await using phone = await startFakeDevice(server(), { scenario: demoScenario, props: { "ro.product.model": "Pixel_Test" }, clipboardShell: true });
+    await using phone = await startFakeDevice(server(), {
+      scenario: demoScenario,
+      props: { "ro.product.model": "Pixel_Test" },
+      clipboardShell: true,
+    });
     await using d = await tcpDaemon();
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);
     const text = "שלום עולם 👋🏽🇮🇱";
     await ok(mcp, "type_text", { deviceId, text, selector: { identifier: "username" } });
     expect(demo(phone).state.username).toBe(text);
-    expect(phone.phone.commandLog.some((c) => c.argv[0] === "cmd" && c.argv[1] === "clipboard" && c.argv[3] === "text")).toBe(true);
+    expect(
+      phone.phone.commandLog.some((c) => c.argv[0] === "cmd" && c.argv[1] === "clipboard" && c.argv[3] === "text"),
+    ).toBe(true);
     expect(phone.phone.inputLog.some((e) => e.kind === "keyevent" && e.keyCode === 279)).toBe(true);
-    expect(textOf(await ok(mcp, "ui_tree", { deviceId }))).toMatch(new RegExp(`^@e\\d+ EditText ${JSON.stringify(text)} id=username `, "m"));
+    expect(textOf(await ok(mcp, "ui_tree", { deviceId }))).toMatch(
+      new RegExp(`^@e\\d+ EditText ${JSON.stringify(text)} id=username `, "m"),
+    );
   }, 60_000);
 
   test("the largest demo screen's tree stays within 8,000 tokens", async () => {
@@ -498,7 +672,9 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
       expect(r.structuredContent.truncated).toBe(false);
     }
     const largest = sizes.reduce((a, b) => (b.elements > a.elements ? b : a));
-    console.log(`demo ui_tree sizes: ${sizes.map((s) => `${s.screen} ${s.elements} elements ${s.chars} chars ≈ ${Math.ceil(s.chars / 4)} tokens`).join("; ")}`);
+    console.log(
+      `demo ui_tree sizes: ${sizes.map((s) => `${s.screen} ${s.elements} elements ${s.chars} chars ≈ ${Math.ceil(s.chars / 4)} tokens`).join("; ")}`,
+    );
     expect(largest.screen).toBe("home");
     expect(Math.ceil(largest.chars / 4)).toBeLessThanOrEqual(8_000);
   }, 60_000);
@@ -516,12 +692,16 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     expect(tree.structuredContent.truncated).toBe(true);
     expect(treeLines(text).length).toBeLessThan(3_000);
     expect(treeLines(text).join("\n").length).toBeLessThanOrEqual(32_000);
-    console.log(`3,000-cell ui_tree: ${treeLines(text).length} lines, ${text.length} chars ≈ ${Math.ceil(text.length / 4)} tokens; ${note[0]}`);
+    console.log(
+      `3,000-cell ui_tree: ${treeLines(text).length} lines, ${text.length} chars ≈ ${Math.ceil(text.length / 4)} tokens; ${note[0]}`,
+    );
 
     const obs = await ok(mcp, "device_observe", { deviceId });
     expect(obs.structuredContent.truncated).toBe(true);
     const measured = checkImage(obs, MAX_BYTES);
-    console.log(`3,000-cell observe: ${Buffer.byteLength(JSON.stringify(obs))} bytes of result, image ${measured.width}x${measured.height} ${measured.bytes} bytes`);
+    console.log(
+      `3,000-cell observe: ${Buffer.byteLength(JSON.stringify(obs))} bytes of result, image ${measured.width}x${measured.height} ${measured.bytes} bytes`,
+    );
     expectBounded(mcp);
   }, 120_000);
 
@@ -533,7 +713,9 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     await using mcp = await httpPeer(d.base, d.dataDir);
     const deviceId = deviceIdOf(phone);
     const measured = checkImage(await ok(mcp, "screenshot", { deviceId }), limit);
-    console.log(`grid screenshot with DEVICERAIL_MCP_IMAGE_MAX_BYTES=${limit}: ${measured.width}x${measured.height}, ${measured.bytes} bytes, scale ${measured.scale}`);
+    console.log(
+      `grid screenshot with DEVICERAIL_MCP_IMAGE_MAX_BYTES=${limit}: ${measured.width}x${measured.height}, ${measured.bytes} bytes, scale ${measured.scale}`,
+    );
     expect(checkImage(await ok(mcp, "device_observe", { deviceId }), limit)).toEqual(measured);
   }, 60_000);
 
@@ -545,26 +727,49 @@ describeWithAdb("the MCP server with an Android phone on the real adb server", (
     const leaks: string[] = [];
     {
       await using a = await stdioPeer({ dataDir, env: androidEnv() });
-      expect((await ok(a, "devices_list")).structuredContent.devices).toEqual([expect.objectContaining({ id: deviceId })]);
+      expect((await ok(a, "devices_list")).structuredContent.devices).toEqual([
+        expect.objectContaining({ id: deviceId }),
+      ]);
       const obs = await ok(a, "device_observe", { deviceId });
       expect([checkImage(obs, MAX_BYTES).width, checkImage(obs, MAX_BYTES).height]).toEqual([706, 1568]);
       sessionId = obs.structuredContent.sessionId;
-      expectAction(await ok(a, "type_text", { deviceId, text: "frank", selector: { identifier: "username" } }), deviceId, sessionId);
+      expectAction(
+        await ok(a, "type_text", { deviceId, text: "frank", selector: { identifier: "username" } }),
+        deviceId,
+        sessionId,
+      );
       expect(demo(phone).state.username).toBe("frank");
-      expectAction(await ok(a, "set_secret", { deviceId, secret: CANARY, selector: { identifier: "password" } }), deviceId, sessionId);
+      expectAction(
+        await ok(a, "set_secret", { deviceId, secret: CANARY, selector: { identifier: "password" } }),
+        deviceId,
+        sessionId,
+      );
       expect(demo(phone).state.password).toBe(CANARY);
       expect(a.transportErrors).toEqual([]);
       const forms = canaryForms(CANARY);
       // The bridge process and the background daemon it started (its daemon.log is in the data directory).
-      leaks.push(...a.results.flatMap((r, i) => leaksIn(forms, `result ${i}`, JSON.stringify(r))), ...leaksIn(forms, "devicerail mcp stderr", a.stderr()));
+      leaks.push(
+        ...a.results.flatMap((r, i) => leaksIn(forms, `result ${i}`, JSON.stringify(r))),
+        ...leaksIn(forms, "devicerail mcp stderr", a.stderr()),
+      );
       const files = filesUnder(dataDir).filter((f) => lstatSync(f).isFile());
       expect(files.map((f) => f.slice(dataDir.length + 1))).toContain("daemon.log");
       leaks.push(...files.flatMap((f) => leaksIn(forms, f, readFileSync(f).toString("latin1"))));
     }
     expect(leaks).toEqual([]);
     const base = daemonBase(dataDir);
-    const sessions = async () => ((await (await fetch(`${base}/sessions`, { headers: ownerAuth(dataDir) })).json()) as { sessions: { id: string; state: string }[] }).sessions;
-    await pollUntil("the stdio client's Session to end", sessions, (all) => all.find((s) => s.id === sessionId)?.state === "ended", 5_000);
+    const sessions = async () =>
+      (
+        (await (await fetch(`${base}/sessions`, { headers: ownerAuth(dataDir) })).json()) as {
+          sessions: { id: string; state: string }[];
+        }
+      ).sessions;
+    await pollUntil(
+      "the stdio client's Session to end",
+      sessions,
+      (all) => all.find((s) => s.id === sessionId)?.state === "ended",
+      5_000,
+    );
 
     await using b = await stdioPeer({ dataDir, env: androidEnv() });
     const tapped = await ok(b, "tap", { deviceId, selector: { identifier: "remember" } });

@@ -19,8 +19,10 @@ let sessionA: string;
 let sessionB: string;
 
 const sessionOf = (peer: McpPeer) => peer.results.at(-1)?.structuredContent.sessionId as string;
-const eventsOf = async (sessionId: string) => (await (await fetch(`${base}/sessions/${sessionId}/events?limit=1000`)).json()) as TestEvent[];
-const readText = async (peer: McpPeer, uri: string) => ((await peer.client.readResource({ uri })).contents[0] as { text: string }).text;
+const eventsOf = async (sessionId: string) =>
+  (await (await fetch(`${base}/sessions/${sessionId}/events?limit=1000`)).json()) as TestEvent[];
+const readText = async (peer: McpPeer, uri: string) =>
+  ((await peer.client.readResource({ uri })).contents[0] as { text: string }).text;
 /** The MCP error a refused read answers, as the SDK client raises it. */
 async function refusal(peer: McpPeer, uri: string): Promise<{ code: number; data: unknown }> {
   try {
@@ -34,7 +36,11 @@ async function refusal(peer: McpPeer, uri: string): Promise<{ code: number; data
 
 /** The digests of the evidence a Session's events name. */
 async function evidenceOf(sessionId: string): Promise<string[]> {
-  return [...new Set([...JSON.stringify(await eventsOf(sessionId)).matchAll(/"sha256":"([0-9a-f]{64})"/g)].map((m) => m[1] as string))];
+  return [
+    ...new Set(
+      [...JSON.stringify(await eventsOf(sessionId)).matchAll(/"sha256":"([0-9a-f]{64})"/g)].map((m) => m[1] as string),
+    ),
+  ];
 }
 
 beforeAll(async () => {
@@ -43,12 +49,18 @@ beforeAll(async () => {
   a = await httpPeer(base, d.dataDir);
   b = await httpPeer(base, d.dataDir);
   // A's screen differs from B's (a typed name), so no screenshot or tree is in both Sessions.
-  expect((await call(a, "type_text", { deviceId: "mock-1", selector: { identifier: "username" }, text: "alice" })).isError).toBeFalsy();
+  expect(
+    (await call(a, "type_text", { deviceId: "mock-1", selector: { identifier: "username" }, text: "alice" })).isError,
+  ).toBeFalsy();
   expect((await call(a, "device_observe", { deviceId: "mock-1" })).isError).toBeFalsy();
   sessionA = sessionOf(a);
   expect((await call(b, "device_observe", { deviceId: "mock-2" })).isError).toBeFalsy();
   sessionB = sessionOf(b);
-  for (let i = 0; i < VERDICTS; i++) expect((await call(a, "session_verdict", { deviceId: "mock-1", status: "pass", summary: `${i} ${"v".repeat(SUMMARY)}` })).isError).toBeFalsy();
+  for (let i = 0; i < VERDICTS; i++)
+    expect(
+      (await call(a, "session_verdict", { deviceId: "mock-1", status: "pass", summary: `${i} ${"v".repeat(SUMMARY)}` }))
+        .isError,
+    ).toBeFalsy();
 }, 60_000);
 
 afterAll(async () => {
@@ -64,16 +76,32 @@ describe("MCP Session and evidence resources", () => {
     const shared = (await evidenceOf(sessionA)).filter((sha) => theirs.includes(sha));
     const mine = (await evidenceOf(sessionA)).filter((sha) => !theirs.includes(sha));
     expect(mine.length).toBeGreaterThan(1);
-    for (const sha of shared) expect((await b.client.readResource({ uri: `devicerail://evidence/${sha}` })).contents).toHaveLength(1);
-    expect(JSON.parse(await readText(a, `devicerail://sessions/${sessionA}?limit=1`)).events[0].sessionId).toBe(sessionA);
-    for (const sha of mine) expect((await a.client.readResource({ uri: `devicerail://evidence/${sha}` })).contents).toHaveLength(1);
+    for (const sha of shared)
+      expect((await b.client.readResource({ uri: `devicerail://evidence/${sha}` })).contents).toHaveLength(1);
+    expect(JSON.parse(await readText(a, `devicerail://sessions/${sessionA}?limit=1`)).events[0].sessionId).toBe(
+      sessionA,
+    );
+    for (const sha of mine)
+      expect((await a.client.readResource({ uri: `devicerail://evidence/${sha}` })).contents).toHaveLength(1);
 
-    expect(await refusal(b, `devicerail://sessions/${sessionA}`)).toEqual({ code: -32002, data: { code: "session_not_found", uri: `devicerail://sessions/${sessionA}` } });
+    expect(await refusal(b, `devicerail://sessions/${sessionA}`)).toEqual({
+      code: -32002,
+      data: { code: "session_not_found", uri: `devicerail://sessions/${sessionA}` },
+    });
     const unknown = crypto.randomUUID();
-    expect(await refusal(b, `devicerail://sessions/${unknown}`)).toEqual({ code: -32002, data: { code: "session_not_found", uri: `devicerail://sessions/${unknown}` } });
-    for (const sha of mine) expect(await refusal(b, `devicerail://evidence/${sha}`)).toEqual({ code: -32002, data: { code: "evidence_not_found", uri: `devicerail://evidence/${sha}` } });
+    expect(await refusal(b, `devicerail://sessions/${unknown}`)).toEqual({
+      code: -32002,
+      data: { code: "session_not_found", uri: `devicerail://sessions/${unknown}` },
+    });
+    for (const sha of mine)
+      expect(await refusal(b, `devicerail://evidence/${sha}`)).toEqual({
+        code: -32002,
+        data: { code: "evidence_not_found", uri: `devicerail://evidence/${sha}` },
+      });
     // B's own are B's.
-    expect(JSON.parse(await readText(b, `devicerail://sessions/${sessionB}`)).events.map((e: TestEvent) => e.sessionId)).toContain(sessionB);
+    expect(
+      JSON.parse(await readText(b, `devicerail://sessions/${sessionB}`)).events.map((e: TestEvent) => e.sessionId),
+    ).toContain(sessionB);
     expect((await b.client.listResources()).resources.map((r) => r.uri)).toEqual([`devicerail://sessions/${sessionB}`]);
   }, 30_000);
 
@@ -90,7 +118,10 @@ describe("MCP Session and evidence resources", () => {
       expect(page.sessionId).toBe(sessionA);
       seen.push(...page.events.map((e) => e.sequence));
       uri = page.next;
-      if (uri) expect(uri).toMatch(new RegExp(`^devicerail://sessions/${sessionA}\\?afterSequence=${page.events.at(-1)?.sequence}&limit=200$`));
+      if (uri)
+        expect(uri).toMatch(
+          new RegExp(`^devicerail://sessions/${sessionA}\\?afterSequence=${page.events.at(-1)?.sequence}&limit=200$`),
+        );
       pages++;
     }
     expect(seen).toEqual(recorded);
@@ -99,11 +130,17 @@ describe("MCP Session and evidence resources", () => {
 
   test("a page names the next one by afterSequence and limit, and a bad limit is invalid_params", async () => {
     const first = JSON.parse(await readText(a, `devicerail://sessions/${sessionA}?limit=2`));
-    expect([first.events.map((e: TestEvent) => e.sequence), first.next]).toEqual([[1, 2], `devicerail://sessions/${sessionA}?afterSequence=2&limit=2`]);
+    expect([first.events.map((e: TestEvent) => e.sequence), first.next]).toEqual([
+      [1, 2],
+      `devicerail://sessions/${sessionA}?afterSequence=2&limit=2`,
+    ]);
     const second = JSON.parse(await readText(a, first.next));
     expect(second.events.map((e: TestEvent) => e.sequence)).toEqual([3, 4]);
     const last = (await eventsOf(sessionA)).at(-1)?.sequence as number;
-    expect(JSON.parse(await readText(a, `devicerail://sessions/${sessionA}?afterSequence=${last}`))).toEqual({ sessionId: sessionA, events: [] });
+    expect(JSON.parse(await readText(a, `devicerail://sessions/${sessionA}?afterSequence=${last}`))).toEqual({
+      sessionId: sessionA,
+      events: [],
+    });
     for (const query of ["limit=0", "limit=1001", "afterSequence=-1", "cursor=x"]) {
       const r = await refusal(a, `devicerail://sessions/${sessionA}?${query}`);
       expect([r.code, (r.data as { code: string }).code]).toEqual([-32602, "invalid_params"]);

@@ -3,7 +3,12 @@ import { spawnDaemon } from "../support/daemon.ts";
 import { LOGIN_SCREEN_SHA } from "../support/mock-screens.ts";
 
 const MOCK_SHA = LOGIN_SCREEN_SHA;
-const MOCK_REF = { id: `sha256:${MOCK_SHA}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${MOCK_SHA}`, sha256: MOCK_SHA };
+const MOCK_REF = {
+  id: `sha256:${MOCK_SHA}`,
+  mediaType: "image/png",
+  uri: `devicerail://assets/sha256/${MOCK_SHA}`,
+  sha256: MOCK_SHA,
+};
 const M1 = "d9c8b7a6-9584-4736-a251-40f9e8d7c6b5";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -14,23 +19,38 @@ describe("media streams on the Mock over stdio", () => {
     await d.call("device.connect");
     const sessionId = (await d.call("session.start")).result.id;
     const info = { id: M1, kind: "video", mediaType: "image/png" };
-    expect((await d.call("media.stream.start", { streamId: M1, kind: "video" }, { id: "start" })).result).toEqual({ stream: info });
+    expect((await d.call("media.stream.start", { streamId: M1, kind: "video" }, { id: "start" })).result).toEqual({
+      stream: info,
+    });
     const frames = [];
     for (const frameIndex of [1, 2, 3]) {
       // Paced as a client must: the daemon admits one attempt per 50 ms per stream.
       if (frameIndex > 1) await sleep(60);
-      const r = await d.call("media.stream.capture", { streamId: M1, frameIndex, durationMs: 100 }, { id: `cap-${frameIndex}` });
-      expect(r.result).toEqual({ frame: { durationMs: 100, evidence: MOCK_REF, frameIndex, keyFrame: true, streamId: M1 } });
+      const r = await d.call(
+        "media.stream.capture",
+        { streamId: M1, frameIndex, durationMs: 100 },
+        { id: `cap-${frameIndex}` },
+      );
+      expect(r.result).toEqual({
+        frame: { durationMs: 100, evidence: MOCK_REF, frameIndex, keyFrame: true, streamId: M1 },
+      });
       frames.push(r.result.frame);
     }
-    expect((await d.call("media.stream.capture", { streamId: M1, frameIndex: 3, durationMs: 100 })).result).toEqual({ frame: frames[2] });
-    expect((await d.call("media.stream.capture", { streamId: M1, frameIndex: 5, durationMs: 100 })).error?.data).toEqual({
+    expect((await d.call("media.stream.capture", { streamId: M1, frameIndex: 3, durationMs: 100 })).result).toEqual({
+      frame: frames[2],
+    });
+    expect(
+      (await d.call("media.stream.capture", { streamId: M1, frameIndex: 5, durationMs: 100 })).error?.data,
+    ).toEqual({
       code: "media_frame_out_of_order",
       message: "media frame index is not the next expected index",
       retryable: false,
       details: { expectedFrameIndex: 4, frameIndex: 5, streamId: M1 },
     });
-    expect((await d.call("media.stream.end", { streamId: M1 }, { id: "end" })).result).toEqual({ streamId: M1, frameCount: 3 });
+    expect((await d.call("media.stream.end", { streamId: M1 }, { id: "end" })).result).toEqual({
+      streamId: M1,
+      frameCount: 3,
+    });
     await d.call("session.end", undefined, { id: "session-end" });
 
     const { events } = (await d.call("session.export", { sessionId })).result;

@@ -17,7 +17,13 @@ async function ownSession(port: number, deviceId: string) {
   const ended = await c.call("session.end");
   const events = await c.call("events.list", { sessionId: started.result.id });
   c.close();
-  return { sessionId: started.result.id as string, observed, tapped, ended, events: events.result as { deviceId?: string; payload: { type: string } }[] };
+  return {
+    sessionId: started.result.id as string,
+    observed,
+    tapped,
+    ended,
+    events: events.result as { deviceId?: string; payload: { type: string } }[],
+  };
 }
 
 async function concurrentSessions(n: number) {
@@ -43,14 +49,22 @@ async function concurrentSessions(n: number) {
 const eventsUntil = (what: string, c: RpcSocket, sessionId: string, done: (types: string[]) => boolean) =>
   pollUntil(
     what,
-    async () => (await c.call("events.list", { sessionId })).result as { payload: { type: string; outcome?: unknown; reason?: unknown } }[],
+    async () =>
+      (await c.call("events.list", { sessionId })).result as {
+        payload: { type: string; outcome?: unknown; reason?: unknown };
+      }[],
     (events) => done(events.map((e) => e.payload.type)),
   );
 
 describe("many TCP clients on one daemon", () => {
-  test("two clients run separate Sessions with separate leases when they select different devices", () => concurrentSessions(2));
+  test("two clients run separate Sessions with separate leases when they select different devices", () =>
+    concurrentSessions(2));
 
-  test("32 clients run 32 Sessions concurrently when each leases its own mock device", () => concurrentSessions(32), 30_000);
+  test(
+    "32 clients run 32 Sessions concurrently when each leases its own mock device",
+    () => concurrentSessions(32),
+    30_000,
+  );
 
   test("a second Session on a leased device is refused with device_in_use until the first ends", async () => {
     await using d = await ServeDaemon.start(LISTEN, { DEVICERAIL_MOCK_DEVICES: "2" });
@@ -64,7 +78,11 @@ describe("many TCP clients on one daemon", () => {
     expect(first.result.state).toBe("active");
     const refused = await b.call("session.start");
     const message = "device is leased by another owner: mock-1";
-    expect(refused.error).toEqual({ code: -32014, message, data: { code: "device_in_use", message, retryable: true, details: { deviceId: "mock-1" } } });
+    expect(refused.error).toEqual({
+      code: -32014,
+      message,
+      data: { code: "device_in_use", message, retryable: true, details: { deviceId: "mock-1" } },
+    });
     await a.call("session.end");
     expect((await b.call("session.start")).result.state).toBe("active");
   });
@@ -80,11 +98,23 @@ describe("many TCP clients on one daemon", () => {
     await b.hello();
     await eventsUntil("the action did not start", b, sessionId, (t) => t.includes("actionStarted"));
     a.terminate();
-    const events = await eventsUntil("the dropped client's Session did not end", b, sessionId, (t) => t.includes("sessionEnded"));
-    expect(events.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+    const events = await eventsUntil("the dropped client's Session did not end", b, sessionId, (t) =>
+      t.includes("sessionEnded"),
+    );
+    expect(events.map((e) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "sessionEnded",
+    ]);
     expect(events[2]?.payload.outcome).toEqual({
       outcome: "cancelled",
-      error: { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } },
+      error: {
+        code: "action_cancelled",
+        message: "request was cancelled: Shutdown",
+        retryable: false,
+        details: { reason: "shutdown" },
+      },
     });
     expect([events[3]?.payload.outcome, events[3]?.payload.reason]).toEqual(["shutdown", "RPC connection closed"]);
     // The device is free again for anyone.

@@ -42,7 +42,11 @@ describeWithChromium("privileged methods from a web page", () => {
   const browser = browserForFile();
 
   test("a page on an allowed Origin gets method_not_permitted_on_transport for each privileged call over GET /rpc when the daemon has no token", async () => {
-    const site = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(PAGE, { headers: { "Content-Type": "text/html" } }) });
+    const site = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response(PAGE, { headers: { "Content-Type": "text/html" } }),
+    });
     const origin = `http://127.0.0.1:${site.port}`;
     await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"], { DEVICERAIL_ALLOWED_ORIGINS: origin });
     const context = await browser().newContext();
@@ -67,7 +71,9 @@ describeWithChromium("privileged methods from a web page", () => {
         ["session.end", null],
       ];
       const page = await context.newPage();
-      await page.goto(`${origin}/?${new URLSearchParams({ rpc: `ws://127.0.0.1:${d.port}/rpc`, calls: JSON.stringify(calls) })}`);
+      await page.goto(
+        `${origin}/?${new URLSearchParams({ rpc: `ws://127.0.0.1:${d.port}/rpc`, calls: JSON.stringify(calls) })}`,
+      );
       await page.waitForFunction(() => window.outcome !== undefined, null, { timeout: 15_000 });
       const outcome = await page.evaluate(() => window.outcome);
       expect(Array.isArray(outcome)).toBe(true);
@@ -86,7 +92,9 @@ describeWithChromium("privileged methods from a web page", () => {
 
       // The other Session is intact and the page's Session holds no trace of the secret call.
       expect((await owner.call("events.list", { sessionId: other })).result).toHaveLength(2);
-      expect((await owner.call("events.list", { sessionId: started.result.id })).result.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "sessionEnded"]);
+      expect(
+        (await owner.call("events.list", { sessionId: started.result.id })).result.map((e: any) => e.payload.type),
+      ).toEqual(["sessionStarted", "sessionEnded"]);
       owner.close();
     } finally {
       await context.close();
@@ -95,7 +103,12 @@ describeWithChromium("privileged methods from a web page", () => {
   }, 60_000);
 
   test("the daemon's own report page still fetches its evidence while a page of an allowed Origin is refused it", async () => {
-    const site = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><title>dashboard</title>", { headers: { "Content-Type": "text/html" } }) });
+    const site = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () =>
+        new Response("<!doctype html><title>dashboard</title>", { headers: { "Content-Type": "text/html" } }),
+    });
     const origin = `http://127.0.0.1:${site.port}`;
     await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0"], { DEVICERAIL_ALLOWED_ORIGINS: origin });
     const context = await browser().newContext();
@@ -127,7 +140,10 @@ describeWithChromium("privileged methods from a web page", () => {
       expect(foreign).toEqual({ error: expect.stringContaining("TypeError") });
       // The browser hides the answer from that page; what the daemon answers such a request is the refusal.
       const direct = await fetch(evidence, { headers: { Origin: origin } });
-      expect([direct.status, ((await direct.json()) as any).error.data.code]).toEqual([403, "method_not_permitted_on_transport"]);
+      expect([direct.status, ((await direct.json()) as any).error.data.code]).toEqual([
+        403,
+        "method_not_permitted_on_transport",
+      ]);
       await owner.call("session.end");
     } finally {
       owner.close();

@@ -72,7 +72,10 @@ async function recordSession(c: Caller): Promise<string> {
 async function serve(): Promise<{ d: ServeDaemon; socket: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "devicerail-privileged-"));
   const socket = join(dir, "rpc.sock");
-  const d = await ServeDaemon.start(["--listen", "127.0.0.1:0", "--socket", socket], { DEVICERAIL_TOKEN: TOKEN, DEVICERAIL_ALLOWED_ORIGINS: PAGE_ORIGIN });
+  const d = await ServeDaemon.start(["--listen", "127.0.0.1:0", "--socket", socket], {
+    DEVICERAIL_TOKEN: TOKEN,
+    DEVICERAIL_ALLOWED_ORIGINS: PAGE_ORIGIN,
+  });
   return { d, socket, dir };
 }
 
@@ -87,23 +90,42 @@ describe("privileged methods", () => {
 
       const ws = new RpcWs(d.port);
       expect(await ws.opened).toBe(true);
-      expect((await ws.call("system.hello", helloParams())).result.transport).toEqual({ kind: "webSocket", framing: "jsonMessage" });
+      expect((await ws.call("system.hello", helloParams())).result.transport).toEqual({
+        kind: "webSocket",
+        framing: "jsonMessage",
+      });
       const refused = async (method: string, params?: unknown) => (await ws.call(method, params)).error;
-      expect(await refused("events.clear", { sessionId: other })).toEqual(refusal("events.clear", "webSocket", "always"));
+      expect(await refused("events.clear", { sessionId: other })).toEqual(
+        refusal("events.clear", "webSocket", "always"),
+      );
       expect(await refused("sessions.list")).toEqual(refusal("sessions.list", "webSocket", "always"));
-      expect(await refused("devicerail.sessions.list", { limit: 5 })).toEqual(refusal("devicerail.sessions.list", "webSocket", "always"));
-      expect(await refused("events.list", { sessionId: other })).toEqual(refusal("events.list", "webSocket", "otherSession"));
-      expect(await refused("session.export", { sessionId: other })).toEqual(refusal("session.export", "webSocket", "otherSession"));
+      expect(await refused("devicerail.sessions.list", { limit: 5 })).toEqual(
+        refusal("devicerail.sessions.list", "webSocket", "always"),
+      );
+      expect(await refused("events.list", { sessionId: other })).toEqual(
+        refusal("events.list", "webSocket", "otherSession"),
+      );
+      expect(await refused("session.export", { sessionId: other })).toEqual(
+        refusal("session.export", "webSocket", "otherSession"),
+      );
       // An id that names no Session is refused the same way: the socket learns nothing about which exist.
-      expect(await refused("events.list", { sessionId: crypto.randomUUID() })).toEqual(refusal("events.list", "webSocket", "otherSession"));
+      expect(await refused("events.list", { sessionId: crypto.randomUUID() })).toEqual(
+        refusal("events.list", "webSocket", "otherSession"),
+      );
 
       // Not privileged: the device list, the socket's own Session and its reads, a standard action.
       expect((await ws.call("devices.list")).result.devices.map((x: { id: string }) => x.id)).toEqual(["mock-1"]);
       await ws.call("device.connect");
       const own = (await ws.call("session.start")).result.id as string;
       expect((await ws.call("device.execute", tap())).result.output).toEqual({ accepted: true, x: 1, y: 2 });
-      expect(await refused("device.execute", secret())).toEqual(refusal("device.execute", "webSocket", "protectedAction"));
-      expect((await ws.call("events.list", { sessionId: own })).result.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted"]);
+      expect(await refused("device.execute", secret())).toEqual(
+        refusal("device.execute", "webSocket", "protectedAction"),
+      );
+      expect((await ws.call("events.list", { sessionId: own })).result.map((e: any) => e.payload.type)).toEqual([
+        "sessionStarted",
+        "actionStarted",
+        "actionCompleted",
+      ]);
       expect((await ws.call("events.list")).result).toHaveLength(3);
       expect((await ws.call("session.end")).result.state).toBe("ended");
       expect((await ws.call("session.export", { sessionId: own })).result.session.id).toBe(own);
@@ -111,7 +133,12 @@ describe("privileged methods", () => {
 
       // Nothing the refused calls named changed: the other Session is still there, the secret never ran.
       expect((await owner.call("events.list", { sessionId: other })).result).toHaveLength(4);
-      expect((await owner.call("events.list", { sessionId: own })).result.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+      expect((await owner.call("events.list", { sessionId: own })).result.map((e: any) => e.payload.type)).toEqual([
+        "sessionStarted",
+        "actionStarted",
+        "actionCompleted",
+        "sessionEnded",
+      ]);
       owner.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -122,7 +149,10 @@ describe("privileged methods", () => {
     const { d, dir } = await serve();
     await using _ = d;
     try {
-      const fixture = (kind: string) => JSON.parse(readFileSync(join(ROOT, `fixtures/protocol/events.clear/not-permitted-on-websocket.${kind}.json`), "utf8"));
+      const fixture = (kind: string) =>
+        JSON.parse(
+          readFileSync(join(ROOT, `fixtures/protocol/events.clear/not-permitted-on-websocket.${kind}.json`), "utf8"),
+        );
       const { jsonrpc: _v, id: _id, ...request } = fixture("request");
       const ws = new RpcWs(d.port);
       expect(await ws.opened).toBe(true);
@@ -139,7 +169,10 @@ describe("privileged methods", () => {
     const { d, socket, dir } = await serve();
     await using _ = d;
     try {
-      for (const [target, transport] of [[{ port: d.port }, "tcp"], [{ unix: socket }, "unix"]] as const) {
+      for (const [target, transport] of [
+        [{ port: d.port }, "tcp"],
+        [{ unix: socket }, "unix"],
+      ] as const) {
         const writer = await RpcSocket.connect(target, { tokenLine: TOKEN });
         expect((await writer.hello()).result.transport.kind).toBe(transport);
         const recorded = await recordSession(writer);
@@ -152,10 +185,15 @@ describe("privileged methods", () => {
         const reader = await RpcSocket.connect(target, { tokenLine: TOKEN });
         await reader.hello();
         expect((await reader.call("sessions.list")).result.map((s: { id: string }) => s.id)).toContain(recorded);
-        expect((await reader.call("devicerail.sessions.list")).result.sessions.map((s: { id: string }) => s.id)).toContain(recorded);
+        expect(
+          (await reader.call("devicerail.sessions.list")).result.sessions.map((s: { id: string }) => s.id),
+        ).toContain(recorded);
         expect((await reader.call("events.list", { sessionId: recorded })).result).toHaveLength(4);
         expect((await reader.call("session.export", { sessionId: recorded })).result.session.id).toBe(recorded);
-        expect((await reader.call("events.clear", { sessionId: recorded })).result).toEqual({ deleted: true, sessionId: recorded });
+        expect((await reader.call("events.clear", { sessionId: recorded })).result).toEqual({
+          deleted: true,
+          sessionId: recorded,
+        });
         reader.close();
       }
     } finally {
@@ -175,7 +213,10 @@ describe("privileged methods", () => {
       await owner.call("session.end");
       const sha = observed.screenshot.sha256 as string;
       const base = `http://127.0.0.1:${d.port}`;
-      const get = (path: string, page: boolean) => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${TOKEN}`, ...(page ? { Origin: PAGE_ORIGIN } : {}) } });
+      const get = (path: string, page: boolean) =>
+        fetch(`${base}${path}`, {
+          headers: { Authorization: `Bearer ${TOKEN}`, ...(page ? { Origin: PAGE_ORIGIN } : {}) },
+        });
       const answer = async (res: Response) => ({ status: res.status, error: ((await res.json()) as any).error });
 
       const cases: [string, string, Privileged][] = [
@@ -185,11 +226,18 @@ describe("privileged methods", () => {
         [`/evidence/${sha}`, "GET /evidence/{id}", "always"],
       ];
       for (const [path, method, privileged] of cases) {
-        expect({ path, ...(await answer(await get(path, true))) }).toEqual({ path, status: 403, error: refusal(method, "http", privileged) });
+        expect({ path, ...(await answer(await get(path, true))) }).toEqual({
+          path,
+          status: 403,
+          error: refusal(method, "http", privileged),
+        });
         expect({ path, status: (await get(path, false)).status }).toEqual({ path, status: 200 });
       }
       const report = await get(`/sessions/${recorded}/report`, true);
-      expect({ status: report.status, code: ((await report.json()) as any).error.data.code }).toEqual({ status: 403, code: "method_not_permitted_on_transport" });
+      expect({ status: report.status, code: ((await report.json()) as any).error.data.code }).toEqual({
+        status: 403,
+        code: "method_not_permitted_on_transport",
+      });
       expect((await get(`/sessions/${recorded}/report`, false)).status).toBe(200);
       expect((await get("/devices", true)).status).toBe(200);
 
@@ -197,11 +245,19 @@ describe("privileged methods", () => {
       const post = (page: boolean) =>
         fetch(`${base}/devices/_/actions/inputSecret`, {
           method: "POST",
-          headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", ...(page ? { Origin: PAGE_ORIGIN } : {}) },
+          headers: {
+            Authorization: `Bearer ${TOKEN}`,
+            "Content-Type": "application/json",
+            ...(page ? { Origin: PAGE_ORIGIN } : {}),
+          },
           body: JSON.stringify({ secret: "hunter2-privileged" }),
         });
       const fromPage = await post(true);
-      expect({ ...(await answer(fromPage)), session: fromPage.headers.get("devicerail-session") }).toEqual({ status: 403, error: refusal("device.execute", "http", "protectedAction"), session: null });
+      expect({ ...(await answer(fromPage)), session: fromPage.headers.get("devicerail-session") }).toEqual({
+        status: 403,
+        error: refusal("device.execute", "http", "protectedAction"),
+        session: null,
+      });
       // Refused before a Session was started for it.
       expect((await owner.call("sessions.list")).result).toHaveLength(before);
       expect((await post(false)).status).toBe(200);

@@ -15,10 +15,22 @@ const secretCall = (id: string, secret: unknown) => ({ id, name: "inputSecret", 
 describe("protected actions", () => {
   test("are hidden and refused unless action.protected.v1 was negotiated", async () => {
     await using d = spawnDaemon();
-    await d.call("system.hello", { ...helloParams(), features: { optional: ALL_FEATURES.filter((f) => f !== "action.protected.v1") } });
+    await d.call("system.hello", {
+      ...helloParams(),
+      features: { optional: ALL_FEATURES.filter((f) => f !== "action.protected.v1") },
+    });
     await d.call("device.connect");
     // inputSecret and the protected semantic action setElementValue are not even listed.
-    expect(((await d.call("device.capabilities")).result as any[]).map((a) => a.name)).toEqual(["tap", "inputText", "scroll", "back", "findElement", "tapElement", "clearElement", "waitForElement"]);
+    expect(((await d.call("device.capabilities")).result as any[]).map((a) => a.name)).toEqual([
+      "tap",
+      "inputText",
+      "scroll",
+      "back",
+      "findElement",
+      "tapElement",
+      "clearElement",
+      "waitForElement",
+    ]);
     await d.call("session.start");
     const r = await d.call("device.execute", secretCall("0a6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", CANARY));
     expect(r.error).toEqual({
@@ -80,29 +92,58 @@ describe("protected actions", () => {
       kind: "selector",
       selector: { context: null, role: null, name: null, value: null, identifier, text: null, css: null },
     });
-    await call("device.execute", { id: crypto.randomUUID(), name: "tapElement", arguments: { target: target("password") } });
+    await call("device.execute", {
+      id: crypto.randomUUID(),
+      name: "tapElement",
+      arguments: { target: target("password") },
+    });
     await call("device.execute", secretCall(crypto.randomUUID(), CANARY));
-    const set = await call("device.execute", { id: crypto.randomUUID(), name: "setElementValue", arguments: { target: target("username"), value: CANARY } });
+    const set = await call("device.execute", {
+      id: crypto.randomUUID(),
+      name: "setElementValue",
+      arguments: { target: target("username"), value: CANARY },
+    });
     expect(set.result).toEqual(
       expect.objectContaining({
         output: { element: expect.objectContaining({ stableNodeId: "login/username" }) },
-        before: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction", uiSnapshotOmission: "protectedAction" }),
-        after: expect.objectContaining({ screenshot: null, screenshotOmission: "protectedAction", uiSnapshotOmission: "protectedAction" }),
+        before: expect.objectContaining({
+          screenshot: null,
+          screenshotOmission: "protectedAction",
+          uiSnapshotOmission: "protectedAction",
+        }),
+        after: expect.objectContaining({
+          screenshot: null,
+          screenshotOmission: "protectedAction",
+          uiSnapshotOmission: "protectedAction",
+        }),
         evidence: [],
       }),
     );
     const observed = (await call("device.observe")).result;
     const tree = (await call("ui.snapshot.get", { observationId: observed.id })).result;
     const bullets = "•".repeat(CANARY.length);
-    expect(tree.nodes.filter((n: any) => n.identifier === "username" || n.identifier === "password").map((n: any) => [n.identifier, n.value, n.text])).toEqual([
+    expect(
+      tree.nodes
+        .filter((n: any) => n.identifier === "username" || n.identifier === "password")
+        .map((n: any) => [n.identifier, n.value, n.text]),
+    ).toEqual([
       ["username", bullets, bullets],
       ["password", bullets, bullets],
     ]);
     await call("verdict.record", { verdict: { status: "pass", summary: "typed the password" } });
     const events = (await call("events.list", { sessionId })).result as any[];
     const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call);
-    expect(started.map((c) => c.name)).toEqual(["inputSecret", "inputSecret", "inputSecret", "inputSecret", "tapElement", "inputSecret", "setElementValue"]);
-    for (const c of started.filter((c) => c.name !== "tapElement")) expect(c).toEqual({ id: expect.any(String), name: c.name, arguments: null, argumentsRedacted: true });
+    expect(started.map((c) => c.name)).toEqual([
+      "inputSecret",
+      "inputSecret",
+      "inputSecret",
+      "inputSecret",
+      "tapElement",
+      "inputSecret",
+      "setElementValue",
+    ]);
+    for (const c of started.filter((c) => c.name !== "tapElement"))
+      expect(c).toEqual({ id: expect.any(String), name: c.name, arguments: null, argumentsRedacted: true });
     await call("session.end");
     await call("session.export", { sessionId });
     await call("session.export", { sessionId, limit: 2 });

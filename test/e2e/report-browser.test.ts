@@ -12,7 +12,14 @@ import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { cli, tempCwd } from "../daemon/cli/run.ts";
 import { canaryForms, leaksIn } from "../support/canary.ts";
-import { type PageProblems, browserForFile, decodeScreenshot, describeWithChromium, undecodedImages, watchPage } from "../support/chromium.ts";
+import {
+  type PageProblems,
+  browserForFile,
+  decodeScreenshot,
+  describeWithChromium,
+  undecodedImages,
+  watchPage,
+} from "../support/chromium.ts";
 import type { RpcResponse } from "../support/daemon.ts";
 import { helloParams } from "../support/hello.ts";
 import { TcpClient } from "../support/tcp-client.ts";
@@ -35,7 +42,10 @@ const PASSWORD = { x: 640, y: 220 };
 const SIGN_IN = { x: 640, y: 292 };
 const NOPE_ERROR = "element_not_found: element was not found";
 
-const selector = (identifier: string) => ({ kind: "selector", selector: { context: null, role: null, name: null, value: null, identifier, text: null, css: null } });
+const selector = (identifier: string) => ({
+  kind: "selector",
+  selector: { context: null, role: null, name: null, value: null, identifier, text: null, css: null },
+});
 
 async function must(c: TcpClient, method: string, params?: unknown): Promise<any> {
   const r = await within(c.call(method, params), 15_000, `no answer to ${method}`);
@@ -107,7 +117,12 @@ const KIND: Record<string, string> = {
   mediaFrameCaptured: "media",
   mediaStreamEnded: "media",
 };
-const STATUS: Record<string, string> = { succeeded: "ok", failed: "failed", cancelled: "cancelled", timedOut: "timedOut" };
+const STATUS: Record<string, string> = {
+  succeeded: "ok",
+  failed: "failed",
+  cancelled: "cancelled",
+  timedOut: "timedOut",
+};
 
 /** The spec's steps of a model: every event but an action's completion, which joins its start. */
 function expectedSteps(model: any): ExpectedStep[] {
@@ -124,7 +139,12 @@ function expectedSteps(model: any): ExpectedStep[] {
 
 /** The action step of the call named `name` whose arguments match `args`. */
 function actionStep(steps: ExpectedStep[], name: string, args?: Record<string, unknown>): ExpectedStep {
-  const found = steps.find((s) => s.kind === "action" && s.event.payload.call.name === name && (!args || Object.entries(args).every(([k, v]) => s.event.payload.call.arguments?.[k] === v)));
+  const found = steps.find(
+    (s) =>
+      s.kind === "action" &&
+      s.event.payload.call.name === name &&
+      (!args || Object.entries(args).every(([k, v]) => s.event.payload.call.arguments?.[k] === v)),
+  );
   if (!found) throw new Error(`no ${name} step with ${JSON.stringify(args)}`);
   return found;
 }
@@ -132,13 +152,22 @@ function actionStep(steps: ExpectedStep[], name: string, args?: Record<string, u
 /** The steps as the page shows them, in document order. */
 const renderedSteps = (page: Page) =>
   page.$$eval("ol#timeline > li.step", (els: any[]) =>
-    els.map((e) => ({ id: e.id, seq: Number(e.dataset.seq), kind: e.dataset.kind, status: e.dataset.status, tabindex: e.getAttribute("tabindex"), hidden: e.hasAttribute("hidden") })),
+    els.map((e) => ({
+      id: e.id,
+      seq: Number(e.dataset.seq),
+      kind: e.dataset.kind,
+      status: e.dataset.status,
+      tabindex: e.getAttribute("tabindex"),
+      hidden: e.hasAttribute("hidden"),
+    })),
   );
 
 const visibleSeqs = async (page: Page) => (await renderedSteps(page)).filter((s) => !s.hidden).map((s) => s.seq);
 
 const selectedSteps = (page: Page) =>
-  page.$$eval("ol#timeline > li.step.selected", (els: any[]) => els.map((e) => ({ seq: Number(e.dataset.seq), current: e.getAttribute("aria-current") })));
+  page.$$eval("ol#timeline > li.step.selected", (els: any[]) =>
+    els.map((e) => ({ seq: Number(e.dataset.seq), current: e.getAttribute("aria-current") })),
+  );
 
 /**
  * Waits until exactly step `seq` is selected (class and aria-current) and, unless `hash` is false
@@ -146,10 +175,14 @@ const selectedSteps = (page: Page) =>
  */
 async function expectSelected(page: Page, seq: number, hash = true): Promise<void> {
   await page
-    .waitForFunction((n: number) => {
-      const sel = document.querySelectorAll("ol#timeline > li.step.selected");
-      return sel.length === 1 && Number(sel[0].dataset.seq) === n;
-    }, seq, { timeout: 3_000 })
+    .waitForFunction(
+      (n: number) => {
+        const sel = document.querySelectorAll("ol#timeline > li.step.selected");
+        return sel.length === 1 && Number(sel[0].dataset.seq) === n;
+      },
+      seq,
+      { timeout: 3_000 },
+    )
     .catch(() => {});
   const shown = { selected: await selectedSteps(page), hash: hash ? await page.evaluate(() => location.hash) : null };
   expect(shown).toEqual({ selected: [{ seq, current: "true" }], hash: hash ? `#seq-${seq}` : null });
@@ -159,7 +192,12 @@ const noProblems = (p: PageProblems) => expect(p).toEqual({ consoleErrors: [], p
 
 /** The lines of a list in #detail, as text with whitespace collapsed; `visibleOnly` leaves out hidden ones. */
 const lines = (page: Page, css: string, visibleOnly = false) =>
-  page.$$eval(`#detail ${css}`, (els: any[], only: boolean) => els.filter((e) => !only || !e.hasAttribute("hidden")).map((e) => e.textContent.replace(/\s+/g, " ").trim()), visibleOnly);
+  page.$$eval(
+    `#detail ${css}`,
+    (els: any[], only: boolean) =>
+      els.filter((e) => !only || !e.hasAttribute("hidden")).map((e) => e.textContent.replace(/\s+/g, " ").trim()),
+    visibleOnly,
+  );
 
 describeWithChromium("session report in Chromium", () => {
   const browser = browserForFile();
@@ -213,24 +251,54 @@ describeWithChromium("session report in Chromium", () => {
   test("the exported file opens offline with every step, picture and header field and no errors", async () => {
     await using r = await openFile();
     const { page, problems } = r;
-    expect(await renderedSteps(page)).toEqual(steps.map((s) => ({ id: `seq-${s.seq}`, seq: s.seq, kind: s.kind, status: s.status, tabindex: "-1", hidden: false })));
+    expect(await renderedSteps(page)).toEqual(
+      steps.map((s) => ({
+        id: `seq-${s.seq}`,
+        seq: s.seq,
+        kind: s.kind,
+        status: s.status,
+        tabindex: "-1",
+        hidden: false,
+      })),
+    );
     const count = (type: string) => model.events.filter((e: any) => e.payload.type === type).length;
-    expect({ actions: await page.locator("li.step[data-kind=action]").count(), observations: await page.locator("li.step[data-kind=observation]").count() }).toEqual({
+    expect({
+      actions: await page.locator("li.step[data-kind=action]").count(),
+      observations: await page.locator("li.step[data-kind=observation]").count(),
+    }).toEqual({
       actions: model.summary.actions,
       observations: count("observationCaptured"),
     });
     expect([model.summary.actions, count("observationCaptured")]).toEqual([7, 2]);
 
     // Taps carry before and after thumbnails, observations their screen.
-    for (const s of steps.filter((s) => (s.kind === "action" && s.event.payload.call.name === "tap") || s.kind === "observation")) {
-      const roles = await stepById(page, s.seq).locator("img.thumb").evaluateAll((els: any[]) => els.map((e) => e.dataset.role));
-      expect({ seq: s.seq, roles }).toEqual({ seq: s.seq, roles: s.kind === "observation" ? ["screen"] : ["before", "after"] });
+    for (const s of steps.filter(
+      (s) => (s.kind === "action" && s.event.payload.call.name === "tap") || s.kind === "observation",
+    )) {
+      const roles = await stepById(page, s.seq)
+        .locator("img.thumb")
+        .evaluateAll((els: any[]) => els.map((e) => e.dataset.role));
+      expect({ seq: s.seq, roles }).toEqual({
+        seq: s.seq,
+        roles: s.kind === "observation" ? ["screen"] : ["before", "after"],
+      });
     }
     expect(await undecodedImages(page)).toEqual([]);
 
     const field = (name: string) => page.locator(`#summary [data-field=${name}]`).innerText();
-    const header = Object.fromEntries(await Promise.all(["device", "platform", "os", "app", "host", "version", "outcome", "verdicts"].map(async (f) => [f, await field(f)])));
-    expect([header.platform, header.os, header.app].map((t) => t.trim())).toEqual(["mock", "0.1", "com.devicerail.mock"]);
+    const header = Object.fromEntries(
+      await Promise.all(
+        ["device", "platform", "os", "app", "host", "version", "outcome", "verdicts"].map(async (f) => [
+          f,
+          await field(f),
+        ]),
+      ),
+    );
+    expect([header.platform, header.os, header.app].map((t) => t.trim())).toEqual([
+      "mock",
+      "0.1",
+      "com.devicerail.mock",
+    ]);
     expect(header.device).toContain(model.device.name);
     expect(header.device).toContain(model.device.id);
     expect([model.device.name, model.device.id]).toEqual(["DeviceRail Mock Device", "mock-1"]);
@@ -245,13 +313,22 @@ describeWithChromium("session report in Chromium", () => {
     await using r = await openFile();
     const { page, problems } = r;
     const secret = actionStep(steps, "inputSecret");
-    expect(secret.event.payload.call).toEqual({ id: expect.any(String), name: "inputSecret", arguments: null, argumentsRedacted: true });
-    expect(await stepById(page, secret.seq).locator(".redacted").innerText()).toBe("arguments redacted (protected action)");
+    expect(secret.event.payload.call).toEqual({
+      id: expect.any(String),
+      name: "inputSecret",
+      arguments: null,
+      argumentsRedacted: true,
+    });
+    expect(await stepById(page, secret.seq).locator(".redacted").innerText()).toBe(
+      "arguments redacted (protected action)",
+    );
     await stepById(page, secret.seq).click();
     await expectSelected(page, secret.seq);
     expect(await page.locator("#detail").innerText()).toContain("arguments redacted (protected action)");
     const forms = canaryForms(CANARY);
-    expect([...leaksIn(forms, "report file", html), ...leaksIn(forms, "page.content()", await page.content())]).toEqual([]);
+    expect([...leaksIn(forms, "report file", html), ...leaksIn(forms, "page.content()", await page.content())]).toEqual(
+      [],
+    );
     noProblems(problems);
   }, 30_000);
 
@@ -266,11 +343,20 @@ describeWithChromium("session report in Chromium", () => {
       })),
     );
     const started = model.events[0].atMs;
-    const clock = (ms: number) => `+${Math.floor(ms / 60_000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}.${String(ms % 1000).padStart(3, "0")}`;
+    const clock = (ms: number) =>
+      `+${Math.floor(ms / 60_000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}.${String(ms % 1000).padStart(3, "0")}`;
     const expected = steps.map((s) => {
       const p = s.event.payload;
       const title =
-        s.kind === "action" ? p.call.name : s.kind === "observation" ? "observation" : s.kind === "verdict" ? `verdict ${p.verdict.status}` : p.type === "sessionStarted" ? "session started" : "session ended";
+        s.kind === "action"
+          ? p.call.name
+          : s.kind === "observation"
+            ? "observation"
+            : s.kind === "verdict"
+              ? `verdict ${p.verdict.status}`
+              : p.type === "sessionStarted"
+                ? "session started"
+                : "session ended";
       let duration: string | null = null;
       if (s.completion) {
         const o = s.completion.payload.outcome;
@@ -294,7 +380,11 @@ describeWithChromium("session report in Chromium", () => {
           caption: f.querySelector("figcaption")?.textContent.trim() ?? null,
           img: !!f.querySelector(".shot-frame > img.shot-img"),
           viewBox: f.querySelector(".shot-frame svg.markers")?.getAttribute("viewBox") ?? null,
-          taps: [...f.querySelectorAll("svg.markers circle.marker-tap")].map((c: any) => ({ cx: Number(c.getAttribute("cx")), cy: Number(c.getAttribute("cy")), r: Number(c.getAttribute("r")) })),
+          taps: [...f.querySelectorAll("svg.markers circle.marker-tap")].map((c: any) => ({
+            cx: Number(c.getAttribute("cx")),
+            cy: Number(c.getAttribute("cy")),
+            r: Number(c.getAttribute("r")),
+          })),
         })),
       );
       expect(figures.map((f) => [f.role, f.caption, f.img])).toEqual([
@@ -314,7 +404,10 @@ describeWithChromium("session report in Chromium", () => {
       const [frameBox, imgBox] = [await frame.boundingBox(), await frame.locator("img.shot-img").boundingBox()];
       if (!frameBox || !imgBox) throw new Error("the before frame is not displayed");
       const pixels = decodeScreenshot(await frame.screenshot());
-      const want = { x: imgBox.x - frameBox.x + (point.x / SCREEN.width) * imgBox.width, y: imgBox.y - frameBox.y + (point.y / SCREEN.height) * imgBox.height };
+      const want = {
+        x: imgBox.x - frameBox.x + (point.x / SCREEN.width) * imgBox.width,
+        y: imgBox.y - frameBox.y + (point.y / SCREEN.height) * imgBox.height,
+      };
       const ringRadius = (radius / SCREEN.width) * imgBox.width;
       let [n, sx, sy, far] = [0, 0, 0, 0];
       for (let y = 0; y < pixels.height; y++)
@@ -324,8 +417,15 @@ describeWithChromium("session report in Chromium", () => {
           if (Math.hypot(x + 0.5 - want.x, y + 0.5 - want.y) > ringRadius * 2 + 4) far++;
           else [n, sx, sy] = [n + 1, sx + x + 0.5, sy + y + 0.5];
         }
-      const found = { near: n > 20, far, dx: Math.round(Math.abs(sx / n - want.x)), dy: Math.round(Math.abs(sy / n - want.y)) };
-      console.log(`tap ${point.x},${point.y}: ${n} red-ish pixels around (${want.x.toFixed(1)}, ${want.y.toFixed(1)}) of a ${pixels.width}x${pixels.height} frame, centroid off by ${found.dx},${found.dy} px, ${far} elsewhere`);
+      const found = {
+        near: n > 20,
+        far,
+        dx: Math.round(Math.abs(sx / n - want.x)),
+        dy: Math.round(Math.abs(sy / n - want.y)),
+      };
+      console.log(
+        `tap ${point.x},${point.y}: ${n} red-ish pixels around (${want.x.toFixed(1)}, ${want.y.toFixed(1)}) of a ${pixels.width}x${pixels.height} frame, centroid off by ${found.dx},${found.dy} px, ${far} elsewhere`,
+      );
       expect({ ...found, dx: found.dx <= 3, dy: found.dy <= 3 }).toEqual({ near: true, far: 0, dx: true, dy: true });
     }
     noProblems(problems);
@@ -340,7 +440,11 @@ describeWithChromium("session report in Chromium", () => {
     await page.locator("dialog#viewer[open]").waitFor({ timeout: 3_000 });
     const before = step.completion.payload.outcome.result.before.screenshot.sha256;
     expect(await page.locator("dialog#viewer img#viewer-img").getAttribute("src")).toBe(model.images[before].src);
-    expect(await page.locator("dialog#viewer circle.marker-tap").evaluateAll((els: any[]) => els.map((c) => [Number(c.getAttribute("cx")), Number(c.getAttribute("cy"))]))).toEqual([[FREE_TAP.x, FREE_TAP.y]]);
+    expect(
+      await page
+        .locator("dialog#viewer circle.marker-tap")
+        .evaluateAll((els: any[]) => els.map((c) => [Number(c.getAttribute("cx")), Number(c.getAttribute("cy"))])),
+    ).toEqual([[FREE_TAP.x, FREE_TAP.y]]);
     await page.keyboard.press("Escape");
     await page.locator("dialog#viewer").waitFor({ state: "hidden", timeout: 3_000 });
     expect(await page.locator("dialog#viewer").evaluate((d: any) => d.open)).toBe(false);
@@ -355,7 +459,10 @@ describeWithChromium("session report in Chromium", () => {
     await expectSelected(page, signIn.seq);
     const added = await lines(page, "section.diff ul.diff-lines > li.diff-added");
     const removed = await lines(page, "section.diff ul.diff-lines > li.diff-removed");
-    expect({ addedWelcome: added.some((l) => l.includes("Welcome")), removedUsername: removed.some((l) => l.includes("username") || l.includes("User name")) }).toEqual({
+    expect({
+      addedWelcome: added.some((l) => l.includes("Welcome")),
+      removedUsername: removed.some((l) => l.includes("username") || l.includes("User name")),
+    }).toEqual({
       addedWelcome: true,
       removedUsername: true,
     });
@@ -382,7 +489,12 @@ describeWithChromium("session report in Chromium", () => {
     await using r = await openFile();
     const { page, problems } = r;
     const withTree = steps.filter((s) => {
-      const obs = s.kind === "observation" ? [s.event.payload.observation] : s.completion?.payload.outcome.result ? [s.completion.payload.outcome.result.after, s.completion.payload.outcome.result.before] : [];
+      const obs =
+        s.kind === "observation"
+          ? [s.event.payload.observation]
+          : s.completion?.payload.outcome.result
+            ? [s.completion.payload.outcome.result.after, s.completion.payload.outcome.result.before]
+            : [];
       return obs.some((o: any) => o?.uiSnapshot);
     });
     expect(withTree.length).toBe(7);
@@ -391,7 +503,11 @@ describeWithChromium("session report in Chromium", () => {
       await stepById(page, s.seq).click();
       await expectSelected(page, s.seq);
       const tree = page.locator("#detail section.tree");
-      shown.push({ seq: s.seq, lines: await tree.locator("ol.tree-lines > li").count(), text: (await tree.innerText()).replace(/\s+/g, " ").slice(0, 80) });
+      shown.push({
+        seq: s.seq,
+        lines: await tree.locator("ol.tree-lines > li").count(),
+        text: (await tree.innerText()).replace(/\s+/g, " ").slice(0, 80),
+      });
     }
     expect(shown.filter((s) => s.lines === 0)).toEqual([]);
     noProblems(problems);
@@ -426,14 +542,22 @@ describeWithChromium("session report in Chromium", () => {
     // The first screen's tree has nothing before it; a disabled control is marked.
     const first = steps.find((s) => s.kind === "observation") as ExpectedStep;
     await stepById(page, first.seq).click();
-    expect({ diff: (await page.locator("#detail section.diff").innerText()).includes("first tree"), lines: await lines(page, "section.diff li:is(.diff-added, .diff-removed, .diff-changed)") }).toEqual({ diff: true, lines: [] });
-    expect(await lines(page, "section.tree ol.tree-lines > li")).toContain('Button "Sign in" id=sign_in [disabled] at=640,292 size=480x56');
+    expect({
+      diff: (await page.locator("#detail section.diff").innerText()).includes("first tree"),
+      lines: await lines(page, "section.diff li:is(.diff-added, .diff-removed, .diff-changed)"),
+    }).toEqual({ diff: true, lines: [] });
+    expect(await lines(page, "section.tree ol.tree-lines > li")).toContain(
+      'Button "Sign in" id=sign_in [disabled] at=640,292 size=480x56',
+    );
   }, 30_000);
 
   test("the errors filter shows exactly the failed step and the actions filter hides the rest", async () => {
     await using r = await openFile();
     const { page, problems } = r;
-    const pressed = () => page.$$eval("button[data-filter]", (els: any[]) => Object.fromEntries(els.map((b) => [b.dataset.filter, b.getAttribute("aria-pressed")])));
+    const pressed = () =>
+      page.$$eval("button[data-filter]", (els: any[]) =>
+        Object.fromEntries(els.map((b) => [b.dataset.filter, b.getAttribute("aria-pressed")])),
+      );
     expect(await pressed()).toEqual({ all: "true", actions: "false", errors: "false" });
     const failed = actionStep(steps, "tapElement");
     expect(failed.status).toBe("failed");
@@ -480,10 +604,12 @@ describeWithChromium("session report in Chromium", () => {
     await page.keyboard.press("End");
     await page.keyboard.press("j");
     await expectSelected(page, at(-1));
-    expect(await stepById(page, at(-1)).evaluate((e: any) => {
-      const b = e.getBoundingClientRect();
-      return b.top >= 0 && b.bottom <= window.innerHeight;
-    })).toBe(true);
+    expect(
+      await stepById(page, at(-1)).evaluate((e: any) => {
+        const b = e.getBoundingClientRect();
+        return b.top >= 0 && b.bottom <= window.innerHeight;
+      }),
+    ).toBe(true);
 
     // With the actions filter, j skips the observations.
     await page.locator("button[data-filter=actions]").click();
@@ -509,10 +635,12 @@ describeWithChromium("session report in Chromium", () => {
     {
       await using r = await openFile(`#seq-${verdict.seq}`);
       await expectSelected(r.page, verdict.seq);
-      expect(await stepById(r.page, verdict.seq).evaluate((e: any) => {
-        const b = e.getBoundingClientRect();
-        return b.top >= 0 && b.bottom <= window.innerHeight;
-      })).toBe(true);
+      expect(
+        await stepById(r.page, verdict.seq).evaluate((e: any) => {
+          const b = e.getBoundingClientRect();
+          return b.top >= 0 && b.bottom <= window.innerHeight;
+        }),
+      ).toBe(true);
       noProblems(r.problems);
     }
     // An action's completion is no step of its own: its link goes to the action.
@@ -545,7 +673,9 @@ describeWithChromium("session report in Chromium", () => {
     await stepById(page, actionStep(steps, "tap", FREE_TAP).seq).click();
     await page.locator("#detail figure.shot[data-role=before] img.shot-img").click();
     await shoot("file-viewer-dialog.png");
-    console.log(`report screenshots:\n  ${paths.join("\n  ")}\n  (the report itself: ${join(shotsDir, "report.html")})`);
+    console.log(
+      `report screenshots:\n  ${paths.join("\n  ")}\n  (the report itself: ${join(shotsDir, "report.html")})`,
+    );
   }, 30_000);
 
   test("the live viewer shows a new action within a second and reports the end of the Session", async () => {
@@ -559,7 +689,9 @@ describeWithChromium("session report in Chromium", () => {
       const url = `http://127.0.0.1:${daemon.port}/sessions/${live}/report`;
       const response = await page.goto(url);
       expect(response?.status()).toBe(200);
-      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "live", null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "live", null, {
+        timeout: 10_000,
+      });
       const before = await page.locator("ol#timeline > li.step").count();
       expect(before).toBe(3);
 
@@ -572,10 +704,19 @@ describeWithChromium("session report in Chromium", () => {
           if (all.length <= n) return;
           window.__appearedAt ??= Date.now();
           const last = all[all.length - 1];
-          const done = last.dataset.status === "ok" && last.querySelector(".step-duration") && last.querySelector("img.thumb[data-role=after]");
-          if (last.querySelector(".step-title")?.textContent.trim() === "tap" && done) window.__completedAt ??= Date.now();
+          const done =
+            last.dataset.status === "ok" &&
+            last.querySelector(".step-duration") &&
+            last.querySelector("img.thumb[data-role=after]");
+          if (last.querySelector(".step-title")?.textContent.trim() === "tap" && done)
+            window.__completedAt ??= Date.now();
         };
-        new MutationObserver(check).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+        new MutationObserver(check).observe(document.body, {
+          subtree: true,
+          childList: true,
+          attributes: true,
+          characterData: true,
+        });
       }, before);
       const sentAt = Date.now();
       const tap = await act(c, "tap", PASSWORD);
@@ -585,7 +726,9 @@ describeWithChromium("session report in Chromium", () => {
       const latency = seen.completed === null ? null : seen.completed - answeredAt;
       // The same machine's clock: the daemon stamped the completion event when it appended it.
       const events = (await must(c, "events.list", { sessionId: live })) as any[];
-      const completedEvent = events.find((e) => e.payload.type === "actionCompleted" && e.payload.callId === tap.callId);
+      const completedEvent = events.find(
+        (e) => e.payload.type === "actionCompleted" && e.payload.callId === tap.callId,
+      );
       const fromEvent = seen.completed === null ? null : seen.completed - completedEvent.atMs;
       console.log(
         `live viewer: the new tap step ${seen.appeared === null ? "never appeared" : `appeared ${seen.appeared - answeredAt} ms`} and ${latency === null ? "never showed as completed" : `showed as completed ${latency} ms`} after the RPC answer (negative: before it), ${fromEvent} ms after the daemon appended the completion; the RPC took ${answeredAt - sentAt} ms`,
@@ -594,25 +737,43 @@ describeWithChromium("session report in Chromium", () => {
       expect(latency as number).toBeLessThan(1000);
       expect(fromEvent as number).toBeLessThan(1000);
       const last = page.locator("ol#timeline > li.step").last();
-      expect(await last.evaluate((e: any) => ({ kind: e.dataset.kind, status: e.dataset.status, id: e.id.startsWith("seq-") }))).toEqual({ kind: "action", status: "ok", id: true });
+      expect(
+        await last.evaluate((e: any) => ({
+          kind: e.dataset.kind,
+          status: e.dataset.status,
+          id: e.id.startsWith("seq-"),
+        })),
+      ).toEqual({ kind: "action", status: "ok", id: true });
 
       // The new step's screenshots come from the daemon, its tree too.
       await last.click();
       await page.locator("#detail section.tree ol.tree-lines > li").first().waitFor({ timeout: 5_000 });
-      expect(await last.locator("img.thumb").evaluateAll((els: any[]) => els.map((e) => [e.dataset.role, e.getAttribute("src").startsWith("/evidence/")]))).toEqual([
+      expect(
+        await last
+          .locator("img.thumb")
+          .evaluateAll((els: any[]) =>
+            els.map((e) => [e.dataset.role, e.getAttribute("src").startsWith("/evidence/")]),
+          ),
+      ).toEqual([
         ["before", true],
         ["after", true],
       ]);
       expect(await undecodedImages(page)).toEqual([]);
       // The Mock is where the first Session left it (signed in); every screen has its title there.
-      expect((await lines(page, "section.tree ol.tree-lines > li")).filter((l) => /^Text ".+" id=title at=640,72 size=480x64$/.test(l))).toHaveLength(1);
+      expect(
+        (await lines(page, "section.tree ol.tree-lines > li")).filter((l) =>
+          /^Text ".+" id=title at=640,72 size=480x64$/.test(l),
+        ),
+      ).toHaveLength(1);
 
       const shot = join(shotsDir, "live-viewer.png");
       await page.screenshot({ path: shot });
       console.log(`live viewer screenshot: ${shot}`);
 
       await must(c, "session.end");
-      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "ended", null, { timeout: 5_000 });
+      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "ended", null, {
+        timeout: 5_000,
+      });
       const ended = join(shotsDir, "live-viewer-ended.png");
       await page.screenshot({ path: ended });
       console.log(`live viewer screenshot after the end: ${ended}`);
@@ -623,7 +784,10 @@ describeWithChromium("session report in Chromium", () => {
       const againProblems = watchPage(again);
       await again.goto(url);
       await again.locator("ol#timeline > li.step").first().waitFor({ timeout: 5_000 });
-      expect({ status: (await again.locator("#live-status").allTextContents()).join("").trim(), steps: await again.locator("li.step").count() }).toEqual({ status: "", steps: before + 2 });
+      expect({
+        status: (await again.locator("#live-status").allTextContents()).join("").trim(),
+        steps: await again.locator("li.step").count(),
+      }).toEqual({ status: "", steps: before + 2 });
       expect(await undecodedImages(again)).toEqual([]);
       noProblems(againProblems);
     } finally {
@@ -678,8 +842,14 @@ describeWithChromium("session report in Chromium", () => {
         const outcome = await page.evaluate(() => window.outcome);
         console.log(`from ${origin}: ${JSON.stringify(outcome)}; the daemon answered ${JSON.stringify(answers)}`);
         // no-cors gives an opaque, empty answer, or none at all (Chromium's opaque-response blocking).
-        const unread = (o: any) => o.error?.startsWith("TypeError") || (o.type === "opaque" && o.status === 0 && o.length === 0);
-        expect({ origin, cors: outcome.cors.error ?? outcome.cors, noCorsUnread: unread(outcome.noCors), ws: outcome.ws }).toEqual({
+        const unread = (o: any) =>
+          o.error?.startsWith("TypeError") || (o.type === "opaque" && o.status === 0 && o.length === 0);
+        expect({
+          origin,
+          cors: outcome.cors.error ?? outcome.cors,
+          noCorsUnread: unread(outcome.noCors),
+          ws: outcome.ws,
+        }).toEqual({
           origin,
           cors: expect.stringContaining("TypeError"),
           noCorsUnread: true,
@@ -694,7 +864,11 @@ describeWithChromium("session report in Chromium", () => {
       // Plain requests: a foreign Origin is refused, localhost is sent to 127.0.0.1.
       for (const origin of ["http://evil.test", `http://127.0.0.1:${attacker.port}`]) {
         const res = await fetch(target, { headers: { Origin: origin } });
-        expect({ origin, status: res.status, code: ((await res.json()) as any).error?.data?.code }).toEqual({ origin, status: 403, code: "permission_denied" });
+        expect({ origin, status: res.status, code: ((await res.json()) as any).error?.data?.code }).toEqual({
+          origin,
+          status: 403,
+          code: "permission_denied",
+        });
       }
       const page = await context.newPage();
       const res = await page.goto(`http://localhost:${daemon.port}/sessions/${live}/report`);

@@ -47,7 +47,9 @@ describeWithChromium("sessions --open on a port that requires a token", () => {
 
       const opened = await cli(["sessions", "--open", sessionId], { ...env, PATH: "/nonexistent" });
       const url = opened.stdout.trim();
-      expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${record?.port}/sessions/${sessionId}/report\\?ticket=[A-Za-z0-9_-]{32}$`));
+      expect(url).toMatch(
+        new RegExp(`^http://127\\.0\\.0\\.1:${record?.port}/sessions/${sessionId}/report\\?ticket=[A-Za-z0-9_-]{32}$`),
+      );
       expect([opened.code, opened.stderr]).toEqual([0, `devicerail: could not start a browser; open ${url}\n`]);
       expect(`${opened.stdout}${opened.stderr}`).not.toContain(token);
 
@@ -57,12 +59,18 @@ describeWithChromium("sessions --open on a port that requires a token", () => {
       expect(response?.status()).toBe(200);
       // The ticket is spent at once: the address the browser keeps holds a view key instead.
       expect(page.url()).toMatch(new RegExp(`/sessions/${sessionId}/report\\?view=[A-Za-z0-9_-]{32}$`));
-      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "live", null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelector("#live-status")?.textContent.trim() === "live", null, {
+        timeout: 10_000,
+      });
       expect(await page.locator("ol#timeline > li.step").count()).toBe(3);
       expect(await undecodedImages(page)).toEqual([]);
 
       await must(c, "device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 640, y: 220 } });
-      await page.waitForFunction(() => document.querySelectorAll("ol#timeline > li.step img.thumb[data-role=after]").length === 2, null, { timeout: 10_000 });
+      await page.waitForFunction(
+        () => document.querySelectorAll("ol#timeline > li.step img.thumb[data-role=after]").length === 2,
+        null,
+        { timeout: 10_000 },
+      );
       expect(await undecodedImages(page)).toEqual([]);
       expect(problems).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
 
@@ -72,7 +80,7 @@ describeWithChromium("sessions --open on a port that requires a token", () => {
       const again = await context.newPage();
       const spent = await again.goto(url);
       expect(spent?.status()).toBe(401);
-      expect(JSON.parse(await spent?.text() as string).error.data).toEqual({
+      expect(JSON.parse((await spent?.text()) as string).error.data).toEqual({
         code: "authentication_failed",
         message: `this report link was used already or has expired; run \`devicerail sessions --open ${sessionId}\` again`,
         retryable: false,
@@ -84,16 +92,24 @@ describeWithChromium("sessions --open on a port that requires a token", () => {
       expect(src).toMatch(/^\/evidence\/[0-9a-f]{64}\?view=[A-Za-z0-9_-]{32}$/);
       const base = `http://127.0.0.1:${record?.port}`;
       const key = (src as string).split("view=")[1];
-      expect(await Promise.all([
-        fetch(`${base}${src}`).then((r) => r.status),
-        fetch(`${base}${(src as string).split("?")[0]}`).then((r) => r.status),
-        fetch(`${base}/sessions/${sessionId}/export?view=${key}`).then((r) => r.status),
-        fetch(`${base}/devices?view=${key}`).then((r) => r.status),
-        fetch(`${base}/sessions/${sessionId}/report/ticket`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }).then((r) => r.status),
-      ])).toEqual([200, 401, 401, 401, 401]);
+      expect(
+        await Promise.all([
+          fetch(`${base}${src}`).then((r) => r.status),
+          fetch(`${base}${(src as string).split("?")[0]}`).then((r) => r.status),
+          fetch(`${base}/sessions/${sessionId}/export?view=${key}`).then((r) => r.status),
+          fetch(`${base}/devices?view=${key}`).then((r) => r.status),
+          fetch(`${base}/sessions/${sessionId}/report/ticket`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: "{}",
+          }).then((r) => r.status),
+        ]),
+      ).toEqual([200, 401, 401, 401, 401]);
 
       await must(c, "session.end");
-      expect((await cliJson(["sessions"], env)).sessions.find((s: { id: string }) => s.id === sessionId)?.state).toBe("ended");
+      expect((await cliJson(["sessions"], env)).sessions.find((s: { id: string }) => s.id === sessionId)?.state).toBe(
+        "ended",
+      );
     } finally {
       await context.close();
       c.close();

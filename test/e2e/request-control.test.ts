@@ -23,7 +23,13 @@ async function answers(d: DaemonProcess, n: number): Promise<Record<string, RpcR
   return out;
 }
 
-const tap = (id: string, extra: object = {}) => ({ jsonrpc: "2.0", method: "device.execute", params: { id: id === "a" ? A : B, name: "tap", arguments: { x: 1, y: 1 } }, id, ...extra });
+const tap = (id: string, extra: object = {}) => ({
+  jsonrpc: "2.0",
+  method: "device.execute",
+  params: { id: id === "a" ? A : B, name: "tap", arguments: { x: 1, y: 1 } },
+  id,
+  ...extra,
+});
 
 describe("request control over stdio", () => {
   test("two concurrent actions: one cancelled, one timed out, each with exactly one terminal event", async () => {
@@ -49,16 +55,46 @@ describe("request control over stdio", () => {
     d.send({ jsonrpc: "2.0", id: "cancel", method: "request.cancel", params: { requestId: "a" } });
     const got = await answers(d, 3);
     expect(got.cancel?.result).toEqual({ requestId: "a", status: "requested" });
-    expect(got.a?.error?.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } });
-    expect(got.b?.error?.data).toEqual({ code: "request_timed_out", message: "Request timed out after 300 ms", retryable: true, details: { scope: "request", timeoutMs: 300 } });
+    expect(got.a?.error?.data).toEqual({
+      code: "request_cancelled",
+      message: "request was cancelled: Requested",
+      retryable: false,
+      details: { reason: "requested" },
+    });
+    expect(got.b?.error?.data).toEqual({
+      code: "request_timed_out",
+      message: "Request timed out after 300 ms",
+      retryable: true,
+      details: { scope: "request", timeoutMs: 300 },
+    });
     const events = (await d.call("events.list", { sessionId })).result as any[];
-    const completed = Object.fromEntries(events.filter((e) => e.payload.type === "actionCompleted").map((e) => [e.payload.callId, e]));
-    expect(events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call.id).sort()).toEqual([A, B]);
+    const completed = Object.fromEntries(
+      events.filter((e) => e.payload.type === "actionCompleted").map((e) => [e.payload.callId, e]),
+    );
+    expect(
+      events
+        .filter((e) => e.payload.type === "actionStarted")
+        .map((e) => e.payload.call.id)
+        .sort(),
+    ).toEqual([A, B]);
     expect(completed[A].requestId).toBe("a");
-    expect(completed[A].payload.outcome).toEqual({ outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } } });
+    expect(completed[A].payload.outcome).toEqual({
+      outcome: "cancelled",
+      error: {
+        code: "action_cancelled",
+        message: "request was cancelled: Requested",
+        retryable: false,
+        details: { reason: "requested" },
+      },
+    });
     expect(completed[B].payload.outcome).toEqual({
       outcome: "timedOut",
-      error: { code: "action_timeout", message: "Request timed out after 300 ms", retryable: true, details: { scope: "request", timeoutMs: 300 } },
+      error: {
+        code: "action_timeout",
+        message: "Request timed out after 300 ms",
+        retryable: true,
+        details: { scope: "request", timeoutMs: 300 },
+      },
       timeoutMs: 300,
     });
     expect((await d.call("session.end")).result.state).toBe("ended");
@@ -67,12 +103,26 @@ describe("request control over stdio", () => {
   test("the earlier deadline wins: actionTimeoutMs before timeoutMs is action_timed_out", async () => {
     const { d, sessionId } = await hanging("execute");
     await using _ = d;
-    const r = await d.call("device.execute", { id: A, name: "tap", arguments: { x: 1, y: 1 }, actionTimeoutMs: 100 }, { timeoutMs: 5000 });
-    expect(r.error?.data).toEqual({ code: "action_timed_out", message: "Action timed out after 100 ms", retryable: true, details: { scope: "action", timeoutMs: 100 } });
+    const r = await d.call(
+      "device.execute",
+      { id: A, name: "tap", arguments: { x: 1, y: 1 }, actionTimeoutMs: 100 },
+      { timeoutMs: 5000 },
+    );
+    expect(r.error?.data).toEqual({
+      code: "action_timed_out",
+      message: "Action timed out after 100 ms",
+      retryable: true,
+      details: { scope: "action", timeoutMs: 100 },
+    });
     const last = ((await d.call("events.list", { sessionId })).result as any[]).at(-1);
     expect(last.payload.outcome).toEqual({
       outcome: "timedOut",
-      error: { code: "action_timeout", message: "Action timed out after 100 ms", retryable: true, details: { scope: "action", timeoutMs: 100 } },
+      error: {
+        code: "action_timeout",
+        message: "Action timed out after 100 ms",
+        retryable: true,
+        details: { scope: "action", timeoutMs: 100 },
+      },
       timeoutMs: 100,
     });
   });
@@ -113,14 +163,28 @@ describe("request control over stdio", () => {
       expect(r).toEqual({
         jsonrpc: "2.0",
         id: "a",
-        error: { code: -32007, message: "request was cancelled: Shutdown", data: { code: "request_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } } },
+        error: {
+          code: -32007,
+          message: "request was cancelled: Shutdown",
+          data: {
+            code: "request_cancelled",
+            message: "request was cancelled: Shutdown",
+            retryable: false,
+            details: { reason: "shutdown" },
+          },
+        },
       });
       expect(await d.exited).toBe(0);
     }
     await using again = spawnDaemon({ env: { DEVICERAIL_DATA_DIR: dataDir } });
     await again.hello();
     const events = (await again.call("events.list", { sessionId })).result as any[];
-    expect(events.map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+    expect(events.map((e) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "sessionEnded",
+    ]);
     expect(events[2].payload.outcome.error.details).toEqual({ reason: "shutdown" });
     expect(events[3].payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "daemon shutdown" });
   });

@@ -38,7 +38,13 @@ export class ServeDaemon {
   constructor(args: string[], env: Record<string, string> = {}) {
     const full = daemonEnv(env);
     this.dataDir = full.DEVICERAIL_DATA_DIR as string;
-    const proc = Bun.spawn(daemonCommand(["serve", ...args]), { cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: full });
+    const proc = Bun.spawn(daemonCommand(["serve", ...args]), {
+      cwd: ROOT,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: full,
+    });
     this.proc = proc;
     this.exited = proc.exited;
     void (async () => {
@@ -147,7 +153,10 @@ export class RpcSocket {
       close: () => c.onClose(),
       error: () => c.onClose(),
     };
-    c.socket = "unix" in target ? await Bun.connect({ unix: target.unix, socket: handlers }) : await Bun.connect({ hostname: "127.0.0.1", port: target.port, socket: handlers });
+    c.socket =
+      "unix" in target
+        ? await Bun.connect({ unix: target.unix, socket: handlers })
+        : await Bun.connect({ hostname: "127.0.0.1", port: target.port, socket: handlers });
     if (opts.tokenLine !== undefined) c.writeRaw(`DEVICERAIL-TOKEN ${opts.tokenLine}\n`);
     return c;
   }
@@ -173,7 +182,8 @@ export class RpcSocket {
 
   /** The next line that matched no `call`, parsed. */
   async nextUnmatched(): Promise<RpcResponse> {
-    while (this.unmatched.length === 0) await within(new Promise<void>((r) => this.unmatchedWaiters.push(r)), 15_000, "no unmatched line");
+    while (this.unmatched.length === 0)
+      await within(new Promise<void>((r) => this.unmatchedWaiters.push(r)), 15_000, "no unmatched line");
     return JSON.parse(this.unmatched.shift() as string) as RpcResponse;
   }
 

@@ -3,17 +3,41 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { dirname, join } from "node:path";
 import { type DaemonProcess, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
 import { objectPath, storedEvidence } from "../support/stored-evidence.ts";
-import { LOGIN_CONTEXT, LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, MOCK_METADATA, UI_TREE_MEDIA_TYPE } from "../support/mock-screens.ts";
+import {
+  LOGIN_CONTEXT,
+  LOGIN_SCREEN_PNG,
+  LOGIN_SCREEN_SHA,
+  MOCK_METADATA,
+  UI_TREE_MEDIA_TYPE,
+} from "../support/mock-screens.ts";
 
 const MOCK_SHA = LOGIN_SCREEN_SHA;
-const MOCK_REF = { id: `sha256:${MOCK_SHA}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${MOCK_SHA}`, sha256: MOCK_SHA };
+const MOCK_REF = {
+  id: `sha256:${MOCK_SHA}`,
+  mediaType: "image/png",
+  uri: `devicerail://assets/sha256/${MOCK_SHA}`,
+  sha256: MOCK_SHA,
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 async function started(d: DaemonProcess) {
   await d.hello();
-  expect((await d.call("device.connect")).result).toEqual({ id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: true });
+  expect((await d.call("device.connect")).result).toEqual({
+    id: "mock-1",
+    name: "DeviceRail Mock Device",
+    platform: { kind: "mock" },
+    osVersion: "0.1",
+    connected: true,
+  });
   const start = await d.call("session.start");
-  expect(start.result).toEqual({ id: expect.stringMatching(UUID), state: "active", startedAtMs: expect.any(Number), endedAtMs: null, eventCount: 1, lastSequence: 1 });
+  expect(start.result).toEqual({
+    id: expect.stringMatching(UUID),
+    state: "active",
+    startedAtMs: expect.any(Number),
+    endedAtMs: null,
+    eventCount: 1,
+    lastSequence: 1,
+  });
   return start.result.id as string;
 }
 
@@ -52,7 +76,11 @@ describe("Sessions and the event log over stdio", () => {
     // Both objects are small, so their bytes are rows of the database, committed with the event.
     expect(storedEvidence(d.dataDir, MOCK_SHA)).toEqual({ row: true, inline: LOGIN_SCREEN_PNG, file: null });
     const stored = storedEvidence(d.dataDir, tree.evidence.sha256);
-    expect({ length: stored.inline?.length, sha256: stored.inline && sha256(stored.inline), file: stored.file }).toEqual({ length: tree.byteLength, sha256: tree.evidence.sha256, file: null });
+    expect({
+      length: stored.inline?.length,
+      sha256: stored.inline && sha256(stored.inline),
+      file: stored.file,
+    }).toEqual({ length: tree.byteLength, sha256: tree.evidence.sha256, file: null });
   });
 
   test("with DEVICERAIL_EVIDENCE_INLINE_BYTES=0 every evidence object is a file named by its digest", async () => {
@@ -63,7 +91,11 @@ describe("Sessions and the event log over stdio", () => {
     expect(statSync(objectFile(d.dataDir, tree.evidence.sha256)).size).toBe(tree.byteLength);
     expect(await d.close()).toBe(0);
     expect(storedEvidence(d.dataDir, MOCK_SHA)).toEqual({ row: true, inline: null, file: LOGIN_SCREEN_PNG });
-    expect(storedEvidence(d.dataDir, tree.evidence.sha256)).toEqual({ row: true, inline: null, file: expect.any(Uint8Array) });
+    expect(storedEvidence(d.dataDir, tree.evidence.sha256)).toEqual({
+      row: true,
+      inline: null,
+      file: expect.any(Uint8Array),
+    });
   });
 
   test("an invalid DEVICERAIL_EVIDENCE_INLINE_BYTES stops start-up with a message naming it", async () => {
@@ -82,17 +114,45 @@ describe("Sessions and the event log over stdio", () => {
     // Empty space: the screen is unchanged, so one screenshot, and the two trees differ only by
     // the Observation id they carry.
     const tree = expect.objectContaining({ mediaType: UI_TREE_MEDIA_TYPE });
-    expect(r.result).toEqual(expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF, tree, tree] }));
-    const bad = await d.call("device.execute", { id: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "tap", arguments: { x: -1, y: 0 } });
+    expect(r.result).toEqual(
+      expect.objectContaining({ callId, output: { accepted: true, x: 10, y: 20.5 }, evidence: [MOCK_REF, tree, tree] }),
+    );
+    const bad = await d.call("device.execute", {
+      id: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+      name: "tap",
+      arguments: { x: -1, y: 0 },
+    });
     const below = { pointer: "/x", expected: "a number of at least 0", received: "-1" };
-    expect(bad.error?.data).toEqual({ code: "invalid_arguments", message: "invalid arguments for action tap", retryable: false, details: { action: "tap", ...below, issues: [below] } });
-    const unknown = await d.call("device.execute", { id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: { secret: "s3cr3t" } });
+    expect(bad.error?.data).toEqual({
+      code: "invalid_arguments",
+      message: "invalid arguments for action tap",
+      retryable: false,
+      details: { action: "tap", ...below, issues: [below] },
+    });
+    const unknown = await d.call("device.execute", {
+      id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+      name: "selfDestruct",
+      arguments: { secret: "s3cr3t" },
+    });
     expect(unknown.error?.data.code).toBe("unknown_action");
     const dup = await d.call("device.execute", { id: callId, name: "tap", arguments: { x: 1, y: 1 } });
     expect(dup.error?.data.code).toBe("duplicate_action_call");
     const events = (await d.call("events.list", { sessionId })).result;
-    expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "actionStarted", "actionCompleted", "actionStarted", "actionCompleted"]);
-    expect(events[5].payload.call).toEqual({ id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", name: "selfDestruct", arguments: null, argumentsRedacted: true });
+    expect(events.map((e: any) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "actionStarted",
+      "actionCompleted",
+      "actionStarted",
+      "actionCompleted",
+    ]);
+    expect(events[5].payload.call).toEqual({
+      id: "2f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+      name: "selfDestruct",
+      arguments: null,
+      argumentsRedacted: true,
+    });
     expect(JSON.stringify(events)).not.toContain("s3cr3t");
     expect(events[4].payload.outcome).toEqual({ outcome: "failed", error: bad.error?.data });
   });
@@ -101,7 +161,14 @@ describe("Sessions and the event log over stdio", () => {
     await using d = spawnDaemon();
     const sessionId = await started(d);
     const end = await d.call("session.end", { outcome: "failed", reason: "assertion 3 failed" });
-    expect(end.result).toEqual({ id: sessionId, state: "ended", startedAtMs: expect.any(Number), endedAtMs: expect.any(Number), eventCount: 2, lastSequence: 2 });
+    expect(end.result).toEqual({
+      id: sessionId,
+      state: "ended",
+      startedAtMs: expect.any(Number),
+      endedAtMs: expect.any(Number),
+      eventCount: 2,
+      lastSequence: 2,
+    });
     expect((await d.call("session.current")).error?.data.code).toBe("session_required");
     expect((await d.call("device.observe")).error?.data.code).toBe("session_required");
     const events = (await d.call("events.list", { sessionId })).result;
@@ -113,19 +180,44 @@ describe("Sessions and the event log over stdio", () => {
     await using d = spawnDaemon();
     await started(d);
     await d.call("device.observe");
-    const ok = await d.call("verdict.record", { verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] } });
-    expect(ok.result.event).toEqual(expect.objectContaining({ sequence: 3, deviceId: "mock-1", payload: { type: "verdictRecorded", verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] } } }));
+    const ok = await d.call("verdict.record", {
+      verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] },
+    });
+    expect(ok.result.event).toEqual(
+      expect.objectContaining({
+        sequence: 3,
+        deviceId: "mock-1",
+        payload: {
+          type: "verdictRecorded",
+          verdict: { status: "pass", summary: "login screen shown", evidence: [MOCK_REF] },
+        },
+      }),
+    );
     const other = "a".repeat(64);
     const code = async (verdict: unknown) => (await d.call("verdict.record", { verdict })).error?.data;
-    expect(await code({ status: "fail", summary: "x", evidence: [{ ...MOCK_REF, id: `sha256:${other}`, uri: `devicerail://assets/sha256/${other}`, sha256: other }] })).toEqual({
+    expect(
+      await code({
+        status: "fail",
+        summary: "x",
+        evidence: [{ ...MOCK_REF, id: `sha256:${other}`, uri: `devicerail://assets/sha256/${other}`, sha256: other }],
+      }),
+    ).toEqual({
       code: "evidence_not_reachable",
       message: "verdict evidence must already be reachable from the active Session log",
       retryable: false,
       details: { digest: other },
     });
-    expect((await code({ status: "fail", summary: "x", evidence: [MOCK_REF, MOCK_REF] }))?.code).toBe("duplicate_evidence_reference");
-    expect((await code({ status: "fail", summary: "x", evidence: [{ ...MOCK_REF, uri: "file:///etc/passwd" }] }))?.details).toEqual({ reason: "uri is not the canonical DeviceRail asset URI" });
-    expect((await code({ status: "fail", summary: "   " }))?.details).toEqual({ maximumEvidenceReferences: 64, maximumSummaryLength: 16384, method: "verdict.record" });
+    expect((await code({ status: "fail", summary: "x", evidence: [MOCK_REF, MOCK_REF] }))?.code).toBe(
+      "duplicate_evidence_reference",
+    );
+    expect(
+      (await code({ status: "fail", summary: "x", evidence: [{ ...MOCK_REF, uri: "file:///etc/passwd" }] }))?.details,
+    ).toEqual({ reason: "uri is not the canonical DeviceRail asset URI" });
+    expect((await code({ status: "fail", summary: "   " }))?.details).toEqual({
+      maximumEvidenceReferences: 64,
+      maximumSummaryLength: 16384,
+      method: "verdict.record",
+    });
   });
 
   test("ui.snapshot.get returns the stored tree and names missing and unavailable snapshots", async () => {
@@ -133,7 +225,11 @@ describe("Sessions and the event log over stdio", () => {
     await started(d);
     const obs = (await d.call("device.observe")).result;
     const snapshot = (await d.call("ui.snapshot.get", { observationId: obs.id })).result;
-    expect({ observationId: snapshot.observationId, context: snapshot.context, roots: snapshot.rootStableNodeIds }).toEqual({
+    expect({
+      observationId: snapshot.observationId,
+      context: snapshot.context,
+      roots: snapshot.rootStableNodeIds,
+    }).toEqual({
       observationId: obs.id,
       context: LOGIN_CONTEXT,
       roots: ["login"],
@@ -146,7 +242,9 @@ describe("Sessions and the event log over stdio", () => {
       ["login/sign_in", "Button", "Sign in"],
     ]);
     const missing = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
-    expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe("ui_snapshot_not_found");
+    expect((await d.call("ui.snapshot.get", { observationId: missing })).error?.data.code).toBe(
+      "ui_snapshot_not_found",
+    );
 
     // Under screenshot policy omit the tree is not kept either (docs/protocol/devices-and-actions.md#how-a-tree-is-stored).
     await using omit = spawnDaemon({ env: { DEVICERAIL_SCREENSHOT_POLICY: "omit" } });
@@ -165,13 +263,17 @@ describe("Sessions and the event log over stdio", () => {
     await using d = spawnDaemon();
     const sessionId = await started(d);
     for (let i = 0; i < 5; i++) await d.call("device.observe");
-    const seq = async (p: object) => ((await d.call("events.list", { sessionId, ...p })).result as any[]).map((e) => e.sequence);
+    const seq = async (p: object) =>
+      ((await d.call("events.list", { sessionId, ...p })).result as any[]).map((e) => e.sequence);
     expect(await seq({})).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await seq({ afterSequence: 2, limit: 2 })).toEqual([3, 4]);
     expect(await seq({ afterSequence: 6 })).toEqual([]);
     expect(await seq({ afterSequence: 600, limit: 1 })).toEqual([]);
-    for (const limit of [0, 1001]) expect((await d.call("events.list", { sessionId, limit })).error?.data.code).toBe("invalid_params");
-    expect((await d.call("events.list", { sessionId: "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f" })).error?.data.code).toBe("session_not_found");
+    for (const limit of [0, 1001])
+      expect((await d.call("events.list", { sessionId, limit })).error?.data.code).toBe("invalid_params");
+    expect((await d.call("events.list", { sessionId: "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f" })).error?.data.code).toBe(
+      "session_not_found",
+    );
   });
 
   test("paged export equals the legacy export once the Session has ended", async () => {
@@ -187,7 +289,8 @@ describe("Sessions and the event log over stdio", () => {
     const pages: any[] = [];
     let after: number | undefined;
     for (;;) {
-      const page = (await d.call("session.export", { sessionId, limit: 3, ...(after ? { afterSequence: after } : {}) })).result;
+      const page = (await d.call("session.export", { sessionId, limit: 3, ...(after ? { afterSequence: after } : {}) }))
+        .result;
       pages.push(...page.events);
       if (page.nextAfterSequence === undefined) break;
       after = page.nextAfterSequence;
@@ -200,16 +303,23 @@ describe("Sessions and the event log over stdio", () => {
       retryable: false,
       details: { afterSequence: 9, lastSequence: 8, sessionId },
     });
-    expect((await d.call("session.export", { sessionId, afterSequence: 2 })).error?.data.message).toBe("session.export afterSequence requires limit");
+    expect((await d.call("session.export", { sessionId, afterSequence: 2 })).error?.data.message).toBe(
+      "session.export afterSequence requires limit",
+    );
   });
 
   for (const tier of ["inline", "file"] as const) {
     test(`events.clear deletes an ended Session and its unreferenced evidence, and refuses active and unknown ids (${tier} evidence)`, async () => {
       const dataDir = tempDataDir();
-      const env = { DEVICERAIL_DATA_DIR: dataDir, ...(tier === "file" ? { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } : {}) };
+      const env = {
+        DEVICERAIL_DATA_DIR: dataDir,
+        ...(tier === "file" ? { DEVICERAIL_EVIDENCE_INLINE_BYTES: "0" } : {}),
+      };
       const stored = (sha: string) => {
         const s = storedEvidence(dataDir, sha);
-        return tier === "inline" ? s.row && s.inline !== null && s.file === null : s.row && s.inline === null && s.file !== null;
+        return tier === "inline"
+          ? s.row && s.inline !== null && s.file === null
+          : s.row && s.inline === null && s.file !== null;
       };
       const trees: string[] = [];
       let first = "";
@@ -223,7 +333,10 @@ describe("Sessions and the event log over stdio", () => {
         second = (await d.call("session.start")).result.id;
         trees.push((await d.call("device.observe")).result.uiSnapshot.evidence.sha256);
         await d.call("session.end");
-        expect((await d.call("events.clear", { sessionId: first })).result).toEqual({ deleted: true, sessionId: first });
+        expect((await d.call("events.clear", { sessionId: first })).result).toEqual({
+          deleted: true,
+          sessionId: first,
+        });
         expect(await d.close()).toBe(0);
       }
       // The screenshot is still referenced by the second Session; the first Session's tree is not.
@@ -232,7 +345,10 @@ describe("Sessions and the event log over stdio", () => {
       {
         await using d = spawnDaemon({ env });
         await d.hello();
-        expect((await d.call("events.clear", { sessionId: second })).result).toEqual({ deleted: true, sessionId: second });
+        expect((await d.call("events.clear", { sessionId: second })).result).toEqual({
+          deleted: true,
+          sessionId: second,
+        });
         expect((await d.call("events.clear", { sessionId: first })).error?.data).toEqual({
           code: "session_not_found",
           message: `session not found: ${first}`,
@@ -242,7 +358,8 @@ describe("Sessions and the event log over stdio", () => {
         expect((await d.call("sessions.list")).result).toEqual([]);
         expect(await d.close()).toBe(0);
       }
-      for (const sha of [MOCK_SHA, ...trees]) expect(storedEvidence(dataDir, sha)).toEqual({ row: false, inline: null, file: null });
+      for (const sha of [MOCK_SHA, ...trees])
+        expect(storedEvidence(dataDir, sha)).toEqual({ row: false, inline: null, file: null });
     });
   }
 
@@ -294,12 +411,16 @@ describe("the data directory", () => {
   test("DEVICERAIL_EVIDENCE_DIR places the evidence files elsewhere, while small objects stay in the database", async () => {
     for (const inline of ["0", "65536"]) {
       const evidenceDir = join(tempDataDir(), "ev");
-      await using d = spawnDaemon({ env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir, DEVICERAIL_EVIDENCE_INLINE_BYTES: inline } });
+      await using d = spawnDaemon({
+        env: { DEVICERAIL_EVIDENCE_DIR: evidenceDir, DEVICERAIL_EVIDENCE_INLINE_BYTES: inline },
+      });
       await started(d);
       await d.call("device.observe");
       expect(await d.close()).toBe(0);
       expect(storedEvidence(d.dataDir, MOCK_SHA, evidenceDir)).toEqual(
-        inline === "0" ? { row: true, inline: null, file: LOGIN_SCREEN_PNG } : { row: true, inline: LOGIN_SCREEN_PNG, file: null },
+        inline === "0"
+          ? { row: true, inline: null, file: LOGIN_SCREEN_PNG }
+          : { row: true, inline: LOGIN_SCREEN_PNG, file: null },
       );
       expect(existsSync(join(d.dataDir, "evidence"))).toBe(false);
     }
@@ -314,11 +435,20 @@ describe("the data directory", () => {
       try {
         // Each answers a hello if it serves; a refused one has exited 1 by then.
         const outcomes = await Promise.all(
-          daemons.map((d) => Promise.race([d.exited.then((code) => `exit ${code}`), d.hello().then((r) => (r.error ? "hello failed" : "serving"), () => d.exited.then((code) => `exit ${code}`))])),
+          daemons.map((d) =>
+            Promise.race([
+              d.exited.then((code) => `exit ${code}`),
+              d.hello().then(
+                (r) => (r.error ? "hello failed" : "serving"),
+                () => d.exited.then((code) => `exit ${code}`),
+              ),
+            ]),
+          ),
         );
         expect([round, outcomes.toSorted()]).toEqual([round, ["exit 1", "exit 1", "serving"]]);
         const winner = daemons[outcomes.indexOf("serving")] as DaemonProcess;
-        for (const loser of daemons.filter((d) => d !== winner)) expect(loser.stderr).toContain("another devicerail daemon is using");
+        for (const loser of daemons.filter((d) => d !== winner))
+          expect(loser.stderr).toContain("another devicerail daemon is using");
       } finally {
         await Promise.all(daemons.map((d) => d.close()));
       }
@@ -383,7 +513,11 @@ describe("the data directory", () => {
     await again.hello();
     const events = (await again.call("events.list", { sessionId })).result;
     expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "observationCaptured", "sessionEnded"]);
-    expect(events[2].payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "recovered after an unclean daemon exit" });
+    expect(events[2].payload).toEqual({
+      type: "sessionEnded",
+      outcome: "shutdown",
+      reason: "recovered after an unclean daemon exit",
+    });
   });
 });
 
@@ -391,7 +525,9 @@ describe("pipelined requests", () => {
   test("session.end right behind an admitted observation answers session_busy, and both are recorded in order", async () => {
     await using d = spawnDaemon();
     const sessionId = await started(d);
-    d.writeRaw('{"jsonrpc":"2.0","id":"obs","method":"device.observe"}\n{"jsonrpc":"2.0","id":"end","method":"session.end"}\n');
+    d.writeRaw(
+      '{"jsonrpc":"2.0","id":"obs","method":"device.observe"}\n{"jsonrpc":"2.0","id":"end","method":"session.end"}\n',
+    );
     const answers = [await d.next(), await d.next()];
     const byId = Object.fromEntries(answers.map((a) => [a.id, a]));
     expect(byId.end?.error?.data).toEqual({

@@ -14,9 +14,15 @@ const err = (code: number, dataCode: string, message: string, retryable: boolean
   message,
   data: { code: dataCode, message, retryable, details },
 });
-const HANDSHAKE_REQUIRED = err(-32001, "handshake_required", "system.hello must succeed before any other method", true, {
-  requiredMethod: "system.hello",
-});
+const HANDSHAKE_REQUIRED = err(
+  -32001,
+  "handshake_required",
+  "system.hello must succeed before any other method",
+  true,
+  {
+    requiredMethod: "system.hello",
+  },
+);
 
 const TEST_CLIENT = { name: "devicerail-tests", version: "1.0.0" };
 
@@ -152,7 +158,11 @@ describe("TCP transport", () => {
     const helloA = await a.hello();
     expect(await b.call("system.describe")).toEqual({ jsonrpc: "2.0", id: 1, error: HANDSHAKE_REQUIRED });
     const describeA = await a.call("system.describe");
-    expect(describeA).toEqual({ jsonrpc: "2.0", id: 2, result: describeResult(helloA, TEST_CLIENT, describeA.result.deviceId) });
+    expect(describeA).toEqual({
+      jsonrpc: "2.0",
+      id: 2,
+      result: describeResult(helloA, TEST_CLIENT, describeA.result.deviceId),
+    });
     expect(await b.call("system.describe")).toEqual({ jsonrpc: "2.0", id: 2, error: HANDSHAKE_REQUIRED });
     const helloB = await b.hello();
     expect(helloB.result.transport).toEqual({ kind: "tcp", framing: "ndjson" });
@@ -174,9 +184,17 @@ describe("TCP transport", () => {
     );
     // Connections share one device registry, so all see the same devices and the same default route.
     const reference = results[0]!;
-    expect(reference.devices).toEqual({ jsonrpc: "2.0", id: 3, result: { devices: expect.any(Array), selectedDeviceId: reference.describe.result.deviceId } });
+    expect(reference.devices).toEqual({
+      jsonrpc: "2.0",
+      id: 3,
+      result: { devices: expect.any(Array), selectedDeviceId: reference.describe.result.deviceId },
+    });
     for (const { hello, describe, devices } of results) {
-      expect(describe).toEqual({ jsonrpc: "2.0", id: 2, result: describeResult(hello, TEST_CLIENT, reference.describe.result.deviceId) });
+      expect(describe).toEqual({
+        jsonrpc: "2.0",
+        id: 2,
+        result: describeResult(hello, TEST_CLIENT, reference.describe.result.deviceId),
+      });
       expect(devices).toEqual(reference.devices);
     }
     expect(new Set(results.map((r) => r.hello.result.connectionId)).size).toBe(32);
@@ -190,7 +208,14 @@ describe("TCP transport", () => {
     const id = "ü-ñ-🚀-id";
     const bytes = new TextEncoder().encode(`${JSON.stringify({ jsonrpc: "2.0", id, method: "sessions.list" })}\r\n`);
     const rocket = new TextEncoder().encode(`{"jsonrpc":"2.0","id":"ü-ñ-`).length + 1; // inside the 4-byte 🚀
-    const cuts: number[][] = [[1], [rocket], [bytes.length - 2], [bytes.length - 1], [3, rocket, 40], Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)];
+    const cuts: number[][] = [
+      [1],
+      [rocket],
+      [bytes.length - 2],
+      [bytes.length - 1],
+      [3, rocket, 40],
+      Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+    ];
     for (const offsets of cuts) {
       let from = 0;
       for (const to of [...offsets, bytes.length]) {
@@ -239,7 +264,9 @@ describe("TCP transport", () => {
     extra.writeRaw(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "system.hello", params: helloParams() })}\n`);
     await within(extra.closed, 5_000, () => "the 257th working connection was not closed");
     const described = await Promise.all(working.map((c) => c.call("system.describe")));
-    expect(described.map((r) => r.result?.connection.transport)).toEqual(Array(256).fill({ kind: "tcp", framing: "ndjson" }));
+    expect(described.map((r) => r.result?.connection.transport)).toEqual(
+      Array(256).fill({ kind: "tcp", framing: "ndjson" }),
+    );
     expect(working.filter((c) => c.isClosed)).toEqual([]);
     await daemon.stderrContains('"refusedOverWorkingLimit":1');
   }, 30_000);
@@ -320,7 +347,11 @@ describe("TCP transport", () => {
     const name = "n".repeat(200_000);
     const hello = await c.call("system.hello", { ...helloParams(), client: { name, version: "1" } });
     const first = await c.call("system.describe", undefined, { id: "first" });
-    expect(first).toEqual({ jsonrpc: "2.0", id: "first", result: describeResult(hello, { name, version: "1" }, first.result.deviceId) });
+    expect(first).toEqual({
+      jsonrpc: "2.0",
+      id: "first",
+      result: describeResult(hello, { name, version: "1" }, first.result.deviceId),
+    });
     const n = 400;
     c.pauseReading();
     let batch = "";
@@ -339,7 +370,14 @@ describe("TCP transport", () => {
     const file = join(daemon.dataDir, "listen.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const written = JSON.parse(readFileSync(file, "utf8"));
-    expect(written).toEqual({ pid: daemon.proc.pid, version: expect.any(String), state: "serving", host: "127.0.0.1", port, startedAtMs: expect.any(Number) });
+    expect(written).toEqual({
+      pid: daemon.proc.pid,
+      version: expect.any(String),
+      state: "serving",
+      host: "127.0.0.1",
+      port,
+      startedAtMs: expect.any(Number),
+    });
     expect(written.startedAtMs).toBeGreaterThanOrEqual(before);
     daemon.proc.kill("SIGTERM");
     expect(await daemon.exited).toBe(0);
@@ -352,7 +390,11 @@ describe("TCP transport", () => {
     probe.stop(true);
     await using daemon = new ServeDaemon(["--listen", `127.0.0.1:${free}`]);
     expect(await portOf(daemon)).toBe(free);
-    expect(JSON.parse(readFileSync(join(daemon.dataDir, "listen.json"), "utf8"))).toMatchObject({ pid: daemon.proc.pid, host: "127.0.0.1", port: free });
+    expect(JSON.parse(readFileSync(join(daemon.dataDir, "listen.json"), "utf8"))).toMatchObject({
+      pid: daemon.proc.pid,
+      host: "127.0.0.1",
+      port: free,
+    });
   });
 
   test("a connection is closed without an answer when its first byte is neither JSON nor an HTTP request line", async () => {

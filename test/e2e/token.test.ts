@@ -9,13 +9,17 @@ const TOKEN = `tok-${crypto.randomUUID()}`;
 const LISTEN = ["--listen", "127.0.0.1:0"];
 
 /** Resolves with the first answer, or "closed" when the server hung up without one. */
-const answerOrClose = (c: RpcSocket) => Promise.race([c.call("system.hello", helloParams()), c.closed.then(() => "closed" as const)]);
+const answerOrClose = (c: RpcSocket) =>
+  Promise.race([c.call("system.hello", helloParams()), c.closed.then(() => "closed" as const)]);
 
 /** A JSON-RPC-over-WebSocket client: opens, or reports how the upgrade was refused. */
 async function openWs(port: number, headers: Record<string, string>) {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/rpc`, { headers } as never);
   const messages: any[] = [];
-  const next = () => new Promise<any>((resolve) => ws.addEventListener("message", (e) => resolve(JSON.parse(String(e.data))), { once: true }));
+  const next = () =>
+    new Promise<any>((resolve) =>
+      ws.addEventListener("message", (e) => resolve(JSON.parse(String(e.data))), { once: true }),
+    );
   const opened = await new Promise<boolean>((resolve) => {
     ws.addEventListener("open", () => resolve(true));
     ws.addEventListener("error", () => resolve(false));
@@ -42,7 +46,9 @@ describe("token authentication", () => {
     }
     // The token line and the first request may arrive in one write; a CRLF ending is accepted.
     const c = await RpcSocket.connect({ port: d.port });
-    c.writeRaw(`DEVICERAIL-TOKEN ${TOKEN}\r\n${JSON.stringify({ jsonrpc: "2.0", id: "h", method: "system.hello", params: helloParams() })}\n`);
+    c.writeRaw(
+      `DEVICERAIL-TOKEN ${TOKEN}\r\n${JSON.stringify({ jsonrpc: "2.0", id: "h", method: "system.hello", params: helloParams() })}\n`,
+    );
     expect((await c.nextUnmatched()).result.transport).toEqual({ kind: "tcp", framing: "ndjson" });
     expect(d.stderr).toContain("authentication failed: wrong token");
     expect(d.stderr).not.toContain(TOKEN.slice(4));
@@ -66,7 +72,13 @@ describe("token authentication", () => {
     expect((await plain.nextUnmatched()).result.transport).toEqual({ kind: "tcp", framing: "ndjson" });
     const early = await RpcSocket.connect({ port: d.port });
     early.writeRaw(`DEVICERAIL-STDIO\nDEVICERAIL-TOKEN ${TOKEN}\n${hello}`);
-    expect(await within(early.closed.then(() => "closed"), 10_000, "still open")).toBe("closed");
+    expect(
+      await within(
+        early.closed.then(() => "closed"),
+        10_000,
+        "still open",
+      ),
+    ).toBe("closed");
     expect(early.received).toBe("");
   });
 
@@ -74,9 +86,17 @@ describe("token authentication", () => {
     await using d = await ServeDaemon.start(LISTEN, { DEVICERAIL_TOKEN: TOKEN });
     const url = `http://127.0.0.1:${d.port}/devices/_/actions/tap`;
     const post = (auth?: string) =>
-      fetch(url, { method: "POST", headers: { "Content-Type": "application/json", ...(auth ? { Authorization: auth } : {}) }, body: '{"x":1,"y":1}' });
+      fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...(auth ? { Authorization: auth } : {}) },
+        body: '{"x":1,"y":1}',
+      });
     const missing = await post();
-    expect([missing.status, missing.headers.get("www-authenticate"), ((await missing.json()) as any).error.data.code]).toEqual([401, "Bearer", "authentication_required"]);
+    expect([
+      missing.status,
+      missing.headers.get("www-authenticate"),
+      ((await missing.json()) as any).error.data.code,
+    ]).toEqual([401, "Bearer", "authentication_required"]);
     for (const auth of [`Bearer ${TOKEN}x`, `Basic ${btoa(`u:${TOKEN}`)}`, TOKEN]) {
       const wrong = await post(auth);
       expect([wrong.status, ((await wrong.json()) as any).error.data.code]).toEqual([401, "authentication_failed"]);
@@ -85,7 +105,9 @@ describe("token authentication", () => {
     expect(await sessionsOf(target, TOKEN)).toEqual([]);
     const ok = await post(`Bearer ${TOKEN}`);
     expect(ok.status).toBe(200);
-    expect((await sessionsOf(target, TOKEN)).map((s) => s.id)).toEqual([ok.headers.get("devicerail-session") as string]);
+    expect((await sessionsOf(target, TOKEN)).map((s) => s.id)).toEqual([
+      ok.headers.get("devicerail-session") as string,
+    ]);
   });
 
   test("a JSON-RPC WebSocket upgrade is refused without the bearer token and served with it", async () => {
@@ -105,7 +127,9 @@ describe("token authentication", () => {
       const path = join(root, "rpc.sock");
       await using _ = await ServeDaemon.start(["--socket", path], { DEVICERAIL_TOKEN: TOKEN });
       expect(await within(answerOrClose(await RpcSocket.connect({ unix: path })), 10_000, "no answer")).toBe("closed");
-      expect((await (await RpcSocket.connect({ unix: path }, { tokenLine: TOKEN })).hello()).result.transport.kind).toBe("unix");
+      expect(
+        (await (await RpcSocket.connect({ unix: path }, { tokenLine: TOKEN })).hello()).result.transport.kind,
+      ).toBe("unix");
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

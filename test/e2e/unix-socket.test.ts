@@ -22,7 +22,8 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 /** `setpriv` (util-linux) or `runuser`, to connect as another uid; null when neither is usable here. */
 function otherUidCommand(script: string): string[] | null {
   if (process.getuid?.() !== 0) return null;
-  if (Bun.which("setpriv")) return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script];
+  if (Bun.which("setpriv"))
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script];
   if (Bun.which("runuser")) return ["runuser", "-u", "nobody", "--", process.execPath, "-e", script];
   return null;
 }
@@ -48,7 +49,10 @@ describe("the Unix socket listener", () => {
     await using d = await ServeDaemon.start(["--listen", "127.0.0.1:0", "--socket", path]);
     expect(d.listening).toEqual({ host: "127.0.0.1", port: expect.any(Number), socket: path });
     const [tcp, unix] = await Promise.all([RpcSocket.connect({ port: d.port }), RpcSocket.connect({ unix: path })]);
-    expect([(await tcp.hello()).result.transport.kind, (await unix.hello()).result.transport.kind]).toEqual(["tcp", "unix"]);
+    expect([(await tcp.hello()).result.transport.kind, (await unix.hello()).result.transport.kind]).toEqual([
+      "tcp",
+      "unix",
+    ]);
     await tcp.call("device.connect");
     await tcp.call("session.start");
     // One device pool behind both listeners.
@@ -114,26 +118,37 @@ describe("the Unix socket listener", () => {
   const script = (path: string) =>
     `try { await Bun.connect({ unix: ${JSON.stringify(path)}, socket: { data() {} } }); console.log("connected"); } catch (e) { console.log(e.code); }`;
   const probe = otherUidCommand("");
-  test.skipIf(probe === null && process.env.CI !== "true")("a connection from another uid is refused with EACCES", async () => {
-    if (probe === null) throw new Error("CI needs root and setpriv or runuser to check that another uid is refused");
-    const { root, dir, path } = place();
-    await using d = await ServeDaemon.start(["--socket", path], { DEVICERAIL_LOG_LEVEL: "debug" });
-    const attempt = async () => {
-      const child = Bun.spawn(otherUidCommand(script(path)) as string[], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp" } });
-      const [out, err] = await within(Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]), 15_000, "the other-uid probe did not finish");
-      return { out: out.trim(), err, code: await child.exited };
-    };
-    expect(await attempt()).toEqual({ out: "EACCES", err: "", code: 0 });
-    // With the directories opened for traversal, the socket's own 0600 still refuses.
-    chmodSync(root, 0o711);
-    chmodSync(dir, 0o711);
-    expect(await attempt()).toEqual({ out: "EACCES", err: "", code: 0 });
-    // Nothing was accepted, so nothing reached dispatch.
-    expect(d.stderr).not.toContain("Unix socket connection opened");
-    const c = await RpcSocket.connect({ unix: path });
-    await c.hello();
-    c.close();
-    await d.stop();
-    expect(d.stderr).toContain("Unix socket connection opened");
-  });
+  test.skipIf(probe === null && process.env.CI !== "true")(
+    "a connection from another uid is refused with EACCES",
+    async () => {
+      if (probe === null) throw new Error("CI needs root and setpriv or runuser to check that another uid is refused");
+      const { root, dir, path } = place();
+      await using d = await ServeDaemon.start(["--socket", path], { DEVICERAIL_LOG_LEVEL: "debug" });
+      const attempt = async () => {
+        const child = Bun.spawn(otherUidCommand(script(path)) as string[], {
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp" },
+        });
+        const [out, err] = await within(
+          Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]),
+          15_000,
+          "the other-uid probe did not finish",
+        );
+        return { out: out.trim(), err, code: await child.exited };
+      };
+      expect(await attempt()).toEqual({ out: "EACCES", err: "", code: 0 });
+      // With the directories opened for traversal, the socket's own 0600 still refuses.
+      chmodSync(root, 0o711);
+      chmodSync(dir, 0o711);
+      expect(await attempt()).toEqual({ out: "EACCES", err: "", code: 0 });
+      // Nothing was accepted, so nothing reached dispatch.
+      expect(d.stderr).not.toContain("Unix socket connection opened");
+      const c = await RpcSocket.connect({ unix: path });
+      await c.hello();
+      c.close();
+      await d.stop();
+      expect(d.stderr).toContain("Unix socket connection opened");
+    },
+  );
 });

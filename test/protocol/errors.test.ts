@@ -4,8 +4,8 @@ import { ERRORS, NUMERIC_CODES, errorObject } from "../../src/protocol/errors.ts
 describe("the error table", () => {
   test("covers every numeric code of docs/protocol/envelope-and-errors.md including −32013…−32017", () => {
     expect(NUMERIC_CODES).toEqual([
-      -32000, -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32010, -32011, -32012, -32013, -32014, -32015, -32016,
-      -32017, -32600, -32601, -32602, -32603, -32700,
+      -32000, -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32010, -32011, -32012, -32013,
+      -32014, -32015, -32016, -32017, -32600, -32601, -32602, -32603, -32700,
     ]);
   });
 
@@ -39,8 +39,16 @@ describe("the error table", () => {
     expect(errorObject("request_timed_out", { arg: 50, details: { scope: "request", timeoutMs: 50 } })).toEqual({
       code: -32008,
       message: "Request timed out after 50 ms",
-      data: { code: "request_timed_out", message: "Request timed out after 50 ms", retryable: true, details: { scope: "request", timeoutMs: 50 } },
+      data: {
+        code: "request_timed_out",
+        message: "Request timed out after 50 ms",
+        retryable: true,
+        details: { scope: "request", timeoutMs: 50 },
+      },
     });
-    expect(errorObject("platform_error", { retryable: true, details: { platformCode: "android_device_offline" } }).data.retryable).toBe(true);
+    expect(
+      errorObject("platform_error", { retryable: true, details: { platformCode: "android_device_offline" } }).data
+        .retryable,
+    ).toBe(true);
   });
 });

@@ -149,7 +149,10 @@ describe("fixture manifest", () => {
     const wrong = entries.filter((e) => {
       if (isRequest(e)) {
         if (isRaw(e)) return e.kind !== "rawLine";
-        return e.kind !== (e.method && (METHOD_NAMES as string[]).includes(e.method) ? `${camel(e.method)}Request` : "rpcRequest");
+        return (
+          e.kind !==
+          (e.method && (METHOD_NAMES as string[]).includes(e.method) ? `${camel(e.method)}Request` : "rpcRequest")
+        );
       }
       const body = readJson(e);
       return e.kind !== ("error" in body ? "rpcFailure" : `${camel(e.method as string)}Response`);
@@ -186,7 +189,9 @@ describe("fixture manifest", () => {
 
   test("explains the missing replay when a request is not replayable", () => {
     const wrong = entries.filter((e) =>
-      isRequest(e) ? (e.replay === null) !== (typeof e.replayNote === "string" && e.replayNote.length > 0) : e.replay !== null || "replayNote" in e,
+      isRequest(e)
+        ? (e.replay === null) !== (typeof e.replayNote === "string" && e.replayNote.length > 0)
+        : e.replay !== null || "replayNote" in e,
     );
     expect(wrong.map((e) => e.id)).toEqual([]);
   });
@@ -202,7 +207,9 @@ describe("fixture manifest", () => {
         rpcFailure: mine.some((e) => e.kind === "rpcFailure"),
       };
     });
-    expect(coverage).toEqual(METHOD_NAMES.map((method) => ({ method, successRequest: true, successResponse: true, rpcFailure: true })));
+    expect(coverage).toEqual(
+      METHOD_NAMES.map((method) => ({ method, successRequest: true, successResponse: true, rpcFailure: true })),
+    );
   });
 
   test("replays a success pair for every control-plane method when the replayable set is listed", () => {
@@ -221,12 +228,18 @@ describe("fixture manifest", () => {
     const wrong = requests.flatMap((e) =>
       Object.entries(e.replay?.bind ?? {}).flatMap(([name, b]) => {
         const before = (e.replay as Replay).before;
-        const later = JSON.stringify([before.slice(b.step + 1), isRaw(e) ? readText(e) : readJson(e), readJson(responseOf(e))]);
+        const later = JSON.stringify([
+          before.slice(b.step + 1),
+          isRaw(e) ? readText(e) : readJson(e),
+          readJson(responseOf(e)),
+        ]);
         const problems = [
           Number.isInteger(b.step) && b.step >= 0 && b.step < before.length ? null : "step outside before",
           /^(\/[^/]*)+$/.test(b.pointer) ? null : "pointer is not a JSON Pointer",
           UUID_V4.test(b.recorded) ? null : "recorded is not a lowercase v4 UUID",
-          JSON.stringify(before.slice(0, b.step + 1)).includes(b.recorded) ? "recorded was chosen by a request, not produced" : null,
+          JSON.stringify(before.slice(0, b.step + 1)).includes(b.recorded)
+            ? "recorded was chosen by a request, not produced"
+            : null,
           later.includes(b.recorded) ? null : "recorded is never used",
         ].filter((p) => p !== null);
         return problems.map((p) => `${e.id} ${name}: ${p}`);
@@ -240,7 +253,12 @@ describe("fixture schemas", () => {
   const ajv = generatedSchemas();
 
   test("exempts only raw request lines when an entry has no schema", () => {
-    expect(entries.filter((e) => e.schema === null).map((e) => e.kind).filter((k) => k !== "rawLine")).toEqual([]);
+    expect(
+      entries
+        .filter((e) => e.schema === null)
+        .map((e) => e.kind)
+        .filter((k) => k !== "rawLine"),
+    ).toEqual([]);
   });
 
   test("expects a schema rejection only when the daemon rejects the request's shape", () => {
@@ -248,7 +266,9 @@ describe("fixture schemas", () => {
     const wrong = marked.filter((e) => {
       if (!isRequest(e)) return true;
       const res = readJson(responseOf(e));
-      return !["invalid_request", "invalid_params"].includes(((res.error as Obj | undefined)?.data as Obj | undefined)?.code as string);
+      return !["invalid_request", "invalid_params"].includes(
+        ((res.error as Obj | undefined)?.data as Obj | undefined)?.code as string,
+      );
     });
     expect(marked.length).toBeGreaterThan(0);
     expect(wrong.map((e) => e.id)).toEqual([]);
@@ -264,7 +284,9 @@ describe("fixture schemas", () => {
     const wrong = requests.flatMap((e) => {
       const params = e.replay?.hello ?? null;
       if (params === null) return [];
-      return validate?.({ jsonrpc: "2.0", id: "replay-hello", method: "system.hello", params }) ? [] : [`${e.id}: ${JSON.stringify(validate?.errors ?? "no schema")}`];
+      return validate?.({ jsonrpc: "2.0", id: "replay-hello", method: "system.hello", params })
+        ? []
+        : [`${e.id}: ${JSON.stringify(validate?.errors ?? "no schema")}`];
     });
     expect(wrong).toEqual([]);
   });
@@ -293,13 +315,16 @@ describe("fixture schemas", () => {
 describe("fixture values", () => {
   // rpc.discover's answer is the OpenRPC document: it describes these values (its schemas have
   // `sha256`, `uri` and `eventId` properties) and holds none, so it is left out of their checks.
-  const describesValues = (e: Entry) => e.method === "rpc.discover" && e.path.endsWith(".response.json") && "result" in readJson(e);
+  const describesValues = (e: Entry) =>
+    e.method === "rpc.discover" && e.path.endsWith(".response.json") && "result" in readJson(e);
   const all = entries.filter((e) => !isRaw(e) && !describesValues(e)).map((e) => ({ e, body: readJson(e) }));
 
   test("echo the request id when a response answers a decodable request", () => {
     const wrong = requests.flatMap((req) => {
       const res = readJson(responseOf(req));
-      const decodeFailure = isObj(res.error ?? null) && ["parse_error", "invalid_request"].includes(((res.error as Obj).data as Obj).code as string);
+      const decodeFailure =
+        isObj(res.error ?? null) &&
+        ["parse_error", "invalid_request"].includes(((res.error as Obj).data as Obj).code as string);
       const expected = decodeFailure ? null : readJson(req).id;
       return res.id === expected ? [] : [{ request: req.id, expected, actual: res.id }];
     });
@@ -315,13 +340,17 @@ describe("fixture values", () => {
 
   test("use lowercase v4 UUIDs when a string looks like a UUID", () => {
     const bad = all.flatMap(({ e, body }) =>
-      [...values(body)].filter((v): v is string => typeof v === "string" && UUID_ANY_CASE.test(v) && !UUID_V4.test(v)).map((v) => `${e.id}: ${v}`),
+      [...values(body)]
+        .filter((v): v is string => typeof v === "string" && UUID_ANY_CASE.test(v) && !UUID_V4.test(v))
+        .map((v) => `${e.id}: ${v}`),
     );
     expect(bad).toEqual([]);
   });
 
   test("use canonical AssetRefs when an object carries an evidence reference", () => {
-    const refs = all.flatMap(({ body }) => [...values(body)].filter((v): v is Obj => isObj(v) && "sha256" in v && "uri" in v));
+    const refs = all.flatMap(({ body }) =>
+      [...values(body)].filter((v): v is Obj => isObj(v) && "sha256" in v && "uri" in v),
+    );
     const bad = refs.filter((r) => {
       const h = r.sha256 as string;
       const mt = r.mediaType as string;
@@ -346,7 +375,12 @@ describe("fixture values", () => {
       .digest("hex");
     const first = requests.find((e) => e.id === "rpc.device-observe.request.v1") as Entry;
     const observation = (readJson(responseOf(first)).result as Obj).screenshot;
-    expect(observation).toEqual({ id: `sha256:${digest}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${digest}`, sha256: digest });
+    expect(observation).toEqual({
+      id: `sha256:${digest}`,
+      mediaType: "image/png",
+      uri: `devicerail://assets/sha256/${digest}`,
+      sha256: digest,
+    });
   });
 
   test("keep each event identical when the same eventId appears in several fixtures", () => {
@@ -377,7 +411,9 @@ describe("fixture values", () => {
       requests
         .filter((e) => e.replay === null)
         .flatMap((e) => [readJson(e), readJson(responseOf(e))])
-        .flatMap((body) => [...values(body)].filter(isObj).flatMap((o) => (typeof o.sessionId === "string" ? [o.sessionId] : []))),
+        .flatMap((body) =>
+          [...values(body)].filter(isObj).flatMap((o) => (typeof o.sessionId === "string" ? [o.sessionId] : [])),
+        ),
     );
     expect({ recorded: recorded.size, schemaOnly: schemaOnly.size }).toEqual({ recorded: 1, schemaOnly: 1 });
   });
@@ -413,7 +449,13 @@ describe("fixture values", () => {
   test("hold preorder nodes whose roots are listed when a UiSnapshot is returned", () => {
     const snapshots = all
       .filter(({ e, body }) => e.method === "ui.snapshot.get" && "result" in body)
-      .map(({ body }) => body.result as { rootStableNodeIds: string[]; nodes: { stableNodeId: string; parentStableNodeId: string | null }[] });
+      .map(
+        ({ body }) =>
+          body.result as {
+            rootStableNodeIds: string[];
+            nodes: { stableNodeId: string; parentStableNodeId: string | null }[];
+          },
+      );
     expect(snapshots.length).toBeGreaterThan(0);
     for (const s of snapshots) expect(uiTreeProblems(s)).toEqual({ roots: s.rootStableNodeIds, problems: [] });
   });
@@ -421,8 +463,11 @@ describe("fixture values", () => {
   test("match the UiSnapshotRef digest and size when the UiSnapshot of that Observation is returned", () => {
     const refs = new Map<string, Obj>();
     for (const { body } of all)
-      for (const v of values(body)) if (isObj(v) && isObj(v.uiSnapshot ?? null)) refs.set(v.id as string, v.uiSnapshot as Obj);
-    const snapshots = all.filter(({ e, body }) => e.method === "ui.snapshot.get" && "result" in body).map(({ body }) => body.result as Obj);
+      for (const v of values(body))
+        if (isObj(v) && isObj(v.uiSnapshot ?? null)) refs.set(v.id as string, v.uiSnapshot as Obj);
+    const snapshots = all
+      .filter(({ e, body }) => e.method === "ui.snapshot.get" && "result" in body)
+      .map(({ body }) => body.result as Obj);
     expect(snapshots.length).toBeGreaterThan(0);
     for (const s of snapshots) {
       const ref = refs.get(s.observationId as string);
@@ -434,14 +479,22 @@ describe("fixture values", () => {
         context: s.context,
         nodeCount: (s.nodes as Json[]).length,
         byteLength: bytes.length,
-        evidence: { id: `sha256:${digest}`, mediaType: UI_TREE_MEDIA_TYPE, uri: `devicerail://assets/sha256/${digest}`, sha256: digest },
+        evidence: {
+          id: `sha256:${digest}`,
+          mediaType: UI_TREE_MEDIA_TYPE,
+          uri: `devicerail://assets/sha256/${digest}`,
+          sha256: digest,
+        },
       });
     }
   });
 });
 
 /** docs/protocol/devices-and-actions.md#tree-rules preorder walk: the roots found and every rule broken. */
-function uiTreeProblems(s: { rootStableNodeIds: string[]; nodes: { stableNodeId: string; parentStableNodeId: string | null }[] }) {
+function uiTreeProblems(s: {
+  rootStableNodeIds: string[];
+  nodes: { stableNodeId: string; parentStableNodeId: string | null }[];
+}) {
   const problems: string[] = [];
   const seen = new Set<string>();
   const roots: string[] = [];
@@ -470,7 +523,8 @@ function uiTreeBytes(s: Obj): string {
   const c = s.context as Obj;
   const nodes = (s.nodes as Obj[]).map((n) => {
     const b = n.bounds as Obj | null;
-    const bounds = b === null ? "null" : `{"x":${f64(b.x)},"y":${f64(b.y)},"width":${f64(b.width)},"height":${f64(b.height)}}`;
+    const bounds =
+      b === null ? "null" : `{"x":${f64(b.x)},"y":${f64(b.y)},"width":${f64(b.width)},"height":${f64(b.height)}}`;
     return `{"stableNodeId":${j(n.stableNodeId)},"parentStableNodeId":${j(n.parentStableNodeId)},"role":${j(n.role)},"name":${j(n.name)},"value":${j(n.value)},"identifier":${j(n.identifier)},"text":${j(n.text)},"bounds":${bounds},"enabled":${j(n.enabled)},"hittable":${j(n.hittable)}}`;
   });
   return `{"formatVersion":${j(s.formatVersion)},"observationId":${j(s.observationId)},"context":{"contextKind":${j(c.contextKind)},"contextId":${j(c.contextId)},"documentEpoch":${j(c.documentEpoch)}},"rootStableNodeIds":${j(s.rootStableNodeIds)},"nodes":[${nodes.join(",")}]}`;
@@ -492,7 +546,13 @@ function at(node: Json, pointer: string): Json | undefined {
 function substitute<T extends Json>(node: T, live: Map<string, string>): T {
   const str = (x: string) => [...live].reduce((acc, [recorded, value]) => acc.replaceAll(recorded, value), x);
   const go = (x: Json): Json =>
-    typeof x === "string" ? str(x) : Array.isArray(x) ? x.map(go) : isObj(x) ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, go(v)])) : x;
+    typeof x === "string"
+      ? str(x)
+      : Array.isArray(x)
+        ? x.map(go)
+        : isObj(x)
+          ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, go(v)]))
+          : x;
   return go(node) as T;
 }
 
@@ -511,15 +571,20 @@ function shape(response: unknown, pinned: Set<string>): Json {
   };
   const trees = new Map<string, string>();
   for (const v of values(response as Json))
-    if (isObj(v) && v.mediaType === UI_TREE_MEDIA_TYPE && typeof v.sha256 === "string" && !trees.has(v.sha256)) trees.set(v.sha256, `<ui-tree:${trees.size + 1}>`);
+    if (isObj(v) && v.mediaType === UI_TREE_MEDIA_TYPE && typeof v.sha256 === "string" && !trees.has(v.sha256))
+      trees.set(v.sha256, `<ui-tree:${trees.size + 1}>`);
   // An event-stream endpoint is a random port and bearer token: compared by its shape only.
-  const digest = (x: string) => x.replace(/^ws:\/\/127\.0\.0\.1:[1-9]\d{0,4}\/v\/[0-9a-f]{64}$/, "<event stream endpoint>").replace(/[0-9a-f]{64}/g, (h) => trees.get(h) ?? h);
+  const digest = (x: string) =>
+    x
+      .replace(/^ws:\/\/127\.0\.0\.1:[1-9]\d{0,4}\/v\/[0-9a-f]{64}$/, "<event stream endpoint>")
+      .replace(/[0-9a-f]{64}/g, (h) => trees.get(h) ?? h);
   const go = (x: Json): Json => {
     if (typeof x === "string") return digest(x).replace(UUID_V4_ALL, token);
     if (Array.isArray(x)) return x.map(go);
     if (!isObj(x)) return x;
     const out: Obj = {};
-    for (const k of Object.keys(x).sort()) out[k] = (k === "atMs" || k === "durationMs") && typeof x[k] === "number" ? "<ms>" : go(x[k] as Json);
+    for (const k of Object.keys(x).sort())
+      out[k] = (k === "atMs" || k === "durationMs") && typeof x[k] === "number" ? "<ms>" : go(x[k] as Json);
     return out;
   };
   return go(normalizeVolatile(response) as Json);
@@ -545,7 +610,10 @@ describe("fixture replay", () => {
         expect({ step: i, id: answer.id }).toEqual({ step: i, id: msg.id as Json });
         for (const b of Object.values(replay.bind ?? {}).filter((x) => x.step === i)) {
           const value = at(answer, b.pointer);
-          expect({ pointer: b.pointer, uuid: typeof value === "string" && UUID_V4.test(value) }).toEqual({ pointer: b.pointer, uuid: true });
+          expect({ pointer: b.pointer, uuid: typeof value === "string" && UUID_V4.test(value) }).toEqual({
+            pointer: b.pointer,
+            uuid: true,
+          });
           live.set(b.recorded, value as string);
         }
       }

@@ -13,7 +13,9 @@ export function generatedSchemas(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajv.addFormat("uuid", UUID);
   for (const dir of ["schema", "methods"])
-    for (const file of readdirSync(join(OUT_DIR, dir)).filter((f) => f.endsWith(".json")).sort())
+    for (const file of readdirSync(join(OUT_DIR, dir))
+      .filter((f) => f.endsWith(".json"))
+      .sort())
       ajv.addSchema(JSON.parse(readFileSync(join(OUT_DIR, dir, file), "utf8")));
   return ajv;
 }

@@ -16,7 +16,21 @@ function details(schema: v.GenericSchema, input: unknown, redact = false, positi
 
 describe("describeSchema", () => {
   test("states type and bounds in words when the schema is a scalar with a pipe", () => {
-    const keys = v.picklist(["enter", "tab", "escape", "delete", "space", "arrowUp", "arrowDown", "arrowLeft", "arrowRight", "home", "end", "pageUp", "pageDown"]);
+    const keys = v.picklist([
+      "enter",
+      "tab",
+      "escape",
+      "delete",
+      "space",
+      "arrowUp",
+      "arrowDown",
+      "arrowLeft",
+      "arrowRight",
+      "home",
+      "end",
+      "pageUp",
+      "pageDown",
+    ]);
     expect(
       [
         U32Schema,
@@ -85,7 +99,20 @@ describe("renderReceived", () => {
   test("shows short values as JSON and cuts long ones at 40 code points when not redacted", () => {
     const long = "é".repeat(45);
     expect(
-      [undefined, null, 5, -0.5, true, "hi", long, [1, 2], { a: 1 }, { a: "x".repeat(50) }, new JsonFloat(5), new JsonFloat(2 ** 64)].map((x) => renderReceived(x, false)),
+      [
+        undefined,
+        null,
+        5,
+        -0.5,
+        true,
+        "hi",
+        long,
+        [1, 2],
+        { a: 1 },
+        { a: "x".repeat(50) },
+        new JsonFloat(5),
+        new JsonFloat(2 ** 64),
+      ].map((x) => renderReceived(x, false)),
     ).toEqual([
       "no value",
       "null",
@@ -103,7 +130,11 @@ describe("renderReceived", () => {
   });
 
   test("shows only type and size when redacted", () => {
-    expect([undefined, null, 1234, false, "s3cr3t", "😀", ["s3cr3t"], { s3cr3t: 1 }, new JsonFloat(1)].map((x) => renderReceived(x, true))).toEqual([
+    expect(
+      [undefined, null, 1234, false, "s3cr3t", "😀", ["s3cr3t"], { s3cr3t: 1 }, new JsonFloat(1)].map((x) =>
+        renderReceived(x, true),
+      ),
+    ).toEqual([
       "no value",
       "null",
       "a number",
@@ -129,8 +160,12 @@ describe("issueDetails", () => {
   });
 
   test("reports an unknown key at its object, naming the allowed keys, when the object is strict", () => {
-    expect(details(Point, { x: 1, y: 1, z: 1 })).toEqual([{ pointer: "", expected: "only the keys x, y, label", received: 'unknown key "z"' }]);
-    expect(details(Point, { x: 1, y: 1, "s3cr3t key": 1 }, true)).toEqual([{ pointer: "", expected: "only the keys x, y, label", received: "an unknown key" }]);
+    expect(details(Point, { x: 1, y: 1, z: 1 })).toEqual([
+      { pointer: "", expected: "only the keys x, y, label", received: 'unknown key "z"' },
+    ]);
+    expect(details(Point, { x: 1, y: 1, "s3cr3t key": 1 }, true)).toEqual([
+      { pointer: "", expected: "only the keys x, y, label", received: "an unknown key" },
+    ]);
   });
 
   test("follows variants and arrays into nested fields and names the discriminator's values when it is wrong", () => {
@@ -148,36 +183,55 @@ describe("issueDetails", () => {
 
   test("escapes ~ and / in pointers as RFC 6901 says when a key holds them", () => {
     expect(pointerOf(["a/b", "m~n", 0])).toBe("/a~1b/m~0n/0");
-    expect(details(v.strictObject({ "a/b": v.number() }), { "a/b": "x" })).toEqual([{ pointer: "/a~1b", expected: "a number", received: '"x"' }]);
+    expect(details(v.strictObject({ "a/b": v.number() }), { "a/b": "x" })).toEqual([
+      { pointer: "/a~1b", expected: "a number", received: '"x"' },
+    ]);
   });
 
   test("names positions instead of fields when the params were sent as an array", () => {
-    expect(details(Point, { x: 1, y: "2" }, false, ["x", "y", "label"])).toEqual([{ pointer: "/1", expected: "an integer from 0 to 4294967295", received: '"2"' }]);
+    expect(details(Point, { x: 1, y: "2" }, false, ["x", "y", "label"])).toEqual([
+      { pointer: "/1", expected: "an integer from 0 to 4294967295", received: '"2"' },
+    ]);
   });
 
   test("keeps one issue per pointer and at most five when a value breaks several rules or many fields are wrong", () => {
     const strict = v.pipe(v.string(), v.minLength(5), v.regex(/^[a-z]+$/));
-    expect(details(v.strictObject({ s: strict }), { s: "A1" })).toEqual([{ pointer: "/s", expected: "a string of at least 5 characters matching ^[a-z]+$", received: '"A1"' }]);
+    expect(details(v.strictObject({ s: strict }), { s: "A1" })).toEqual([
+      { pointer: "/s", expected: "a string of at least 5 characters matching ^[a-z]+$", received: '"A1"' },
+    ]);
     const wide = v.strictObject(Object.fromEntries("abcdefgh".split("").map((k) => [k, v.string()])));
     expect(details(wide, {}).map((d) => d.pointer)).toEqual(["/a", "/b", "/c", "/d", "/e"]);
   });
 
   test("never repeats a refused value from a check's default message when the action is protected", () => {
-    const secret = v.strictObject({ secret: v.pipe(v.string(), v.check((s) => !s.includes("%s"))) });
+    const secret = v.strictObject({
+      secret: v.pipe(
+        v.string(),
+        v.check((s) => !s.includes("%s")),
+      ),
+    });
     const found = details(secret, { secret: "pw%s-s3cr3t" }, true);
     expect(found).toEqual([{ pointer: "/secret", expected: "a string", received: "a string of 11 code points" }]);
   });
 
   test("falls back to the issue's own words when the schema is not one it can walk", () => {
     const issues = [{ path: [{ key: "when" }], expected: "ISO date", message: "bad s3cr3t" }];
-    expect(issueDetails({ "~standard": {} }, { when: "s3cr3t" }, issues, { redact: true })).toEqual([{ pointer: "/when", expected: "ISO date", received: "a string of 6 code points" }]);
-    expect(issueDetails({}, "x", [], { redact: false })).toEqual([{ pointer: "", expected: "a valid value", received: '"x"' }]);
+    expect(issueDetails({ "~standard": {} }, { when: "s3cr3t" }, issues, { redact: true })).toEqual([
+      { pointer: "/when", expected: "ISO date", received: "a string of 6 code points" },
+    ]);
+    expect(issueDetails({}, "x", [], { redact: false })).toEqual([
+      { pointer: "", expected: "a valid value", received: '"x"' },
+    ]);
   });
 
   test("reads a key named __proto__ as data, never the prototype, when the path holds one", () => {
     const input = JSON.parse('{"__proto__": 5}');
     const issues = [{ path: [{ key: "__proto__" }], expected: null }];
-    expect(issueDetails({}, input, issues, { redact: false })).toEqual([{ pointer: "/__proto__", expected: "a valid value", received: "5" }]);
-    expect(issueDetails({}, {}, issues, { redact: false })).toEqual([{ pointer: "/__proto__", expected: "a valid value", received: "no value" }]);
+    expect(issueDetails({}, input, issues, { redact: false })).toEqual([
+      { pointer: "/__proto__", expected: "a valid value", received: "5" },
+    ]);
+    expect(issueDetails({}, {}, issues, { redact: false })).toEqual([
+      { pointer: "/__proto__", expected: "a valid value", received: "no value" },
+    ]);
   });
 });

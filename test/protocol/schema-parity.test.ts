@@ -41,11 +41,17 @@ describe("system.hello protocol offer", () => {
 
   test("is schema-invalid when ranges is empty", () => {
     expect(emptyOffer.params.protocol).toEqual({ ranges: [] });
-    expect(check("system.hello", emptyOffer)).toEqual({ ok: false, errors: [{ instancePath: "/params/protocol/ranges", keyword: "minItems" }] });
+    expect(check("system.hello", emptyOffer)).toEqual({
+      ok: false,
+      errors: [{ instancePath: "/params/protocol/ranges", keyword: "minItems" }],
+    });
   });
 
   test("is schema-valid when ranges holds one range", () => {
-    const oneRange = { ...emptyOffer, params: { ...emptyOffer.params, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] } } };
+    const oneRange = {
+      ...emptyOffer,
+      params: { ...emptyOffer.params, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] } },
+    };
     expect(check("system.hello", oneRange)).toEqual({ ok: true, errors: [] });
   });
 
@@ -65,7 +71,11 @@ describe("verdict.record summary", () => {
   const withSummary = (summary: string) => ({ ...blank, params: { verdict: { ...blank.params.verdict, summary } } });
 
   test("carries only the reference's length bounds when the Verdict schema is generated", () => {
-    expect(generated("schema/verdict.schema.json").properties.summary).toEqual({ type: "string", minLength: 1, maxLength: 16_384 });
+    expect(generated("schema/verdict.schema.json").properties.summary).toEqual({
+      type: "string",
+      minLength: 1,
+      maxLength: 16_384,
+    });
   });
 
   test("is schema-valid when the summary is blank", () => {
@@ -74,7 +84,10 @@ describe("verdict.record summary", () => {
   });
 
   test("is schema-invalid when the summary is empty or longer than 16384 code points", () => {
-    expect(check("verdict.record", withSummary(""))).toEqual({ ok: false, errors: [{ instancePath: "/params/verdict/summary", keyword: "minLength" }] });
+    expect(check("verdict.record", withSummary(""))).toEqual({
+      ok: false,
+      errors: [{ instancePath: "/params/verdict/summary", keyword: "minLength" }],
+    });
     expect(check("verdict.record", withSummary("x".repeat(16_385)))).toEqual({
       ok: false,
       errors: [{ instancePath: "/params/verdict/summary", keyword: "maxLength" }],

@@ -15,14 +15,32 @@ const HELLO = {
   jsonrpc: "2.0",
   id: "h",
   method: "system.hello",
-  params: { client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] }, features: { optional: ["request.control.v1", "device.routing.v1", "events.snapshot.v1"] } },
+  params: {
+    client: { name: "t", version: "1" },
+    protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
+    features: { optional: ["request.control.v1", "device.routing.v1", "events.snapshot.v1"] },
+  },
 };
 
 /** A dispatcher over the real handlers with some replaced, one registered device and captured output. */
-function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger; onClose?: (conn: Connection) => Promise<void> } = {}) {
+function setup(
+  overrides: Partial<Handlers> = {},
+  opts: { log?: Logger; onClose?: (conn: Connection) => Promise<void> } = {},
+) {
   const devices = new DeviceService(silentLogger);
-  devices.registry.upsert({ id: "fake-1", name: "Fake", platform: { kind: "other", value: "test" }, osVersion: null, connected: false });
-  const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:")), screenshotPolicy: "capture" as const };
+  devices.registry.upsert({
+    id: "fake-1",
+    name: "Fake",
+    platform: { kind: "other", value: "test" },
+    osVersion: null,
+    connected: false,
+  });
+  const core = {
+    devices,
+    evidence: new MemoryEvidenceStore(),
+    log: new EventLog(openDatabase(":memory:")),
+    screenshotPolicy: "capture" as const,
+  };
   const policy = connectionPolicy(core, silentLogger);
   const dispatcher = new Dispatcher({
     handlers: { ...createHandlers(core), ...overrides },
@@ -32,10 +50,14 @@ function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger; onClose?
   });
   const out: any[] = [];
   const waiters: (() => void)[] = [];
-  const conn = new Connection({ kind: "stdio", framing: "ndjson" }, { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true }, (f) => {
-    out.push(JSON.parse(f));
-    waiters.splice(0).forEach((w) => w());
-  });
+  const conn = new Connection(
+    { kind: "stdio", framing: "ndjson" },
+    { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true },
+    (f) => {
+      out.push(JSON.parse(f));
+      waiters.splice(0).forEach((w) => w());
+    },
+  );
   const send = (msg: object) => dispatcher.handleText(conn, JSON.stringify(msg));
   const waitFor = async (n: number) => {
     while (out.length < n) await new Promise<void>((r) => waiters.push(r));
@@ -46,7 +68,9 @@ function setup(overrides: Partial<Handlers> = {}, opts: { log?: Logger; onClose?
 /** A connect handler that runs until its signal aborts, then throws like a driver would. */
 const hanging: Partial<Handlers> = {
   "device.connect": (_p, ctx) =>
-    new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("driver stopped")), { once: true })),
+    new Promise((_, reject) =>
+      ctx.signal.addEventListener("abort", () => reject(new Error("driver stopped")), { once: true }),
+    ),
 };
 
 const req = (id: string | number, method: string, extra: object = {}) => ({ jsonrpc: "2.0", id, method, ...extra });
@@ -68,7 +92,12 @@ describe("Dispatcher request control", () => {
         error: {
           code: -32007,
           message: "request was cancelled: Requested",
-          data: { code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } },
+          data: {
+            code: "request_cancelled",
+            message: "request was cancelled: Requested",
+            retryable: false,
+            details: { reason: "requested" },
+          },
         },
       },
     ]);
@@ -77,13 +106,20 @@ describe("Dispatcher request control", () => {
   test("a driver stopping on cancellation answers request_cancelled, not driver_cancelled", async () => {
     const { send, out, waitFor } = setup({
       "device.capabilities": (_p, ctx) =>
-        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true })),
+        new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true }),
+        ),
     });
     await send(HELLO);
     await send(req(1, "device.capabilities"));
     await send(req(2, "request.cancel", { params: { requestId: 1 } }));
     await waitFor(3);
-    expect(out[2].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } });
+    expect(out[2].error.data).toEqual({
+      code: "request_cancelled",
+      message: "request was cancelled: Requested",
+      retryable: false,
+      details: { reason: "requested" },
+    });
   });
 
   test("timeoutMs fires as request_timed_out with the budget when the handler does not finish", async () => {
@@ -97,7 +133,12 @@ describe("Dispatcher request control", () => {
       error: {
         code: -32008,
         message: "Request timed out after 30 ms",
-        data: { code: "request_timed_out", message: "Request timed out after 30 ms", retryable: true, details: { scope: "request", timeoutMs: 30 } },
+        data: {
+          code: "request_timed_out",
+          message: "Request timed out after 30 ms",
+          retryable: true,
+          details: { scope: "request", timeoutMs: 30 },
+        },
       },
     });
   });
@@ -114,7 +155,12 @@ describe("Dispatcher request control", () => {
       error: {
         code: -32009,
         message: "request id is already active on this connection",
-        data: { code: "request_id_in_use", message: "request id is already active on this connection", retryable: false, details: { requestId: "x" } },
+        data: {
+          code: "request_id_in_use",
+          message: "request id is already active on this connection",
+          retryable: false,
+          details: { requestId: "x" },
+        },
       },
     });
     await send(req(9, "request.cancel", { params: { requestId: "x" } }));
@@ -137,7 +183,12 @@ describe("Dispatcher request control", () => {
       error: {
         code: -32010,
         message: "this connection has reached its in-flight request limit",
-        data: { code: "too_many_requests", message: "this connection has reached its in-flight request limit", retryable: true, details: { limit: 256 } },
+        data: {
+          code: "too_many_requests",
+          message: "this connection has reached its in-flight request limit",
+          retryable: true,
+          details: { limit: 256 },
+        },
       },
     });
   });
@@ -148,7 +199,12 @@ describe("Dispatcher request control", () => {
     await send(req(1, "device.connect"));
     await dispatcher.close(conn, "daemon shutdown");
     await waitFor(2);
-    expect(out[1].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } });
+    expect(out[1].error.data).toEqual({
+      code: "request_cancelled",
+      message: "request was cancelled: Shutdown",
+      retryable: false,
+      details: { reason: "shutdown" },
+    });
     await send(req(2, "sessions.list"));
     expect(out[2].error.data.code).toBe("request_cancelled");
   });
@@ -166,22 +222,30 @@ describe("Dispatcher result checks", () => {
   const broken: Partial<Handlers> = { "sessions.list": () => [{ id: "not-a-session" }] as never };
 
   test("a result that fails its schema answers internal_error and is logged", async () => {
-      const logged: string[] = [];
-      const log: Logger = { ...silentLogger, error: (_o, msg) => void logged.push(msg ?? "") };
-      const { send, out, waitFor } = setup(broken, { log });
-      await send(HELLO);
-      await send(req(1, "sessions.list"));
-      await waitFor(2);
-      expect(out[1]).toEqual({
-        jsonrpc: "2.0",
-        id: 1,
-        error: { code: -32603, message: "internal server error", data: { code: "internal_error", message: "internal server error", retryable: false, details: null } },
-      });
-      expect(logged).toEqual(["handler result does not match its schema"]);
+    const logged: string[] = [];
+    const log: Logger = { ...silentLogger, error: (_o, msg) => void logged.push(msg ?? "") };
+    const { send, out, waitFor } = setup(broken, { log });
+    await send(HELLO);
+    await send(req(1, "sessions.list"));
+    await waitFor(2);
+    expect(out[1]).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      error: {
+        code: -32603,
+        message: "internal server error",
+        data: { code: "internal_error", message: "internal server error", retryable: false, details: null },
+      },
     });
+    expect(logged).toEqual(["handler result does not match its schema"]);
+  });
 
   test("an unexpected throw answers internal_error without leaking its message", async () => {
-    const { send, out, waitFor } = setup({ "sessions.list": () => { throw new Error("secret-ish internals"); } });
+    const { send, out, waitFor } = setup({
+      "sessions.list": () => {
+        throw new Error("secret-ish internals");
+      },
+    });
     await send(HELLO);
     await send(req(1, "sessions.list"));
     await waitFor(2);
@@ -192,21 +256,43 @@ describe("Dispatcher result checks", () => {
   test("a driver's protocol_error is logged with its detail and the method, and the detail is not sent", async () => {
     const logged: { obj: object; msg?: string }[] = [];
     const log: Logger = { ...silentLogger, warn: (obj, msg) => void logged.push({ obj, msg }) };
-    const { send, out, waitFor } = setup({ "device.connect": () => { throw new DriverError("protocol_error", { detail: "driver answered for emulator-5556" }); } }, { log });
+    const { send, out, waitFor } = setup(
+      {
+        "device.connect": () => {
+          throw new DriverError("protocol_error", { detail: "driver answered for emulator-5556" });
+        },
+      },
+      { log },
+    );
     await send(HELLO);
     await send(req(1, "device.connect"));
     await waitFor(2);
-    expect(out[1].error.data).toEqual({ code: "protocol_error", message: "driver protocol error", retryable: false, details: null });
+    expect(out[1].error.data).toEqual({
+      code: "protocol_error",
+      message: "driver protocol error",
+      retryable: false,
+      details: null,
+    });
     expect(JSON.stringify(out[1])).not.toContain("emulator-5556");
     expect(logged).toEqual([
-      { obj: { method: "device.connect", code: "protocol_error", detail: "driver answered for emulator-5556" }, msg: "request failed: the device or its driver answered something unusable" },
+      {
+        obj: { method: "device.connect", code: "protocol_error", detail: "driver answered for emulator-5556" },
+        msg: "request failed: the device or its driver answered something unusable",
+      },
     ]);
   });
 
   test("an error a client acts on (element_not_found) is answered without a log line", async () => {
     const logged: string[] = [];
     const log: Logger = { ...silentLogger, warn: (_o, msg) => void logged.push(msg ?? "") };
-    const { send, out, waitFor } = setup({ "device.connect": () => { throw new DriverError("element_not_found", { detail: "no node matched" }); } }, { log });
+    const { send, out, waitFor } = setup(
+      {
+        "device.connect": () => {
+          throw new DriverError("element_not_found", { detail: "no node matched" });
+        },
+      },
+      { log },
+    );
     await send(HELLO);
     await send(req(1, "device.connect"));
     await waitFor(2);
@@ -217,7 +303,9 @@ describe("Dispatcher result checks", () => {
   test("a frozen result is served from the memo and a mutable one is checked every time", async () => {
     let calls = 0;
     const frozen = Object.freeze([]) as never[];
-    const { send, out, waitFor } = setup({ "sessions.list": () => (calls++ === 0 ? frozen : ([{ bad: true }] as never)) });
+    const { send, out, waitFor } = setup({
+      "sessions.list": () => (calls++ === 0 ? frozen : ([{ bad: true }] as never)),
+    });
     await send(HELLO);
     await send(req(1, "sessions.list"));
     await send(req(2, "sessions.list"));
@@ -227,7 +315,14 @@ describe("Dispatcher result checks", () => {
   });
 });
 
-const SESSION = { id: "7d3c2b1a-0f9e-4d8c-b7a6-5e4f3d2c1b0a", state: "active", startedAtMs: 1, endedAtMs: null, eventCount: 1, lastSequence: 1 } as const;
+const SESSION = {
+  id: "7d3c2b1a-0f9e-4d8c-b7a6-5e4f3d2c1b0a",
+  state: "active",
+  startedAtMs: 1,
+  endedAtMs: null,
+  eventCount: 1,
+  lastSequence: 1,
+} as const;
 
 describe("Dispatcher.close", () => {
   test("waits for an inline request that is still running, so its cleanup sees the Session that request started", async () => {
@@ -260,7 +355,9 @@ describe("Dispatcher.close", () => {
     const { dispatcher, conn, send, out, waitFor } = setup(
       {
         "session.start": (_p, ctx) =>
-          new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true })),
+          new Promise((_, reject) =>
+            ctx.signal.addEventListener("abort", () => reject(new DriverError("driver_cancelled")), { once: true }),
+          ),
       },
       { onClose: async (c) => void seen.push(stateOf(c).activeSessionId) },
     );
@@ -280,6 +377,11 @@ describe("Dispatcher.close", () => {
     await dispatcher.close(conn, "RPC connection closed");
     await send(req(1, "sessions.list"));
     await waitFor(2);
-    expect(out[1].error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } });
+    expect(out[1].error.data).toEqual({
+      code: "request_cancelled",
+      message: "request was cancelled: Shutdown",
+      retryable: false,
+      details: { reason: "shutdown" },
+    });
   });
 });

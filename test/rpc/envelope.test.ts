@@ -21,7 +21,9 @@ function corpus(): unknown[] {
 
 describe("decodeEnvelope", () => {
   test("accepts exactly what RpcRequestSchema accepts when given plain JSON values", () => {
-    const disagreements = corpus().filter((x) => (decodeEnvelope(x, false) !== null) !== v.safeParse(RpcRequestSchema, x).success);
+    const disagreements = corpus().filter(
+      (x) => (decodeEnvelope(x, false) !== null) !== v.safeParse(RpcRequestSchema, x).success,
+    );
     expect(disagreements).toEqual([]);
   });
 
@@ -30,7 +32,8 @@ describe("decodeEnvelope", () => {
   });
 
   test("rejects float-tagged numbers where integers or containers are required", () => {
-    for (const key of ["id", "timeoutMs", "params"]) expect(decodeEnvelope({ ...base, [key]: new JsonFloat(1) }, false)).toBeNull();
+    for (const key of ["id", "timeoutMs", "params"])
+      expect(decodeEnvelope({ ...base, [key]: new JsonFloat(1) }, false)).toBeNull();
   });
 
   test("returns the request unchanged when it is valid", () => {

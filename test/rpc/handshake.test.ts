@@ -2,15 +2,25 @@ import { describe, expect, test } from "bun:test";
 import { availableFeatures, negotiate, selectVersion, type ServerServices } from "../../src/rpc/handshake.ts";
 import { RpcError } from "../../src/rpc/rpc-error.ts";
 
-const all: ServerServices = { eventStreamListener: true, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true };
+const all: ServerServices = {
+  eventStreamListener: true,
+  screenshotPolicy: "capture",
+  evidenceStore: true,
+  mediaStreams: true,
+};
 const range = (major: number, minMinor: number, maxMinor: number) => ({ major, minMinor, maxMinor });
 const server = { ranges: [range(1, 0, 5)] };
 
 describe("selectVersion", () => {
   test("picks the greatest common (major, minor) when ranges overlap", () => {
     expect(selectVersion({ ranges: [range(1, 0, 2), range(3, 0, 0)] }, server)).toEqual({ major: 1, minor: 2 });
-    expect(selectVersion({ ranges: [range(1, 0, 9)] }, { ranges: [range(1, 0, 5), range(2, 0, 1)] })).toEqual({ major: 1, minor: 5 });
-    expect(selectVersion({ ranges: [range(1, 0, 9), range(2, 0, 0)] }, { ranges: [range(1, 0, 5), range(2, 0, 1)] })).toEqual({ major: 2, minor: 0 });
+    expect(selectVersion({ ranges: [range(1, 0, 9)] }, { ranges: [range(1, 0, 5), range(2, 0, 1)] })).toEqual({
+      major: 1,
+      minor: 5,
+    });
+    expect(
+      selectVersion({ ranges: [range(1, 0, 9), range(2, 0, 0)] }, { ranges: [range(1, 0, 5), range(2, 0, 1)] }),
+    ).toEqual({ major: 2, minor: 0 });
   });
 
   test("names why when nothing overlaps", () => {
@@ -42,7 +52,10 @@ describe("availableFeatures", () => {
 describe("negotiate", () => {
   const params = (features: object) => ({ client: { name: "c", version: "1" }, protocol: server, features });
   test("enables the sorted intersection of the offer and the available set", () => {
-    const n = negotiate(params({ required: ["request.control.v1"], optional: ["verdict.record.v1", "x.v1", "events.stream.v1"] }), all);
+    const n = negotiate(
+      params({ required: ["request.control.v1"], optional: ["verdict.record.v1", "x.v1", "events.stream.v1"] }),
+      all,
+    );
     expect(n.enabled).toEqual(["events.stream.v1", "request.control.v1", "verdict.record.v1"]);
   });
 
@@ -72,11 +85,16 @@ describe("negotiate", () => {
     const answer = (issue: typeof missing) => ({
       code: -32602,
       message: "system.hello params are invalid",
-      data: { code: "invalid_params", message: "system.hello params are invalid", retryable: true, details: { method: "system.hello", ...issue, issues: [issue] } },
+      data: {
+        code: "invalid_params",
+        message: "system.hello params are invalid",
+        retryable: true,
+        details: { method: "system.hello", ...issue, issues: [issue] },
+      },
     });
-    expect([refusal({ client: { name: "c" }, protocol: server }), refusal({ client: { name: "c" }, protocol: server }, ["client", "protocol", "features"])]).toEqual([
-      answer(missing),
-      answer({ ...missing, pointer: "/0/version" }),
-    ]);
+    expect([
+      refusal({ client: { name: "c" }, protocol: server }),
+      refusal({ client: { name: "c" }, protocol: server }, ["client", "protocol", "features"]),
+    ]).toEqual([answer(missing), answer({ ...missing, pointer: "/0/version" })]);
   });
 });

@@ -38,7 +38,17 @@ function nestedObjects(depth: number): string {
 
 describe("parseJson", () => {
   test("returns the value when input is valid JSON of any kind", () => {
-    const texts = ["null", "true", "false", "0", '"x"', "[]", "{}", '[1,"a",null,true,false,{"k":[]}]', ' \t\r\n{"a" : [ 1 , 2 ] }\n '];
+    const texts = [
+      "null",
+      "true",
+      "false",
+      "0",
+      '"x"',
+      "[]",
+      "{}",
+      '[1,"a",null,true,false,{"k":[]}]',
+      ' \t\r\n{"a" : [ 1 , 2 ] }\n ',
+    ];
     expect(parseAll(texts)).toEqual([
       ok(null),
       ok(true),
@@ -53,7 +63,28 @@ describe("parseJson", () => {
   });
 
   test("classifies numbers as integer or JsonFloat when given integer, fraction and exponent tokens", () => {
-    const texts = ["1", "-0", "0", "1.0", "1e0", "1E2", "1E+2", "1.5", "-1", "9007199254740991", "9007199254740993", "-9007199254740993", "18446744073709551616", "123456789012345", "-0.0", "2.5e1", "1.25e1", "1e-2", "0.1", "1e308"];
+    const texts = [
+      "1",
+      "-0",
+      "0",
+      "1.0",
+      "1e0",
+      "1E2",
+      "1E+2",
+      "1.5",
+      "-1",
+      "9007199254740991",
+      "9007199254740993",
+      "-9007199254740993",
+      "18446744073709551616",
+      "123456789012345",
+      "-0.0",
+      "2.5e1",
+      "1.25e1",
+      "1e-2",
+      "0.1",
+      "1e308",
+    ];
     expect(parseAll(texts)).toEqual([
       ok(1),
       ok(0),
@@ -92,7 +123,9 @@ describe("parseJson", () => {
   });
 
   test("rejects malformed numbers when they break RFC 8259 grammar", () => {
-    expect(parseAll(["01", "-01", "+1", ".5", "1.", "1.x", "-", "-x", "1e", "1e+", "1ex", "0x10", "-Infinity"])).toEqual([
+    expect(
+      parseAll(["01", "-01", "+1", ".5", "1.", "1.x", "-", "-x", "1e", "1e+", "1ex", "0x10", "-Infinity"]),
+    ).toEqual([
       err(1, 2, "invalid number"),
       err(1, 3, "invalid number"),
       err(1, 1, "expected value"),
@@ -118,7 +151,13 @@ describe("parseJson", () => {
   });
 
   test("rejects the string when a surrogate escape is unpaired", () => {
-    const texts = [String.raw`"\ud800"`, String.raw`"\udc00"`, String.raw`"\ud800\u0041"`, String.raw`"\ud800x"`, String.raw`"\ude00\ud83d"`];
+    const texts = [
+      String.raw`"\ud800"`,
+      String.raw`"\udc00"`,
+      String.raw`"\ud800\u0041"`,
+      String.raw`"\ud800x"`,
+      String.raw`"\ude00\ud83d"`,
+    ];
     expect(parseAll(texts)).toEqual([
       err(1, 8, "lone surrogate in hex escape"),
       err(1, 7, "lone surrogate in hex escape"),
@@ -148,7 +187,10 @@ describe("parseJson", () => {
   });
 
   test("keeps raw characters when they are non-ASCII or DEL", () => {
-    expect(parseAll(['"héllo 中文 😀"', '"\u007f\u2028\u00a0"'])).toEqual([ok("héllo 中文 😀"), ok("\u007f\u2028\u00a0")]);
+    expect(parseAll(['"héllo 中文 😀"', '"\u007f\u2028\u00a0"'])).toEqual([
+      ok("héllo 中文 😀"),
+      ok("\u007f\u2028\u00a0"),
+    ]);
   });
 
   test("keeps the last value and flags it when a top-level key repeats", () => {
@@ -212,12 +254,14 @@ describe("parseJson", () => {
   });
 
   test("returns an error without throwing when nesting is 10,000 levels deep", () => {
-    expect(parseAll(["[".repeat(10_000), nestedArrays(10_000), '{"a":'.repeat(10_000), nestedObjects(10_000)])).toEqual([
-      err(1, 129, "recursion limit exceeded"),
-      err(1, 129, "recursion limit exceeded"),
-      err(1, 641, "recursion limit exceeded"),
-      err(1, 641, "recursion limit exceeded"),
-    ]);
+    expect(parseAll(["[".repeat(10_000), nestedArrays(10_000), '{"a":'.repeat(10_000), nestedObjects(10_000)])).toEqual(
+      [
+        err(1, 129, "recursion limit exceeded"),
+        err(1, 129, "recursion limit exceeded"),
+        err(1, 641, "recursion limit exceeded"),
+        err(1, 641, "recursion limit exceeded"),
+      ],
+    );
   });
 
   test("parses without stack overflow when maxDepth allows 100,000 levels", () => {
@@ -238,7 +282,33 @@ describe("parseJson", () => {
   });
 
   test("reports position and reason when input is malformed", () => {
-    const texts = ['{"a":1} x', "[1,2", '{"a":1', '"abc', "", "  \n ", "\ufeff{}", "\u0000", "NaN", "Infinity", "[1] // c", "/* c */ 1", "[1,]", '{"a":1,}', "{1:2}", '{"a" 1}', '{"a":1 "b":2}', "[1 2]", "tru", "trux", "\f1", "\u00a01", "[", "{", '{"a":'];
+    const texts = [
+      '{"a":1} x',
+      "[1,2",
+      '{"a":1',
+      '"abc',
+      "",
+      "  \n ",
+      "\ufeff{}",
+      "\u0000",
+      "NaN",
+      "Infinity",
+      "[1] // c",
+      "/* c */ 1",
+      "[1,]",
+      '{"a":1,}',
+      "{1:2}",
+      '{"a" 1}',
+      '{"a":1 "b":2}',
+      "[1 2]",
+      "tru",
+      "trux",
+      "\f1",
+      "\u00a01",
+      "[",
+      "{",
+      '{"a":',
+    ];
     expect(parseAll(texts)).toEqual([
       err(1, 9, "trailing characters"),
       err(1, 4, "EOF while parsing a list"),
@@ -291,16 +361,67 @@ describe("parseJson", () => {
 
 describe("parseJsonSlow", () => {
   const table = [
-    "null", "true", "false", "0", "-1", "42", "1.5", "-2.25e-3", "1.0", "1e2", "-0", "-0.0", "9007199254740991",
-    "9007199254740993", "18446744073709551616", "123456789012345", '""', '"plain"', '"héllo 中文 😀"',
-    String.raw`"\"\\\/\b\f\n\r\t"`, String.raw`"\u00e9\ud83d\ude00"`, "[]", "{}", "[1,[2,[3]],{}]",
-    '{"a":1,"b":[true,false,null],"c":{"d":"e"}}', '{"a":1,"a":2}', '{"a":{"b":1,"b":2}}',
-    String.raw`{"\u0069d":1,"id":2}`, '{"__proto__":{"x":1}}', '{"__proto__":1,"__proto__":2}',
+    "null",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "42",
+    "1.5",
+    "-2.25e-3",
+    "1.0",
+    "1e2",
+    "-0",
+    "-0.0",
+    "9007199254740991",
+    "9007199254740993",
+    "18446744073709551616",
+    "123456789012345",
+    '""',
+    '"plain"',
+    '"héllo 中文 😀"',
+    String.raw`"\"\\\/\b\f\n\r\t"`,
+    String.raw`"\u00e9\ud83d\ude00"`,
+    "[]",
+    "{}",
+    "[1,[2,[3]],{}]",
+    '{"a":1,"b":[true,false,null],"c":{"d":"e"}}',
+    '{"a":1,"a":2}',
+    '{"a":{"b":1,"b":2}}',
+    String.raw`{"\u0069d":1,"id":2}`,
+    '{"__proto__":{"x":1}}',
+    '{"__proto__":1,"__proto__":2}',
     '{"jsonrpc":"2.0","id":12345,"method":"system.describe","params":{}}',
-    '{"jsonrpc":"2.0","id":"a-0","method":"x","params":[0,-1,10]}', ' \t\r\n[ 1 , 2 ]\r\n ', '{"2":1,"1":2,"b":3,"a":4}',
-    nestedArrays(128), nestedArrays(129), nestedObjects(128), nestedObjects(129), "", " ", "\ufeff{}", "[1,]", '{"a":1,}',
-    "01", "+1", ".5", "1.", "-", "NaN", "1e400", "[1] x", '"\u0001"', String.raw`"\ud800"`, '{"a" 1}', "{1:2}",
-    '"unterminated', "[1,2", "tru", "/* c */ 1", '{"a":1}{"b":2}', "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]",
+    '{"jsonrpc":"2.0","id":"a-0","method":"x","params":[0,-1,10]}',
+    " \t\r\n[ 1 , 2 ]\r\n ",
+    '{"2":1,"1":2,"b":3,"a":4}',
+    nestedArrays(128),
+    nestedArrays(129),
+    nestedObjects(128),
+    nestedObjects(129),
+    "",
+    " ",
+    "\ufeff{}",
+    "[1,]",
+    '{"a":1,}',
+    "01",
+    "+1",
+    ".5",
+    "1.",
+    "-",
+    "NaN",
+    "1e400",
+    "[1] x",
+    '"\u0001"',
+    String.raw`"\ud800"`,
+    '{"a" 1}',
+    "{1:2}",
+    '"unterminated',
+    "[1,2",
+    "tru",
+    "/* c */ 1",
+    '{"a":1}{"b":2}',
+    "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]",
   ];
 
   test("agrees with parseJson when given any input from the table", () => {
@@ -323,7 +444,9 @@ describe("parseJsonSlow", () => {
 describe("unwrapJsonFloats", () => {
   test("replaces every JsonFloat by its number when values are nested", () => {
     const parsed = valueOf('{"a":1.0,"b":[2e0,{"c":3.5,"d":4E1}],"e":"x","f":null,"g":true,"__proto__":5.0}');
-    expect(unwrapJsonFloats(parsed)).toStrictEqual(JSON.parse('{"a":1,"b":[2,{"c":3.5,"d":40}],"e":"x","f":null,"g":true,"__proto__":5}'));
+    expect(unwrapJsonFloats(parsed)).toStrictEqual(
+      JSON.parse('{"a":1,"b":[2,{"c":3.5,"d":40}],"e":"x","f":null,"g":true,"__proto__":5}'),
+    );
   });
 
   test("leaves the input untouched when copying", () => {

@@ -35,7 +35,15 @@ const PAYLOAD_FRAMES = [
 // With a limit of 8: "12345678\r\n" holds 9 bytes before its LF yet fits, because
 // the CR belongs to the terminator; "12345678\r\r\n" keeps one CR and does not.
 const LIMITED_PAYLOAD = bytes("123456789\n12345678\r\nabc\n12345678\r\r\nxy\n123456789012345678901234\r\nz");
-const LIMITED_FRAMES = [oversized(9), line("12345678"), line("abc"), oversized(9), line("xy"), oversized(24), line("z")];
+const LIMITED_FRAMES = [
+  oversized(9),
+  line("12345678"),
+  line("abc"),
+  oversized(9),
+  line("xy"),
+  oversized(24),
+  line("z"),
+];
 
 describe("LineSplitter", () => {
   test("returns every frame when the payload arrives as one chunk", () => {
@@ -79,7 +87,10 @@ describe("LineSplitter", () => {
   });
 
   test("returns views into the chunk when many lines lie within it", () => {
-    const lines = Array.from({ length: 600 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"system.describe","params":{"pad":"${"x".repeat(30)}"}}`);
+    const lines = Array.from(
+      { length: 600 },
+      (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"system.describe","params":{"pad":"${"x".repeat(30)}"}}`,
+    );
     const chunk = bytes(lines.join("\n") + "\n");
     const frames = new LineSplitter().push(chunk);
     expect(frames).toEqual(lines.map(line));
@@ -137,7 +148,12 @@ describe("LineSplitter", () => {
       maxBuffered = Math.max(maxBuffered, splitter.bufferedBytes);
     }
     const framesAfter = splitter.push(bytes("\nok\n"));
-    expect({ framesDuring, bounded: maxBuffered <= MAX_LINE_BYTES + chunk.length, framesAfter, left: splitter.bufferedBytes }).toEqual({
+    expect({
+      framesDuring,
+      bounded: maxBuffered <= MAX_LINE_BYTES + chunk.length,
+      framesAfter,
+      left: splitter.bufferedBytes,
+    }).toEqual({
       framesDuring: [],
       bounded: true,
       framesAfter: [oversized(50 * 1024 * 1024), line("ok")],
@@ -161,11 +177,11 @@ describe("LineSplitter", () => {
   });
 
   test("returns an oversized frame at end when the unterminated line exceeds the limit", () => {
-    expect([splitChunks([bytes("abcdef")], 4), splitChunks([bytes("abcd\r")], 4), splitChunks([bytes("abcd")], 4)]).toEqual([
-      [oversized(6)],
-      [oversized(5)],
-      [line("abcd")],
-    ]);
+    expect([
+      splitChunks([bytes("abcdef")], 4),
+      splitChunks([bytes("abcd\r")], 4),
+      splitChunks([bytes("abcd")], 4),
+    ]).toEqual([[oversized(6)], [oversized(5)], [line("abcd")]]);
   });
 
   test("throws when the limit is not a non-negative integer", () => {

@@ -12,15 +12,33 @@ import { Dispatcher } from "../../src/rpc/dispatcher.ts";
 import { silentLogger } from "../../src/rpc/rpc-error.ts";
 
 const FEATURES = ["request.control.v1", "device.routing.v1", "events.snapshot.v1"];
-const hello = (features: string[]) => ({ client: { name: "t", version: "1" }, protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] }, features: { optional: features } });
+const hello = (features: string[]) => ({
+  client: { name: "t", version: "1" },
+  protocol: { ranges: [{ major: 1, minMinor: 0, maxMinor: 5 }] },
+  features: { optional: features },
+});
 
 /** One connection of the given transport kind, after its hello, over the real handlers. */
 async function connected(kind: string, features = FEATURES) {
   const devices = new DeviceService(silentLogger);
-  const core = { devices, evidence: new MemoryEvidenceStore(), log: new EventLog(openDatabase(":memory:")), screenshotPolicy: "capture" as const };
-  const dispatcher = new Dispatcher({ handlers: createHandlers(core), policy: connectionPolicy(core, silentLogger), server: { name: "devicerail-daemon", version: "test" }, log: silentLogger });
+  const core = {
+    devices,
+    evidence: new MemoryEvidenceStore(),
+    log: new EventLog(openDatabase(":memory:")),
+    screenshotPolicy: "capture" as const,
+  };
+  const dispatcher = new Dispatcher({
+    handlers: createHandlers(core),
+    policy: connectionPolicy(core, silentLogger),
+    server: { name: "devicerail-daemon", version: "test" },
+    log: silentLogger,
+  });
   let onFrame = (_frame: string) => {};
-  const conn = new Connection({ kind, framing: "jsonMessage" }, { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true }, (f) => onFrame(f));
+  const conn = new Connection(
+    { kind, framing: "jsonMessage" },
+    { eventStreamListener: false, screenshotPolicy: "capture", evidenceStore: true, mediaStreams: true },
+    (f) => onFrame(f),
+  );
   let id = 0;
   const call = async (method: string, params?: object) => {
     const out = await dispatcher.call(conn, ++id, method, params);
@@ -38,33 +56,46 @@ async function connected(kind: string, features = FEATURES) {
 }
 
 const refusal = (method: string, transport: string, privileged: Privileged) =>
-  errorObject("method_not_permitted_on_transport", { arg: method, details: { method, transport, privileged, allowedTransports: ["stdio", "tcp", "unix"] } });
+  errorObject("method_not_permitted_on_transport", {
+    arg: method,
+    details: { method, transport, privileged, allowedTransports: ["stdio", "tcp", "unix"] },
+  });
 
 describe("privileged methods in the dispatch precedence", () => {
   test("the feature gate answers first when the method's feature was not negotiated", async () => {
     const { call } = await connected("webSocket", ["request.control.v1"]);
     expect((await call("events.clear", { sessionId: crypto.randomUUID() })).error).toEqual(
-      errorObject("method_not_found", { arg: "events.clear", details: { method: "events.clear", requiredFeature: "events.snapshot.v1" } }),
+      errorObject("method_not_found", {
+        arg: "events.clear",
+        details: { method: "events.clear", requiredFeature: "events.snapshot.v1" },
+      }),
     );
   });
 
   test("an always-privileged method is refused before its timeoutMs and its params are checked when the transport is a WebSocket", async () => {
     const { call, line } = await connected("webSocket");
-    expect((await call("events.clear", { sessionId: 7 })).error).toEqual(refusal("events.clear", "webSocket", "always"));
+    expect((await call("events.clear", { sessionId: 7 })).error).toEqual(
+      refusal("events.clear", "webSocket", "always"),
+    );
     expect((await line("sessions.list", {}, 1_000)).error).toEqual(refusal("sessions.list", "webSocket", "always"));
   });
 
   test("a read of another connection's Session is refused after its params decode when the transport is a WebSocket", async () => {
     const { call } = await connected("webSocket");
     expect((await call("events.list", { sessionId: 7 })).error?.data.code).toBe("invalid_params");
-    expect((await call("session.export", { sessionId: crypto.randomUUID() })).error).toEqual(refusal("session.export", "webSocket", "otherSession"));
+    expect((await call("session.export", { sessionId: crypto.randomUUID() })).error).toEqual(
+      refusal("session.export", "webSocket", "otherSession"),
+    );
   });
 
   test("the same calls reach their handlers when the transport runs privileged calls", async () => {
     for (const kind of ["stdio", "tcp", "unix", "http"]) {
       const { call } = await connected(kind);
       const unknown = crypto.randomUUID();
-      expect({ kind, code: (await call("events.clear", { sessionId: unknown })).error?.data.code }).toEqual({ kind, code: "session_not_found" });
+      expect({ kind, code: (await call("events.clear", { sessionId: unknown })).error?.data.code }).toEqual({
+        kind,
+        code: "session_not_found",
+      });
       expect({ kind, result: (await call("sessions.list")).result }).toEqual({ kind, result: [] });
     }
   });

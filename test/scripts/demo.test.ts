@@ -23,7 +23,14 @@ describe("scripts/demo.ts", () => {
     const dataDir = tempDataDir();
     const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/demo.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DEVICERAIL_DATA_DIR: dataDir, NO_COLOR: "1", DEVICERAIL_ANDROID: "auto", ANDROID_ADB_SERVER_PORT: String(adbPort), DEVICERAIL_ADB_PATH: ADB_PATH },
+      env: {
+        ...process.env,
+        DEVICERAIL_DATA_DIR: dataDir,
+        NO_COLOR: "1",
+        DEVICERAIL_ANDROID: "auto",
+        ANDROID_ADB_SERVER_PORT: String(adbPort),
+        DEVICERAIL_ADB_PATH: ADB_PATH,
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -38,7 +45,10 @@ describe("scripts/demo.ts", () => {
     const shot = /last screenshot: (\S+\/export\/evidence\/([0-9a-f]{64})\.png) \(a PNG/.exec(summary);
     expect(shot?.[1]?.startsWith(join(dataDir, "export"))).toBe(true);
     const bytes = new Uint8Array(readFileSync(shot?.[1] as string));
-    expect([new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), Buffer.from(bytes.subarray(1, 4)).toString()]).toEqual([shot?.[2] as string, "PNG"]);
+    expect([
+      new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+      Buffer.from(bytes.subarray(1, 4)).toString(),
+    ]).toEqual([shot?.[2] as string, "PNG"]);
     // Nothing left running: the daemon export started in the background was stopped.
     const record = readRecord(dataDir);
     expect(record === null || !isAlive(record.pid)).toBe(true);

@@ -17,7 +17,13 @@ describe("gen-migrations --check", () => {
     const schema = join(dir, "tables.ts");
     try {
       const original = readFileSync(join(ROOT, "src/core/sessions/tables.ts"), "utf8");
-      writeFileSync(schema, original.replace('endedAtMs: integer("ended_at_ms"),', 'endedAtMs: integer("ended_at_ms"),\n  note: text("note"),'));
+      writeFileSync(
+        schema,
+        original.replace(
+          'endedAtMs: integer("ended_at_ms"),',
+          'endedAtMs: integer("ended_at_ms"),\n  note: text("note"),',
+        ),
+      );
       const problems = staleMigrations(schema);
       expect(problems).toHaveLength(1);
       expect(problems[0]).toStartWith("src/core/sessions/tables.ts has changes without a migration");
@@ -34,7 +40,10 @@ describe("gen-migrations --check", () => {
     const schema = join(dir, "tables.ts");
     try {
       const original = readFileSync(join(ROOT, FARM.tables), "utf8");
-      writeFileSync(schema, original.replace('name: text("name").notNull(),', 'name: text("name").notNull(),\n  rack: text("rack"),'));
+      writeFileSync(
+        schema,
+        original.replace('name: text("name").notNull(),', 'name: text("name").notNull(),\n  rack: text("rack"),'),
+      );
       const problems = staleMigrations(schema, FARM);
       expect(problems).toHaveLength(1);
       expect(problems[0]).toStartWith("src/daemon/farm/tables.ts has changes without a migration");

@@ -74,6 +74,8 @@ describe("import fences", () => {
       expect(violations(surface, `import { createCore } from "${src}core/core.ts";`).length).toBeGreaterThan(0);
       expect(violations(surface, `import type { Connect } from "${src}client/in-process.ts";`)).toEqual([]);
     }
-    expect(violations("src/daemon/local-connect.ts", 'import type { Dispatcher } from "../rpc/dispatcher.ts";')).toEqual([]);
+    expect(
+      violations("src/daemon/local-connect.ts", 'import type { Dispatcher } from "../rpc/dispatcher.ts";'),
+    ).toEqual([]);
   });
 });

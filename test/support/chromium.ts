@@ -21,11 +21,16 @@ export function describeWithChromium(name: string, body: () => void): void {
   if (["true", "1"].includes((process.env.CI ?? "").toLowerCase())) {
     return describe(name, () => {
       test(`chromium is installed at ${CHROMIUM_PATH}`, () => {
-        throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium package (apt-get install -y chromium); these tests must not be skipped in CI`);
+        throw new Error(
+          `${CHROMIUM_PATH} is missing: install Debian's chromium package (apt-get install -y chromium); these tests must not be skipped in CI`,
+        );
       });
     });
   }
-  if (!warned) console.warn(`skipping browser tests: ${CHROMIUM_PATH} is missing (apt-get install -y chromium); under CI=true they fail instead`);
+  if (!warned)
+    console.warn(
+      `skipping browser tests: ${CHROMIUM_PATH} is missing (apt-get install -y chromium); under CI=true they fail instead`,
+    );
   warned = true;
   describe.skip(name, body);
 }
@@ -64,7 +69,8 @@ export interface PageProblems {
 export function watchPage(page: Page): PageProblems {
   const problems: PageProblems = { consoleErrors: [], pageErrors: [], failedRequests: [] };
   page.on("console", (m) => {
-    if (m.type() === "error") problems.consoleErrors.push(`${m.text()} (${m.location().url}:${m.location().lineNumber})`);
+    if (m.type() === "error")
+      problems.consoleErrors.push(`${m.text()} (${m.location().url}:${m.location().lineNumber})`);
   });
   page.on("pageerror", (e) => problems.pageErrors.push(String(e.stack ?? e)));
   page.on("requestfailed", (r) => problems.failedRequests.push(`${r.url().slice(0, 200)}: ${r.failure()?.errorText}`));
@@ -79,7 +85,12 @@ export async function undecodedImages(page: Page): Promise<string[]> {
       const src = img.getAttribute("src");
       if (!src) continue;
       img.scrollIntoView({ block: "nearest" });
-      if (!img.complete) await new Promise((r) => { img.addEventListener("load", r, { once: true }); img.addEventListener("error", r, { once: true }); setTimeout(r, 3_000); });
+      if (!img.complete)
+        await new Promise((r) => {
+          img.addEventListener("load", r, { once: true });
+          img.addEventListener("error", r, { once: true });
+          setTimeout(r, 3_000);
+        });
       if (!(img.naturalWidth > 0)) bad.push(`${img.className || img.id || "img"} ${src.slice(0, 60)}`);
     }
     return bad;
@@ -106,11 +117,13 @@ const paeth = (a: number, b: number, c: number) => {
 export function decodeScreenshot(png: Uint8Array): Rgba {
   const v = new DataView(png.buffer, png.byteOffset, png.byteLength);
   const [width, height, depth, colourType, interlace] = [v.getUint32(16), v.getUint32(20), png[24], png[25], png[28]];
-  if (depth !== 8 || (colourType !== 2 && colourType !== 6) || interlace !== 0) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+  if (depth !== 8 || (colourType !== 2 && colourType !== 6) || interlace !== 0)
+    throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
   const idat: Uint8Array[] = [];
   for (let pos = 8; pos < png.length; ) {
     const len = v.getUint32(pos);
-    if (String.fromCharCode(...png.subarray(pos + 4, pos + 8)) === "IDAT") idat.push(png.subarray(pos + 8, pos + 8 + len));
+    if (String.fromCharCode(...png.subarray(pos + 4, pos + 8)) === "IDAT")
+      idat.push(png.subarray(pos + 8, pos + 8 + len));
     pos += 12 + len;
   }
   const raw = inflateSync(Buffer.concat(idat));
@@ -126,7 +139,18 @@ export function decodeScreenshot(png: Uint8Array): Rgba {
       const a = i >= bpp ? (out[row + i - bpp] as number) : 0;
       const b = y > 0 ? (out[row - stride + i] as number) : 0;
       const c = i >= bpp && y > 0 ? (out[row - stride + i - bpp] as number) : 0;
-      const predicted = filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : filter === 4 ? paeth(a, b, c) : Number.NaN;
+      const predicted =
+        filter === 0
+          ? 0
+          : filter === 1
+            ? a
+            : filter === 2
+              ? b
+              : filter === 3
+                ? (a + b) >> 1
+                : filter === 4
+                  ? paeth(a, b, c)
+                  : Number.NaN;
       if (Number.isNaN(predicted)) throw new Error(`unknown PNG row filter ${filter}`);
       out[row + i] = (x + predicted) & 0xff;
     }

@@ -1,4 +1,12 @@
-import { type CallContext, type DeviceChange, type Driver, type ObserveOptions, type Protection, type RawObservation, abortable } from "../../src/driver/driver.ts";
+import {
+  type CallContext,
+  type DeviceChange,
+  type Driver,
+  type ObserveOptions,
+  type Protection,
+  type RawObservation,
+  abortable,
+} from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../src/protocol/types/device.ts";
@@ -51,7 +59,13 @@ export class FakeDriver extends OneDeviceDriver implements Driver {
   readonly uiTrees = true;
   hangObserve = false;
   hangExecute = false;
-  info: DeviceInfo = { id: "fake-1", name: "Fake Device", platform: { kind: "other", value: "fake" }, osVersion: "1", connected: false };
+  info: DeviceInfo = {
+    id: "fake-1",
+    name: "Fake Device",
+    platform: { kind: "other", value: "fake" },
+    osVersion: "1",
+    connected: false,
+  };
   observeCalls: ObserveOptions[] = [];
   async actions(): Promise<ActionDefinition[]> {
     return [{ name: "tap", description: "tap", inputSchema: { type: "object" }, protection: "standard" }];
@@ -66,12 +80,19 @@ export class FakeDriver extends OneDeviceDriver implements Driver {
       viewport: { width: 100, height: 200, scaleFactor: 2 },
       screenshot: opts.screenshot ? MOCK_PNG : null,
       uiTree: opts.uiTree
-        ? { context: { contextKind: "native", contextId: "fake-app", documentEpoch: "1" }, nodes: [node("root", null, null, 0), node("ok", "root", "OK", 50)] }
+        ? {
+            context: { contextKind: "native", contextId: "fake-app", documentEpoch: "1" },
+            nodes: [node("root", null, null, 0), node("ok", "root", "OK", 50)],
+          }
         : null,
       metadata: {},
     };
   }
-  async execute(_d: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  async execute(
+    _d: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     if (call.name !== "tap") throw new DriverError("unknown_action", { action: call.name });
     if (this.hangExecute) await hangUntilAborted(ctx);
     return { output: { accepted: true } };

@@ -44,7 +44,10 @@ export abstract class LineClient {
     if (line !== undefined) return Promise.resolve(line);
     if (this.ended) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no response line within ${timeoutMs} ms${this.context()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no response line within ${timeoutMs} ms${this.context()}`)),
+        timeoutMs,
+      );
       this.waiters.push((l) => {
         clearTimeout(timer);
         resolve(l);

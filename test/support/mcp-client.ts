@@ -13,7 +13,11 @@ import { ROOT, daemonCommand, daemonEnv, tempDataDir } from "./daemon.ts";
 import { until } from "./wait.ts";
 
 export interface ToolResult {
-  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string } | { type: string; [k: string]: unknown })[];
+  content: (
+    | { type: "text"; text: string }
+    | { type: "image"; data: string; mimeType: string }
+    | { type: string; [k: string]: unknown }
+  )[];
   structuredContent?: any;
   isError?: boolean;
 }
@@ -141,8 +145,15 @@ export async function httpPeer(base: string, dataDir: string, headers: Record<st
 }
 
 /** tools/call, keeping the result (and its serialized size) for the run-wide checks. */
-export async function call(peer: McpPeer, tool: string, args: Record<string, unknown> = {}, opts: { timeoutMs?: number } = {}): Promise<ToolResult> {
-  const result = (await peer.client.callTool({ name: tool, arguments: args }, undefined, { timeout: opts.timeoutMs ?? 60_000 })) as ToolResult;
+export async function call(
+  peer: McpPeer,
+  tool: string,
+  args: Record<string, unknown> = {},
+  opts: { timeoutMs?: number } = {},
+): Promise<ToolResult> {
+  const result = (await peer.client.callTool({ name: tool, arguments: args }, undefined, {
+    timeout: opts.timeoutMs ?? 60_000,
+  })) as ToolResult;
   allResults.push({ tool, bytes: Buffer.byteLength(JSON.stringify(result)), result });
   peer.results.push(result);
   return result;
@@ -171,7 +182,13 @@ export function refIn(text: string, line: RegExp): string {
 }
 
 /** A failing result's parts: the first line's code, the retryable line, and the structured error. */
-export function errorOf(result: ToolResult): { isError: boolean | undefined; code: string | undefined; retryable: string | undefined; error: any; text: string } {
+export function errorOf(result: ToolResult): {
+  isError: boolean | undefined;
+  code: string | undefined;
+  retryable: string | undefined;
+  error: any;
+  text: string;
+} {
   const text = textOf(result);
   return {
     isError: result.isError,

@@ -7,8 +7,12 @@ export const LOGIN_SCREEN_SHA = createHash("sha256")
   .update(renderScreen(new MockApp().tree(), { dark: false, focusedNodeId: null }))
   .digest("hex");
 
-
-export const pngRef = (sha: string) => ({ id: `sha256:${sha}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
+export const pngRef = (sha: string) => ({
+  id: `sha256:${sha}`,
+  mediaType: "image/png",
+  uri: `devicerail://assets/sha256/${sha}`,
+  sha256: sha,
+});
 
 export const LOGIN_SCREEN_PNG = renderScreen(new MockApp().tree(), { dark: false, focusedNodeId: null });
 export const UI_TREE_MEDIA_TYPE = "application/vnd.devicerail.ui-tree+json;version=1";

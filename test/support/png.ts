@@ -22,7 +22,8 @@ export async function pngFromRgb(width: number, height: number, rgb: Uint8Array)
 }
 
 /** A PNG of one light grey. */
-export const greyPng = (width: number, height: number) => pngFromRgb(width, height, new Uint8Array(width * height * 3).fill(200));
+export const greyPng = (width: number, height: number) =>
+  pngFromRgb(width, height, new Uint8Array(width * height * 3).fill(200));
 
 /** A PNG of noise: the hardest kind of picture to compress. */
 export function noisePng(width: number, height: number): Promise<Uint8Array> {

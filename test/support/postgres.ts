@@ -22,7 +22,9 @@ const READY = "database system is ready to accept connections";
 
 function newestDebianBin(): string {
   const root = "/usr/lib/postgresql";
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v) && existsSync(join(root, v, "bin", "initdb"))) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v) && existsSync(join(root, v, "bin", "initdb")))
+    : [];
   versions.sort((a, b) => Number(b) - Number(a));
   return join(root, versions[0] ?? "*", "bin");
 }
@@ -34,15 +36,25 @@ function newestDebianBin(): string {
 const asRoot = process.getuid?.() === 0;
 const setpriv = Bun.which("setpriv");
 function runAs(): string[] {
-  if (asRoot && !setpriv) throw new Error("running as root, PostgreSQL needs setpriv (util-linux) to start as the postgres user");
+  if (asRoot && !setpriv)
+    throw new Error("running as root, PostgreSQL needs setpriv (util-linux) to start as the postgres user");
   if (!setpriv) return [];
-  return [setpriv, "--pdeathsig", "KILL", ...(asRoot ? ["--reuid=postgres", "--regid=postgres", "--init-groups"] : []), "--"];
+  return [
+    setpriv,
+    "--pdeathsig",
+    "KILL",
+    ...(asRoot ? ["--reuid=postgres", "--regid=postgres", "--init-groups"] : []),
+    "--",
+  ];
 }
 
 function postgresUser(): { uid: number; gid: number } {
   const r = Bun.spawnSync(["getent", "passwd", "postgres"]);
   const [, , uid, gid] = r.stdout.toString().split(":");
-  if (r.exitCode !== 0 || uid === undefined || gid === undefined) throw new Error("running as root, PostgreSQL needs the postgres system user that Debian's postgresql package creates");
+  if (r.exitCode !== 0 || uid === undefined || gid === undefined)
+    throw new Error(
+      "running as root, PostgreSQL needs the postgres system user that Debian's postgresql package creates",
+    );
   return { uid: Number(uid), gid: Number(gid) };
 }
 
@@ -127,7 +139,8 @@ function sweepAbandoned(): void {
     if (lock && alive(lock.pid)) continue;
     // Key and id both match only while the dead cluster's folder exists: the key is its inode.
     const shm = lock?.shm;
-    if (shm && shmSegments().some((s) => s.id === shm.id && s.key === shm.key)) Bun.spawnSync(["ipcrm", "-m", String(shm.id)]);
+    if (shm && shmSegments().some((s) => s.id === shm.id && s.key === shm.key))
+      Bun.spawnSync(["ipcrm", "-m", String(shm.id)]);
     try {
       rmSync(dir, { recursive: true, force: true });
     } catch {
@@ -166,9 +179,11 @@ export class PgCluster implements AsyncDisposable {
   ) {}
 
   static async start(options: StartPostgresOptions = {}): Promise<PgCluster> {
-    if (!postgresInstalled) throw new Error(`no PostgreSQL server binaries in ${PG_BIN}: install Debian's postgresql package`);
+    if (!postgresInstalled)
+      throw new Error(`no PostgreSQL server binaries in ${PG_BIN}: install Debian's postgresql package`);
     const database = options.database ?? "devicerail_test";
-    if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`database name ${database} is not a plain lower-case identifier`);
+    if (!/^[a-z_][a-z0-9_]*$/.test(database))
+      throw new Error(`database name ${database} is not a plain lower-case identifier`);
     sweepAbandoned();
     const dir = mkdtempSync(join(tmpdir(), `devicerail-pg-${process.pid}-`));
     const cluster = new PgCluster(dir, database, options.port ?? 0, options.settings ?? {});
@@ -231,7 +246,11 @@ export class PgCluster implements AsyncDisposable {
       timeout: 60_000,
       killSignal: "SIGKILL",
     });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     if (code !== 0) {
       const hint = asRoot ? ` (the postgres user must be able to reach ${this.dir})` : "";
       throw new Error(`initdb failed with ${proc.signalCode ?? `exit code ${code}`}${hint}:\n${out}${err}`);
@@ -253,14 +272,31 @@ export class PgCluster implements AsyncDisposable {
 
   /** Resolves true once the server accepts connections, false when it exits or times out first. */
   private async spawn(): Promise<boolean> {
-    const settings = { listen_addresses: "127.0.0.1", unix_socket_directories: this.dir, fsync: "off", lc_messages: "C", ...this.settings };
-    const proc = Bun.spawn([...runAs(), join(PG_BIN, "postgres"), "-D", this.dataDir, "-p", String(this.currentPort), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])], {
-      cwd: this.dir,
-      env: this.env(),
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-    });
+    const settings = {
+      listen_addresses: "127.0.0.1",
+      unix_socket_directories: this.dir,
+      fsync: "off",
+      lc_messages: "C",
+      ...this.settings,
+    };
+    const proc = Bun.spawn(
+      [
+        ...runAs(),
+        join(PG_BIN, "postgres"),
+        "-D",
+        this.dataDir,
+        "-p",
+        String(this.currentPort),
+        ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
+      ],
+      {
+        cwd: this.dir,
+        env: this.env(),
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "pipe",
+      },
+    );
     this.proc = proc;
     // The log is read to its end (the server must never block on a full pipe); the ready line is
     // the server's own word that it accepts connections. The pipe ends only when the postmaster
@@ -277,7 +313,13 @@ export class PgCluster implements AsyncDisposable {
       })();
     });
     let answer = false;
-    if (!(await settlesWithin(ready.then((r) => (answer = r)), START_TIMEOUT_MS))) this.output += `\n(no "${READY}" within ${START_TIMEOUT_MS} ms)\n`;
+    if (
+      !(await settlesWithin(
+        ready.then((r) => (answer = r)),
+        START_TIMEOUT_MS,
+      ))
+    )
+      this.output += `\n(no "${READY}" within ${START_TIMEOUT_MS} ms)\n`;
     if (!answer) await this.kill();
     return answer;
   }
@@ -316,7 +358,11 @@ export class PgCluster implements AsyncDisposable {
     if (shm === undefined) return;
     // The children are not ours to wait for; their shared segment disappears with the last of
     // them, and a new postmaster refuses to start while it is still attached.
-    await until(`the processes of the server on port ${this.currentPort} to exit`, () => !shmSegments().some((s) => s.id === shm), STOP_TIMEOUT_MS);
+    await until(
+      `the processes of the server on port ${this.currentPort} to exit`,
+      () => !shmSegments().some((s) => s.id === shm),
+      STOP_TIMEOUT_MS,
+    );
   }
 
   /** Stops the server (gracefully when it runs) and starts it again on the same port and data. */
@@ -366,11 +412,16 @@ export function describeWithPostgres(name: string, body: () => void): void {
   if (["true", "1"].includes((process.env.CI ?? "").toLowerCase())) {
     return describe(name, () => {
       test(`PostgreSQL is installed in ${PG_BIN}`, () => {
-        throw new Error(`no PostgreSQL server in ${PG_BIN}: install Debian's postgresql package (apt-get install -y postgresql); these tests must not be skipped in CI`);
+        throw new Error(
+          `no PostgreSQL server in ${PG_BIN}: install Debian's postgresql package (apt-get install -y postgresql); these tests must not be skipped in CI`,
+        );
       });
     });
   }
-  if (!warned) console.warn(`skipping PostgreSQL tests: no server in ${PG_BIN} (apt-get install -y postgresql); under CI=true they fail instead`);
+  if (!warned)
+    console.warn(
+      `skipping PostgreSQL tests: no server in ${PG_BIN} (apt-get install -y postgresql); under CI=true they fail instead`,
+    );
   warned = true;
   describe.skip(name, body);
 }

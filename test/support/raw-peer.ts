@@ -8,7 +8,8 @@ import { createHash, randomBytes } from "node:crypto";
 
 export type PeerTarget = { port: number; host?: string } | { unix: string };
 
-const connectOptions = (t: PeerTarget): net.NetConnectOpts => ("unix" in t ? { path: t.unix } : { port: t.port, host: t.host ?? "127.0.0.1" });
+const connectOptions = (t: PeerTarget): net.NetConnectOpts =>
+  "unix" in t ? { path: t.unix } : { port: t.port, host: t.host ?? "127.0.0.1" };
 
 /** Resolves with a connected socket, or rejects with the connect error. */
 export function connectRaw(target: PeerTarget): Promise<net.Socket> {
@@ -70,7 +71,9 @@ export class RawNdjsonPeer {
   /** Writes one request and returns its id. */
   send(method: string, params?: unknown): number {
     const id = this.nextId++;
-    this.socket.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) })}\n`);
+    this.socket.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) })}\n`,
+    );
     return id;
   }
 
@@ -136,11 +139,22 @@ export class RawWebSocket {
    * Connects and upgrades `path`; rejects with the status line when the server refuses.
    * `host` is the Host header (the daemon checks it on loopback TCP).
    */
-  static async open(target: PeerTarget, path: string, opts: { host?: string; protocol?: string; headers?: Record<string, string> } = {}): Promise<RawWebSocket> {
+  static async open(
+    target: PeerTarget,
+    path: string,
+    opts: { host?: string; protocol?: string; headers?: Record<string, string> } = {},
+  ): Promise<RawWebSocket> {
     const socket = await connectRaw(target);
     const key = randomBytes(16).toString("base64");
     const host = opts.host ?? ("port" in target ? `127.0.0.1:${target.port}` : "localhost");
-    const lines = [`GET ${path} HTTP/1.1`, `Host: ${host}`, "Upgrade: websocket", "Connection: Upgrade", `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13"];
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      `Host: ${host}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      `Sec-WebSocket-Key: ${key}`,
+      "Sec-WebSocket-Version: 13",
+    ];
     if (opts.protocol) lines.push(`Sec-WebSocket-Protocol: ${opts.protocol}`);
     for (const [k, v] of Object.entries(opts.headers ?? {})) lines.push(`${k}: ${v}`);
     socket.write(`${lines.join("\r\n")}\r\n\r\n`);
@@ -184,7 +198,10 @@ export class RawWebSocket {
   /** Resolves once `count` text messages have arrived; rejects when the socket closes first. */
   async waitMessages(count: number): Promise<any[]> {
     while (this.messages.length < count) {
-      if (this.closed) throw new Error(`WebSocket closed after ${this.messages.length} of ${count} messages (close code ${this.closeCode})`);
+      if (this.closed)
+        throw new Error(
+          `WebSocket closed after ${this.messages.length} of ${count} messages (close code ${this.closeCode})`,
+        );
       await this.signal.wait();
     }
     return this.messages.map((m) => JSON.parse(m));
@@ -223,7 +240,12 @@ export class RawWebSocket {
 export function maskedTextFrame(text: string): Uint8Array {
   const payload = Buffer.from(text, "utf8");
   const n = payload.length;
-  const head = n < 126 ? Buffer.from([0x81, 0x80 | n]) : n < 65_536 ? Buffer.from([0x81, 0x80 | 126, n >> 8, n & 0xff]) : Buffer.alloc(10);
+  const head =
+    n < 126
+      ? Buffer.from([0x81, 0x80 | n])
+      : n < 65_536
+        ? Buffer.from([0x81, 0x80 | 126, n >> 8, n & 0xff])
+        : Buffer.alloc(10);
   if (n >= 65_536) {
     head[0] = 0x81;
     head[1] = 0x80 | 127;

@@ -6,7 +6,10 @@ export class TcpClient {
   private socket!: Socket<undefined>;
   private buffer = "";
   private nextId = 1;
-  private readonly waiting = new Map<string | number, { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<
+    string | number,
+    { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }
+  >();
   closed = false;
 
   static connect(port: number, host = "127.0.0.1"): Promise<TcpClient> {
@@ -38,7 +41,8 @@ export class TcpClient {
       close: () => c.fail(new Error("connection closed")),
       error: (_s, err) => c.fail(err),
     };
-    c.socket = "unix" in where ? await Bun.connect({ unix: where.unix, socket }) : await Bun.connect({ ...where, socket });
+    c.socket =
+      "unix" in where ? await Bun.connect({ unix: where.unix, socket }) : await Bun.connect({ ...where, socket });
     return c;
   }
 

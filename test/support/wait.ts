@@ -5,12 +5,18 @@
  * Between answers the event loop gets a turn, so a probe that answers from memory cannot starve
  * the sockets and timers that would change its answer.
  */
-export async function pollUntil<T>(what: string, probe: () => Promise<T>, done: (answer: T) => boolean, ms = 10_000): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (answer: T) => boolean,
+  ms = 10_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const answer = await probe();
     if (done(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms; last answer: ${JSON.stringify(answer)?.slice(0, 2_000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} within ${ms} ms; last answer: ${JSON.stringify(answer)?.slice(0, 2_000)}`);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
@@ -21,7 +27,11 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T>, done: 
  * processes in /proc): the interval keeps the wait from spinning, and what has an event or a
  * promise should await that instead.
  */
-export async function until<T>(what: string, check: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 5_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  ms = 5_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await check();

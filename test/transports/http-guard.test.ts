@@ -1,10 +1,23 @@
 import { describe, expect, test } from "bun:test";
-import { type HttpPolicy, admit, checkJsonContentType, httpStatusOf, loopbackHosts, readBody } from "../../src/transports/http-guard.ts";
+import {
+  type HttpPolicy,
+  admit,
+  checkJsonContentType,
+  httpStatusOf,
+  loopbackHosts,
+  readBody,
+} from "../../src/transports/http-guard.ts";
 import { AccessToken } from "../../src/transports/token.ts";
 
 const PORT = 4711;
-const policy = (extra: Partial<HttpPolicy> = {}): HttpPolicy => ({ hosts: loopbackHosts(PORT), origins: new Set(["http://localhost:5173"]), token: null, ...extra });
-const req = (headers: Record<string, string>, init: RequestInit = {}) => new Request(`http://127.0.0.1:${PORT}/devices`, { ...init, headers });
+const policy = (extra: Partial<HttpPolicy> = {}): HttpPolicy => ({
+  hosts: loopbackHosts(PORT),
+  origins: new Set(["http://localhost:5173"]),
+  token: null,
+  ...extra,
+});
+const req = (headers: Record<string, string>, init: RequestInit = {}) =>
+  new Request(`http://127.0.0.1:${PORT}/devices`, { ...init, headers });
 
 async function verdict(r: Response | null): Promise<[number, string] | null> {
   if (!r) return null;
@@ -14,7 +27,8 @@ async function verdict(r: Response | null): Promise<[number, string] | null> {
 
 describe("admit", () => {
   test("accepts the three loopback spellings with the port when no Origin is sent", async () => {
-    for (const host of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `[::1]:${PORT}`]) expect(await verdict(admit(req({ host }), policy()))).toBeNull();
+    for (const host of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `[::1]:${PORT}`])
+      expect(await verdict(admit(req({ host }), policy()))).toBeNull();
   });
 
   test("refuses other Hosts, foreign Origins and cross-site requests without Origin", async () => {
@@ -27,7 +41,14 @@ describe("admit", () => {
       [{ host: `127.0.0.1:${PORT}`, "sec-fetch-site": "same-site" }, [403, "crossSiteRequest"]],
     ];
     for (const [headers, expected] of cases) expect(await verdict(admit(req(headers), policy()))).toEqual(expected);
-    expect(await verdict(admit(req({ host: `127.0.0.1:${PORT}`, origin: "http://localhost:5173", "sec-fetch-site": "cross-site" }), policy()))).toBeNull();
+    expect(
+      await verdict(
+        admit(
+          req({ host: `127.0.0.1:${PORT}`, origin: "http://localhost:5173", "sec-fetch-site": "cross-site" }),
+          policy(),
+        ),
+      ),
+    ).toBeNull();
     expect(await verdict(admit(req({ host: `127.0.0.1:${PORT}`, "sec-fetch-site": "none" }), policy()))).toBeNull();
   });
 
@@ -37,7 +58,10 @@ describe("admit", () => {
     const guarded = policy({ token });
     const host = `127.0.0.1:${PORT}`;
     expect(await verdict(admit(req({ host }), guarded))).toEqual([401, "missingBearerToken"]);
-    expect(await verdict(admit(req({ host, authorization: "Bearer nope" }), guarded))).toEqual([401, "wrongBearerToken"]);
+    expect(await verdict(admit(req({ host, authorization: "Bearer nope" }), guarded))).toEqual([
+      401,
+      "wrongBearerToken",
+    ]);
     expect(await verdict(admit(req({ host, authorization: "Bearer a-token-of-enough-length" }), guarded))).toBeNull();
   });
 });
@@ -45,7 +69,13 @@ describe("admit", () => {
 describe("checkJsonContentType and readBody", () => {
   test("accepts application/json with parameters and refuses every other type with 415", async () => {
     expect(checkJsonContentType(req({ "content-type": "Application/JSON; charset=utf-8" }))).toBeNull();
-    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx", "application/json-seq"])
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data",
+      "application/jsonx",
+      "application/json-seq",
+    ])
       expect((checkJsonContentType(req({ "content-type": type })) as Response).status).toBe(415);
     expect((checkJsonContentType(req({})) as Response).status).toBe(415);
   });
@@ -60,7 +90,18 @@ describe("checkJsonContentType and readBody", () => {
 
 describe("httpStatusOf", () => {
   test("maps JSON-RPC error codes to fitting HTTP statuses", () => {
-    const codes = ["invalid_params", "device_not_found", "unknown_action", "device_in_use", "session_busy", "device_not_connected", "request_timed_out", "element_not_found", "internal_error", "platform_error"];
+    const codes = [
+      "invalid_params",
+      "device_not_found",
+      "unknown_action",
+      "device_in_use",
+      "session_busy",
+      "device_not_connected",
+      "request_timed_out",
+      "element_not_found",
+      "internal_error",
+      "platform_error",
+    ];
     expect(codes.map(httpStatusOf)).toEqual([400, 404, 404, 409, 409, 503, 504, 422, 500, 500]);
   });
 });

@@ -29,6 +29,10 @@ describe("LogLimiter", () => {
       ["warn", { i: 2 }],
     ]);
     await summary;
-    expect(lines[3]).toEqual(["warn", { suppressed: 7, intervalMs: 50 }, "suppressed 7 more log lines about refused requests"]);
+    expect(lines[3]).toEqual([
+      "warn",
+      { suppressed: 7, intervalMs: 50 },
+      "suppressed 7 more log lines about refused requests",
+    ]);
   });
 });

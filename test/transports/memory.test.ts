@@ -17,7 +17,12 @@ async function twoClients() {
 const inUse = {
   code: -32014,
   message: "device is leased by another owner: mock-1",
-  data: { code: "device_in_use", message: "device is leased by another owner: mock-1", retryable: true, details: { deviceId: "mock-1" } },
+  data: {
+    code: "device_in_use",
+    message: "device is leased by another owner: mock-1",
+    retryable: true,
+    details: { deviceId: "mock-1" },
+  },
 };
 
 describe("two in-memory connections sharing one Mock device", () => {
@@ -30,7 +35,10 @@ describe("two in-memory connections sharing one Mock device", () => {
     expect({ ...refused, id: 0 }).toEqual({ jsonrpc: "2.0", id: 0, error: inUse });
     expect((await b.ask("device.connect")).error).toEqual(inUse);
     expect((await b.ask("device.observe")).error.data.code).toBe("session_required");
-    expect((await b.ask("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 1, y: 1 } })).error.data.code).toBe("session_required");
+    expect(
+      (await b.ask("device.execute", { id: crypto.randomUUID(), name: "tap", arguments: { x: 1, y: 1 } })).error.data
+        .code,
+    ).toBe("session_required");
     // Reading is not driving: listing and capabilities stay open to everyone.
     expect((await b.ask("devices.list")).result.devices.map((d: { id: string }) => d.id)).toEqual(["mock-1"]);
     expect((await a.ask("device.observe")).result.deviceId).toBe("mock-1");

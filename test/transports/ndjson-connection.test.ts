@@ -14,7 +14,10 @@ function channel() {
     ended: "" as "" | "end" | "terminate",
     waiters: [] as (() => void)[],
     get lines(): any[] {
-      return c.text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+      return c.text
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l));
     },
     async until(n: number): Promise<any[]> {
       while (c.lines.length < n) await new Promise<void>((r) => c.waiters.push(r));
@@ -69,7 +72,11 @@ async function setup() {
 describe("NdjsonConnection", () => {
   test("answers lines split across chunks in order and reports its handshake once", async () => {
     const { c, n, handshakes } = await setup();
-    const bytes = new Uint8Array([...hello(1), ...line({ jsonrpc: "2.0", id: 2, method: "system.describe" }), ...line({ jsonrpc: "2.0", id: 3, method: "sessions.list" })]);
+    const bytes = new Uint8Array([
+      ...hello(1),
+      ...line({ jsonrpc: "2.0", id: 2, method: "system.describe" }),
+      ...line({ jsonrpc: "2.0", id: 3, method: "sessions.list" }),
+    ]);
     for (let i = 0; i < bytes.length; i += 7) n.receive(bytes.subarray(i, i + 7));
     const lines = await c.until(3);
     expect(lines.map((l) => l.id)).toEqual([1, 2, 3]);
@@ -106,7 +113,11 @@ describe("NdjsonConnection", () => {
     n.gone(new Error("ECONNRESET"));
     await n.finished;
     const events = h.core.log.read(lines[2].result.id, 0);
-    expect(events.at(-1)?.payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" });
+    expect(events.at(-1)?.payload).toEqual({
+      type: "sessionEnded",
+      outcome: "shutdown",
+      reason: "RPC connection closed",
+    });
     expect(c.ended).toBe("terminate");
   });
 

@@ -74,7 +74,10 @@ describe("Outbox", () => {
   test("takeAll hands every queued item over in order and leaves the outbox empty", () => {
     const sent: string[] = [];
     const ws = { buffered: 10, getBufferedAmount: () => ws.buffered, send: (m: string) => (sent.push(m), m.length) };
-    const out = new Outbox(messageSink(ws, 5, (t: string) => t), { size: (t: string) => t.length });
+    const out = new Outbox(
+      messageSink(ws, 5, (t: string) => t),
+      { size: (t: string) => t.length },
+    );
     expect([out.push("a"), out.push("b")]).toEqual(["queued", "queued"]);
     const taken: string[] = [];
     out.takeAll((t) => taken.push(t));
@@ -88,14 +91,24 @@ describe("messageSink", () => {
     let result = 1;
     const ws = { buffered: 0, getBufferedAmount: () => ws.buffered, send: (m: string) => (sent.push(m), result) };
     const marked: string[] = [];
-    const sink = messageSink(ws, 100, (t: string) => t, (t) => marked.push(t));
+    const sink = messageSink(
+      ws,
+      100,
+      (t: string) => t,
+      (t) => marked.push(t),
+    );
     expect(sink.offer("a")).toEqual({ taken: "all" });
     ws.buffered = 100;
     expect(sink.offer("b")).toEqual({ taken: "partial", rest: "b" });
     ws.buffered = 0;
     result = 0;
     const dropped = sink.offer("c") as Extract<Offered<string>, { taken: "closed" }>;
-    expect([dropped.taken, dropped.error.message, sent, marked]).toEqual(["closed", "message dropped by the runtime", ["a", "c"], ["a"]]);
+    expect([dropped.taken, dropped.error.message, sent, marked]).toEqual([
+      "closed",
+      "message dropped by the runtime",
+      ["a", "c"],
+      ["a"],
+    ]);
   });
 });
 

@@ -9,7 +9,10 @@ async function unixPair(): Promise<{ accepted: number; connecting: number; close
   const dir = mkdtempSync(join(tmpdir(), "devicerail-peer-"));
   const fdOf = (s: unknown) => (s as { fd: number }).fd;
   const accepted = Promise.withResolvers<number>();
-  const server = Bun.listen({ unix: join(dir, "s.sock"), socket: { open: (s) => accepted.resolve(fdOf(s)), data() {} } });
+  const server = Bun.listen({
+    unix: join(dir, "s.sock"),
+    socket: { open: (s) => accepted.resolve(fdOf(s)), data() {} },
+  });
   const client = await Bun.connect({ unix: join(dir, "s.sock"), socket: { data() {} } });
   return {
     accepted: await accepted.promise,
@@ -29,16 +32,19 @@ describe("peerCredentials", () => {
     expect(peerCredentialsSupported()).toBe(true);
   });
 
-  test.if(onPosixWithPeerCredentials)("gives this process's uid, gid and pid on both ends when it connected to itself", async () => {
-    const pair = await unixPair();
-    try {
-      const self = { uid: process.getuid?.() as number, gid: process.getgid?.() as number, pid: process.pid };
-      expect(peerCredentials(pair.accepted)).toEqual(self);
-      expect(peerCredentials(pair.connecting)).toEqual(self);
-    } finally {
-      pair.close();
-    }
-  });
+  test.if(onPosixWithPeerCredentials)(
+    "gives this process's uid, gid and pid on both ends when it connected to itself",
+    async () => {
+      const pair = await unixPair();
+      try {
+        const self = { uid: process.getuid?.() as number, gid: process.getgid?.() as number, pid: process.pid };
+        expect(peerCredentials(pair.accepted)).toEqual(self);
+        expect(peerCredentials(pair.connecting)).toEqual(self);
+      } finally {
+        pair.close();
+      }
+    },
+  );
 
   test("is null and nothing throws when the descriptor is not a connected Unix socket", async () => {
     expect(peerCredentials(-1)).toBeNull();

@@ -5,7 +5,11 @@ import { setTcpUserTimeout, tcpUserTimeout } from "../../src/transports/tcp-user
 async function acceptedFd(): Promise<{ fd: number; close(): void }> {
   let resolveFd: (fd: number) => void = () => {};
   const fd = new Promise<number>((r) => (resolveFd = r));
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (s) => resolveFd((s as unknown as { fd: number }).fd), data() {} } });
+  const server = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: { open: (s) => resolveFd((s as unknown as { fd: number }).fd), data() {} },
+  });
   const client = await Bun.connect({ hostname: "127.0.0.1", port: server.port, socket: { data() {} } });
   return {
     fd: await fd,
@@ -17,16 +21,19 @@ async function acceptedFd(): Promise<{ fd: number; close(): void }> {
 }
 
 describe("TCP_USER_TIMEOUT", () => {
-  test.if(process.platform === "linux")("is set on a socket's descriptor and read back as set; a fresh socket has none", async () => {
-    const conn = await acceptedFd();
-    try {
-      expect(tcpUserTimeout(conn.fd)).toBe(0);
-      expect(setTcpUserTimeout(conn.fd, 21_000)).toBe(true);
-      expect(tcpUserTimeout(conn.fd)).toBe(21_000);
-    } finally {
-      conn.close();
-    }
-  });
+  test.if(process.platform === "linux")(
+    "is set on a socket's descriptor and read back as set; a fresh socket has none",
+    async () => {
+      const conn = await acceptedFd();
+      try {
+        expect(tcpUserTimeout(conn.fd)).toBe(0);
+        expect(setTcpUserTimeout(conn.fd, 21_000)).toBe(true);
+        expect(tcpUserTimeout(conn.fd)).toBe(21_000);
+      } finally {
+        conn.close();
+      }
+    },
+  );
 
   test("a descriptor that is not a socket is refused, and nothing throws", () => {
     expect(setTcpUserTimeout(-1, 1_000)).toBe(false);

@@ -6,21 +6,29 @@ const SECRET = "s3cret-token-0123456789";
 describe("AccessToken", () => {
   test("matches only the exact token when candidates differ in content or length", () => {
     const t = new AccessToken(SECRET);
-    expect([SECRET, `${SECRET}x`, SECRET.slice(0, -1), SECRET.toUpperCase(), ""].map((c) => t.matches(c))).toEqual([true, false, false, false, false]);
+    expect([SECRET, `${SECRET}x`, SECRET.slice(0, -1), SECRET.toUpperCase(), ""].map((c) => t.matches(c))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   test("reads a bearer Authorization header with any scheme case and refuses other schemes", () => {
     const t = new AccessToken(SECRET);
-    expect([null, `Bearer ${SECRET}`, `bearer ${SECRET}`, `Bearer  ${SECRET}`, `Bearer ${SECRET}x`, `Basic ${SECRET}`, SECRET, `Bearer ${SECRET} extra`].map((h) => t.matchesAuthorization(h))).toEqual([
-      "missing",
-      "ok",
-      "ok",
-      "ok",
-      "wrong",
-      "wrong",
-      "wrong",
-      "wrong",
-    ]);
+    expect(
+      [
+        null,
+        `Bearer ${SECRET}`,
+        `bearer ${SECRET}`,
+        `Bearer  ${SECRET}`,
+        `Bearer ${SECRET}x`,
+        `Basic ${SECRET}`,
+        SECRET,
+        `Bearer ${SECRET} extra`,
+      ].map((h) => t.matchesAuthorization(h)),
+    ).toEqual(["missing", "ok", "ok", "ok", "wrong", "wrong", "wrong", "wrong"]);
   });
 
   test("refuses short, long and non-printable tokens without naming them when constructed or checked", () => {

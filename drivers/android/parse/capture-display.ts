@@ -31,7 +31,11 @@ export function parseGetDisplays(out: string): LogicalDisplay[] {
     if (!head) continue;
     const state = /, state ([A-Z_]+)[,}]/.exec(line);
     const unique = /uniqueId "local:(\d{1,20})"/.exec(line);
-    found.push({ logicalId: Number(head[1]), on: state?.[1] === "ON", physicalId: unique ? (unique[1] as string) : null });
+    found.push({
+      logicalId: Number(head[1]),
+      on: state?.[1] === "ON",
+      physicalId: unique ? (unique[1] as string) : null,
+    });
   }
   return found;
 }
@@ -41,7 +45,10 @@ export function parseGetDisplays(out: string): LogicalDisplay[] {
  * on, when SurfaceFlinger lists it. Null when there is nothing to choose (one display) or nothing
  * that fits (no display on, or the listings disagree): screencap's own default then applies.
  */
-export function chooseCaptureDisplay(physicalIds: readonly string[], logical: readonly LogicalDisplay[]): string | null {
+export function chooseCaptureDisplay(
+  physicalIds: readonly string[],
+  logical: readonly LogicalDisplay[],
+): string | null {
   if (physicalIds.length <= 1) return null;
   const on = logical.find((d) => d.on && d.physicalId !== null && physicalIds.includes(d.physicalId));
   return on?.physicalId ?? null;

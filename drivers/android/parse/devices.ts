@@ -52,7 +52,11 @@ export function stateProblem(state: string): StateProblem | null {
         hint: "accept the USB debugging prompt on the phone (and tick 'Always allow'), then try again",
       };
     case "offline":
-      return { platformCode: "android_device_offline", retryable: true, hint: "reconnect the cable or run `adb reconnect offline`" };
+      return {
+        platformCode: "android_device_offline",
+        retryable: true,
+        hint: "reconnect the cable or run `adb reconnect offline`",
+      };
     case "no permissions":
       return {
         platformCode: "android_device_permission_denied",
@@ -61,11 +65,19 @@ export function stateProblem(state: string): StateProblem | null {
       };
     case "authorizing":
     case "connecting":
-      return { platformCode: "android_device_booting", retryable: true, hint: "adb is still setting up the connection: wait a moment and try again" };
+      return {
+        platformCode: "android_device_booting",
+        retryable: true,
+        hint: "adb is still setting up the connection: wait a moment and try again",
+      };
     case "recovery":
     case "sideload":
     case "bootloader":
-      return { platformCode: "android_device_state_unsupported", retryable: false, hint: `the phone is in ${s} mode: reboot the phone into Android` };
+      return {
+        platformCode: "android_device_state_unsupported",
+        retryable: false,
+        hint: `the phone is in ${s} mode: reboot the phone into Android`,
+      };
     default:
       return {
         platformCode: "android_device_state_unsupported",

@@ -27,7 +27,8 @@ function size(text: string, label: string): Size {
   const m = /^(\d{1,7})x(\d{1,7})$/.exec(text);
   const width = Number(m?.[1]);
   const height = Number(m?.[2]);
-  if (!m || width < 1 || height < 1 || width > MAX_PIXELS || height > MAX_PIXELS) throw new DisplayParseError(`${label} "${text}" is not WIDTHxHEIGHT`);
+  if (!m || width < 1 || height < 1 || width > MAX_PIXELS || height > MAX_PIXELS)
+    throw new DisplayParseError(`${label} "${text}" is not WIDTHxHEIGHT`);
   return { width, height };
 }
 
@@ -40,17 +41,25 @@ function dpi(text: string, label: string): number {
 /** `Physical size: 1080x2400` and, while `wm size WxH` is in force, `Override size: 720x1600`. */
 export function parseWmSize(stdout: string): { physical: Size; override: Size | null } {
   const physical = field(stdout, "Physical size");
-  if (physical === null) throw new DisplayParseError(`no "Physical size" in wm size output: ${JSON.stringify(stdout.slice(0, 200))}`);
+  if (physical === null)
+    throw new DisplayParseError(`no "Physical size" in wm size output: ${JSON.stringify(stdout.slice(0, 200))}`);
   const override = field(stdout, "Override size");
-  return { physical: size(physical, "Physical size"), override: override === null ? null : size(override, "Override size") };
+  return {
+    physical: size(physical, "Physical size"),
+    override: override === null ? null : size(override, "Override size"),
+  };
 }
 
 /** `Physical density: 420` and, while `wm density N` is in force, `Override density: 320`. */
 export function parseWmDensity(stdout: string): { physical: number; override: number | null } {
   const physical = field(stdout, "Physical density");
-  if (physical === null) throw new DisplayParseError(`no "Physical density" in wm density output: ${JSON.stringify(stdout.slice(0, 200))}`);
+  if (physical === null)
+    throw new DisplayParseError(`no "Physical density" in wm density output: ${JSON.stringify(stdout.slice(0, 200))}`);
   const override = field(stdout, "Override density");
-  return { physical: dpi(physical, "Physical density"), override: override === null ? null : dpi(override, "Override density") };
+  return {
+    physical: dpi(physical, "Physical density"),
+    override: override === null ? null : dpi(override, "Override density"),
+  };
 }
 
 /** The pixel size from a PNG's IHDR chunk; shared by every driver's screenshots. */

@@ -18,4 +18,3 @@ export const KEYCODES = {
 } as const satisfies Record<string, number>;
 
 export type KeyName = keyof typeof KEYCODES;
-

@@ -8,8 +8,7 @@
 
 export type ResolvedActivity =
   /** `activity` is fully qualified. */
-  | { kind: "component"; packageName: string; activity: string }
-  | { kind: "none" };
+  { kind: "component"; packageName: string; activity: string } | { kind: "none" };
 
 export type AmStartReport =
   | {
@@ -67,7 +66,9 @@ export function parseQueryActivities(out: string): { packageName: string; activi
   const lines = linesOf(out);
   if (lines.length === 1 && lines[0] === "No activities found") return [];
   const components = lines.map(parseComponentName);
-  return components.length > 0 && components.every((c) => c !== null) ? (components as { packageName: string; activity: string }[]) : null;
+  return components.length > 0 && components.every((c) => c !== null)
+    ? (components as { packageName: string; activity: string }[])
+    : null;
 }
 
 const FIELD = /^(Status|LaunchState|Activity|ThisTime|TotalTime|WaitTime): (.+)$/;
@@ -97,5 +98,12 @@ export function parseAmStartWait(out: string): AmStartReport | null {
   if (status === "timeout") return { kind: "timeout", activity, waitTimeMs };
   if (status !== "ok") return null;
   const warning = lines.slice(0, start).find((l) => l.startsWith("Warning: "));
-  return { kind: "ok", launchState: fields.get("LaunchState") ?? null, activity, totalTimeMs, waitTimeMs, warning: warning ? warning.slice("Warning: ".length) : null };
+  return {
+    kind: "ok",
+    launchState: fields.get("LaunchState") ?? null,
+    activity,
+    totalTimeMs,
+    waitTimeMs,
+    warning: warning ? warning.slice("Warning: ".length) : null,
+  };
 }

@@ -31,4 +31,5 @@ export function parseDisplayRotation(dumpsysInput: string): number | null {
  * `java.lang.SecurityException: Permission denial: writing to settings requires:…` (appium/appium#13802,
  * mosmetro-android/mosmetro-android#244, opendx/agent#6), after `Exception occurred while executing 'put':`.
  */
-export const isSettingsDenied = (out: string): boolean => /SecurityException: Permission denial[^\n]*settings/.test(out);
+export const isSettingsDenied = (out: string): boolean =>
+  /SecurityException: Permission denial[^\n]*settings/.test(out);

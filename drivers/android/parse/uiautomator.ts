@@ -68,7 +68,10 @@ function hasEnd(output: string, start: number): boolean {
 const lineAt = (s: string, at: number) => {
   const from = s.lastIndexOf("\n", at) + 1;
   const to = s.indexOf("\n", at);
-  return s.slice(from, to < 0 ? s.length : to).trim().slice(0, 200);
+  return s
+    .slice(from, to < 0 ? s.length : to)
+    .trim()
+    .slice(0, 200);
 };
 
 /**
@@ -86,7 +89,10 @@ export function dumpFailure(output: string): { transient: boolean; message: stri
   }
   if (start < 0 || !output.includes("<hierarchy", start)) {
     const shown = output.trim().slice(0, 200);
-    return { transient: false, message: shown ? `uiautomator printed no hierarchy: ${shown}` : "uiautomator printed nothing" };
+    return {
+      transient: false,
+      message: shown ? `uiautomator printed no hierarchy: ${shown}` : "uiautomator printed nothing",
+    };
   }
   return complete ? null : { transient: true, message: "the UI hierarchy is truncated" };
 }
@@ -159,7 +165,14 @@ class TreeBuilder {
 
   result(): AndroidUiTree {
     if (!this.sawHierarchy) throw malformed("no <hierarchy>");
-    return { nodes: this.nodes, states: this.states, packageName: this.packageName, rotation: this.rotation, fingerprint: this.hash.digest("hex").slice(0, 16), ...(this.repaired ? { repaired: this.repaired } : {}) };
+    return {
+      nodes: this.nodes,
+      states: this.states,
+      packageName: this.packageName,
+      rotation: this.rotation,
+      fingerprint: this.hash.digest("hex").slice(0, 16),
+      ...(this.repaired ? { repaired: this.repaired } : {}),
+    };
   }
 }
 
@@ -205,7 +218,10 @@ function boundsOf(value: string | undefined): { bounds: UiNode["bounds"]; invert
   const m = BOUNDS.exec(value);
   if (!m) throw malformed(`bounds "${value}"`);
   const [x1, y1, x2, y2] = m.slice(1).map(Number) as [number, number, number, number];
-  return { bounds: { x: x1, y: y1, width: Math.max(0, x2 - x1), height: Math.max(0, y2 - y1) }, inverted: x2 < x1 || y2 < y1 };
+  return {
+    bounds: { x: x1, y: y1, width: Math.max(0, x2 - x1), height: Math.max(0, y2 - y1) },
+    inverted: x2 < x1 || y2 < y1,
+  };
 }
 
 function codePointCount(s: string): number {
@@ -219,7 +235,11 @@ const clip = clipText;
 
 const orNull = (s: string | undefined, max: number) => (s ? clip(s, max) : null);
 
-function toUiNode(attrs: ReadonlyMap<string, string>, id: string, parentId: string | null): { node: UiNode; invertedBounds: boolean } {
+function toUiNode(
+  attrs: ReadonlyMap<string, string>,
+  id: string,
+  parentId: string | null,
+): { node: UiNode; invertedBounds: boolean } {
   const cls = attrs.get("class") ?? "";
   const password = flag(attrs, "password") === true;
   const checkable = flag(attrs, "checkable");

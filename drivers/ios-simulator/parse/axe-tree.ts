@@ -30,7 +30,8 @@ const MAX_NODES = UI_NODE_LIMITS.nodes;
 const { text: MAX_TEXT, id: MAX_ID, role: MAX_ROLE } = UI_NODE_LIMITS;
 
 type Raw = Record<string, unknown>;
-const str = (x: unknown): string | null => (typeof x === "string" && x.trim() !== "" ? x : typeof x === "number" ? String(x) : null);
+const str = (x: unknown): string | null =>
+  typeof x === "string" && x.trim() !== "" ? x : typeof x === "number" ? String(x) : null;
 const clipped = (s: string | null, max: number) => (s === null ? null : clipText(s, max));
 
 /** AXe's type/role fields to the roles clients select by (research §6b); unknown types keep their own name. */
@@ -40,12 +41,18 @@ function roleOf(n: Raw): string {
   const described = String(n.role_description ?? "").toLowerCase();
   if (type === "Application") return "application";
   if (type === "Button" || type === "TabBarButton") return "button";
-  if (type === "Switch" || type === "Toggle" || (type === "CheckBox" && (subrole === "AXSwitch" || /switch|toggle/.test(described)))) return "switch";
+  if (
+    type === "Switch" ||
+    type === "Toggle" ||
+    (type === "CheckBox" && (subrole === "AXSwitch" || /switch|toggle/.test(described)))
+  )
+    return "switch";
   if (type === "CheckBox") return "checkbox";
   if (type === "RadioButton" || type === "Tab") return "tab";
   // Real AXe prints `type` as the role without "AX", so a password field is type TextField with the
   // secure entry as its subrole (idb FBAXNodeSerializer.swift:118-124, FBAXRoleVocabulary.swift:84-109).
-  if (type === "SecureTextField" || /^(AX)?SecureTextField$/.test(subrole) || described === "secure text field") return "secureTextField";
+  if (type === "SecureTextField" || /^(AX)?SecureTextField$/.test(subrole) || described === "secure text field")
+    return "secureTextField";
   if (type === "TextField") return "textField";
   if (type === "StaticText") return "text";
   if (type === "Image") return "image";
@@ -71,13 +78,20 @@ function framePt(n: Raw): { x: number; y: number; width: number; height: number 
  */
 export function parseAxeTree(json: string, scaleOf: (screen: PointSize) => number): AxeTree {
   const parsed = parseToolJson(json, () => new AxeTreeError("describe-ui output is not JSON"));
-  if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((r) => r && typeof r === "object")) throw new AxeTreeError("describe-ui output is not an array of elements");
+  if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((r) => r && typeof r === "object"))
+    throw new AxeTreeError("describe-ui output is not an array of elements");
   const roots = parsed as Raw[];
   const first = framePt(roots[0] as Raw);
   const root: Raw =
     roots.length === 1
       ? (roots[0] as Raw)
-      : { type: "Application", AXLabel: null, frame: { x: 0, y: 0, width: first?.width ?? 0, height: first?.height ?? 0 }, children: roots, enabled: true };
+      : {
+          type: "Application",
+          AXLabel: null,
+          frame: { x: 0, y: 0, width: first?.width ?? 0, height: first?.height ?? 0 },
+          children: roots,
+          enabled: true,
+        };
   const rootFrame = framePt(root);
   if (!rootFrame) throw new AxeTreeError("describe-ui root has no frame");
   const screen = { width: rootFrame.width, height: rootFrame.height };
@@ -103,7 +117,14 @@ export function parseAxeTree(json: string, scaleOf: (screen: PointSize) => numbe
       value,
       identifier: clipped(str(n.AXUniqueId) ?? str(n.AXIdentifier), MAX_ID),
       text: role === "secureTextField" ? value : (label ?? value),
-      bounds: f ? { x: Math.round(f.x * scale), y: Math.round(f.y * scale), width: Math.round(f.width * scale), height: Math.round(f.height * scale) } : null,
+      bounds: f
+        ? {
+            x: Math.round(f.x * scale),
+            y: Math.round(f.y * scale),
+            width: Math.round(f.width * scale),
+            height: Math.round(f.height * scale),
+          }
+        : null,
       enabled: typeof n.enabled === "boolean" ? n.enabled : null,
       hittable: null,
     });

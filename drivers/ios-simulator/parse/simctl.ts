@@ -22,14 +22,16 @@ const RUNTIME = /^com\.apple\.CoreSimulator\.SimRuntime\.([A-Za-z]+)-(\d+(?:-\d+
 export function parseDeviceList(json: string): SimDevice[] {
   const parsed = parseToolJson(json, () => new SimctlParseError("simctl list output is not JSON"));
   const byRuntime = (parsed as { devices?: unknown })?.devices;
-  if (!byRuntime || typeof byRuntime !== "object" || Array.isArray(byRuntime)) throw new SimctlParseError("simctl list output has no devices map");
+  if (!byRuntime || typeof byRuntime !== "object" || Array.isArray(byRuntime))
+    throw new SimctlParseError("simctl list output has no devices map");
   const out: SimDevice[] = [];
   for (const [runtime, list] of Object.entries(byRuntime as Record<string, unknown>)) {
     if (!Array.isArray(list)) throw new SimctlParseError(`runtime ${runtime} is not a list`);
     const m = RUNTIME.exec(runtime);
     const osVersion = m ? `${m[1]} ${(m[2] as string).replaceAll("-", ".")}` : null;
     for (const d of list as Record<string, unknown>[]) {
-      if (typeof d?.udid !== "string" || typeof d.name !== "string" || typeof d.state !== "string") throw new SimctlParseError("a device lacks udid, name or state");
+      if (typeof d?.udid !== "string" || typeof d.name !== "string" || typeof d.state !== "string")
+        throw new SimctlParseError("a device lacks udid, name or state");
       out.push({
         udid: d.udid,
         name: d.name,
@@ -45,7 +47,10 @@ export function parseDeviceList(json: string): SimDevice[] {
 }
 
 /** The typed reason behind simctl's stderr (research §1.5); match the text, never the exit code alone. */
-export function simctlFailure(stderr: string): { kind: "notBooted" | "alreadyBooted" | "appNotRunning" | "invalidDevice" | "other"; message: string } {
+export function simctlFailure(stderr: string): {
+  kind: "notBooted" | "alreadyBooted" | "appNotRunning" | "invalidDevice" | "other";
+  message: string;
+} {
   const message = stderr.trim().split("\n").slice(-2).join(" ").slice(0, 300);
   if (/current state: Shutdown/.test(stderr)) return { kind: "notBooted", message };
   if (/Unable to boot device in current state: Booted/.test(stderr)) return { kind: "alreadyBooted", message };

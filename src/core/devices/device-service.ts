@@ -65,7 +65,8 @@ export class DeviceService {
     for (const [id, info] of this.fallback) {
       if (!real) {
         if (!this.registry.get(id)) this.registry.upsert(info);
-      } else if (!this.leases.has(id) && this.registry.remove(id)) this.log.info({ deviceId: id }, "mock device hidden: a real device is present");
+      } else if (!this.leases.has(id) && this.registry.remove(id))
+        this.log.info({ deviceId: id }, "mock device hidden: a real device is present");
     }
   }
 
@@ -90,7 +91,8 @@ export class DeviceService {
   async actions(deviceId: string, ctx: CallContext): Promise<ActionDefinition[]> {
     const own = await this.driver(deviceId).actions(deviceId, ctx);
     if (!this.semantic(deviceId)) return own;
-    if (own.some((d) => isSemanticName(d.name))) throw new DriverError("protocol_error", { detail: "driver advertises a semantic action itself" });
+    if (own.some((d) => isSemanticName(d.name)))
+      throw new DriverError("protocol_error", { detail: "driver advertises a semantic action itself" });
     return [...own, ...SEMANTIC_DEFINITIONS.map((d) => ({ ...d }))];
   }
 
@@ -129,7 +131,8 @@ export class DeviceService {
   /** Connect/disconnect are refused while another connection leases the device. */
   checkAccess(deviceId: string, connectionId: string): void {
     const held = this.leases.get(deviceId);
-    if (held && held.connectionId !== connectionId) throw new RpcError("device_in_use", { arg: deviceId, details: { deviceId } });
+    if (held && held.connectionId !== connectionId)
+      throw new RpcError("device_in_use", { arg: deviceId, details: { deviceId } });
   }
 
   leaseOf(deviceId: string): Lease | undefined {

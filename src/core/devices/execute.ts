@@ -2,7 +2,12 @@ import { unwrapJsonFloats } from "../../rpc/json.ts";
 import { type CallContext, whenAborted } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
 import { errorInfo, type ErrorInfo } from "../../protocol/errors.ts";
-import type { ActionDefinition, ActionOutcome, ActionResult, DeviceExecuteParams } from "../../protocol/types/action.ts";
+import type {
+  ActionDefinition,
+  ActionOutcome,
+  ActionResult,
+  DeviceExecuteParams,
+} from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext } from "../../rpc/dispatcher.ts";
@@ -19,7 +24,14 @@ import { visibleTo } from "./visible-actions.ts";
  * the earlier of the request and action deadlines, before/after observations, then exactly one
  * actionCompleted — written even when the request was cancelled or timed out.
  */
-export async function executeAction(core: Core, conn: Connection, sessionId: string, deviceId: string, params: DeviceExecuteParams, ctx: HandlerContext): Promise<ActionResult> {
+export async function executeAction(
+  core: Core,
+  conn: Connection,
+  sessionId: string,
+  deviceId: string,
+  params: DeviceExecuteParams,
+  ctx: HandlerContext,
+): Promise<ActionResult> {
   const driver = core.devices.driver(deviceId);
   const definitions = await core.devices.actions(deviceId, ctx);
   const advertised = definitions.find((d) => d.name === params.name);
@@ -31,7 +43,9 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
     deviceId,
     payload: {
       type: "actionStarted",
-      call: redacted ? { id: params.id, name: params.name, arguments: null, argumentsRedacted: true } : { id: params.id, name: params.name, arguments: params.arguments ?? null },
+      call: redacted
+        ? { id: params.id, name: params.name, arguments: null, argumentsRedacted: true }
+        : { id: params.id, name: params.name, arguments: params.arguments ?? null },
     },
   });
 
@@ -50,7 +64,11 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
       : null;
   const actionDeadline = params.actionTimeoutMs !== undefined ? Date.now() + params.actionTimeoutMs : null;
   const deadlines = [ctx.deadline, actionDeadline].filter((x): x is number => x !== null);
-  const callCtx: CallContext = { signal: inner.signal, deadline: deadlines.length ? Math.min(...deadlines) : null, log: ctx.log };
+  const callCtx: CallContext = {
+    signal: inner.signal,
+    deadline: deadlines.length ? Math.min(...deadlines) : null,
+    log: ctx.log,
+  };
   const stored: StoredEvidence[] = [];
   const startedAtMs = Date.now();
   let outcome: ActionOutcome;
@@ -72,7 +90,12 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
     if (semantic) {
       const waitUntil = params.actionTimeoutMs === undefined ? startedAtMs + DEFAULT_WAIT_MS : null;
       mayHaveActed = true;
-      done = await runSemantic({ core, conn, deviceId, redacted, ctx: callCtx, waitUntil, keep }, semantic, args, beforeCaptured);
+      done = await runSemantic(
+        { core, conn, deviceId, redacted, ctx: callCtx, waitUntil, keep },
+        semantic,
+        args,
+        beforeCaptured,
+      );
     } else {
       mayHaveActed = true;
       const { output } = await driver.execute(deviceId, { name: params.name, arguments: args }, callCtx);
@@ -94,17 +117,25 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
     if (actionTimedOut && !aborted) {
       const n = params.actionTimeoutMs ?? 0;
       failure = new RpcError("action_timed_out", { arg: n, details: { scope: "action", timeoutMs: n } });
-      outcome = { outcome: "timedOut", error: errorInfo("action_timeout", { arg: n, details: { scope: "action", timeoutMs: n } }), timeoutMs: n };
+      outcome = {
+        outcome: "timedOut",
+        error: errorInfo("action_timeout", { arg: n, details: { scope: "action", timeoutMs: n } }),
+        timeoutMs: n,
+      };
     } else if (aborted) {
       failure = aborted;
       outcome = abortedOutcome(aborted);
     } else {
       failure = err instanceof RpcError ? err : new RpcError("driver_internal_error");
       // The driver knows its own names only; which of them this connection may see is core's to say.
-      if (err instanceof DriverError && err.driverCode === "unknown_action") failure = unknownAction(params.name, conn, definitions);
+      if (err instanceof DriverError && err.driverCode === "unknown_action")
+        failure = unknownAction(params.name, conn, definitions);
       if (!(err instanceof RpcError)) ctx.log.error({ err }, "driver failed with an unexpected error");
       if (mayHaveActed && STORAGE_FAILURES.has(failure.code))
-        failure = new RpcError("action_outcome_unknown", { arg: params.id, details: { callId: params.id, reason: storageReason(failure) } });
+        failure = new RpcError("action_outcome_unknown", {
+          arg: params.id,
+          details: { callId: params.id, reason: storageReason(failure) },
+        });
       outcome = { outcome: "failed", error: failure.error.data };
     }
   } finally {
@@ -123,7 +154,12 @@ export async function executeAction(core: Core, conn: Connection, sessionId: str
 }
 
 /** Errors of the stores (a full or failing disk), which say nothing of what the device did. */
-const STORAGE_FAILURES = new Set(["evidence_io_error", "evidence_store_error", "evidence_store_busy", "event_store_error"]);
+const STORAGE_FAILURES = new Set([
+  "evidence_io_error",
+  "evidence_store_error",
+  "evidence_store_busy",
+  "event_store_error",
+]);
 
 function storageReason(err: RpcError): string {
   const errno = (err.error.data.details as { errno?: unknown } | null)?.errno;
@@ -150,9 +186,18 @@ function abortedOutcome(err: RpcError): ActionOutcome {
   const d = err.error.data;
   if (d.code === "request_timed_out") {
     const n = (d.details as { timeoutMs: number }).timeoutMs;
-    const error: ErrorInfo = errorInfo("action_timeout", { message: d.message, details: { scope: "request", timeoutMs: n } });
+    const error: ErrorInfo = errorInfo("action_timeout", {
+      message: d.message,
+      details: { scope: "request", timeoutMs: n },
+    });
     return { outcome: "timedOut", error, timeoutMs: n };
   }
   const reason = (d.details as { reason: string } | null)?.reason ?? "requested";
-  return { outcome: "cancelled", error: errorInfo("action_cancelled", { arg: reason === "shutdown" ? "Shutdown" : "Requested", details: { reason } }) };
+  return {
+    outcome: "cancelled",
+    error: errorInfo("action_cancelled", {
+      arg: reason === "shutdown" ? "Shutdown" : "Requested",
+      details: { reason },
+    }),
+  };
 }

@@ -43,13 +43,24 @@ export interface Pending {
 }
 
 /** The driver half of an observation: nothing is stored yet, so a poll can be thrown away. */
-export async function observeRaw(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}, screenshot = true): Promise<Pending> {
+export async function observeRaw(
+  core: Core,
+  deviceId: string,
+  conn: Connection,
+  ctx: CallContext,
+  opts: ObserveFor = {},
+  screenshot = true,
+): Promise<Pending> {
   const omission = opts.protectedAction ? "protectedAction" : core.screenshotPolicy === "omit" ? "policy" : null;
   const driver = core.devices.driver(deviceId);
   // No UI-snapshot claim at all from a driver without trees (both fields absent = "no claim", docs/protocol/devices-and-actions.md#how-a-tree-is-stored).
   const treeAllowed = conn.has("observation.uiSnapshot.v1") && driver.uiTrees;
   const wantTree = (treeAllowed && omission === null) || (opts.needTree === true && driver.uiTrees);
-  const observed = await driver.observe(deviceId, { screenshot: screenshot && omission === null, uiTree: wantTree }, ctx);
+  const observed = await driver.observe(
+    deviceId,
+    { screenshot: screenshot && omission === null, uiTree: wantTree },
+    ctx,
+  );
   // The tree's own typed error (busy bridge, animating screen…) says more than "no channel".
   if (opts.needTree && !observed.uiTree) throw observed.uiTreeError ?? new DriverError("semantic_channel_unavailable");
   if (!observed.uiTree) return { raw: observed, omission, treeAllowed, clipped: 0, log: ctx.log };
@@ -67,15 +78,20 @@ export async function recordObservation(core: Core, deviceId: string, pending: P
   const { raw, omission, treeAllowed, log } = pending;
   const id = crypto.randomUUID();
   const stored: StoredEvidence[] = [];
-  if (omission === null && (!raw.screenshot || !isPng(raw.screenshot))) throw new DriverError("protocol_error", { detail: "observation without a PNG screenshot" });
+  if (omission === null && (!raw.screenshot || !isPng(raw.screenshot)))
+    throw new DriverError("protocol_error", { detail: "observation without a PNG screenshot" });
   const sized = sizeTree(id, raw.uiTree ?? null, pending.clipped);
   const { tree, built } = sized;
   // Validated even when not stored: semantic actions must never act on a malformed tree.
   if (built?.problem) {
     log.warn({ deviceId, problem: built.problem }, "the driver's UI tree breaks the snapshot rules");
-    throw new DriverError("protocol_error", { detail: `invalid UI tree: ${built.problem}`, message: `driver protocol error: the device's UI tree is invalid (${built.problem.slice(0, 200)})` });
+    throw new DriverError("protocol_error", {
+      detail: `invalid UI tree: ${built.problem}`,
+      message: `driver protocol error: the device's UI tree is invalid (${built.problem.slice(0, 200)})`,
+    });
   }
-  if (sized.tooLarge) log.warn({ deviceId, ...sized.tooLarge }, "UI tree over the snapshot limits: observation recorded without it");
+  if (sized.tooLarge)
+    log.warn({ deviceId, ...sized.tooLarge }, "UI tree over the snapshot limits: observation recorded without it");
   const keepTree = built !== null && treeAllowed && omission === null;
   // Both files are made durable at once: their fsyncs overlap instead of adding up.
   const [shot, treeEvidence] = await Promise.all([
@@ -104,7 +120,12 @@ export async function recordObservation(core: Core, deviceId: string, pending: P
 }
 
 /** `metadata.uiTreeError` (docs/protocol/devices-and-actions.md#observing): the error a tree call would have raised. */
-function treeErrorMetadata(err: DriverError): { code: string; platformCode: string | null; retryable: boolean; message: string } {
+function treeErrorMetadata(err: DriverError): {
+  code: string;
+  platformCode: string | null;
+  retryable: boolean;
+  message: string;
+} {
   const { code, retryable, message } = err.error.data;
   return { code, platformCode: err.platformCode, retryable, message };
 }
@@ -128,7 +149,12 @@ function sizeTree(id: string, given: UiTree | null, clipped: number): SizedTree 
   const textLimit = (fields: number, limit: number) => (fields > 0 ? { uiTextTruncated: { fields, limit } } : {});
   if (given.nodes.length > UI_TREE_MAX_NODES) {
     const tooLarge = { nodeCount: given.nodes.length, byteLength: null };
-    return { tree: given, built: null, tooLarge, metadata: { uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES } } };
+    return {
+      tree: given,
+      built: null,
+      tooLarge,
+      metadata: { uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES } },
+    };
   }
   let tree = given;
   let built = buildUiSnapshot(id, tree);
@@ -142,11 +168,25 @@ function sizeTree(id: string, given: UiTree | null, clipped: number): SizedTree 
   }
   if (built.bytes.length > MAX_UI_SNAPSHOT_BYTES) {
     const tooLarge = { nodeCount: tree.nodes.length, byteLength: built.bytes.length };
-    return { tree, built: null, tooLarge, metadata: { ...textLimit(clipped, limit), uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES } } };
+    return {
+      tree,
+      built: null,
+      tooLarge,
+      metadata: {
+        ...textLimit(clipped, limit),
+        uiSnapshotTooLarge: { ...tooLarge, maxNodes: UI_TREE_MAX_NODES, maxBytes: MAX_UI_SNAPSHOT_BYTES },
+      },
+    };
   }
   return { tree, built, tooLarge: null, metadata: textLimit(clipped, limit) };
 }
 
-export async function captureObservation(core: Core, deviceId: string, conn: Connection, ctx: CallContext, opts: ObserveFor = {}): Promise<Captured> {
+export async function captureObservation(
+  core: Core,
+  deviceId: string,
+  conn: Connection,
+  ctx: CallContext,
+  opts: ObserveFor = {},
+): Promise<Captured> {
   return recordObservation(core, deviceId, await observeRaw(core, deviceId, conn, ctx, opts));
 }

@@ -35,7 +35,8 @@ export function boundUiTree<T extends { nodes: UiNode[] }>(tree: T, textMax: num
     const text = field(n.text, textMax);
     const identifier = field(n.identifier, IDENTIFIER_MAX);
     const role = field(n.role, ROLE_MAX) as string;
-    if (name === n.name && value === n.value && text === n.text && identifier === n.identifier && role === n.role) return n;
+    if (name === n.name && value === n.value && text === n.text && identifier === n.identifier && role === n.role)
+      return n;
     return { ...n, name, value, text, identifier, role };
   });
   return { tree: clipped === 0 ? tree : { ...tree, nodes }, clipped };

@@ -8,4 +8,8 @@ import { isSemanticName } from "./semantic/definitions.ts";
  * (docs/protocol/devices-and-actions.md#capabilities).
  */
 export const visibleTo = (conn: Connection, defs: readonly ActionDefinition[]): ActionDefinition[] =>
-  defs.filter((d) => (d.protection !== "protected" || conn.has("action.protected.v1")) && (!isSemanticName(d.name) || conn.has("device.semanticActions.v1")));
+  defs.filter(
+    (d) =>
+      (d.protection !== "protected" || conn.has("action.protected.v1")) &&
+      (!isSemanticName(d.name) || conn.has("device.semanticActions.v1")),
+  );

@@ -40,7 +40,6 @@ export function checkMediaType(mediaType: string): void {
   if (!ok) throw new RpcError("invalid_evidence_media_type", { details: { mediaType } });
 }
 
-
 /** The database's side of Evidence (EventLog): the bytes of objects kept inline. */
 export interface InlineEvidence {
   inlineEvidence(sha256: string): Uint8Array | null;
@@ -72,7 +71,10 @@ export class FileEvidenceStore implements EvidenceStore {
       const sha256 = sha256Hex(bytes);
       // Always carried: when the row exists the insert is ignored, and when a Session deletion
       // removed it since, the event writes it again with its bytes.
-      return { ref: canonicalRef(sha256, mediaType), row: { sha256, mediaType, byteLength: bytes.length, inline: bytes.slice() } };
+      return {
+        ref: canonicalRef(sha256, mediaType),
+        row: { sha256, mediaType, byteLength: bytes.length, inline: bytes.slice() },
+      };
     }
     const sha256 = await this.objects.put(bytes);
     return { ref: canonicalRef(sha256, mediaType), row: { sha256, mediaType, byteLength: bytes.length } };

@@ -92,7 +92,9 @@ export class ObjectStore {
   async put(bytes: Uint8Array): Promise<string> {
     if (bytes.byteLength === 0) throw new RpcError("empty_evidence");
     if (bytes.byteLength > this.maxBytes)
-      throw new RpcError("evidence_too_large", { details: { actualBytes: bytes.byteLength, maximumBytes: this.maxBytes } });
+      throw new RpcError("evidence_too_large", {
+        details: { actualBytes: bytes.byteLength, maximumBytes: this.maxBytes },
+      });
     const sha256 = sha256Hex(bytes);
     const pending = this.inflight.get(sha256);
     if (pending) return pending;
@@ -202,4 +204,3 @@ export class ObjectStore {
     }
   }
 }
-

@@ -21,16 +21,19 @@ type DeviceMethods =
   | "device.execute"
   | "session.start";
 
-
 export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
   const devices = core.devices;
   /** What this connection may see; `protection` is written only when "protected" (docs/protocol/devices-and-actions.md#capabilities). */
   const visible = (conn: Connection, defs: ActionDefinition[]) =>
-    visibleTo(conn, defs).map(({ protection, ...rest }) => (protection === "protected" ? { ...rest, protection } : rest));
+    visibleTo(conn, defs).map(({ protection, ...rest }) =>
+      protection === "protected" ? { ...rest, protection } : rest,
+    );
 
   return {
     "devices.list": (_p, { conn }) => ({
-      devices: conn.grant ? devices.registry.list().filter((d) => d.id === conn.grant?.deviceId) : devices.registry.list(),
+      devices: conn.grant
+        ? devices.registry.list().filter((d) => d.id === conn.grant?.deviceId)
+        : devices.registry.list(),
       selectedDeviceId: stateOf(conn).selectedDeviceId,
     }),
 
@@ -60,7 +63,9 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       const defs = await devices.actions(deviceId, ctx);
       for (const d of defs)
         if ((d.protection ?? "standard") !== devices.classify(deviceId, d.name))
-          throw new DriverError("protocol_error", { detail: `protection of ${d.name} differs from the driver's classifier` });
+          throw new DriverError("protocol_error", {
+            detail: `protection of ${d.name} differs from the driver's classifier`,
+          });
       return visible(ctx.conn, defs);
     },
 
@@ -100,11 +105,15 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
           details: { field: "actionTimeoutMs", requiredFeature: "request.control.v1" },
         });
       if (isSemantic(params.name) && !conn.has("device.semanticActions.v1"))
-        throw new RpcError("semantic_action_not_negotiated", { details: { action: params.name, requiredFeature: "device.semanticActions.v1" } });
+        throw new RpcError("semantic_action_not_negotiated", {
+          details: { action: params.name, requiredFeature: "device.semanticActions.v1" },
+        });
       const deviceId = ctx.route();
       const protection = devices.classify(deviceId, params.name);
       if (protection === "protected" && !conn.has("action.protected.v1"))
-        throw new RpcError("protected_action_not_negotiated", { details: { action: params.name, requiredFeature: "action.protected.v1" } });
+        throw new RpcError("protected_action_not_negotiated", {
+          details: { action: params.name, requiredFeature: "action.protected.v1" },
+        });
       // Before the Session is touched: a refused protected action writes no event.
       if (protection === "protected") ctx.requirePrivileged();
       // Protected and unknown actions never overlap media capture on one connection (docs/protocol/media-streams.md#protected-actions-and-capture).
@@ -116,7 +125,10 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
           await devices.probe(deviceId, ctx);
           const aborted = ctx.abortError();
           if (aborted) throw aborted;
-          if (isSemantic(params.name) && !(conn.has("observation.uiSnapshot.v1") && conn.has("device.semanticActions.v1")))
+          if (
+            isSemantic(params.name) &&
+            !(conn.has("observation.uiSnapshot.v1") && conn.has("device.semanticActions.v1"))
+          )
             throw new DriverError("semantic_channel_unavailable");
           return await executeAction(core, conn, sessionId, deviceId, params, ctx);
         } finally {
@@ -135,7 +147,8 @@ export function deviceHandlers(core: Core): Pick<Handlers, DeviceMethods> {
       devices.acquireLease(deviceId, connectionIdOf(conn), "");
       let session;
       try {
-        session = (await core.log.startSession({ requestId: ctx.requestId, ...routedDeviceId(conn, deviceId) })).session;
+        session = (await core.log.startSession({ requestId: ctx.requestId, ...routedDeviceId(conn, deviceId) }))
+          .session;
       } catch (err) {
         devices.releaseLease(deviceId, connectionIdOf(conn));
         throw err;

@@ -45,19 +45,36 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
       if (known) {
         const same = known.info.kind === kind && known.sessionId === sessionId && known.deviceId === deviceId;
         if (known.state === "starting")
-          throw new RpcError(same ? "media_stream_busy" : "media_stream_conflict", { message: START_IN_PROGRESS, details: { streamId } });
+          throw new RpcError(same ? "media_stream_busy" : "media_stream_conflict", {
+            message: START_IN_PROGRESS,
+            details: { streamId },
+          });
         if (same) return { stream: known.info };
         throw new RpcError("media_stream_conflict", { details: { streamId } });
       }
       if (table.hasSensitiveAction()) throw new RpcError("media_stream_sensitive_action_in_flight");
       if (table.openStreams().length >= MEDIA_LIMITS.activePerConnection)
         throw new RpcError("media_stream_active_limit", { details: { limit: MEDIA_LIMITS.activePerConnection } });
-      if (table.streams.size >= MEDIA_LIMITS.idsPerSession) throw new RpcError("media_stream_session_limit", { details: { limit: MEDIA_LIMITS.idsPerSession } });
+      if (table.streams.size >= MEDIA_LIMITS.idsPerSession)
+        throw new RpcError("media_stream_session_limit", { details: { limit: MEDIA_LIMITS.idsPerSession } });
       const info: MediaStreamInfo = { id: streamId, kind, mediaType: MEDIA_TYPE_PNG };
-      const stream: MediaStream = { info, sessionId, deviceId, state: "starting", poisoned: false, last: null, lastAttemptMs: null, busy: null };
+      const stream: MediaStream = {
+        info,
+        sessionId,
+        deviceId,
+        state: "starting",
+        poisoned: false,
+        last: null,
+        lastAttemptMs: null,
+        busy: null,
+      };
       table.streams.set(streamId, stream);
       try {
-        await core.log.append(sessionId, { requestId: ctx.requestId, ...routedDeviceId(conn, deviceId), payload: { type: "mediaStreamStarted", stream: info } });
+        await core.log.append(sessionId, {
+          requestId: ctx.requestId,
+          ...routedDeviceId(conn, deviceId),
+          payload: { type: "mediaStreamStarted", stream: info },
+        });
       } catch (err) {
         table.streams.delete(streamId);
         throw err;
@@ -70,25 +87,37 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
       const { streamId, frameIndex, durationMs } = p;
       const { stream } = knownStream(ctx, streamId);
       if (stream.info.kind === "screenshot" && durationMs !== undefined)
-        throw new RpcError("invalid_media_frame", { message: "screenshot stream frames cannot declare durationMs", details: { streamId } });
+        throw new RpcError("invalid_media_frame", {
+          message: "screenshot stream frames cannot declare durationMs",
+          details: { streamId },
+        });
       if (stream.info.kind === "video" && !durationMs)
-        throw new RpcError("invalid_media_frame", { message: "video stream frames require a positive durationMs", details: { streamId } });
+        throw new RpcError("invalid_media_frame", {
+          message: "video stream frames require a positive durationMs",
+          details: { streamId },
+        });
       if (stream.busy) throw new RpcError("media_stream_busy", { details: { streamId } });
       const committed = committedFrames(stream);
       if (stream.last && frameIndex === committed) {
         // The caller's idempotency key: the committed frame again, with no new events.
-        if (stream.last.durationMs !== durationMs) throw new RpcError("media_frame_retry_conflict", { details: { frameIndex, streamId } });
+        if (stream.last.durationMs !== durationMs)
+          throw new RpcError("media_frame_retry_conflict", { details: { frameIndex, streamId } });
         return { frame: stream.last };
       }
       if (stream.state === "ended") throw new RpcError("media_stream_ended", { details: { streamId } });
       if (stream.poisoned) throw new RpcError("media_stream_poisoned", { details: { streamId } });
       if (frameIndex !== committed + 1)
-        throw new RpcError("media_frame_out_of_order", { details: { expectedFrameIndex: committed + 1, frameIndex, streamId } });
-      if (committed >= MEDIA_LIMITS.framesPerStream) throw new RpcError("media_stream_frame_limit", { details: { limit: MEDIA_LIMITS.framesPerStream } });
+        throw new RpcError("media_frame_out_of_order", {
+          details: { expectedFrameIndex: committed + 1, frameIndex, streamId },
+        });
+      if (committed >= MEDIA_LIMITS.framesPerStream)
+        throw new RpcError("media_stream_frame_limit", { details: { limit: MEDIA_LIMITS.framesPerStream } });
       const now = Date.now();
       const elapsed = stream.lastAttemptMs === null ? Number.POSITIVE_INFINITY : now - stream.lastAttemptMs;
       if (elapsed < MEDIA_LIMITS.minIntervalMs)
-        throw new RpcError("media_capture_rate_limited", { details: { retryAfterMs: Math.max(1, MEDIA_LIMITS.minIntervalMs - elapsed), streamId } });
+        throw new RpcError("media_capture_rate_limited", {
+          details: { retryAfterMs: Math.max(1, MEDIA_LIMITS.minIntervalMs - elapsed), streamId },
+        });
       // Recorded at admission, before device work: a failing attempt still counts (docs/protocol/media-streams.md#rate-limit).
       stream.lastAttemptMs = now;
       const release = stateOf(ctx.conn).media.hold(stream);
@@ -101,7 +130,11 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
 
     "media.stream.end": async ({ streamId }, ctx) => {
       const { stream } = knownStream(ctx, streamId);
-      if (stream.busy) throw new RpcError("media_stream_busy", { message: "media stream capture is still in flight", details: { streamId } });
+      if (stream.busy)
+        throw new RpcError("media_stream_busy", {
+          message: "media stream capture is still in flight",
+          details: { streamId },
+        });
       if (stream.state !== "ended") await closeStream(core, ctx.conn, stream, ctx.requestId);
       return { streamId, frameCount: committedFrames(stream) };
     },
@@ -109,7 +142,12 @@ export function mediaHandlers(core: Core): Pick<Handlers, MediaMethods> {
 }
 
 /** A full observation through the device path, then its screenshot committed as the next frame (docs/protocol/media-streams.md#capturing-frames). */
-async function captureFrame(core: Core, ctx: HandlerContext, stream: MediaStream, p: ParamsOf<"media.stream.capture">): Promise<MediaFrame> {
+async function captureFrame(
+  core: Core,
+  ctx: HandlerContext,
+  stream: MediaStream,
+  p: ParamsOf<"media.stream.capture">,
+): Promise<MediaFrame> {
   const { conn, requestId } = ctx;
   const streamId = stream.info.id;
   const deviceId = ctx.route();
@@ -132,17 +170,30 @@ async function captureFrame(core: Core, ctx: HandlerContext, stream: MediaStream
       });
     } catch (err) {
       const failure = mediaAbortError(ctx) ?? (err instanceof RpcError ? err : new RpcError("driver_internal_error"));
-      if (!(err instanceof RpcError) && !ctx.abortError()) ctx.log.error({ err }, "media capture observation failed unexpectedly");
+      if (!(err instanceof RpcError) && !ctx.abortError())
+        ctx.log.error({ err }, "media capture observation failed unexpectedly");
       await recordError(core, sessionId, deviceId, ctx, failure);
       throw failure;
     }
     const shot = captured.observation.screenshot;
     if (!shot) throw new RpcError("media_capture_unavailable", { details: { streamId } });
-    if (shot.mediaType !== stream.info.mediaType) throw new RpcError("media_capture_format_unsupported", { details: { mediaType: shot.mediaType, streamId } });
-    const frame: MediaFrame = { streamId, frameIndex: p.frameIndex, keyFrame: true, ...(p.durationMs !== undefined ? { durationMs: p.durationMs } : {}), evidence: shot };
+    if (shot.mediaType !== stream.info.mediaType)
+      throw new RpcError("media_capture_format_unsupported", { details: { mediaType: shot.mediaType, streamId } });
+    const frame: MediaFrame = {
+      streamId,
+      frameIndex: p.frameIndex,
+      keyFrame: true,
+      ...(p.durationMs !== undefined ? { durationMs: p.durationMs } : {}),
+      evidence: shot,
+    };
     const pinned = captured.stored.filter((s) => s.ref.sha256 === shot.sha256).map((s) => s.row);
     try {
-      await core.log.append(sessionId, { requestId, ...routedDeviceId(conn, deviceId), payload: { type: "mediaFrameCaptured", frame }, evidence: pinned });
+      await core.log.append(sessionId, {
+        requestId,
+        ...routedDeviceId(conn, deviceId),
+        payload: { type: "mediaFrameCaptured", frame },
+        evidence: pinned,
+      });
     } catch (err) {
       await poison(core, conn, stream, requestId, ctx.log);
       throw err;

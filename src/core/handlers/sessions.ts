@@ -51,7 +51,12 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
   return {
     "session.current": (_p, ctx) => ({ sessionId: ctx.requireSession() }),
 
-    "session.end": (p, ctx) => endSession(core, ctx.conn, { outcome: p.outcome ?? "completed", reason: p.reason ?? null, requestId: ctx.requestId }),
+    "session.end": (p, ctx) =>
+      endSession(core, ctx.conn, {
+        outcome: p.outcome ?? "completed",
+        reason: p.reason ?? null,
+        requestId: ctx.requestId,
+      }),
 
     "sessions.list": () => log.list(),
 
@@ -74,7 +79,8 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
     "session.export": (p, { conn, requestId }) => {
       if (p.afterSequence !== undefined && p.limit === undefined)
         throw new RpcError("export_after_sequence_requires_limit", { details: { method: "session.export" } });
-      if (p.limit !== undefined && !conn.has("session.export.page.v1")) throw methodUnavailable("session.export", "session.export.page.v1");
+      if (p.limit !== undefined && !conn.has("session.export.page.v1"))
+        throw methodUnavailable("session.export", "session.export.page.v1");
       const session = target(p.sessionId, conn);
       if (p.limit === undefined) {
         const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [] } }));
@@ -84,7 +90,8 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
         checkCompatible(events, conn, "session.export");
         return { session, events };
       }
-      if (session.state !== "ended") throw new RpcError("session_active", { arg: session.id, details: { sessionId: session.id } });
+      if (session.state !== "ended")
+        throw new RpcError("session_active", { arg: session.id, details: { sessionId: session.id } });
       const after = p.afterSequence ?? 0;
       if (after > session.lastSequence)
         throw new RpcError("event_cursor_ahead", {
@@ -92,7 +99,13 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
           details: { afterSequence: after, lastSequence: session.lastSequence, sessionId: session.id },
         });
       // Only the events whose stored sizes fit one line are read; exportPage then trims exactly.
-      const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER } }));
+      const overhead = utf8Length(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: requestId,
+          result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER },
+        }),
+      );
       const fit = fitting(log, session.id, after, p.limit, MAX_FRAME_BYTES - overhead);
       if (fit.count === 0 && fit.over !== null) throw frameTooLarge(overhead + fit.over);
       const candidates = fit.count ? log.read(session.id, after, fit.count) : [];
@@ -102,14 +115,18 @@ export function sessionHandlers(core: Core): Pick<Handlers, SessionMethods> {
 
     "events.clear": async (p, { conn }) => {
       const info = target(p.sessionId, conn);
-      if (info.state !== "ended") throw new RpcError("session_active", { arg: info.id, details: { sessionId: info.id } });
+      if (info.state !== "ended")
+        throw new RpcError("session_active", { arg: info.id, details: { sessionId: info.id } });
       const orphans = await log.deleteSession(info.id);
       try {
         await core.evidence.remove(orphans);
       } catch (err) {
         // The log is already gone; files left behind are swept at the next start (no row, no reference).
         const cause = err instanceof RpcError ? err.error.data : ERRORS.evidence_io_error;
-        throw new RpcError("evidence_cleanup_failed", { retryable: cause.retryable, details: { causeCode: cause.code } });
+        throw new RpcError("evidence_cleanup_failed", {
+          retryable: cause.retryable,
+          details: { causeCode: cause.code },
+        });
       }
       return { deleted: true, sessionId: info.id };
     },
@@ -124,7 +141,13 @@ const SIZE_ROWS = 4096;
  * JSON joined by commas, judged from their stored sizes without reading them. `over` is the size
  * the answer would at least have when they do not all fit, else null.
  */
-function fitting(log: Core["log"], sessionId: string, after: number, limit: number | undefined, budget: number): { count: number; over: number | null } {
+function fitting(
+  log: Core["log"],
+  sessionId: string,
+  after: number,
+  limit: number | undefined,
+  budget: number,
+): { count: number; over: number | null } {
   let count = 0;
   let bytes = 0;
   let cursor = after;
@@ -146,7 +169,9 @@ function fitting(log: Core["log"], sessionId: string, after: number, limit: numb
 /** response_frame_too_large before anything was read; `fittingLimit`: the largest limit whose page fits, when one event does. */
 const frameTooLarge = (actualBytesAtLeast: number, fittingLimit = 0) =>
   fittingLimit > 0
-    ? new RpcError("response_frame_too_large", { details: { actualBytesAtLeast, limitBytes: MAX_FRAME_BYTES, fittingLimit } })
+    ? new RpcError("response_frame_too_large", {
+        details: { actualBytesAtLeast, limitBytes: MAX_FRAME_BYTES, fittingLimit },
+      })
     : new RpcError("response_frame_too_large", { details: { actualBytesAtLeast, limitBytes: MAX_FRAME_BYTES } });
 
 /**
@@ -155,19 +180,29 @@ const frameTooLarge = (actualBytesAtLeast: number, fittingLimit = 0) =>
  */
 function exportPage(session: SessionInfo, candidates: TestEvent[], requestId: HandlerContext["requestId"]) {
   // The envelope around the events, with the largest possible nextAfterSequence.
-  const overhead = utf8Length(JSON.stringify({ jsonrpc: "2.0", id: requestId, result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER } }));
+  const overhead = utf8Length(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: requestId,
+      result: { session, events: [], nextAfterSequence: Number.MAX_SAFE_INTEGER },
+    }),
+  );
   let bytes = overhead;
   const events: TestEvent[] = [];
   for (const e of candidates) {
     const size = utf8Length(JSON.stringify(e)) + (events.length ? 1 : 0);
     if (bytes + size > MAX_FRAME_BYTES) {
       if (events.length === 0)
-        throw new RpcError("response_frame_too_large", { details: { actualBytesAtLeast: bytes + size, limitBytes: MAX_FRAME_BYTES } });
+        throw new RpcError("response_frame_too_large", {
+          details: { actualBytesAtLeast: bytes + size, limitBytes: MAX_FRAME_BYTES },
+        });
       break;
     }
     bytes += size;
     events.push(e);
   }
   const last = events[events.length - 1];
-  return last && last.sequence < session.lastSequence ? { session, events, nextAfterSequence: last.sequence } : { session, events };
+  return last && last.sequence < session.lastSequence
+    ? { session, events, nextAfterSequence: last.sequence }
+    : { session, events };
 }

@@ -14,7 +14,8 @@ export function systemHandlers(_core: Core): Pick<Handlers, "system.describe" | 
     "system.describe": (_params, { conn }) => {
       const state = stateOf(conn);
       const cached = state.describe;
-      if (cached && cached.deviceId === state.selectedDeviceId && cached.activeSessionId === state.activeSessionId) return cached;
+      if (cached && cached.deviceId === state.selectedDeviceId && cached.activeSessionId === state.activeSessionId)
+        return cached;
       state.describe = deepFreeze({
         // hello is set once the connection is Ready, which the dispatcher checked.
         connection: conn.hello as NonNullable<typeof conn.hello>,

@@ -12,7 +12,8 @@ function findObservation(core: Core, sessionId: string, observationId: string): 
     const p = e.payload;
     if (p.type === "observationCaptured" && p.observation.id === observationId) return p.observation as Observation;
     if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
-      for (const o of [p.outcome.result.before, p.outcome.result.after]) if (o && o.id === observationId) return o as Observation;
+      for (const o of [p.outcome.result.before, p.outcome.result.after])
+        if (o && o.id === observationId) return o as Observation;
     }
   }
   return null;
@@ -27,14 +28,19 @@ async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerCont
   const observation = findObservation(core, sessionId, observationId);
   if (!observation) throw new RpcError("ui_snapshot_not_found", { details: { observationId } });
   const ref = observation.uiSnapshot;
-  if (!ref) throw new RpcError("ui_snapshot_unavailable", { details: { observationId, omissionReason: observation.uiSnapshotOmission ?? null } });
+  if (!ref)
+    throw new RpcError("ui_snapshot_unavailable", {
+      details: { observationId, omissionReason: observation.uiSnapshotOmission ?? null },
+    });
   const digest = ref.evidence.sha256 as string;
-  if (!core.log.references(sessionId, digest)) throw new RpcError("evidence_not_attached", { details: { digest, sessionId } });
+  if (!core.log.references(sessionId, digest))
+    throw new RpcError("evidence_not_attached", { details: { digest, sessionId } });
   let bytes: Uint8Array | null;
   try {
     bytes = await core.evidence.read(digest);
   } catch (err) {
-    if (err instanceof RpcError && err.code === "evidence_corrupt") throw new RpcError("invalid_ui_snapshot", { details: { observationId } });
+    if (err instanceof RpcError && err.code === "evidence_corrupt")
+      throw new RpcError("invalid_ui_snapshot", { details: { observationId } });
     throw new RpcError("ui_snapshot_read_failed", { details: { observationId } });
   }
   if (!bytes) throw new RpcError("evidence_not_found", { details: { digest } });
@@ -47,7 +53,13 @@ async function uiSnapshotGet(core: Core, observationId: string, ctx: HandlerCont
     throw invalid();
   }
   const sameContext = JSON.stringify(snapshot.context) === JSON.stringify(ref.context);
-  if (uiSnapshotProblem(snapshot) || snapshot.observationId !== observationId || !sameContext || snapshot.nodes.length !== ref.nodeCount) throw invalid();
+  if (
+    uiSnapshotProblem(snapshot) ||
+    snapshot.observationId !== observationId ||
+    !sameContext ||
+    snapshot.nodes.length !== ref.nodeCount
+  )
+    throw invalid();
   return snapshot;
 }
 

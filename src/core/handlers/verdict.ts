@@ -15,7 +15,8 @@ function checkCanonical(ref: Verdict["evidence"][number]): string {
   if (ref.sha256 == null) throw bad("sha256 is required");
   if (!/^[0-9a-f]{64}$/.test(ref.sha256)) throw bad("sha256 is not canonical lowercase hex");
   if (ref.id !== `sha256:${ref.sha256}`) throw bad("id does not match sha256");
-  if (ref.uri !== `devicerail://assets/sha256/${ref.sha256}`) throw bad("uri is not the canonical DeviceRail asset URI");
+  if (ref.uri !== `devicerail://assets/sha256/${ref.sha256}`)
+    throw bad("uri is not the canonical DeviceRail asset URI");
   checkMediaType(ref.mediaType);
   return ref.sha256;
 }
@@ -26,9 +27,17 @@ function checkCanonical(ref: Verdict["evidence"][number]): string {
  */
 async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext): Promise<{ event: TestEvent }> {
   const sessionId = ctx.requireSession();
-  if (!/\S/u.test(verdict.summary) || [...verdict.summary].length > MAX_SUMMARY || verdict.evidence.length > MAX_REFERENCES)
+  if (
+    !/\S/u.test(verdict.summary) ||
+    [...verdict.summary].length > MAX_SUMMARY ||
+    verdict.evidence.length > MAX_REFERENCES
+  )
     throw new RpcError("verdict_bounds", {
-      details: { maximumEvidenceReferences: MAX_REFERENCES, maximumSummaryLength: MAX_SUMMARY, method: "verdict.record" },
+      details: {
+        maximumEvidenceReferences: MAX_REFERENCES,
+        maximumSummaryLength: MAX_SUMMARY,
+        method: "verdict.record",
+      },
     });
   const digests = verdict.evidence.map(checkCanonical);
   const seen = new Set<string>();
@@ -36,7 +45,8 @@ async function verdictRecord(core: Core, verdict: Verdict, ctx: HandlerContext):
     if (seen.has(d)) throw new RpcError("duplicate_evidence_reference", { details: { digest: d } });
     seen.add(d);
   }
-  for (const d of digests) if (!core.log.references(sessionId, d)) throw new RpcError("evidence_not_reachable", { details: { digest: d } });
+  for (const d of digests)
+    if (!core.log.references(sessionId, d)) throw new RpcError("evidence_not_reachable", { details: { digest: d } });
   const event = await core.log.append(sessionId, {
     requestId: ctx.requestId,
     ...routedDeviceId(ctx.conn, stateOf(ctx.conn).selectedDeviceId),

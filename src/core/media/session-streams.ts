@@ -7,7 +7,12 @@ import type { Core } from "../core.ts";
 import { MEDIA_LIMITS, type MediaStream, committedFrames } from "./streams.ts";
 
 /** Appends mediaStreamEnded (request id when an RPC caused it) and closes the stream. */
-export async function closeStream(core: Core, conn: Connection, stream: MediaStream, requestId: RpcId | undefined): Promise<void> {
+export async function closeStream(
+  core: Core,
+  conn: Connection,
+  stream: MediaStream,
+  requestId: RpcId | undefined,
+): Promise<void> {
   await core.log.append(stream.sessionId, {
     requestId,
     ...routedDeviceId(conn, stream.deviceId),

@@ -3,7 +3,13 @@ import { RpcError } from "../../rpc/rpc-error.ts";
 import { once } from "../once.ts";
 
 /** The media limits of docs/protocol/limits.md#media-streams. */
-export const MEDIA_LIMITS = { activePerConnection: 2, idsPerSession: 8, framesPerStream: 1000, minIntervalMs: 50, closeWaitMs: 1000 } as const;
+export const MEDIA_LIMITS = {
+  activePerConnection: 2,
+  idsPerSession: 8,
+  framesPerStream: 1000,
+  minIntervalMs: 50,
+  closeWaitMs: 1000,
+} as const;
 
 /** One stream id of the connection's active Session (docs/protocol/media-streams.md#stream-states). */
 export interface MediaStream {

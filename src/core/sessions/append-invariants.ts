@@ -18,7 +18,8 @@ export function appendableSession(sessions: ReadonlyMap<string, SessionState>, s
   const s = sessions.get(sessionId);
   if (!s) throw new RpcError("session_not_found", { arg: sessionId, details: { sessionId } });
   if (s.state === "ended") throw new RpcError("session_ended", { arg: sessionId, details: { sessionId } });
-  if (s.lastSequence >= MAX_SAFE) throw new RpcError("event_sequence_exhausted", { arg: sessionId, details: { sessionId } });
+  if (s.lastSequence >= MAX_SAFE)
+    throw new RpcError("event_sequence_exhausted", { arg: sessionId, details: { sessionId } });
   return s;
 }
 

@@ -32,11 +32,19 @@ const DAMAGED = /malformed|file is not a database|SQLITE_CORRUPT|SQLITE_NOTADB/;
 /** A failure of the store at `path` the user can fix (full disk, damaged file), as one line naming the file and the fix; null for anything else. */
 export function storeProblem(path: string, err: unknown): DatabaseLockedError | null {
   // SQLite's errors carry a code; the stores' RpcErrors the errno or the store's reason in details.
-  const e = err as { code?: unknown; message?: unknown; error?: { data?: { details?: { errno?: unknown; reason?: unknown } } } };
+  const e = err as {
+    code?: unknown;
+    message?: unknown;
+    error?: { data?: { details?: { errno?: unknown; reason?: unknown } } };
+  };
   const details = e?.error?.data?.details;
   const text = [e?.code, e?.message, details?.errno, details?.reason].filter((x) => typeof x === "string").join(" ");
-  const why = typeof details?.reason === "string" ? details.reason : typeof e?.message === "string" ? e.message : String(err);
-  if (FULL.test(text)) return new DatabaseLockedError(`the disk holding ${path} is full (${why}); free space on it and start again, or choose another DEVICERAIL_DATA_DIR`);
+  const why =
+    typeof details?.reason === "string" ? details.reason : typeof e?.message === "string" ? e.message : String(err);
+  if (FULL.test(text))
+    return new DatabaseLockedError(
+      `the disk holding ${path} is full (${why}); free space on it and start again, or choose another DEVICERAIL_DATA_DIR`,
+    );
   if (DAMAGED.test(text)) return damaged(path, why);
   return null;
 }
@@ -58,7 +66,11 @@ function damaged(path: string, why: string): DatabaseLockedError {
  * closes (releasing what it held) and tries again after a random pause, for up to `lockWaitMs`:
  * one of them wins, the other is refused only if the lock is still held then.
  */
-export function openDatabase(path: string, lockWaitMs = 500, quickCheckMaxBytes = QUICK_CHECK_MAX_BYTES): OpenedDatabase {
+export function openDatabase(
+  path: string,
+  lockWaitMs = 500,
+  quickCheckMaxBytes = QUICK_CHECK_MAX_BYTES,
+): OpenedDatabase {
   const deadline = Date.now() + lockWaitMs;
   for (;;) {
     let raw: Database | null;
@@ -68,7 +80,10 @@ export function openDatabase(path: string, lockWaitMs = 500, quickCheckMaxBytes 
       throw storeProblem(path, err) ?? err;
     }
     if (raw) return configure(raw, path, quickCheckMaxBytes);
-    if (Date.now() >= deadline) throw new DatabaseLockedError(`another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`);
+    if (Date.now() >= deadline)
+      throw new DatabaseLockedError(
+        `another devicerail daemon is using ${path}; stop it or choose another DEVICERAIL_DATA_DIR`,
+      );
     Bun.sleepSync(5 + Math.random() * 25);
   }
 }
@@ -107,7 +122,12 @@ function configure(raw: Database, path: string, quickCheckMaxBytes: number): Ope
   } catch (err) {
     raw.close();
     if (err instanceof DatabaseLockedError) throw err;
-    throw storeProblem(path, err) ?? new DatabaseLockedError(`cannot use ${path}: ${(err as Error).message}; move it away or choose another DEVICERAIL_DATA_DIR`);
+    throw (
+      storeProblem(path, err) ??
+      new DatabaseLockedError(
+        `cannot use ${path}: ${(err as Error).message}; move it away or choose another DEVICERAIL_DATA_DIR`,
+      )
+    );
   }
   return { raw, db: drizzle(raw, { schema: tables }), ...(integrity ? { integrity } : {}) };
 }
@@ -151,7 +171,11 @@ export function migrate(raw: Database): void {
     }
     raw.transaction(() => {
       for (const statement of m.sql.split("--> statement-breakpoint")) if (statement.trim()) raw.run(statement);
-      raw.run("INSERT INTO devicerail_migrations (tag, hash, applied_at_ms) VALUES (?, ?, ?)", [m.tag, m.hash, Date.now()]);
+      raw.run("INSERT INTO devicerail_migrations (tag, hash, applied_at_ms) VALUES (?, ?, ?)", [
+        m.tag,
+        m.hash,
+        Date.now(),
+      ]);
     })();
   }
 }

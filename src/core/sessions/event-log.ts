@@ -47,16 +47,23 @@ export class EventLog {
     this.statements = new RawStatements(opened.raw);
     this.committed = new SessionQueries(opened.db);
     this.writer = new GroupCommit(this.statements, now, (batch) => this.notifyCommitted(batch));
-    ({ sessions: this.sessions, deleted: this.deleted } = restoreSessions(this.statements.loadSessions(), this.committed));
+    ({ sessions: this.sessions, deleted: this.deleted } = restoreSessions(
+      this.statements.loadSessions(),
+      this.committed,
+    ));
   }
 
   /** Creates a Session whose event 1 is sessionStarted. */
-  async startSession(opts: { requestId?: RpcId; deviceId?: string } = {}): Promise<{ session: SessionInfo; event: TestEvent }> {
+  async startSession(
+    opts: { requestId?: RpcId; deviceId?: string } = {},
+  ): Promise<{ session: SessionInfo; event: TestEvent }> {
     this.writer.assertOpen();
     const id = crypto.randomUUID();
     const s = newSessionState(id, this.now());
     this.sessions.set(id, s);
-    const event = await this.writer.enqueue(s, { ...opts, payload: { type: "sessionStarted" } }, true, () => this.sessions.delete(id));
+    const event = await this.writer.enqueue(s, { ...opts, payload: { type: "sessionStarted" } }, true, () =>
+      this.sessions.delete(id),
+    );
     return { session: this.info(id) as SessionInfo, event };
   }
 
@@ -81,7 +88,12 @@ export class EventLog {
     const s = appendableSession(this.sessions, sessionId);
     const undo = admitEnd(s, this.now());
     const payload: TestEventPayload = { type: "sessionEnded", outcome: opts.outcome, reason: opts.reason };
-    const event = await this.writer.enqueue(s, { requestId: opts.requestId, deviceId: opts.deviceId, payload }, false, undo);
+    const event = await this.writer.enqueue(
+      s,
+      { requestId: opts.requestId, deviceId: opts.deviceId, payload },
+      false,
+      undo,
+    );
     return { session: this.info(sessionId) as SessionInfo, event };
   }
 

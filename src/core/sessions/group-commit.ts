@@ -187,8 +187,13 @@ export class GroupCommit {
    * each Session's uncommitted sequences, all of them in this batch or owed, are renumbered.
    */
   private fail(batch: readonly Waiting[], reason: string): void {
-    const startedHere = new Set(batch.flatMap((p) => (p.event.payload.type === "actionStarted" ? [`${p.state.id} ${p.event.payload.call.id}`] : [])));
-    const owes = (p: Waiting) => p.event.payload.type === "actionCompleted" && !startedHere.has(`${p.state.id} ${p.event.payload.callId}`);
+    const startedHere = new Set(
+      batch.flatMap((p) =>
+        p.event.payload.type === "actionStarted" ? [`${p.state.id} ${p.event.payload.call.id}`] : [],
+      ),
+    );
+    const owes = (p: Waiting) =>
+      p.event.payload.type === "actionCompleted" && !startedHere.has(`${p.state.id} ${p.event.payload.callId}`);
     for (const p of [...batch].reverse()) if (!owes(p)) p.undo();
     const storeError = new RpcError("event_store_error", { arg: reason });
     for (const p of batch) {
@@ -197,7 +202,12 @@ export class GroupCommit {
         // Another append's undo may have dropped a digest this outcome references too.
         for (const row of p.evidence) p.state.refs.add(row.sha256);
         const callId = (p.event.payload as { callId: string }).callId;
-        p.reject(new RpcError("action_outcome_unknown", { arg: callId, details: { callId, reason: `event store failed: ${reason}` } }));
+        p.reject(
+          new RpcError("action_outcome_unknown", {
+            arg: callId,
+            details: { callId, reason: `event store failed: ${reason}` },
+          }),
+        );
       } else p.reject(storeError);
     }
     for (const s of new Set(batch.map((p) => p.state))) {

@@ -28,17 +28,23 @@ export class RawStatements implements BatchStore {
   private readonly insertRef;
 
   constructor(private readonly raw: Database) {
-    this.insertSession = raw.prepare<never, [string, number]>("INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES (?, 'active', ?, NULL)");
+    this.insertSession = raw.prepare<never, [string, number]>(
+      "INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES (?, 'active', ?, NULL)",
+    );
     this.insertEvent = raw.prepare<never, [string, number, string, string, number, string]>(
       "INSERT INTO events (session_id, sequence, event_id, kind, at_ms, body) VALUES (?, ?, ?, ?, ?, ?)",
     );
-    this.sealSession = raw.prepare<never, [number | null, string]>("UPDATE sessions SET state = 'ended', ended_at_ms = ? WHERE id = ?");
+    this.sealSession = raw.prepare<never, [number | null, string]>(
+      "UPDATE sessions SET state = 'ended', ended_at_ms = ? WHERE id = ?",
+    );
     // An existing row already holds the object (inline or as a file); a row that a deletion removed
     // after the put is written again, with the bytes when they are inline.
     this.insertEvidence = raw.prepare<never, [string, string, number, number, Uint8Array | null]>(
       "INSERT OR IGNORE INTO evidence (sha256, media_type, byte_length, created_at_ms, inline_bytes) VALUES (?, ?, ?, ?, ?)",
     );
-    this.insertRef = raw.prepare<never, [string, string]>("INSERT OR IGNORE INTO session_evidence (session_id, sha256) VALUES (?, ?)");
+    this.insertRef = raw.prepare<never, [string, string]>(
+      "INSERT OR IGNORE INTO session_evidence (session_id, sha256) VALUES (?, ?)",
+    );
   }
 
   /** One transaction for the whole batch: with synchronous=FULL its commit is the batch's one sync. */
@@ -59,18 +65,31 @@ export class RawStatements implements BatchStore {
 
   /** Every Session row, tombstones included; MAX(sequence) per Session is one index lookup. */
   loadSessions(): StoredSession[] {
-    type Row = { id: string; state: StoredSession["state"]; started_at_ms: number; ended_at_ms: number | null; last_sequence: number };
+    type Row = {
+      id: string;
+      state: StoredSession["state"];
+      started_at_ms: number;
+      ended_at_ms: number | null;
+      last_sequence: number;
+    };
     const query = this.raw.prepare<Row, []>(
       "SELECT s.id, s.state, s.started_at_ms, s.ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events e WHERE e.session_id = s.id), 0) AS last_sequence FROM sessions s",
     );
     try {
-      return query.all().map((r) => ({ id: r.id, state: r.state, startedAtMs: r.started_at_ms, endedAtMs: r.ended_at_ms, lastSequence: r.last_sequence }));
+      return query.all().map((r) => ({
+        id: r.id,
+        state: r.state,
+        startedAtMs: r.started_at_ms,
+        endedAtMs: r.ended_at_ms,
+        lastSequence: r.last_sequence,
+      }));
     } finally {
       query.finalize();
     }
   }
 
   finalize(): void {
-    for (const st of [this.insertSession, this.insertEvent, this.sealSession, this.insertEvidence, this.insertRef]) st.finalize();
+    for (const st of [this.insertSession, this.insertEvent, this.sealSession, this.insertEvidence, this.insertRef])
+      st.finalize();
   }
 }

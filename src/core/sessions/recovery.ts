@@ -18,14 +18,20 @@ export interface CommittedLog {
 /** The appends recovery writes; they pass the same invariants as any other. */
 export interface RecoveryWriter {
   append(sessionId: string, input: AppendInput): Promise<TestEvent>;
-  endSession(sessionId: string, opts: { outcome: SessionOutcome; reason: string | null; requestId?: RpcId; deviceId?: string }): Promise<unknown>;
+  endSession(
+    sessionId: string,
+    opts: { outcome: SessionOutcome; reason: string | null; requestId?: RpcId; deviceId?: string },
+  ): Promise<unknown>;
 }
 
 /**
  * The in-memory state of every Session on disk, at start-up. Only an active Session's log is read
  * again: it may still be appended to, so its actions, media streams and references must be known.
  */
-export function restoreSessions(rows: readonly StoredSession[], log: CommittedLog): { sessions: Map<string, SessionState>; deleted: Set<string> } {
+export function restoreSessions(
+  rows: readonly StoredSession[],
+  log: CommittedLog,
+): { sessions: Map<string, SessionState>; deleted: Set<string> } {
   const sessions = new Map<string, SessionState>();
   const deleted = new Set<string>();
   for (const r of rows) {
@@ -34,7 +40,13 @@ export function restoreSessions(rows: readonly StoredSession[], log: CommittedLo
       continue;
     }
     const s = newSessionState(r.id, r.startedAtMs);
-    Object.assign(s, { state: r.state, endedAtMs: r.endedAtMs, lastSequence: r.lastSequence, committedSequence: r.lastSequence, committedEnded: r.state === "ended" });
+    Object.assign(s, {
+      state: r.state,
+      endedAtMs: r.endedAtMs,
+      lastSequence: r.lastSequence,
+      committedSequence: r.lastSequence,
+      committedEnded: r.state === "ended",
+    });
     if (r.state === "active") {
       s.refs = log.evidenceOf(s.id);
       for (const event of log.read(s.id)) replayCommitted(s, event);
@@ -63,9 +75,15 @@ export async function recoverSessions(
     for (const [callId, corr] of s.openCalls) {
       interruptedActions++;
       const error = errorInfo("action_cancelled", { arg: "Shutdown", details: { reason: "shutdown" } });
-      work.push(writer.append(s.id, { ...corr, payload: { type: "actionCompleted", callId, outcome: { outcome: "cancelled", error } } }));
+      work.push(
+        writer.append(s.id, {
+          ...corr,
+          payload: { type: "actionCompleted", callId, outcome: { outcome: "cancelled", error } },
+        }),
+      );
     }
-    for (const { streamId, frameCount } of s.media.openStreams()) work.push(writer.append(s.id, { payload: { type: "mediaStreamEnded", streamId, frameCount } }));
+    for (const { streamId, frameCount } of s.media.openStreams())
+      work.push(writer.append(s.id, { payload: { type: "mediaStreamEnded", streamId, frameCount } }));
     work.push(writer.endSession(s.id, { outcome: "shutdown", reason: RECOVERY_REASON }));
     sealed.push(s.id);
   }

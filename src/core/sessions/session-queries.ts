@@ -49,7 +49,13 @@ export class SessionQueries {
     return this.db
       .select({ body: events.body })
       .from(events)
-      .where(and(eq(events.sessionId, sessionId), sql`${events.kind} IN ('observationCaptured', 'actionCompleted')`, sql`instr(${events.body}, ${needle}) > 0`))
+      .where(
+        and(
+          eq(events.sessionId, sessionId),
+          sql`${events.kind} IN ('observationCaptured', 'actionCompleted')`,
+          sql`instr(${events.body}, ${needle}) > 0`,
+        ),
+      )
       .orderBy(desc(events.sequence))
       .all()
       .map((r) => JSON.parse(r.body) as TestEvent);
@@ -57,23 +63,44 @@ export class SessionQueries {
 
   /** True when this Session references the digest (one primary-key lookup). */
   references(sessionId: string, sha256: string): boolean {
-    return this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(and(eq(sessionEvidence.sessionId, sessionId), eq(sessionEvidence.sha256, sha256))).limit(1).all().length > 0;
+    return (
+      this.db
+        .select({ sha256: sessionEvidence.sha256 })
+        .from(sessionEvidence)
+        .where(and(eq(sessionEvidence.sessionId, sessionId), eq(sessionEvidence.sha256, sha256)))
+        .limit(1)
+        .all().length > 0
+    );
   }
 
   /** Digests of the Evidence this Session references. */
   evidenceOf(sessionId: string): Set<string> {
-    const rows = this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(eq(sessionEvidence.sessionId, sessionId)).all();
+    const rows = this.db
+      .select({ sha256: sessionEvidence.sha256 })
+      .from(sessionEvidence)
+      .where(eq(sessionEvidence.sessionId, sessionId))
+      .all();
     return new Set(rows.map((r) => r.sha256));
   }
 
   /** True when some Session references the digest (objects without references may be removed). */
   isReferenced(sha256: string): boolean {
-    return this.db.select({ sha256: sessionEvidence.sha256 }).from(sessionEvidence).where(eq(sessionEvidence.sha256, sha256)).limit(1).all().length > 0;
+    return (
+      this.db
+        .select({ sha256: sessionEvidence.sha256 })
+        .from(sessionEvidence)
+        .where(eq(sessionEvidence.sha256, sha256))
+        .limit(1)
+        .all().length > 0
+    );
   }
 
   /** True when the digest has a row (its bytes are inline, or its object file is expected to exist). */
   hasEvidence(sha256: string): boolean {
-    return this.db.select({ sha256: evidence.sha256 }).from(evidence).where(eq(evidence.sha256, sha256)).limit(1).all().length > 0;
+    return (
+      this.db.select({ sha256: evidence.sha256 }).from(evidence).where(eq(evidence.sha256, sha256)).limit(1).all()
+        .length > 0
+    );
   }
 
   /** The bytes of an object kept in the database, as committed; null when unknown or stored as a file. */

@@ -42,8 +42,22 @@ export function newSessionState(id: string, startedAtMs: number): SessionState {
 }
 
 /** A SessionInfo: `endedAtMs` counts only once the Session has ended. */
-export function sessionInfo(id: string, ended: boolean, startedAtMs: number, endedAtMs: number | null, eventCount: number, lastSequence: number): SessionInfo {
-  return { id, state: ended ? "ended" : "active", startedAtMs, endedAtMs: ended ? endedAtMs : null, eventCount, lastSequence };
+export function sessionInfo(
+  id: string,
+  ended: boolean,
+  startedAtMs: number,
+  endedAtMs: number | null,
+  eventCount: number,
+  lastSequence: number,
+): SessionInfo {
+  return {
+    id,
+    state: ended ? "ended" : "active",
+    startedAtMs,
+    endedAtMs: ended ? endedAtMs : null,
+    eventCount,
+    lastSequence,
+  };
 }
 
 /** The Session as a reader may see it: a sessionEnded still waiting for its commit does not count. */

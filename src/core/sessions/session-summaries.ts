@@ -37,7 +37,13 @@ export function sessionSummaries(db: Queryable, filter: SummaryFilter, now: numb
   const rowid = sql<number>`${sessions}.rowid`;
   const picked = db.$with("picked").as(
     db
-      .select({ row: rowid.as("row"), id: sessions.id, state: sessions.state, startedAtMs: sessions.startedAtMs, endedAtMs: sessions.endedAtMs })
+      .select({
+        row: rowid.as("row"),
+        id: sessions.id,
+        state: sessions.state,
+        startedAtMs: sessions.startedAtMs,
+        endedAtMs: sessions.endedAtMs,
+      })
       .from(sessions)
       .where(inArray(sessions.state, filter.state ? [filter.state] : ["active", "ended"]))
       .orderBy(desc(sessions.startedAtMs), desc(rowid))
@@ -55,7 +61,9 @@ export function sessionSummaries(db: Queryable, filter: SummaryFilter, now: numb
         lastSequence: sql<number>`max(${events.sequence})`.as("last_sequence"),
         actions: sql<number>`sum(${events.kind} = 'actionStarted')`.as("actions"),
         errors: sql<number>`sum(${isError})`.as("errors"),
-        verdictSequence: sql<number | null>`max(case when ${events.kind} = 'verdictRecorded' then ${events.sequence} end)`.as("verdict_sequence"),
+        verdictSequence: sql<
+          number | null
+        >`max(case when ${events.kind} = 'verdictRecorded' then ${events.sequence} end)`.as("verdict_sequence"),
       })
       .from(events)
       .where(inArray(events.sessionId, db.select({ id: picked.id }).from(picked)))
@@ -87,8 +95,18 @@ export function sessionSummaries(db: Queryable, filter: SummaryFilter, now: numb
     .from(picked)
     .innerJoin(counted, eq(counted.sessionId, picked.id))
     .leftJoin(firstEvent, and(eq(firstEvent.sessionId, picked.id), eq(firstEvent.sequence, 1)))
-    .leftJoin(endEvent, and(eq(endEvent.sessionId, picked.id), eq(endEvent.sequence, counted.lastSequence), eq(endEvent.kind, "sessionEnded")))
-    .leftJoin(verdictEvent, and(eq(verdictEvent.sessionId, picked.id), eq(verdictEvent.sequence, counted.verdictSequence)))
+    .leftJoin(
+      endEvent,
+      and(
+        eq(endEvent.sessionId, picked.id),
+        eq(endEvent.sequence, counted.lastSequence),
+        eq(endEvent.kind, "sessionEnded"),
+      ),
+    )
+    .leftJoin(
+      verdictEvent,
+      and(eq(verdictEvent.sessionId, picked.id), eq(verdictEvent.sequence, counted.verdictSequence)),
+    )
     .orderBy(desc(picked.startedAtMs), desc(picked.row))
     .all();
 

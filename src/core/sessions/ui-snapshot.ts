@@ -1,5 +1,11 @@
 import * as v from "valibot";
-import { type UiContextRef, type UiNode, type UiSnapshot, type UiSnapshotRef, UiSnapshotSchema } from "../../protocol/types/ui.ts";
+import {
+  type UiContextRef,
+  type UiNode,
+  type UiSnapshot,
+  type UiSnapshotRef,
+  UiSnapshotSchema,
+} from "../../protocol/types/ui.ts";
 
 export const MAX_UI_SNAPSHOT_BYTES = 786_432;
 
@@ -8,7 +14,8 @@ const f = (x: number) => (Number.isInteger(x) ? `${x}.0` : JSON.stringify(x));
 
 /** Serialises a snapshot in declaration order (docs/protocol/devices-and-actions.md#how-a-tree-is-stored): these exact bytes are the Evidence. */
 export function encodeUiSnapshot(s: UiSnapshot): string {
-  const ctx = (c: UiContextRef) => `{"contextKind":${JSON.stringify(c.contextKind)},"contextId":${JSON.stringify(c.contextId)},"documentEpoch":${JSON.stringify(c.documentEpoch)}}`;
+  const ctx = (c: UiContextRef) =>
+    `{"contextKind":${JSON.stringify(c.contextKind)},"contextId":${JSON.stringify(c.contextId)},"documentEpoch":${JSON.stringify(c.documentEpoch)}}`;
   const node = (n: UiNode) =>
     `{"stableNodeId":${JSON.stringify(n.stableNodeId)},"parentStableNodeId":${JSON.stringify(n.parentStableNodeId)},"role":${JSON.stringify(n.role)},` +
     `"name":${JSON.stringify(n.name)},"value":${JSON.stringify(n.value)},"identifier":${JSON.stringify(n.identifier)},"text":${JSON.stringify(n.text)},` +
@@ -42,7 +49,8 @@ export function uiSnapshotProblem(value: unknown): string | null {
     stack.push(n.stableNodeId);
     seen.add(n.stableNodeId);
   }
-  if (roots.length !== s.rootStableNodeIds.length || roots.some((r, i) => r !== s.rootStableNodeIds[i])) return "rootStableNodeIds do not list the roots in order";
+  if (roots.length !== s.rootStableNodeIds.length || roots.some((r, i) => r !== s.rootStableNodeIds[i]))
+    return "rootStableNodeIds do not list the roots in order";
   return null;
 }
 
@@ -59,11 +67,17 @@ export function buildUiSnapshot(
     nodes: tree.nodes,
   };
   const bytes = new TextEncoder().encode(encodeUiSnapshot(snapshot));
-  const problem = bytes.length > MAX_UI_SNAPSHOT_BYTES ? `snapshot is ${bytes.length} bytes (limit ${MAX_UI_SNAPSHOT_BYTES})` : uiSnapshotProblem(snapshot);
+  const problem =
+    bytes.length > MAX_UI_SNAPSHOT_BYTES
+      ? `snapshot is ${bytes.length} bytes (limit ${MAX_UI_SNAPSHOT_BYTES})`
+      : uiSnapshotProblem(snapshot);
   return { snapshot, bytes, problem };
 }
 
-export function snapshotRef(snapshot: UiSnapshot, byteLength: number, evidence: UiSnapshotRef["evidence"]): UiSnapshotRef {
+export function snapshotRef(
+  snapshot: UiSnapshot,
+  byteLength: number,
+  evidence: UiSnapshotRef["evidence"],
+): UiSnapshotRef {
   return { formatVersion: 1, context: snapshot.context, nodeCount: snapshot.nodes.length, byteLength, evidence };
 }
-

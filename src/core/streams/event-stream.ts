@@ -57,7 +57,10 @@ export class EventStreams {
       },
       deleted: (sessionId, lastSequence) => {
         for (const s of [...(this.subscribers.get(sessionId) ?? [])])
-          s.terminate({ reason: "sessionDeleted", error: errorInfo("stream_terminal_session_deleted", { details: { lastSequence } }) });
+          s.terminate({
+            reason: "sessionDeleted",
+            error: errorInfo("stream_terminal_session_deleted", { details: { lastSequence } }),
+          });
       },
     });
   }
@@ -69,7 +72,8 @@ export class EventStreams {
       const m = ORIGIN.exec(originPolicy.origin);
       const port = m ? Number(m[1]) : 0;
       const defaultPort = originPolicy.origin.startsWith("https:") ? 443 : 80;
-      if (!m || port > 65_535 || port === defaultPort || originPolicy.origin.length > 256) throw new RpcError("invalid_stream_origin");
+      if (!m || port > 65_535 || port === defaultPort || originPolicy.origin.length > 256)
+        throw new RpcError("invalid_stream_origin");
     }
     this.purge();
     if (this.capabilities.size >= MAX_CAPABILITIES) throw new RpcError("stream_capability_limit");
@@ -109,11 +113,15 @@ export class EventStreams {
     const info = this.log.info(sessionId);
     if (!info) throw new RpcError("stream_session_not_found", { details: { sessionId } });
     const after = afterCursor?.sequence ?? 0;
-    if (after > info.lastSequence) throw new RpcError("stream_cursor_ahead", { details: { afterSequence: after, lastSequence: info.lastSequence } });
+    if (after > info.lastSequence)
+      throw new RpcError("stream_cursor_ahead", { details: { afterSequence: after, lastSequence: info.lastSequence } });
     if (info.lastSequence - after > MAX_REPLAY_EVENTS)
-      throw new RpcError("stream_cursor_too_old", { details: { maximumEvents: MAX_REPLAY_EVENTS, requestedEvents: info.lastSequence - after } });
+      throw new RpcError("stream_cursor_too_old", {
+        details: { maximumEvents: MAX_REPLAY_EVENTS, requestedEvents: info.lastSequence - after },
+      });
     const set = this.subscribers.get(sessionId) ?? new Set<Subscriber>();
-    if (set.size >= MAX_SUBSCRIBERS_PER_SESSION) throw new RpcError("stream_subscription_limit", { details: { maximumSubscribers: MAX_SUBSCRIBERS_PER_SESSION } });
+    if (set.size >= MAX_SUBSCRIBERS_PER_SESSION)
+      throw new RpcError("stream_subscription_limit", { details: { maximumSubscribers: MAX_SUBSCRIBERS_PER_SESSION } });
     // Snapshot and registration in one synchronous step: the log commits and notifies in one tick.
     const replay = this.log.read(sessionId, after);
     const subscriber = new Subscriber(replay, minor, () => {
@@ -123,7 +131,8 @@ export class EventStreams {
     set.add(subscriber);
     this.subscribers.set(sessionId, set);
     // An ended Session whose replay holds no sessionEnded (the cursor was at its end) ends at once.
-    if (info.state === "ended" && !replay.some((e) => e.payload.type === "sessionEnded")) subscriber.terminate({ reason: "sessionEnded" });
+    if (info.state === "ended" && !replay.some((e) => e.payload.type === "sessionEnded"))
+      subscriber.terminate({ reason: "sessionEnded" });
     const through = replay.at(-1)?.sequence ?? after;
     return {
       result: {
@@ -194,7 +203,11 @@ class Subscriber implements Feed {
       this.finish({
         reason: "internalError",
         error: errorInfo("stream_event_protocol_incompatible", {
-          details: { requiredProtocol: { major: 1, minor: needs }, selectedProtocol: { major: 1, minor: this.minor }, sequence: e.sequence },
+          details: {
+            requiredProtocol: { major: 1, minor: needs },
+            selectedProtocol: { major: 1, minor: this.minor },
+            sequence: e.sequence,
+          },
         }),
       });
       return false;

@@ -15,12 +15,19 @@ export interface ActionRequest {
   label: string;
 }
 
-const one = (name: string, args: Record<string, unknown>, label: string): ActionRequest => ({ calls: [{ name, arguments: args }], label });
+const one = (name: string, args: Record<string, unknown>, label: string): ActionRequest => ({
+  calls: [{ name, arguments: args }],
+  label,
+});
 
 export const tapRequest = (x: number, y: number) => one("tap", { x, y }, `tap ${x},${y}`);
 
 export const swipeRequest = (x1: number, y1: number, x2: number, y2: number, durationMs: number) =>
-  one("swipe", { startX: x1, startY: y1, endX: x2, endY: y2, durationMs }, `swipe ${x1},${y1} → ${x2},${y2} in ${durationMs} ms`);
+  one(
+    "swipe",
+    { startX: x1, startY: y1, endX: x2, endY: y2, durationMs },
+    `swipe ${x1},${y1} → ${x2},${y2} in ${durationMs} ms`,
+  );
 
 export const typeRequest = (text: string) => one("inputText", { text }, `type ${JSON.stringify(text)}`);
 
@@ -36,28 +43,47 @@ export const keyRequest = (key: string): ActionRequest => ({
 
 /** `activity` names one launcher activity of an app that has several (Android). */
 export const launchRequest = (packageName: string, activity?: string) =>
-  activity === undefined ? one("launch", { packageName }, `launch ${packageName}`) : one("launch", { packageName, activity }, `launch ${packageName}/${activity}`);
+  activity === undefined
+    ? one("launch", { packageName }, `launch ${packageName}`)
+    : one("launch", { packageName, activity }, `launch ${packageName}/${activity}`);
 
 export const openUrlRequest = (url: string) => one("openUrl", { url }, `open-url ${url}`);
 
 /** The first call the device offers, or a clear error listing what it can do instead. */
-export function pickAction(req: ActionRequest, offered: ActionDefinition[], deviceId: string): { name: string; arguments: unknown } {
+export function pickAction(
+  req: ActionRequest,
+  offered: ActionDefinition[],
+  deviceId: string,
+): { name: string; arguments: unknown } {
   const names = offered.map((d) => d.name);
   const wanted = req.calls.map((c) => c.name);
   const name = firstOffered(names, wanted);
   const call = req.calls.find((c) => c.name === name);
   if (call) return call;
-  throw new CliError(`device ${deviceId} has ${missing(wanted)} (needed for ${req.label}); its actions are: ${names.join(", ")}`);
+  throw new CliError(
+    `device ${deviceId} has ${missing(wanted)} (needed for ${req.label}); its actions are: ${names.join(", ")}`,
+  );
 }
 
-async function runAction(c: CoreClient, req: ActionRequest): Promise<{ deviceId: string; sessionId: string; name: string; result: ActionResult }> {
+async function runAction(
+  c: CoreClient,
+  req: ActionRequest,
+): Promise<{ deviceId: string; sessionId: string; name: string; result: ActionResult }> {
   const offered = await capabilities(c);
   const deviceId = await selectedDevice(c);
   const call = pickAction(req, offered, deviceId);
-  return inSession(c, async (session) => ({ deviceId, sessionId: session.id, name: call.name, result: await execute(c, call.name, call.arguments) }));
+  return inSession(c, async (session) => ({
+    deviceId,
+    sessionId: session.id,
+    name: call.name,
+    result: await execute(c, call.name, call.arguments),
+  }));
 }
 
-export async function actionCommand(req: ActionRequest, opts: { device?: string; json?: boolean; timeout?: number }): Promise<number> {
+export async function actionCommand(
+  req: ActionRequest,
+  opts: { device?: string; json?: boolean; timeout?: number },
+): Promise<number> {
   const done = await withClient(
     async (c) => {
       await route(c, opts.device);
@@ -76,7 +102,10 @@ export async function actionCommand(req: ActionRequest, opts: { device?: string;
     `${st.green("ok")} ${req.label} on ${done.deviceId} (${done.name}, ${r.finishedAtMs - r.startedAtMs} ms, session ${done.sessionId})`,
     `output: ${JSON.stringify(r.output)}`,
   ];
-  if (r.after) lines.push(`after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`);
+  if (r.after)
+    lines.push(
+      `after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`,
+    );
   stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -52,7 +52,9 @@ export function parseDevices(body: string): AdbDeviceEntry[] {
     .filter((l) => l.trim() !== "")
     .map((l) => {
       const tab = l.indexOf("\t");
-      return tab < 0 ? { serial: l.trim(), state: "unknown" } : { serial: l.slice(0, tab), state: l.slice(tab + 1).trim() };
+      return tab < 0
+        ? { serial: l.trim(), state: "unknown" }
+        : { serial: l.slice(0, tab), state: l.slice(tab + 1).trim() };
     });
 }
 
@@ -69,7 +71,8 @@ function ipv6(hex: string): string {
     const word = hex.slice(w * 8, w * 8 + 8);
     for (let b = 3; b >= 0; b--) bytes.push(Number.parseInt(word.slice(b * 2, b * 2 + 2), 16));
   }
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) return `::ffff:${bytes.slice(12).join(".")}`;
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255)
+    return `::ffff:${bytes.slice(12).join(".")}`;
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));
   const text = groups.join(":");
@@ -134,7 +137,9 @@ export function serverExecutable(port: number): string | null {
       const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
       if (!argv.includes("fork-server")) continue;
       const at = (flag: string) => argv[argv.indexOf(flag) + 1] ?? "";
-      const serves = (argv.includes("-L") && new RegExp(`^tcp:(?:[^:]*:)?${port}$`).test(at("-L"))) || (argv.includes("-P") && at("-P") === String(port));
+      const serves =
+        (argv.includes("-L") && new RegExp(`^tcp:(?:[^:]*:)?${port}$`).test(at("-L"))) ||
+        (argv.includes("-P") && at("-P") === String(port));
       if (serves) return readlinkSync(`/proc/${pid}/exe`);
     } catch {}
   }

@@ -11,7 +11,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 /** Non-negative integer arguments (screen pixels, counts); anything else is a usage error. */
 export function integer(min: number, max = 2 ** 32 - 1) {
   return (text: string): number => {
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
     return Number(text);
   };
 }
@@ -28,7 +29,8 @@ export function point(text: string): { x: number; y: number } {
 export function duration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
   const ms = m ? Number(m[1]) * (m[2] === "ms" ? 1 : m[2] === "m" ? 60_000 : 1_000) : Number.NaN;
-  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000) throw new InvalidArgumentError("expected a duration such as 30s, 500ms or 2m (at most 24 h)");
+  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000)
+    throw new InvalidArgumentError("expected a duration such as 30s, 500ms or 2m (at most 24 h)");
   return Math.round(ms);
 }
 

@@ -60,21 +60,38 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
   if (mismatch) stderr.write(`${err().yellow("devicerail:")} ${mismatch}\n`);
   const { client } = attached;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const defaults = (method: string, given: CallOptions = {}): CallOptions => (CONCURRENT.has(method) ? { timeoutMs, signal: opts.signal, ...given } : given);
+  const defaults = (method: string, given: CallOptions = {}): CallOptions =>
+    CONCURRENT.has(method) ? { timeoutMs, signal: opts.signal, ...given } : given;
   const call = (method: MethodName, params?: object, o?: CallOptions): Promise<unknown> =>
-    withSpinner(`${method}…`, () => (client.call as (m: MethodName, p?: object, o?: CallOptions) => Promise<unknown>)(method, params, defaults(method, o)));
+    withSpinner(`${method}…`, () =>
+      (client.call as (m: MethodName, p?: object, o?: CallOptions) => Promise<unknown>)(
+        method,
+        params,
+        defaults(method, o),
+      ),
+    );
   const answer = (method: MethodName, params?: object, o?: CallOptions): Promise<Answer> =>
-    withSpinner(`${method}…`, () => (client.answer as (m: MethodName, p?: object, o?: CallOptions) => Promise<Answer>)(method, params, defaults(method, o)));
+    withSpinner(`${method}…`, () =>
+      (client.answer as (m: MethodName, p?: object, o?: CallOptions) => Promise<Answer>)(
+        method,
+        params,
+        defaults(method, o),
+      ),
+    );
   const http = (path: string, init: RequestInit = {}): Promise<Response> => {
     const { endpoint, token } = attached;
-    const headers = { ...(init.headers as Record<string, string> | undefined), ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+    const headers = {
+      ...(init.headers as Record<string, string> | undefined),
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+    };
     return fetchVia(endpoint, path, { ...init, headers });
   };
   const evidence = async (sha256: string): Promise<Uint8Array> => {
     const res = await http(`/evidence/${sha256}`);
     if (!res.ok) throw new CliError(`evidence ${sha256} could not be read from the daemon (HTTP ${res.status})`);
     const bytes = new Uint8Array(await res.arrayBuffer());
-    if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256) throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
+    if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== sha256)
+      throw new CliError(`evidence ${sha256} arrived with other bytes than its digest names`);
     return bytes;
   };
   const typed = { call, answer } as Pick<Client, "call" | "answer">;
@@ -86,7 +103,11 @@ export async function openClient(env: Env = process.env, opts: CallOptions = {})
  * flight (its Session then ends as cancelled); a second one quits at once, and the daemon ends the
  * Session when the connection drops.
  */
-export async function withClient<T>(work: (c: CoreClient, interrupted: AbortSignal) => Promise<T>, env: Env = process.env, opts: { timeoutMs?: number } = {}): Promise<T> {
+export async function withClient<T>(
+  work: (c: CoreClient, interrupted: AbortSignal) => Promise<T>,
+  env: Env = process.env,
+  opts: { timeoutMs?: number } = {},
+): Promise<T> {
   const interrupt = new AbortController();
   const onSigint = () => {
     if (interrupt.signal.aborted) process.exit(EXIT.interrupted);
@@ -118,7 +139,10 @@ export async function route(c: CoreClient, deviceId: string | undefined): Promis
   if (deviceId === undefined) return;
   const { devices } = await c.call("devices.list");
   const bySuffix = devices.filter((d) => d.id.endsWith(`:${deviceId}`));
-  const id = devices.some((d) => d.id === deviceId) || bySuffix.length !== 1 ? deviceId : (bySuffix[0] as (typeof devices)[number]).id;
+  const id =
+    devices.some((d) => d.id === deviceId) || bySuffix.length !== 1
+      ? deviceId
+      : (bySuffix[0] as (typeof devices)[number]).id;
   await c.call("device.select", { deviceId: id });
 }
 
@@ -140,7 +164,8 @@ export function inSession<T>(c: CoreClient, work: (session: SessionInfo) => Prom
 
 export const observe = (c: CoreClient) => c.call("device.observe");
 
-export const execute = (c: CoreClient, name: string, args: unknown) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
+export const execute = (c: CoreClient, name: string, args: unknown) =>
+  c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args });
 
 export const capabilities = (c: CoreClient) => c.call("device.capabilities");
 

@@ -78,7 +78,13 @@ const load = {
 type Builders = Awaited<ReturnType<typeof load.actions>>;
 
 /** A one-shot action: its positional arguments (parsed, or a usage error) become one ActionRequest. */
-function action(path: string, summary: string, args: ArgSpec[], build: (m: Builders, ctx: CommandContext) => ActionRequest, options: OptionSpec[] = []): CommandSpec {
+function action(
+  path: string,
+  summary: string,
+  args: ArgSpec[],
+  build: (m: Builders, ctx: CommandContext) => ActionRequest,
+  options: OptionSpec[] = [],
+): CommandSpec {
   return {
     path: [path],
     summary,
@@ -93,7 +99,8 @@ function action(path: string, summary: string, args: ArgSpec[], build: (m: Build
 }
 
 const priority = (t: string) => {
-  if (!/^-?\d+$/.test(t) || Math.abs(Number(t)) > 100) throw new InvalidArgumentError("expected an integer from -100 to 100");
+  if (!/^-?\d+$/.test(t) || Math.abs(Number(t)) > 100)
+    throw new InvalidArgumentError("expected an integer from -100 to 100");
   return Number(t);
 };
 
@@ -113,10 +120,15 @@ const daemonAction = (word: "start" | "stop" | "status", summary: string, after?
 });
 
 export const COMMANDS: CommandSpec[] = [
-  { path: ["farm", "hosts"], summary: "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat", run: async (c) => (await load.farm()).farmHostsCommand(c.opts) },
+  {
+    path: ["farm", "hosts"],
+    summary: "every host that joined: endpoint, state (up, gone, left), epoch, devices, last heartbeat",
+    run: async (c) => (await load.farm()).farmHostsCommand(c.opts),
+  },
   {
     path: ["farm", "devices"],
-    summary: "every device with its host, state (available, allocated, busy, blocked, quarantined, absent, gone), holder, since and health",
+    summary:
+      "every device with its host, state (available, allocated, busy, blocked, quarantined, absent, gone), holder, since and health",
     run: async (c) => (await load.farm()).farmDevicesCommand(c.opts),
   },
   {
@@ -134,14 +146,24 @@ export const COMMANDS: CommandSpec[] = [
     summary: "ask the farm for a device: prints its host's endpoint, its id and a short-lived credential",
     options: [
       { flags: "--platform <name>", description: "android, ios, mock …" },
-      { flags: "--model <pattern>", description: "the device's name or id, * for any run of characters (case ignored)" },
+      {
+        flags: "--model <pattern>",
+        description: "the device's name or id, * for any run of characters (case ignored)",
+      },
       { flags: "--os <range>", description: "OS major version: 14, >=14, >13, <=15, <16 or 14-15" },
       { flags: "--host <host>", description: "a host's id, name or endpoint" },
       { flags: "--capability <action>", description: "an action the device must support, e.g. swipe" },
       { flags: "--device <id>", description: "one particular device" },
       { flags: "--priority <n>", description: "higher is served first (default 0; -100 to 100)", parse: priority },
-      { flags: "--wait <duration>", description: "how long to wait for a matching device to become free, e.g. 10m (default: do not wait)", parse: (t) => (t === "0" ? 0 : duration(t)) },
-      { flags: "--holder <name>", description: "who is asking, shown to operators (default $DEVICERAIL_FARM_HOLDER, else user@host)" },
+      {
+        flags: "--wait <duration>",
+        description: "how long to wait for a matching device to become free, e.g. 10m (default: do not wait)",
+        parse: (t) => (t === "0" ? 0 : duration(t)),
+      },
+      {
+        flags: "--holder <name>",
+        description: "who is asking, shown to operators (default $DEVICERAIL_FARM_HOLDER, else user@host)",
+      },
     ],
     // program.ts puts the program's own -d into opts.device when the command has none.
     run: async (c) => (await load.farmAdmin()).farmAcquireCommand(c.opts),
@@ -172,23 +194,36 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--stdio", description: "one client on stdin/stdout (the default)" },
       { flags: "--listen <host:port>", description: "loopback TCP clients" },
       { flags: "--socket <path>", description: "Unix socket clients" },
-      { flags: "--token <token>", description: "every connection must authenticate with this token (prefer DEVICERAIL_TOKEN)" },
+      {
+        flags: "--token <token>",
+        description: "every connection must authenticate with this token (prefer DEVICERAIL_TOKEN)",
+      },
       { flags: "--local-token", description: "TCP requires a token made at start and kept in <data dir>/daemon.token" },
     ],
     help: () => SERVE_HELP,
     run: async (c) => (await load.serve()).serve(c.opts),
   },
-  { path: ["devices"], summary: "list the devices: id, platform, name, OS, state, leased by", run: async (c) => (await load.devices()).devicesCommand({ json: c.json }) },
+  {
+    path: ["devices"],
+    summary: "list the devices: id, platform, name, OS, state, leased by",
+    run: async (c) => (await load.devices()).devicesCommand({ json: c.json }),
+  },
   {
     path: ["screenshot"],
     summary: "save a screenshot of a device as PNG",
     device: true,
-    options: [{ flags: "-o, --output <file>", description: "where to write the PNG (default ./screenshot-<yyyymmdd-hhmmss>.png)" }],
+    options: [
+      {
+        flags: "-o, --output <file>",
+        description: "where to write the PNG (default ./screenshot-<yyyymmdd-hhmmss>.png)",
+      },
+    ],
     run: async (c) => (await load.device()).screenshotCommand(c.opts),
   },
   {
     path: ["ui"],
-    summary: 'print a device\'s UI tree: @ref role "text" #identifier [x,y,width,height] [states], indented by depth; saves the refs for --ref',
+    summary:
+      'print a device\'s UI tree: @ref role "text" #identifier [x,y,width,height] [states], indented by depth; saves the refs for --ref',
     device: true,
     run: async (c) => (await load.device()).uiCommand(c.opts),
   },
@@ -202,7 +237,8 @@ export const COMMANDS: CommandSpec[] = [
       { spec: "[x]", description: "x in screenshot pixels", parse: coord },
       { spec: "[y]", description: "y in screenshot pixels", parse: coord },
     ],
-    run: async (c) => (await load.element()).tapCommand(c.args[0] as number | undefined, c.args[1] as number | undefined, c.opts),
+    run: async (c) =>
+      (await load.element()).tapCommand(c.args[0] as number | undefined, c.args[1] as number | undefined, c.opts),
   },
   action(
     "swipe",
@@ -224,21 +260,36 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ spec: "[text]", description: "the text (not with --secret)" }],
     options: [
       { flags: "--into", description: "first tap the element the selector options name" },
-      { flags: "--secret", description: "type a secret read from stdin, or at a prompt that does not echo (inputSecret: never recorded, logged or shown)" },
+      {
+        flags: "--secret",
+        description:
+          "type a secret read from stdin, or at a prompt that does not echo (inputSecret: never recorded, logged or shown)",
+      },
     ],
     run: async (c) => (await load.element()).typeCommand(c.args[0] as string | undefined, c.opts),
   },
-  action("key", "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps", [{ spec: "<name>", description: "the key" }], (m, c) =>
-    m.keyRequest(c.args[0] as string),
+  action(
+    "key",
+    "press a key: enter, tab, escape, delete, space, arrowUp/Down/Left/Right, back, home, recentApps",
+    [{ spec: "<name>", description: "the key" }],
+    (m, c) => m.keyRequest(c.args[0] as string),
   ),
   action(
     "launch",
     "launch an app by its package name",
     [{ spec: "<package>", description: "e.g. com.android.settings" }],
     (m, c) => m.launchRequest(c.args[0] as string, c.opts.activity),
-    [{ flags: "--activity <name>", description: "the activity to start (Android: .MainActivity or fully qualified), for an app with several launcher activities" }],
+    [
+      {
+        flags: "--activity <name>",
+        description:
+          "the activity to start (Android: .MainActivity or fully qualified), for an app with several launcher activities",
+      },
+    ],
   ),
-  action("open-url", "open a URL or deep link", [{ spec: "<url>", description: "e.g. https://example.com" }], (m, c) => m.openUrlRequest(c.args[0] as string)),
+  action("open-url", "open a URL or deep link", [{ spec: "<url>", description: "e.g. https://example.com" }], (m, c) =>
+    m.openUrlRequest(c.args[0] as string),
+  ),
   {
     path: ["wait-for"],
     summary: "wait until an element is there, or --gone (waitForElement); exit 1 when it is not",
@@ -248,20 +299,35 @@ export const COMMANDS: CommandSpec[] = [
     after: "--timeout is how long to wait (default: the daemon's 10 s).",
     run: async (c) => (await load.element()).waitForCommand(c.opts),
   },
-  { path: ["find"], summary: "print the one element the selector names (findElement)", device: true, selector: { ref: false }, run: async (c) => (await load.element()).findCommand(c.opts) },
+  {
+    path: ["find"],
+    summary: "print the one element the selector names (findElement)",
+    device: true,
+    selector: { ref: false },
+    run: async (c) => (await load.element()).findCommand(c.opts),
+  },
   {
     path: ["sessions"],
     summary: "list the recorded Sessions, newest first: device, start, duration, actions, errors, outcome or verdict",
     options: [
-      { flags: "-f, --follow [session]", description: "print a Session's events as they happen (default: the newest active one, or the next to start)" },
-      { flags: "--open <session>", description: "open the Session's live report in the browser (it follows an active Session)" },
+      {
+        flags: "-f, --follow [session]",
+        description: "print a Session's events as they happen (default: the newest active one, or the next to start)",
+      },
+      {
+        flags: "--open <session>",
+        description: "open the Session's live report in the browser (it follows an active Session)",
+      },
       { flags: "--limit <n>", description: "list only the newest N (default: all)", parse: integer(1, 1000) },
     ],
-    after: "\nA SESSION argument of any command may be an unambiguous prefix of the id (4 or more characters), as git takes commits.",
+    after:
+      "\nA SESSION argument of any command may be an unambiguous prefix of the id (4 or more characters), as git takes commits.",
     async run({ opts: o, json }) {
-      if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined)) throw new CliError("--limit belongs to the listing, not to --follow or --open", EXIT.usage);
+      if (o.limit !== undefined && (o.open !== undefined || o.follow !== undefined))
+        throw new CliError("--limit belongs to the listing, not to --follow or --open", EXIT.usage);
       if (o.open !== undefined) return (await load.report()).openLiveReport(o.open, { json });
-      if (o.follow !== undefined) return (await load.follow()).followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
+      if (o.follow !== undefined)
+        return (await load.follow()).followCommand(typeof o.follow === "string" ? o.follow : undefined, { json });
       return (await load.sessions()).sessionsCommand({ json, limit: o.limit });
     },
   },
@@ -277,17 +343,29 @@ export const COMMANDS: CommandSpec[] = [
   },
   daemonAction("start", "start the daemon unless it runs, and print its status"),
   daemonAction("stop", "stop the daemon (its open Sessions end as shutdown)"),
-  daemonAction("status", "pid, version, uptime, listeners, devices and open Sessions (exit 3 when it is not running)", "daemon status exits 3 when no daemon runs."),
+  daemonAction(
+    "status",
+    "pid, version, uptime, listeners, devices and open Sessions (exit 3 when it is not running)",
+    "daemon status exits 3 when no daemon runs.",
+  ),
   {
     path: ["report"],
-    summary: "write a Session as one self-contained HTML page (timeline, screenshots with tap markers, UI trees and their diffs), or Sessions as JUnit XML",
+    summary:
+      "write a Session as one self-contained HTML page (timeline, screenshots with tap markers, UI trees and their diffs), or Sessions as JUnit XML",
     args: [{ spec: "[sessions...]", description: "the Session id(s) (see devicerail sessions)" }],
     options: [
-      { flags: "-o, --output <file>", description: "where to write the HTML (a file, or a folder for the default name)" },
+      {
+        flags: "-o, --output <file>",
+        description: "where to write the HTML (a file, or a folder for the default name)",
+      },
       { flags: "--full-images", description: "embed every screenshot at full size too (larger file)" },
       { flags: "--open", description: "open the HTML report in the browser" },
       { flags: "--junit <file>", description: "write JUnit XML for the Sessions (screenshots go beside it)" },
-      { flags: "--since <age>", description: "with --junit: also every Session started within AGE, e.g. 2h", parse: age },
+      {
+        flags: "--since <age>",
+        description: "with --junit: also every Session started within AGE, e.g. 2h",
+        parse: age,
+      },
     ],
     run: async (c) => (await load.report()).reportCommand(c.args[0] as string[], c.opts),
   },
@@ -303,9 +381,21 @@ export const COMMANDS: CommandSpec[] = [
     summary: "check adb, devices, iOS tools, the data directory and the listen port, each with its fix",
     device: true,
     options: [
-      { flags: "--smoke", description: "also run observe cycles on a device and print p50/p95 per operation (it taps nothing unless --tap)" },
-      { flags: "-n, --cycles <n>", description: "how many cycles --smoke runs (default 10)", parse: integer(1, 10_000) },
-      { flags: "--tap <x,y>", description: "with --smoke: also tap at X,Y (screen pixels) in each cycle and time it", parse: point },
+      {
+        flags: "--smoke",
+        description:
+          "also run observe cycles on a device and print p50/p95 per operation (it taps nothing unless --tap)",
+      },
+      {
+        flags: "-n, --cycles <n>",
+        description: "how many cycles --smoke runs (default 10)",
+        parse: integer(1, 10_000),
+      },
+      {
+        flags: "--tap <x,y>",
+        description: "with --smoke: also tap at X,Y (screen pixels) in each cycle and time it",
+        parse: point,
+      },
     ],
     after: "doctor exits 1 when any check failed.",
     run: async (c) => (await load.doctor()).doctorCommand(c.opts),

@@ -49,7 +49,11 @@ async function statusOf(a: Attached, dataDir: string): Promise<DaemonStatus> {
 
 const duration = (ms: number) => {
   const s = Math.floor(ms / 1000);
-  return s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return s < 60
+    ? `${s} s`
+    : s < 3600
+      ? `${Math.floor(s / 60)} min ${s % 60} s`
+      : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 };
 
 function print(s: DaemonStatus): void {
@@ -70,17 +74,26 @@ function print(s: DaemonStatus): void {
   stdout.write(`${lines.join("\n")}\n`);
 }
 
-export async function daemonCommand(action: "start" | "stop" | "status", opts: { json?: boolean }, env: Env = process.env): Promise<number> {
+export async function daemonCommand(
+  action: "start" | "stop" | "status",
+  opts: { json?: boolean },
+  env: Env = process.env,
+): Promise<number> {
   const dataDir = dataDirOf(env);
   if (action === "stop") {
     const r = await withSpinner("stopping the devicerail daemon…", () => stopDaemon(dataDir));
     if (opts.json) printJson({ stopped: r.stopped, dataDir, ...(r.pid ? { pid: r.pid } : {}) });
-    else stdout.write(r.stopped ? `stopped the devicerail daemon (pid ${r.pid})\n` : `no devicerail daemon runs on ${dataDir}\n`);
+    else
+      stdout.write(
+        r.stopped ? `stopped the devicerail daemon (pid ${r.pid})\n` : `no devicerail daemon runs on ${dataDir}\n`,
+      );
     return 0;
   }
   let attached: Attached;
   try {
-    attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: action === "start" }));
+    attached = await withSpinner("starting the devicerail daemon…", () =>
+      attach(dataDir, env, { start: action === "start" }),
+    );
   } catch (e) {
     if (action === "status") {
       const s: DaemonStatus = { running: false, dataDir };

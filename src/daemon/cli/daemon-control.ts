@@ -52,7 +52,10 @@ export interface Attached {
   started: boolean;
 }
 
-async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ client: Client; channel: SocketChannel; hello: HelloResult }> {
+async function helloOn(
+  endpoint: Endpoint,
+  token: string | null,
+): Promise<{ client: Client; channel: SocketChannel; hello: HelloResult }> {
   const { client, channel } = await openSocketClient(endpoint, token);
   try {
     return { client, channel, hello: await hello(client, { name: "devicerail-cli", version: VERSION }, "cli") };
@@ -67,7 +70,11 @@ async function helloOn(endpoint: Endpoint, token: string | null): Promise<{ clie
  * data directory's token names its file; its Unix socket needs none (it checks the peer's uid).
  * Otherwise DEVICERAIL_TOKEN, when set, is what the daemon was given (and it wins on both).
  */
-export function credentialFor(record: DaemonRecord, endpoint: Endpoint, env: Record<string, string | undefined>): string | null {
+export function credentialFor(
+  record: DaemonRecord,
+  endpoint: Endpoint,
+  env: Record<string, string | undefined>,
+): string | null {
   if (record.tokenFile) return "socket" in endpoint ? null : readLocalToken(record.tokenFile);
   return env.DEVICERAIL_TOKEN || null;
 }
@@ -86,7 +93,10 @@ export async function answersWithoutCredential(endpoint: Endpoint, ms = 2_000): 
 }
 
 /** Connects to the daemon the record names; null when none of its endpoints answers a hello. */
-async function reach(record: DaemonRecord, env: Record<string, string | undefined>): Promise<Omit<Attached, "started"> | null> {
+async function reach(
+  record: DaemonRecord,
+  env: Record<string, string | undefined>,
+): Promise<Omit<Attached, "started"> | null> {
   for (const endpoint of endpointsOf(record)) {
     const token = credentialFor(record, endpoint, env);
     try {
@@ -108,7 +118,9 @@ function clearStale(dataDir: string, record: DaemonRecord): void {
 
 /** The command line that runs this same devicerail: the compiled binary, or Bun with the entry script. */
 function selfCommand(): string[] {
-  return Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(Bun.main) ? [process.execPath] : [process.execPath, Bun.main];
+  return Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(Bun.main)
+    ? [process.execPath]
+    : [process.execPath, Bun.main];
 }
 
 /**
@@ -116,7 +128,10 @@ function selfCommand(): string[] {
  * group (a Ctrl-C in this terminal does not reach it), output to daemon.log, the environment of
  * this command (the daemon is configured like the first command that started it).
  */
-function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): { pid: number | undefined; exited: Promise<number | null> } {
+function spawnDaemon(
+  dataDir: string,
+  env: Record<string, string | undefined>,
+): { pid: number | undefined; exited: Promise<number | null> } {
   const socket = defaultSocket(dataDir);
   // The TCP port is for what cannot use the socket (a browser, Windows, a long path): with a token
   // only. DEVICERAIL_RPC_LISTEN picks its address, as it does for `serve` (config.ts); serve checks it.
@@ -127,7 +142,11 @@ function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): 
   const log = openSync(logPath(dataDir), "a", 0o600);
   const [cmd, ...rest] = selfCommand();
   // Bun.spawn rather than node:child_process, which alone costs a client command about 2 MiB at start.
-  const child = Bun.spawn([cmd as string, ...rest, ...args], { detached: true, stdio: ["ignore", log, log], env: { ...env, DEVICERAIL_DATA_DIR: dataDir } });
+  const child = Bun.spawn([cmd as string, ...rest, ...args], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { ...env, DEVICERAIL_DATA_DIR: dataDir },
+  });
   closeSync(log);
   child.unref();
   return { pid: child.pid, exited: child.exited.then((code) => code) };
@@ -137,7 +156,7 @@ function spawnDaemon(dataDir: string, env: Record<string, string | undefined>): 
 function logTail(dataDir: string, from: number): string {
   try {
     const text = readFileSync(logPath(dataDir), "utf8").slice(from);
-    const lines = text.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("{\"listening\""));
+    const lines = text.split("\n").filter((l) => l.trim() !== "" && !l.startsWith('{"listening"'));
     const messages = lines.map((l) => {
       try {
         const j = JSON.parse(l) as { msg?: string };
@@ -162,7 +181,8 @@ const logSize = (dataDir: string) => {
 
 /** Why a daemon may have refused this command's credential. */
 function tokenHint(record: DaemonRecord, env: Record<string, string | undefined>): string {
-  if (record.tokenFile) return readLocalToken(record.tokenFile) === null ? ` (its token file ${record.tokenFile} cannot be read)` : "";
+  if (record.tokenFile)
+    return readLocalToken(record.tokenFile) === null ? ` (its token file ${record.tokenFile} cannot be read)` : "";
   return env.DEVICERAIL_TOKEN ? "" : " (if it requires a token, set DEVICERAIL_TOKEN)";
 }
 
@@ -177,7 +197,11 @@ const unreachable = (dataDir: string, pid?: number) =>
  * cleared. Two commands may start daemons at once: the one that takes the data directory's lock
  * serves both, and the other's daemon exits.
  */
-export async function attach(dataDir: string, env: Record<string, string | undefined>, opts: { start: boolean; waitMs?: number }): Promise<Attached> {
+export async function attach(
+  dataDir: string,
+  env: Record<string, string | undefined>,
+  opts: { start: boolean; waitMs?: number },
+): Promise<Attached> {
   const waitMs = opts.waitMs ?? START_WAIT_MS;
   const deadline = Date.now() + waitMs;
   let child: { pid: number | undefined; exited: Promise<number | null> } | null = null;
@@ -198,7 +222,11 @@ export async function attach(dataDir: string, env: Record<string, string | undef
     } else {
       if (record) clearStale(dataDir, record);
       if (child === null) {
-        if (!opts.start) throw new CliError(`no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``, EXIT.notRunning);
+        if (!opts.start)
+          throw new CliError(
+            `no devicerail daemon runs on ${dataDir}; start one with \`devicerail daemon start\``,
+            EXIT.notRunning,
+          );
         from = logSize(dataDir);
         child = spawnDaemon(dataDir, env);
         void child.exited.then((code) => (exitCode = code));
@@ -206,13 +234,19 @@ export async function attach(dataDir: string, env: Record<string, string | undef
         const why = logTail(dataDir, from);
         if (!/another devicerail daemon is using/.test(why))
           // A daemon that refused its configuration (exit 2) is the same usage error for this command.
-          throw new CliError(`the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`, exitCode === EXIT.usage ? EXIT.usage : EXIT.runtime);
+          throw new CliError(
+            `the devicerail daemon could not start (exit ${exitCode})${why ? `:\n  ${why}` : ""}\n  (its log: ${logPath(dataDir)})`,
+            exitCode === EXIT.usage ? EXIT.usage : EXIT.runtime,
+          );
         // The lock's holder writes its record at once; one that never does predates records.
         lockedSince ??= Date.now();
         if (Date.now() - lockedSince > RACE_WAIT_MS) throw unreachable(dataDir);
       }
     }
-    if (Date.now() > deadline) throw new CliError(`the devicerail daemon did not answer within ${Math.round(waitMs / 1000)} s; see ${logPath(dataDir)}`);
+    if (Date.now() > deadline)
+      throw new CliError(
+        `the devicerail daemon did not answer within ${Math.round(waitMs / 1000)} s; see ${logPath(dataDir)}`,
+      );
     await Bun.sleep(25);
   }
 }
@@ -227,7 +261,8 @@ export async function stopDaemon(dataDir: string, waitMs = 10_000): Promise<{ st
   process.kill(record.pid, "SIGTERM");
   const deadline = Date.now() + waitMs;
   while (isAlive(record.pid)) {
-    if (Date.now() > deadline) throw new CliError(`the devicerail daemon (pid ${record.pid}) did not stop within ${waitMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new CliError(`the devicerail daemon (pid ${record.pid}) did not stop within ${waitMs / 1000} s`);
     await Bun.sleep(25);
   }
   clearStale(dataDir, record);
@@ -254,5 +289,7 @@ export function versionsDiffer(a: string, b: string): boolean {
 /** The warning for a daemon of another version (it may lack what this CLI expects). */
 export function versionMismatch(hello: HelloResult, mine = VERSION): string | null {
   const theirs = hello.server.version;
-  return !versionsDiffer(theirs, mine) ? null : `the running devicerail daemon is version ${theirs}, this command is ${mine}; restart it with \`devicerail daemon stop\``;
+  return !versionsDiffer(theirs, mine)
+    ? null
+    : `the running devicerail daemon is version ${theirs}, this command is ${mine}; restart it with \`devicerail daemon stop\``;
 }

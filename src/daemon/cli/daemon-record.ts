@@ -68,7 +68,11 @@ function isZombie(pid: number): boolean {
 }
 
 /** This process's record (0600; a reader sees no file or a whole one). */
-export function writeRecord(dataDir: string, fields: { state: "starting" | "serving"; stdio?: boolean } & Endpoints, startedAtMs: number): void {
+export function writeRecord(
+  dataDir: string,
+  fields: { state: "starting" | "serving"; stdio?: boolean } & Endpoints,
+  startedAtMs: number,
+): void {
   const record: DaemonRecord = { pid: process.pid, version: VERSION, startedAtMs, ...fields };
   replacePrivateFile(recordPath(dataDir), `${JSON.stringify(record)}\n`);
 }

@@ -22,7 +22,11 @@ export function outputFile(output: string | undefined, defaultName: string): str
   const path = resolve(output);
   const isDir = existsSync(path) && statSync(path).isDirectory();
   // `out/` names a folder: never a file called `out`, never an EISDIR from the write.
-  if (/[\\/]$/.test(output) && !isDir) throw new CliError(`cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`, EXIT.usage);
+  if (/[\\/]$/.test(output) && !isDir)
+    throw new CliError(
+      `cannot write ${output}: ${existsSync(path) ? `${path} is not a folder` : `the folder ${path} does not exist`}`,
+      EXIT.usage,
+    );
   const file = isDir ? join(path, defaultName) : path;
   writableFolder(output, dirname(file));
   return isDir ? file : output;
@@ -48,29 +52,43 @@ export function outputDir(output: string | undefined, defaultName: string): stri
   if (output === undefined) return resolve(defaultName);
   const path = resolve(output);
   if (existsSync(path)) {
-    if (!statSync(path).isDirectory()) throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, EXIT.usage);
+    if (!statSync(path).isDirectory())
+      throw new CliError(`cannot write ${output}: ${path} is a file, not a folder`, EXIT.usage);
     return join(path, defaultName);
   }
   writableFolder(output, dirname(path));
   return path;
 }
 
-export async function screenshotCommand(opts: { device?: string; output?: string; json?: boolean; timeout?: number }): Promise<number> {
+export async function screenshotCommand(opts: {
+  device?: string;
+  output?: string;
+  json?: boolean;
+  timeout?: number;
+}): Promise<number> {
   const file = outputFile(opts.output, `screenshot-${stamp(new Date())}.png`);
-  const observation = await withClient(async (c) => {
-    await route(c, opts.device);
-    return inSession(c, async () => {
-      const o = await observe(c);
-      if (!o.screenshot?.sha256)
-        throw new CliError(`device ${o.deviceId} gave no screenshot (${o.screenshotOmission ?? "none"}); is DEVICERAIL_SCREENSHOT_POLICY=omit set?`);
-      writeFileSync(file, await c.evidence(o.screenshot.sha256));
-      return o;
-    });
-  }, process.env, { timeoutMs: opts.timeout });
+  const observation = await withClient(
+    async (c) => {
+      await route(c, opts.device);
+      return inSession(c, async () => {
+        const o = await observe(c);
+        if (!o.screenshot?.sha256)
+          throw new CliError(
+            `device ${o.deviceId} gave no screenshot (${o.screenshotOmission ?? "none"}); is DEVICERAIL_SCREENSHOT_POLICY=omit set?`,
+          );
+        writeFileSync(file, await c.evidence(o.screenshot.sha256));
+        return o;
+      });
+    },
+    process.env,
+    { timeoutMs: opts.timeout },
+  );
   if (opts.json) printJson({ file, observation });
   else {
     const { width, height } = observation.viewport;
-    stdout.write(`${file}: ${width}×${height} screenshot of ${observation.deviceId} (sha256 ${observation.screenshot?.sha256})\n`);
+    stdout.write(
+      `${file}: ${width}×${height} screenshot of ${observation.deviceId} (sha256 ${observation.screenshot?.sha256})\n`,
+    );
   }
   return 0;
 }
@@ -81,28 +99,42 @@ export async function screenshotCommand(opts: { device?: string; output?: string
  * before it is printed, so every ref a person can see is one a later command understands.
  */
 export async function uiCommand(opts: { device?: string; json?: boolean; timeout?: number }): Promise<number> {
-  const { observation, snapshot } = await withClient(async (c) => {
-    await route(c, opts.device);
-    return inSession(c, async () => {
-      const o = await observe(c);
-      if (!o.uiSnapshot) throw new CliError(`device ${o.deviceId} gave no UI tree (${o.uiSnapshotOmission ?? "no claim"})`);
-      return { observation: o, snapshot: await c.call("ui.snapshot.get", { observationId: o.id }) };
-    });
-  }, process.env, { timeoutMs: opts.timeout });
+  const { observation, snapshot } = await withClient(
+    async (c) => {
+      await route(c, opts.device);
+      return inSession(c, async () => {
+        const o = await observe(c);
+        if (!o.uiSnapshot)
+          throw new CliError(`device ${o.deviceId} gave no UI tree (${o.uiSnapshotOmission ?? "no claim"})`);
+        return { observation: o, snapshot: await c.call("ui.snapshot.get", { observationId: o.id }) };
+      });
+    },
+    process.env,
+    { timeoutMs: opts.timeout },
+  );
   const dataDir = dataDirOf(process.env);
   const before = stateOf(loadListing(dataDir, observation.deviceId));
   const { listing, state } = numberElements(before, observation.deviceId, snapshot, observation.viewport);
   const refs = Object.fromEntries(listing.elements.map((e) => [e.node.stableNodeId, e.ref]));
   let saved = true;
   try {
-    saveListing(dataDir, { deviceId: observation.deviceId, observationId: observation.id, ...state, listed: listing.elements.map((e) => e.node.stableNodeId), savedAtMs: Date.now() });
+    saveListing(dataDir, {
+      deviceId: observation.deviceId,
+      observationId: observation.id,
+      ...state,
+      listed: listing.elements.map((e) => e.node.stableNodeId),
+      savedAtMs: Date.now(),
+    });
   } catch (e) {
     // The tree is still worth printing; only --ref will not know these refs.
     saved = false;
     stderr.write(`${err().yellow("devicerail:")} could not save the refs for --ref: ${(e as Error).message}\n`);
   }
   if (opts.json) printJson(snapshot);
-  else stdout.write(formatTree(snapshot.nodes, out(), { refs: saved ? refs : undefined, states: uiStatesOf(observation.metadata) }));
+  else
+    stdout.write(
+      formatTree(snapshot.nodes, out(), { refs: saved ? refs : undefined, states: uiStatesOf(observation.metadata) }),
+    );
   return 0;
 }
 
@@ -116,7 +148,11 @@ export function nodeLine(n: UiNode, states: readonly string[] = [], st = out()):
  * the node's states; with `refs` (stableNodeId → ref), each line starts with the node's ref, or
  * blanks for a node without one, in a column of its own, so the tree's indentation stays readable.
  */
-export function formatTree(nodes: UiNode[], st = out(), opts: { refs?: Record<string, string>; states?: UiStates } = {}): string {
+export function formatTree(
+  nodes: UiNode[],
+  st = out(),
+  opts: { refs?: Record<string, string>; states?: UiStates } = {},
+): string {
   const depth = new Map<string, number>();
   const refs = opts.refs && Object.keys(opts.refs).length ? opts.refs : null;
   const width = refs ? Math.max(...Object.values(refs).map((r) => r.length)) : 0;

@@ -41,7 +41,12 @@ export interface Check {
 }
 
 type Env = Record<string, string | undefined>;
-const check = (name: string, status: CheckStatus, detail: string, fix: string | null = null): Check => ({ name, status, detail, fix });
+const check = (name: string, status: CheckStatus, detail: string, fix: string | null = null): Check => ({
+  name,
+  status,
+  detail,
+  fix,
+});
 
 /** The adb binary as the daemon would run it: a path, or a name looked up on PATH. */
 function findAdb(adbPath: string, env: Env): string | null {
@@ -49,7 +54,8 @@ function findAdb(adbPath: string, env: Env): string | null {
   return Bun.which(adbPath, { PATH: env.PATH ?? "" });
 }
 
-const INSTALL_ADB = "install Android platform-tools (Debian/Ubuntu: apt-get install adb; macOS: brew install android-platform-tools) or point DEVICERAIL_ADB_PATH at adb";
+const INSTALL_ADB =
+  "install Android platform-tools (Debian/Ubuntu: apt-get install adb; macOS: brew install android-platform-tools) or point DEVICERAIL_ADB_PATH at adb";
 
 /** The fix for each adb device state that keeps a phone from being used: the driver's own hint. */
 export function stateFix(state: string): string | null {
@@ -62,9 +68,17 @@ export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
   const missing = config.android === "required" ? "fail" : "warn";
   const bin = findAdb(config.adbPath, env);
   if (!bin) return [check("adb", missing, `${config.adbPath} not found (DEVICERAIL_ADB_PATH or PATH)`, INSTALL_ADB)];
-  const r = Bun.spawnSync([bin, "version"], { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout: 5_000 });
+  const r = Bun.spawnSync([bin, "version"], {
+    env: env as Record<string, string>,
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 5_000,
+  });
   const firstLines = r.stdout.toString().trim().split("\n").slice(0, 2).join(", ");
-  if (r.exitCode !== 0) return [check("adb", "fail", `${bin} version failed: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`, INSTALL_ADB)];
+  if (r.exitCode !== 0)
+    return [
+      check("adb", "fail", `${bin} version failed: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`, INSTALL_ADB),
+    ];
   const checks = [check("adb", "ok", `${bin}: ${firstLines}`)];
 
   const port = config.adbServerPort;
@@ -73,7 +87,12 @@ export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
     protocol = Number.parseInt(await hostRequest(port, "host:version"), 16);
   } catch (e) {
     checks.push(
-      check("adb server", "warn", `no adb server answers on 127.0.0.1:${port} (${(e as Error).message})`, "devicerail starts one when it needs it; or run `adb start-server`"),
+      check(
+        "adb server",
+        "warn",
+        `no adb server answers on 127.0.0.1:${port} (${(e as Error).message})`,
+        "devicerail starts one when it needs it; or run `adb start-server`",
+      ),
     );
     return checks;
   }
@@ -82,7 +101,14 @@ export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
 
   const devices = parseDevices(await hostRequest(port, "host:devices").catch(() => ""));
   if (devices.length === 0)
-    checks.push(check("devices", "warn", "no Android device attached", "connect a phone by USB with USB debugging on (Settings › Developer options), or start an emulator"));
+    checks.push(
+      check(
+        "devices",
+        "warn",
+        "no Android device attached",
+        "connect a phone by USB with USB debugging on (Settings › Developer options), or start an emulator",
+      ),
+    );
   const ready = devices.filter((d) => d.state === "device").map((d) => d.serial);
   const onPhones = await phoneChecks(bin, port, ready);
   for (const d of devices) {
@@ -99,10 +125,29 @@ async function phoneChecks(bin: string, port: number, serials: string[]): Promis
   const named = (serial: string, c: Check) => ({ ...c, name: `phone ${serial}: ${c.name}` });
   try {
     const checkPhones = await loadPhoneChecks();
-    const found = await checkPhones({ bin, port }, serials, { signal: new AbortController().signal, deadline: Date.now() + 60_000, log: silentLogger });
+    const found = await checkPhones({ bin, port }, serials, {
+      signal: new AbortController().signal,
+      deadline: Date.now() + 60_000,
+      log: silentLogger,
+    });
     return new Map(serials.map((s) => [s, (found.get(s) ?? []).map((c) => named(s, c))]));
   } catch (e) {
-    return new Map(serials.map((s) => [s, [named(s, check("checks", "fail", `could not run the phone checks: ${(e as Error).message}`, "run devicerail doctor again; if it persists, report it"))]]));
+    return new Map(
+      serials.map((s) => [
+        s,
+        [
+          named(
+            s,
+            check(
+              "checks",
+              "fail",
+              `could not run the phone checks: ${(e as Error).message}`,
+              "run devicerail doctor again; if it persists, report it",
+            ),
+          ),
+        ],
+      ]),
+    );
   }
 }
 
@@ -113,9 +158,12 @@ async function phoneChecks(bin: string, port: number, serials: string[]): Promis
  * the running server as it is; the user has to pick one adb.
  */
 function serverVersionCheck(port: number, server: number, bin: string, client: number | null): Check {
-  if (client === null || client === server) return check("adb server", "ok", `answers on 127.0.0.1:${port} (adb protocol ${server})`);
+  if (client === null || client === server)
+    return check("adb server", "ok", `answers on 127.0.0.1:${port} (adb protocol ${server})`);
   const starter = serverExecutable(port);
-  const which = starter ? `the adb that started it (${starter}): set DEVICERAIL_ADB_PATH=${starter}` : `the adb that started it (one whose \`adb version\` prints 1.0.${server}), and set DEVICERAIL_ADB_PATH to it`;
+  const which = starter
+    ? `the adb that started it (${starter}): set DEVICERAIL_ADB_PATH=${starter}`
+    : `the adb that started it (one whose \`adb version\` prints 1.0.${server}), and set DEVICERAIL_ADB_PATH to it`;
   return check(
     "adb server",
     "warn",
@@ -130,7 +178,12 @@ function exposureCheck(port: number): Check {
   const addresses = listeningAddresses(port);
   if (addresses === null) return check("adb server exposure", "skip", "cannot list listening sockets on this system");
   const wide = addresses.filter((a) => !isLoopbackAddress(a));
-  if (wide.length === 0) return check("adb server exposure", "ok", `listens on loopback only (${[...new Set(addresses)].join(", ") || "127.0.0.1"})`);
+  if (wide.length === 0)
+    return check(
+      "adb server exposure",
+      "ok",
+      `listens on loopback only (${[...new Set(addresses)].join(", ") || "127.0.0.1"})`,
+    );
   return check(
     "adb server exposure",
     "warn",
@@ -143,13 +196,19 @@ type Ran = { ok: boolean; stdout: string; stderr: string; timedOut: boolean };
 function runSync(argv: string[], env: Env, timeout: number): Ran {
   try {
     const r = Bun.spawnSync(argv, { env: env as Record<string, string>, stdout: "pipe", stderr: "pipe", timeout });
-    return { ok: r.exitCode === 0, stdout: r.stdout.toString(), stderr: r.stderr.toString().trim(), timedOut: r.exitCode === null };
+    return {
+      ok: r.exitCode === 0,
+      stdout: r.stdout.toString(),
+      stderr: r.stderr.toString().trim(),
+      timedOut: r.exitCode === null,
+    };
   } catch (e) {
     return { ok: false, stdout: "", stderr: (e as Error).message, timedOut: false };
   }
 }
 const firstLine = (s: string) => s.trim().split("\n")[0] ?? "";
-const said = (r: Ran) => (/Error: (.*)/.exec(r.stderr)?.[1] ?? firstLine(r.stderr)) || (r.timedOut ? "no answer in time" : "failed");
+const said = (r: Ran) =>
+  (/Error: (.*)/.exec(r.stderr)?.[1] ?? firstLine(r.stderr)) || (r.timedOut ? "no answer in time" : "failed");
 
 /**
  * xcrun, the selected Xcode, simctl and AXe, as the iOS Simulator driver's connect-time probe
@@ -160,11 +219,20 @@ const said = (r: Ran) => (/Error: (.*)/.exec(r.stderr)?.[1] ?? firstLine(r.stder
  */
 export async function iosChecks(config: Config, env: Env): Promise<Check[]> {
   if (process.platform !== "darwin" && !config.xcrunPath) return [check("iOS simulator tools", "skip", "not macOS")];
-  if (config.ios === "off") return [check("iOS simulator tools", "skip", "DEVICERAIL_IOS=off: iOS Simulators are not used")];
+  if (config.ios === "off")
+    return [check("iOS simulator tools", "skip", "DEVICERAIL_IOS=off: iOS Simulators are not used")];
   const missing = config.ios === "required" ? "fail" : "warn";
   const checks: Check[] = [];
   const xcrun = config.xcrunPath ?? Bun.which("xcrun", { PATH: env.PATH ?? "" });
-  if (!xcrun) return [check("xcrun", missing, "xcrun not found", "install Xcode from the App Store and run it once, or set DEVICERAIL_XCRUN_PATH")];
+  if (!xcrun)
+    return [
+      check(
+        "xcrun",
+        missing,
+        "xcrun not found",
+        "install Xcode from the App Store and run it once, or set DEVICERAIL_XCRUN_PATH",
+      ),
+    ];
   checks.push(check("xcrun", "ok", xcrun));
   const notSelected = (r: Ran) => XCODE_NOT_SELECTED.test(r.stderr);
   const selectFix = `the Command Line Tools are selected instead of Xcode: ${SELECT_XCODE}`;
@@ -173,22 +241,60 @@ export async function iosChecks(config: Config, env: Env): Promise<Check[]> {
   const xcode = xb.ok ? parseXcodeVersion(xb.stdout) : null;
   if (xcode) checks.push(check("Xcode", "ok", `Xcode ${xcode.version}${xcode.build ? ` (${xcode.build})` : ""}`));
   else if (notSelected(xb)) checks.push(check("Xcode", missing, firstLine(xb.stderr), selectFix));
-  else checks.push(check("Xcode", "warn", `xcodebuild -version: ${xb.ok ? `unexpected output "${firstLine(xb.stdout)}"` : said(xb)}`, "install Xcode from the App Store and run it once"));
+  else
+    checks.push(
+      check(
+        "Xcode",
+        "warn",
+        `xcodebuild -version: ${xb.ok ? `unexpected output "${firstLine(xb.stdout)}"` : said(xb)}`,
+        "install Xcode from the App Store and run it once",
+      ),
+    );
 
   const list = runSync([xcrun, "simctl", "list", "devices", "--json"], env, 15_000);
   let booted: { udid: string; name: string }[] = [];
   if (list.ok) {
     try {
       booted = parseDeviceList(list.stdout).filter((d) => d.isAvailable && d.state === "Booted" && isIosSimulator(d));
-      checks.push(check("simctl", "ok", booted.length ? `booted: ${booted.map((d) => d.name).join(", ")}` : "answers; no iPhone or iPad Simulator is booted"));
+      checks.push(
+        check(
+          "simctl",
+          "ok",
+          booted.length
+            ? `booted: ${booted.map((d) => d.name).join(", ")}`
+            : "answers; no iPhone or iPad Simulator is booted",
+        ),
+      );
     } catch (e) {
-      checks.push(check("simctl", "warn", `simctl list output is not understood: ${(e as Error).message}`, "report it with the output of xcrun simctl list devices --json"));
+      checks.push(
+        check(
+          "simctl",
+          "warn",
+          `simctl list output is not understood: ${(e as Error).message}`,
+          "report it with the output of xcrun simctl list devices --json",
+        ),
+      );
     }
-  } else checks.push(check("simctl", missing, `xcrun simctl: ${firstLine(list.stderr) || said(list)}`, notSelected(list) ? selectFix : "install Xcode from the App Store and run it once"));
+  } else
+    checks.push(
+      check(
+        "simctl",
+        missing,
+        `xcrun simctl: ${firstLine(list.stderr) || said(list)}`,
+        notSelected(list) ? selectFix : "install Xcode from the App Store and run it once",
+      ),
+    );
 
   const { found, tried } = locateAxe({ axePath: config.axePath, pathEnv: env.PATH ?? "" });
   if (!found) {
-    checks.push(check("AXe", "warn", `not found (looked in ${tried.join(", ")}): iOS Simulators are screenshot-only`, INSTALL_AXE));
+    checks.push(
+      check(
+        "AXe",
+        "warn",
+        `not found (looked in ${tried.join(", ")}): iOS Simulators are screenshot-only`,
+        INSTALL_AXE,
+      ),
+    );
     return checks;
   }
   const where = `${found.path} (${found.via === "PATH" ? "on PATH" : found.via === "install place" ? "an install place outside PATH" : "DEVICERAIL_AXE_PATH"})`;
@@ -196,27 +302,60 @@ export async function iosChecks(config: Config, env: Env): Promise<Check[]> {
   const version = v.ok ? parseAxeVersion(v.stdout) : null;
   const min = MIN_AXE_VERSION.join(".");
   if (!version) {
-    checks.push(check("AXe", "warn", `${where}: --version ${v.ok ? `printed "${firstLine(v.stdout)}", not a release version` : `failed: ${said(v)}`}`, INSTALL_AXE));
+    checks.push(
+      check(
+        "AXe",
+        "warn",
+        `${where}: --version ${v.ok ? `printed "${firstLine(v.stdout)}", not a release version` : `failed: ${said(v)}`}`,
+        INSTALL_AXE,
+      ),
+    );
     return checks;
   }
   const axe = version.join(".");
   if (!atLeast(version, MIN_AXE_VERSION)) {
-    checks.push(check("AXe", "warn", `${where}: version ${axe}, older than ${min} (the first with --tap-style and orientation-aware taps)`, "upgrade AXe: brew upgrade axe"));
+    checks.push(
+      check(
+        "AXe",
+        "warn",
+        `${where}: version ${axe}, older than ${min} (the first with --tap-style and orientation-aware taps)`,
+        "upgrade AXe: brew upgrade axe",
+      ),
+    );
     return checks;
   }
   checks.push(check("AXe", "ok", `${where}: version ${axe}`));
   if (xcode) {
     const problem = axeXcodeProblem(version, xcode.major);
-    checks.push(problem ? check("AXe and Xcode", "warn", `AXe ${axe} with Xcode ${xcode.version}: unsupported`, problem) : check("AXe and Xcode", "ok", `AXe ${axe} with Xcode ${xcode.version}`));
+    checks.push(
+      problem
+        ? check("AXe and Xcode", "warn", `AXe ${axe} with Xcode ${xcode.version}: unsupported`, problem)
+        : check("AXe and Xcode", "ok", `AXe ${axe} with Xcode ${xcode.version}`),
+    );
     if (problem) return checks;
   }
   for (const d of booted) {
     const r = runSync([found.path, "describe-ui", "--udid", d.udid], env, 10_000);
     if (r.ok) checks.push(check(`AXe on ${d.name}`, "ok", "describe-ui answers"));
-    else if (r.timedOut) checks.push(check(`AXe on ${d.name}`, "warn", "describe-ui did not answer within 10 s", "open the simulator in Simulator.app and run devicerail doctor again"));
+    else if (r.timedOut)
+      checks.push(
+        check(
+          `AXe on ${d.name}`,
+          "warn",
+          "describe-ui did not answer within 10 s",
+          "open the simulator in Simulator.app and run devicerail doctor again",
+        ),
+      );
     else {
       const why = treeFailure(said(r), { axeVersion: axe, xcodeVersion: xcode?.version ?? null });
-      checks.push(check(`AXe on ${d.name}`, "warn", `describe-ui failed (${why.platformCode}): ${said(r)}`, why.error.data.message));
+      checks.push(
+        check(
+          `AXe on ${d.name}`,
+          "warn",
+          `describe-ui failed (${why.platformCode}): ${said(r)}`,
+          why.error.data.message,
+        ),
+      );
     }
   }
   return checks;
@@ -242,7 +381,11 @@ export function dataDirCheck(env: Env): Check {
     if (e instanceof DatabaseLockedError && /another devicerail daemon/.test(e.message)) {
       const record = readRecord(paths.dataDir);
       if (record && isAlive(record.pid) && !record.stdio)
-        return check(name, "ok", `${paths.dataDir}: served by the devicerail daemon (pid ${record.pid}${record.version ? `, version ${record.version}` : ""})`);
+        return check(
+          name,
+          "ok",
+          `${paths.dataDir}: served by the devicerail daemon (pid ${record.pid}${record.version ? `, version ${record.version}` : ""})`,
+        );
       return check(
         name,
         "warn",
@@ -264,7 +407,8 @@ export async function listenCheck(config: Config): Promise<Check> {
   try {
     checkListenAddress(config.listen.host, config.listen.port);
   } catch (e) {
-    if (e instanceof ListenAddressError) return check(name, "fail", `${text}: ${e.message}`, "use a loopback address such as 127.0.0.1:7777");
+    if (e instanceof ListenAddressError)
+      return check(name, "fail", `${text}: ${e.message}`, "use a loopback address such as 127.0.0.1:7777");
     throw e;
   }
   const { host, port } = config.listen;
@@ -279,7 +423,9 @@ export async function listenCheck(config: Config): Promise<Check> {
     name,
     "fail",
     `${text} cannot be bound: ${error.code ?? error.message}${inUse ? " (already in use, perhaps by a running daemon)" : ""}`,
-    inUse ? "stop what listens there, or choose another port in DEVICERAIL_RPC_LISTEN" : "choose another address in DEVICERAIL_RPC_LISTEN",
+    inUse
+      ? "stop what listens there, or choose another port in DEVICERAIL_RPC_LISTEN"
+      : "choose another address in DEVICERAIL_RPC_LISTEN",
   );
 }
 
@@ -292,7 +438,14 @@ export async function accessChecks(env: Env): Promise<Check[]> {
   const checks: Check[] = [];
   const record = readRecord(dataDir);
   const running = record && isAlive(record.pid) && !record.stdio ? record : null;
-  if (!running || running.port === undefined) checks.push(check("daemon TCP port", "skip", running ? "the running daemon has no TCP listener" : "no devicerail daemon runs on this data directory"));
+  if (!running || running.port === undefined)
+    checks.push(
+      check(
+        "daemon TCP port",
+        "skip",
+        running ? "the running daemon has no TCP listener" : "no devicerail daemon runs on this data directory",
+      ),
+    );
   else {
     const where = endpointText({ host: running.host ?? "127.0.0.1", port: running.port });
     checks.push(
@@ -303,12 +456,22 @@ export async function accessChecks(env: Env): Promise<Check[]> {
             `the daemon (pid ${running.pid}) serves ${where} with no token: every local user of this machine can list, export and delete its Sessions and drive its devices`,
             "restart it with a token: `devicerail daemon stop` (commands then start one that requires <data dir>/daemon.token), or set DEVICERAIL_TOKEN for serve --listen",
           )
-        : check("daemon TCP port", "ok", `${where} requires a token${running.tokenFile ? ` (${running.tokenFile}, readable by you only)` : " (DEVICERAIL_TOKEN)"}`),
+        : check(
+            "daemon TCP port",
+            "ok",
+            `${where} requires a token${running.tokenFile ? ` (${running.tokenFile}, readable by you only)` : " (DEVICERAIL_TOKEN)"}`,
+          ),
     );
   }
   if (process.platform === "win32") checks.push(check("daemon socket", "skip", "Windows: the daemon serves TCP only"));
   else if (peerCredentialsSupported())
-    checks.push(check("daemon socket", "ok", `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`));
+    checks.push(
+      check(
+        "daemon socket",
+        "ok",
+        `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`,
+      ),
+    );
   else
     checks.push(
       check(

@@ -1,7 +1,16 @@
 /** `devicerail doctor [--smoke]`: what is wrong and how to fix it, and the latency figures of one device. */
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
-import { type CoreClient, capabilities, execute, inSession, observe, route, selectedDevice, withClient } from "./client.ts";
+import {
+  type CoreClient,
+  capabilities,
+  execute,
+  inSession,
+  observe,
+  route,
+  selectedDevice,
+  withClient,
+} from "./client.ts";
 import { type Check, accessChecks, adbChecks, dataDirCheck, listenCheck, iosChecks } from "./doctor-checks.ts";
 import { RemoteError } from "../../client/remote-error.ts";
 import { CliError, EXIT, out, printJson, withSpinner } from "./output.ts";
@@ -22,7 +31,12 @@ function configChecks(env: Env): { config: Config; checks: Check[] } {
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const key = /^invalid ([A-Za-z0-9_]+)=/.exec(e.message)?.[1];
-      checks.push({ name: "configuration", status: "fail", detail: e.message, fix: `correct ${key ?? "the setting"} or unset it` });
+      checks.push({
+        name: "configuration",
+        status: "fail",
+        detail: e.message,
+        fix: `correct ${key ?? "the setting"} or unset it`,
+      });
       if (!key || !(key in rest)) return { config: loadConfig({}), checks };
       delete rest[key];
     }
@@ -50,7 +64,13 @@ export interface SmokeResult {
   report: {
     device: { name: string; platform: string; osVersion: string | null } | null;
     actions: string[];
-    observation: { viewport: Observation["viewport"]; screenshotOmission: string | null; uiSnapshotOmission: string | null; uiNodes: number | null; metadata: Observation["metadata"] };
+    observation: {
+      viewport: Observation["viewport"];
+      screenshotOmission: string | null;
+      uiSnapshotOmission: string | null;
+      uiNodes: number | null;
+      metadata: Observation["metadata"];
+    };
     tapOutput: unknown;
   };
 }
@@ -70,7 +90,12 @@ const stats = (samples: number[]): OperationStats => {
  * N cycles in one Session: an observation each, and a tap at `tapAt` when given. A tap on an
  * unknown screen can press anything (a "Delete" button, a payment), so there is none by default.
  */
-async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number, tapAt: { x: number; y: number } | null): Promise<SmokeResult> {
+async function smoke(
+  c: CoreClient,
+  deviceId: string | undefined,
+  cycles: number,
+  tapAt: { x: number; y: number } | null,
+): Promise<SmokeResult> {
   await route(c, deviceId);
   const times = { observe: [] as number[], tap: [] as number[] };
   let last: Observation | null = null;
@@ -99,7 +124,9 @@ async function smoke(c: CoreClient, deviceId: string | undefined, cycles: number
     tap: tapAt ? stats(times.tap) : null,
     tapAt,
     report: {
-      device: listed ? { name: listed.name, platform: listed.platform.kind, osVersion: listed.osVersion ?? null } : null,
+      device: listed
+        ? { name: listed.name, platform: listed.platform.kind, osVersion: listed.osVersion ?? null }
+        : null,
       actions,
       observation: {
         viewport: o?.viewport ?? { width: 0, height: 0, scaleFactor: 1 },
@@ -136,14 +163,20 @@ function printSmoke(r: SmokeResult): void {
       "",
       `smoke: ${r.cycles} ${r.tap ? "observe + tap" : "observe"} cycles on ${r.deviceId}`,
       `  observe  p50 ${ms(r.observe.p50Ms)}  p95 ${ms(r.observe.p95Ms)}`,
-      r.tap && r.tapAt ? `  tap      p50 ${ms(r.tap.p50Ms)}  p95 ${ms(r.tap.p95Ms)}  (at ${r.tapAt.x},${r.tapAt.y})` : "  tap      none: nothing on the device was touched (--tap X,Y times a tap there)",
+      r.tap && r.tapAt
+        ? `  tap      p50 ${ms(r.tap.p50Ms)}  p95 ${ms(r.tap.p95Ms)}  (at ${r.tapAt.x},${r.tapAt.y})`
+        : "  tap      none: nothing on the device was touched (--tap X,Y times a tap there)",
       "",
     ].join("\n"),
   );
 }
 
-export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number; tap?: { x: number; y: number } }, env: Env = process.env): Promise<number> {
-  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined)) throw new CliError("-d, -n and --tap belong to --smoke", EXIT.usage);
+export async function doctorCommand(
+  opts: { json?: boolean; smoke?: boolean; device?: string; cycles?: number; tap?: { x: number; y: number } },
+  env: Env = process.env,
+): Promise<number> {
+  if (!opts.smoke && (opts.device !== undefined || opts.cycles !== undefined || opts.tap !== undefined))
+    throw new CliError("-d, -n and --tap belong to --smoke", EXIT.usage);
   const { config, checks } = configChecks(env);
   checks.push(...(await withSpinner("asking adb…", () => adbChecks(config, env))));
   checks.push(...(await iosChecks(config, env)));
@@ -155,14 +188,26 @@ export async function doctorCommand(opts: { json?: boolean; smoke?: boolean; dev
     const cycles = opts.cycles ?? 10;
     try {
       const tapAt = opts.tap ?? null;
-      result = await withSpinner(`running ${cycles} ${tapAt ? "observe + tap" : "observe"} cycles…`, () => withClient((c) => smoke(c, opts.device, cycles, tapAt), env));
+      result = await withSpinner(`running ${cycles} ${tapAt ? "observe + tap" : "observe"} cycles…`, () =>
+        withClient((c) => smoke(c, opts.device, cycles, tapAt), env),
+      );
       const r = result;
       const tap = r.tap ? `tap p50 ${r.tap.p50Ms} ms` : "no taps (--tap X,Y to time one)";
-      checks.push({ name: "smoke", status: "ok", detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, ${tap}`, fix: null });
+      checks.push({
+        name: "smoke",
+        status: "ok",
+        detail: `${r.cycles} cycles on ${r.deviceId}: observe p50 ${r.observe.p50Ms} ms, ${tap}`,
+        fix: null,
+      });
     } catch (e) {
       if (!(e instanceof RemoteError || e instanceof CliError)) throw e;
       if (e instanceof CliError && e.exitCode === EXIT.usage) throw e;
-      checks.push({ name: "smoke", status: "fail", detail: e.message, fix: "fix the failures above, or choose a device with -d ID (see devicerail devices)" });
+      checks.push({
+        name: "smoke",
+        status: "fail",
+        detail: e.message,
+        fix: "fix the failures above, or choose a device with -d ID (see devicerail devices)",
+      });
     }
   }
   if (opts.json) printJson(result ? { checks, smoke: result } : { checks });

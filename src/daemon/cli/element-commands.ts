@@ -12,7 +12,16 @@ import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNodeRef } from "../../protocol/types/ui.ts";
 import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } from "./actions.ts";
-import { DEFAULT_TIMEOUT_MS, capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  capabilities,
+  dataDirOf,
+  execute,
+  inSession,
+  route,
+  selectedDevice,
+  withClient,
+} from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { ElementFailure, type Run, diagnose, reported } from "./element-failure.ts";
 import { RemoteError } from "../../client/remote-error.ts";
@@ -29,16 +38,24 @@ export { foregroundOf } from "./element-failure.ts";
  * Routes (a ref without -d goes to the device it was listed on), checks that the device has the
  * actions, then runs `work` in a Session of its own.
  */
-async function inElementSession<T>(wanted: Wanted, opts: ElementOpts, actions: string[], work: (run: Run) => Promise<T>, timeoutMs = opts.timeout): Promise<T> {
+async function inElementSession<T>(
+  wanted: Wanted,
+  opts: ElementOpts,
+  actions: string[],
+  work: (run: Run) => Promise<T>,
+  timeoutMs = opts.timeout,
+): Promise<T> {
   const dataDir = dataDirOf(process.env);
   return withClient(
     async (c) => {
       const last = wanted.kind === "ref" && opts.device === undefined ? loadListing(dataDir, null) : null;
-      if (wanted.kind === "ref" && opts.device === undefined && !last) throw new CliError(`no refs to use: run devicerail ui first (${wanted.ref} comes from its listing)`);
+      if (wanted.kind === "ref" && opts.device === undefined && !last)
+        throw new CliError(`no refs to use: run devicerail ui first (${wanted.ref} comes from its listing)`);
       await route(c, opts.device ?? last?.deviceId);
       const offered = await capabilities(c);
       const deviceId = await selectedDevice(c);
-      for (const name of actions) pickAction({ calls: [{ name, arguments: {} }], label: wanted.label }, offered, deviceId);
+      for (const name of actions)
+        pickAction({ calls: [{ name, arguments: {} }], label: wanted.label }, offered, deviceId);
       const listing = loadListing(dataDir, deviceId);
       let target: ElementTarget;
       if (wanted.kind === "selector") target = { kind: "selector", selector: wanted.selector };
@@ -65,10 +82,14 @@ async function attempt(run: Run, wanted: Wanted, call: () => Promise<ActionResul
   } catch (e) {
     if (!(e instanceof RemoteError)) throw e;
     const code = e.data.code;
-    if (wanted.kind === "ref" && (code === "element_stale" || code === "ui_context_changed")) throw new CliError("the screen changed since `devicerail ui`; run it again");
+    if (wanted.kind === "ref" && (code === "element_stale" || code === "ui_context_changed"))
+      throw new CliError("the screen changed since `devicerail ui`; run it again");
     if (!(code in HINTS)) throw e;
     const hint = HINTS[code] ? [HINTS[code]] : [];
-    throw new ElementFailure(e.message, e, await diagnose(run, selectorOf(wanted)), [`${wanted.kind}: ${wanted.label}`, ...hint]);
+    throw new ElementFailure(e.message, e, await diagnose(run, selectorOf(wanted)), [
+      `${wanted.kind}: ${wanted.label}`,
+      ...hint,
+    ]);
   }
 }
 
@@ -80,11 +101,18 @@ async function attempt(run: Run, wanted: Wanted, call: () => Promise<ActionResul
  */
 async function tapTarget(run: Run, wanted: Wanted): Promise<{ result: ActionResult; note: string | null }> {
   try {
-    return { result: await attempt(run, wanted, () => execute(run.c, "tapElement", { target: run.target })), note: null };
+    return {
+      result: await attempt(run, wanted, () => execute(run.c, "tapElement", { target: run.target })),
+      note: null,
+    };
   } catch (e) {
     const selector = selectorOf(wanted);
-    const seen = e instanceof ElementFailure && e.rpc?.data.code === "element_ambiguous" ? e.diagnosis?.observed : undefined;
-    const only = seen?.snapshot && selector ? onlyTappable(seen.snapshot, seen.observation.viewport, selectorMatcher(selector), wanted.label) : null;
+    const seen =
+      e instanceof ElementFailure && e.rpc?.data.code === "element_ambiguous" ? e.diagnosis?.observed : undefined;
+    const only =
+      seen?.snapshot && selector
+        ? onlyTappable(seen.snapshot, seen.observation.viewport, selectorMatcher(selector), wanted.label)
+        : null;
     if (!only) throw e;
     const result = await attempt(run, wanted, () => execute(run.c, "tapElement", { target: only.target }));
     return { result, note: only.note };
@@ -102,7 +130,12 @@ async function describe(run: Run, element: UiNodeRef, observations: (Observation
 }
 
 const took = (first: ActionResult, last: ActionResult) => `${last.finishedAtMs - first.startedAtMs} ms`;
-const afterLine = (r: ActionResult) => (r.after ? [`after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`] : []);
+const afterLine = (r: ActionResult) =>
+  r.after
+    ? [
+        `after: observation ${r.after.id}${r.after.screenshot ? ` (screenshot sha256 ${r.after.screenshot.sha256})` : ""}`,
+      ]
+    : [];
 const print = (lines: string[]) => stdout.write(`${lines.join("\n")}\n`);
 
 /** `tap X Y` as before, or `tap <selector>` → tapElement. */
@@ -131,15 +164,28 @@ export async function tapCommand(x: number | undefined, y: number | undefined, o
 }
 
 /** `type TEXT` as before, or `type TEXT --into <selector>` → tapElement, then inputText, in one Session. */
-export async function typeCommand(text: string | undefined, opts: ElementOpts & { into?: boolean; secret?: boolean }): Promise<number> {
+export async function typeCommand(
+  text: string | undefined,
+  opts: ElementOpts & { into?: boolean; secret?: boolean },
+): Promise<number> {
   const wanted = wantedFrom(opts);
   if (wanted && !opts.into) throw usage("an element to type into needs --into: devicerail type TEXT --into --id FIELD");
   if (opts.into && !wanted) throw usage(`--into needs the field: ${ELEMENT_OPTIONS}`);
-  if (opts.secret && text !== undefined) throw usage("--secret takes the text from stdin or a prompt, never from the command line (other users can read a command's arguments)");
-  if (!opts.secret && text === undefined) throw usage("missing the text to type: devicerail type TEXT (or --secret to read it from stdin)");
+  if (opts.secret && text !== undefined)
+    throw usage(
+      "--secret takes the text from stdin or a prompt, never from the command line (other users can read a command's arguments)",
+    );
+  if (!opts.secret && text === undefined)
+    throw usage("missing the text to type: devicerail type TEXT (or --secret to read it from stdin)");
   // inputSecret is a protected action: its value is never recorded, logged or shown (see docs/protocol/devices-and-actions.md#protected-actions).
-  const call = opts.secret ? { name: "inputSecret", arguments: { secret: await readSecret() }, what: "a secret" } : { name: "inputText", arguments: { text }, what: JSON.stringify(text) };
-  if (!wanted) return actionCommand(opts.secret ? secretRequest(call.arguments.secret as string) : typeRequest(text as string), opts);
+  const call = opts.secret
+    ? { name: "inputSecret", arguments: { secret: await readSecret() }, what: "a secret" }
+    : { name: "inputText", arguments: { text }, what: JSON.stringify(text) };
+  if (!wanted)
+    return actionCommand(
+      opts.secret ? secretRequest(call.arguments.secret as string) : typeRequest(text as string),
+      opts,
+    );
   return reported(opts.json, async () => {
     const done = await inElementSession(wanted, opts, ["tapElement", call.name], async (run) => {
       const { result: tapped, note } = await tapTarget(run, wanted);
@@ -151,7 +197,12 @@ export async function typeCommand(text: string | undefined, opts: ElementOpts & 
     else {
       const head = `${out().green("ok")} type ${call.what} into ${wanted.label} on ${done.run.deviceId}`;
       const note = done.note ? [`note: ${done.note}`] : [];
-      print([`${head} (tapElement + ${call.name}, ${took(done.tapped, done.typed)}, session ${done.run.sessionId})`, `element: ${done.line}`, ...note, ...afterLine(done.typed)]);
+      print([
+        `${head} (tapElement + ${call.name}, ${took(done.tapped, done.typed)}, session ${done.run.sessionId})`,
+        `element: ${done.line}`,
+        ...note,
+        ...afterLine(done.typed),
+      ]);
     }
     return 0;
   });
@@ -169,7 +220,9 @@ export async function waitForCommand(opts: ElementOpts & { gone?: boolean }): Pr
   const waitMs = opts.timeout ?? DEFAULT_WAIT_MS;
   const condition = opts.gone ? "absent" : "present";
   const waited = waitMs % 1000 === 0 ? `${waitMs / 1000} s` : `${waitMs} ms`;
-  const notMatched = opts.gone ? `${wanted.label} was still there after ${waited}` : `no element matching ${wanted.label} appeared within ${waited}`;
+  const notMatched = opts.gone
+    ? `${wanted.label} was still there after ${waited}`
+    : `no element matching ${wanted.label} appeared within ${waited}`;
   return reported(opts.json, async () => {
     // The call's own deadline leaves room for the observations around the wait, so the wait ends first.
     const callTimeoutMs = waitMs + DEFAULT_TIMEOUT_MS;
@@ -181,14 +234,18 @@ export async function waitForCommand(opts: ElementOpts & { gone?: boolean }): Pr
         const params = { id: crypto.randomUUID(), name: "waitForElement", arguments: { selector, condition } };
         let result: ActionResult | null = null;
         try {
-          result = await attempt(run, wanted, () => run.c.call("device.execute", opts.timeout === undefined ? params : { ...params, actionTimeoutMs: waitMs }));
+          result = await attempt(run, wanted, () =>
+            run.c.call("device.execute", opts.timeout === undefined ? params : { ...params, actionTimeoutMs: waitMs }),
+          );
         } catch (e) {
           if (!(e instanceof RemoteError && e.data.code === "action_timed_out")) throw e;
         }
         const output = result?.output as { matched: boolean; element: UiNodeRef | null } | undefined;
         // For --gone the element is there: only the screen is worth showing.
-        if (!result || !output?.matched) throw new ElementFailure(`wait-for: ${notMatched}`, null, await diagnose(run, opts.gone ? null : selector));
-        const line = !opts.json && output.element ? await describe(run, output.element, [result.before, result.after]) : null;
+        if (!result || !output?.matched)
+          throw new ElementFailure(`wait-for: ${notMatched}`, null, await diagnose(run, opts.gone ? null : selector));
+        const line =
+          !opts.json && output.element ? await describe(run, output.element, [result.before, result.after]) : null;
         return { run, result, line };
       },
       callTimeoutMs,
@@ -196,7 +253,10 @@ export async function waitForCommand(opts: ElementOpts & { gone?: boolean }): Pr
     if (opts.json) printJson(done.result);
     else {
       const head = `${out().green("ok")} wait-for ${opts.gone ? "--gone " : ""}${wanted.label} on ${done.run.deviceId}`;
-      print([`${head} (${condition} after ${took(done.result, done.result)}, session ${done.run.sessionId})`, ...(done.line ? [`element: ${done.line}`] : [])]);
+      print([
+        `${head} (${condition} after ${took(done.result, done.result)}, session ${done.run.sessionId})`,
+        ...(done.line ? [`element: ${done.line}`] : []),
+      ]);
     }
     return 0;
   });

@@ -62,10 +62,18 @@ export async function diagnose(run: Run, selector: ElementSelector | null): Prom
       snapshot && selector
         ? closestNodes(snapshot.nodes, selector, selectorMatcher).map((i) => {
             const node = snapshot.nodes[i] as UiNode;
-            return { ref: currentRef(run.listing, snapshot.context, node.stableNodeId), node, states: states[node.stableNodeId] ?? [] };
+            return {
+              ref: currentRef(run.listing, snapshot.context, node.stableNodeId),
+              node,
+              states: states[node.stableNodeId] ?? [],
+            };
           })
         : [];
-    return { closest, screen: { foreground: foregroundOf(o.metadata), context: snapshot?.context ?? o.uiSnapshot?.context ?? null }, observed: { observation: o, snapshot } };
+    return {
+      closest,
+      screen: { foreground: foregroundOf(o.metadata), context: snapshot?.context ?? o.uiSnapshot?.context ?? null },
+      observed: { observation: o, snapshot },
+    };
   } catch {
     return null;
   }
@@ -74,7 +82,11 @@ export async function diagnose(run: Run, selector: ElementSelector | null): Prom
 function diagnosisLines(d: Diagnosis | null, st = err()): string[] {
   if (!d) return [];
   const lines: string[] = [];
-  if (d.closest.length) lines.push("closest elements:", ...d.closest.map((c) => `  ${c.ref ? `${c.ref} ` : ""}${nodeLine(c.node, c.states, st)}`));
+  if (d.closest.length)
+    lines.push(
+      "closest elements:",
+      ...d.closest.map((c) => `  ${c.ref ? `${c.ref} ` : ""}${nodeLine(c.node, c.states, st)}`),
+    );
   const { foreground, context } = d.screen;
   const ctx = context ? `${context.contextKind} context ${context.contextId}, document ${context.documentEpoch}` : null;
   if (foreground || ctx) lines.push(`screen: ${[foreground, ctx].filter(Boolean).join(" — ")}`);

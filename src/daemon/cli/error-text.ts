@@ -22,7 +22,8 @@ const isObject = (x: unknown): x is Details => typeof x === "object" && x !== nu
 const str = (x: unknown): x is string => typeof x === "string";
 const num = (x: unknown): x is number => typeof x === "number";
 const strings = (x: unknown): string[] | null => (Array.isArray(x) && x.every(str) ? x : null);
-const list = (names: readonly string[]) => (names.length > LISTED ? `${names.slice(0, LISTED).join(", ")}, … (${names.length} in all)` : names.join(", "));
+const list = (names: readonly string[]) =>
+  names.length > LISTED ? `${names.slice(0, LISTED).join(", ")}, … (${names.length} in all)` : names.join(", ");
 const short = (x: unknown): string => {
   const s = str(x) ? x : (JSON.stringify(x) ?? String(x));
   return [...s].length > 80 ? `${[...s].slice(0, 80).join("")}…` : s;
@@ -32,7 +33,14 @@ const short = (x: unknown): string => {
 function issueLine(issue: Details, code: string): string | null {
   const { pointer, expected, received } = issue;
   if (!str(pointer) || !str(expected) || !str(received)) return null;
-  const where = pointer !== "" ? pointer : code === "invalid_arguments" ? "the arguments" : code === "invalid_params" ? "the params" : "the top level";
+  const where =
+    pointer !== ""
+      ? pointer
+      : code === "invalid_arguments"
+        ? "the arguments"
+        : code === "invalid_params"
+          ? "the params"
+          : "the top level";
   return `at ${where}: expected ${expected}, got ${received}`;
 }
 
@@ -49,7 +57,9 @@ const issues: Part = (d, code, out) => {
 
 /** Edits from `a` to `b`, a swap of neighbours counting as one (the optimal string alignment distance). */
 function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number) => (d[i] as number[])[j] as number;
   for (let i = 1; i <= a.length; i++)
     for (let j = 1; j <= b.length; j++) {
@@ -127,7 +137,8 @@ const features: Part = (d, code, out) => {
   return used;
 };
 
-const version = (x: unknown): string | null => (isObject(x) && num(x.major) && num(x.minor) ? `${x.major}.${x.minor}` : null);
+const version = (x: unknown): string | null =>
+  isObject(x) && num(x.major) && num(x.minor) ? `${x.major}.${x.minor}` : null;
 const ranges = (x: unknown): string | null => {
   const rs = isObject(x) && Array.isArray(x.ranges) ? x.ranges.filter(isObject) : null;
   return rs ? rs.map((r) => `${r.major}.${r.minMinor}–${r.major}.${r.maxMinor}`).join(", ") || "nothing" : null;
@@ -176,7 +187,9 @@ const numbers: Part = (d, _code, out) => {
     used.push("requestedEvents", "maximumEvents");
   }
   if (num(d.maximumSummaryLength) && num(d.maximumEvidenceReferences)) {
-    out.push(`a summary of at most ${d.maximumSummaryLength} code points and at most ${d.maximumEvidenceReferences} evidence references`);
+    out.push(
+      `a summary of at most ${d.maximumSummaryLength} code points and at most ${d.maximumEvidenceReferences} evidence references`,
+    );
     used.push("maximumSummaryLength", "maximumEvidenceReferences");
   }
   if (str(d.platformCode)) {
@@ -188,7 +201,15 @@ const numbers: Part = (d, _code, out) => {
 
 const PARTS: readonly Part[] = [issues, actions, devices, viewport, features, protocol, numbers];
 /** Keys that only repeat what the first line says or that a person cannot act on. */
-const QUIET = new Set(["method", "action", "scope", "timeoutMs", "inFlightActions", "inFlightObservations", "deviceCount"]);
+const QUIET = new Set([
+  "method",
+  "action",
+  "scope",
+  "timeoutMs",
+  "inFlightActions",
+  "inFlightObservations",
+  "deviceCount",
+]);
 
 /**
  * The error for a person: "<data.code>: <message>", then one indented line per thing `details`

@@ -48,7 +48,10 @@ export async function farmAcquireCommand(o: AcquireOptions): Promise<number> {
   });
   if (!ask.success) {
     const first = ask.issues[0];
-    throw new CliError(`--${first.path?.[0]?.key === "waitMs" ? "wait" : String(first.path?.[0]?.key ?? "?")}: ${first.message}`, EXIT.usage);
+    throw new CliError(
+      `--${first.path?.[0]?.key === "waitMs" ? "wait" : String(first.path?.[0]?.key ?? "?")}: ${first.message}`,
+      EXIT.usage,
+    );
   }
   const leaseMs = farmConfig().leaseMs;
   // Ctrl-C (or SIGTERM) while waiting drops the place in the queue before exiting.
@@ -64,8 +67,14 @@ export async function farmAcquireCommand(o: AcquireOptions): Promise<number> {
       } catch (e) {
         if (!(e instanceof FarmAcquireError)) throw e;
         if (e.reason === "cancelled") throw new CliError("interrupted: the request left the queue", EXIT.interrupted);
-        const what = Object.entries((e.details.constraints as Record<string, string>) ?? {}).map(([k, val]) => `${k}=${val}`).join(" ");
-        throw new CliError(e.reason === "noMatchingDevice" ? `no device in the farm matches${what ? ` ${what}` : ""}: see \`devicerail farm devices\`` : `${e.message}; ${e.details.matchingDevices} matching device(s) stayed busy, blocked or quarantined`);
+        const what = Object.entries((e.details.constraints as Record<string, string>) ?? {})
+          .map(([k, val]) => `${k}=${val}`)
+          .join(" ");
+        throw new CliError(
+          e.reason === "noMatchingDevice"
+            ? `no device in the farm matches${what ? ` ${what}` : ""}: see \`devicerail farm devices\``
+            : `${e.message}; ${e.details.matchingDevices} matching device(s) stayed busy, blocked or quarantined`,
+        );
       }
     });
   } finally {
@@ -96,7 +105,11 @@ export async function resolveDevice(sql: SQL, spec: string): Promise<DeviceRow> 
     SELECT d.host_id, d.device_id, h.name AS host FROM devices d JOIN hosts h ON h.id = d.host_id
     WHERE d.device_id = ${id} AND (${host}::text IS NULL OR h.id = ${host} OR h.name = ${host} OR h.endpoint = ${host})`) as DeviceRow[];
   if (rows.length === 0) throw new CliError(`no device ${spec} in the farm: see \`devicerail farm devices\``);
-  if (rows.length > 1) throw new CliError(`${spec} is on several hosts; name one as HOST/DEVICE: ${rows.map((r) => `${r.host}/${r.device_id}`).join(", ")}`, EXIT.usage);
+  if (rows.length > 1)
+    throw new CliError(
+      `${spec} is on several hosts; name one as HOST/DEVICE: ${rows.map((r) => `${r.host}/${r.device_id}`).join(", ")}`,
+      EXIT.usage,
+    );
   return rows[0] as DeviceRow;
 }
 
@@ -108,37 +121,65 @@ const needReason = (reason: string | undefined, what: string): string => {
 };
 
 /** `farm release ALLOCATION` (its holder) or `farm release DEVICE --force --reason TEXT` (an operator). */
-export async function farmReleaseCommand(target: string, o: { force?: boolean; reason?: string; json?: boolean }): Promise<number> {
+export async function farmReleaseCommand(
+  target: string,
+  o: { force?: boolean; reason?: string; json?: boolean },
+): Promise<number> {
   const isAllocation = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target);
-  if (!isAllocation && !o.force) throw new CliError(`releasing a device someone holds needs --force --reason TEXT (or give the allocation id to release your own)`, EXIT.usage);
+  if (!isAllocation && !o.force)
+    throw new CliError(
+      `releasing a device someone holds needs --force --reason TEXT (or give the allocation id to release your own)`,
+      EXIT.usage,
+    );
   const reason = o.force ? needReason(o.reason, "farm release --force") : null;
   const result = await withFarm(async (sql) => {
-    if (isAllocation && !o.force) return { released: await release(sql, target, "released"), allocationId: target, holder: null as string | null };
+    if (isAllocation && !o.force)
+      return { released: await release(sql, target, "released"), allocationId: target, holder: null as string | null };
     const d = isAllocation ? null : await resolveDevice(sql, target);
     return sql.begin(async (tx) => {
-      const rows = (await tx.unsafe(releaseSql("a.id = $2 OR (a.host_id = $3 AND a.device_id = $4)"), [`forced: ${reason}`, d ? null : target, d?.host_id ?? null, d?.device_id ?? null])) as {
+      const rows = (await tx.unsafe(releaseSql("a.id = $2 OR (a.host_id = $3 AND a.device_id = $4)"), [
+        `forced: ${reason}`,
+        d ? null : target,
+        d?.host_id ?? null,
+        d?.device_id ?? null,
+      ])) as {
         id: string;
         host_id: string;
         device_id: string;
         holder: string;
       }[];
       const row = rows[0];
-      if (row) await tx`INSERT INTO audit (at, action, host_id, device_id, actor, reason) VALUES (now(), 'release', ${row.host_id}, ${row.device_id}, ${actor()}, ${`${reason} (held by ${row.holder})`})`;
+      if (row)
+        await tx`INSERT INTO audit (at, action, host_id, device_id, actor, reason) VALUES (now(), 'release', ${row.host_id}, ${row.device_id}, ${actor()}, ${`${reason} (held by ${row.holder})`})`;
       return { released: row !== undefined, allocationId: row?.id ?? null, holder: row?.holder ?? null };
     });
   });
   if (o.json) printJson(result);
-  else stdout.write(result.released ? `released allocation ${result.allocationId}${result.holder ? ` (held by ${result.holder})` : ""}\n` : `${target}: nothing to release (not held)\n`);
+  else
+    stdout.write(
+      result.released
+        ? `released allocation ${result.allocationId}${result.holder ? ` (held by ${result.holder})` : ""}\n`
+        : `${target}: nothing to release (not held)\n`,
+    );
   return 0;
 }
 
-export async function farmBlockCommand(spec: string, o: { reason?: string; json?: boolean }, block: boolean): Promise<number> {
-  const reason = block ? needReason(o.reason, "farm block") : (o.reason?.trim() || "cleared");
+export async function farmBlockCommand(
+  spec: string,
+  o: { reason?: string; json?: boolean },
+  block: boolean,
+): Promise<number> {
+  const reason = block ? needReason(o.reason, "farm block") : o.reason?.trim() || "cleared";
   const row = await withFarm(async (sql) => {
     const d = await resolveDevice(sql, spec);
     return sql.begin(async (tx) => {
-      const [before] = (await tx`SELECT blocked_reason, quarantined_reason FROM devices WHERE host_id = ${d.host_id} AND device_id = ${d.device_id} FOR UPDATE`) as { blocked_reason: string | null; quarantined_reason: string | null }[];
-      if (block) await tx`UPDATE devices SET blocked_reason = ${reason}, blocked_at = now() WHERE host_id = ${d.host_id} AND device_id = ${d.device_id}`;
+      const [before] =
+        (await tx`SELECT blocked_reason, quarantined_reason FROM devices WHERE host_id = ${d.host_id} AND device_id = ${d.device_id} FOR UPDATE`) as {
+          blocked_reason: string | null;
+          quarantined_reason: string | null;
+        }[];
+      if (block)
+        await tx`UPDATE devices SET blocked_reason = ${reason}, blocked_at = now() WHERE host_id = ${d.host_id} AND device_id = ${d.device_id}`;
       else
         await tx`UPDATE devices SET blocked_reason = NULL, blocked_at = NULL, quarantined_reason = NULL, quarantined_at = NULL, cleared_at = now()
           WHERE host_id = ${d.host_id} AND device_id = ${d.device_id}`;
@@ -148,8 +189,12 @@ export async function farmBlockCommand(spec: string, o: { reason?: string; json?
     });
   });
   const what = `${row.host}/${row.device_id}`;
-  if (o.json) printJson({ deviceId: row.device_id, hostId: row.host_id, blocked: block, reason, at: isoSeconds(row.atMs) });
-  else if (block) stdout.write(`blocked ${what}: ${reason}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}; a holder keeps it until it releases\n`);
+  if (o.json)
+    printJson({ deviceId: row.device_id, hostId: row.host_id, blocked: block, reason, at: isoSeconds(row.atMs) });
+  else if (block)
+    stdout.write(
+      `blocked ${what}: ${reason}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}; a holder keeps it until it releases\n`,
+    );
   else
     stdout.write(
       `unblocked ${what}${row.was?.blocked_reason ? ` (was blocked: ${row.was.blocked_reason})` : ""}${row.was?.quarantined_reason ? ` (was quarantined: ${row.was.quarantined_reason})` : ""}${!row.was?.blocked_reason && !row.was?.quarantined_reason ? " (it was neither blocked nor quarantined)" : ""}\n`,

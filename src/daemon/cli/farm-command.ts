@@ -83,7 +83,10 @@ export async function withFarm<T>(work: (sql: SQL, url: string) => Promise<T>): 
   } catch (e) {
     if (e instanceof CliError) throw e;
     const code = (e as { code?: string }).code;
-    if (code === "42P01" || code === "42703") throw new CliError(`the farm database at ${farmWhere(url)} has no farm tables for this version yet: start a daemon with DEVICERAIL_FARM_URL first`);
+    if (code === "42P01" || code === "42703")
+      throw new CliError(
+        `the farm database at ${farmWhere(url)} has no farm tables for this version yet: start a daemon with DEVICERAIL_FARM_URL first`,
+      );
     throw new CliError(`the farm database at ${farmWhere(url)} is unreachable: ${(e as Error).message}`);
   } finally {
     await sql.close().catch(() => {});
@@ -91,8 +94,9 @@ export async function withFarm<T>(work: (sql: SQL, url: string) => Promise<T>): 
 }
 
 export async function farmHostsCommand(opts: { json?: boolean }): Promise<number> {
-  const rows = await withFarm(async (sql) =>
-    (await sql.unsafe(`
+  const rows = await withFarm(
+    async (sql) =>
+      (await sql.unsafe(`
       SELECT h.id, h.name, h.version, h.endpoint, h.epoch, ${HOST_STATE} AS state, (extract(epoch FROM h.last_seen) * 1000)::bigint AS "lastSeenMs",
         (SELECT count(*) FROM devices d WHERE d.host_id = h.id AND d.present)::int AS devices
       FROM hosts h ORDER BY h.name, h.id`)) as FarmHostRow[],
@@ -100,7 +104,20 @@ export async function farmHostsCommand(opts: { json?: boolean }): Promise<number
   const hosts = rows.map((r) => ({ ...r, epoch: Number(r.epoch), lastSeenMs: Number(r.lastSeenMs) }));
   if (opts.json) printJson({ hosts });
   else if (hosts.length === 0) stdout.write("no hosts have joined the farm\n");
-  else printRows(["HOST", "NAME", "ENDPOINT", "STATE", "EPOCH", "DEVICES", "LAST SEEN", "VERSION"], hosts.map((h) => [h.id, h.name, h.endpoint, h.state, String(h.epoch), String(h.devices), isoSeconds(h.lastSeenMs), h.version]));
+  else
+    printRows(
+      ["HOST", "NAME", "ENDPOINT", "STATE", "EPOCH", "DEVICES", "LAST SEEN", "VERSION"],
+      hosts.map((h) => [
+        h.id,
+        h.name,
+        h.endpoint,
+        h.state,
+        String(h.epoch),
+        String(h.devices),
+        isoSeconds(h.lastSeenMs),
+        h.version,
+      ]),
+    );
   return 0;
 }
 
@@ -138,12 +155,28 @@ export async function farmDevicesCommand(opts: { json?: boolean }): Promise<numb
   else
     printRows(
       ["DEVICE", "PLATFORM", "NAME", "OS", "HOST", "STATE", "HOLDER", "SINCE", "BATTERY", "HEALTH"],
-      devices.map((d) => [d.deviceId, d.platform, d.name, d.osVersion ?? "-", `${d.host} (${d.endpoint})`, d.state, d.holder ?? "-", isoSeconds(d.sinceMs), d.battery === null ? "-" : `${d.battery}%`, d.health]),
+      devices.map((d) => [
+        d.deviceId,
+        d.platform,
+        d.name,
+        d.osVersion ?? "-",
+        `${d.host} (${d.endpoint})`,
+        d.state,
+        d.holder ?? "-",
+        isoSeconds(d.sinceMs),
+        d.battery === null ? "-" : `${d.battery}%`,
+        d.health,
+      ]),
     );
   return 0;
 }
 
-export async function farmSessionsCommand(opts: { json?: boolean; limit?: number; host?: string; device?: string }): Promise<number> {
+export async function farmSessionsCommand(opts: {
+  json?: boolean;
+  limit?: number;
+  host?: string;
+  device?: string;
+}): Promise<number> {
   const limit = opts.limit ?? 50;
   const rows = await withFarm(
     async (sql) =>
@@ -166,7 +199,15 @@ export async function farmSessionsCommand(opts: { json?: boolean; limit?: number
   else
     printRows(
       ["SESSION", "HOST", "DEVICE", "HOLDER", "STARTED", "OUTCOME", "REPORT"],
-      sessions.map((s) => [s.sessionId, s.host, s.deviceId ?? "-", s.holder ?? "-", isoSeconds(s.startedAtMs), s.outcome ?? "active", s.report]),
+      sessions.map((s) => [
+        s.sessionId,
+        s.host,
+        s.deviceId ?? "-",
+        s.holder ?? "-",
+        isoSeconds(s.startedAtMs),
+        s.outcome ?? "active",
+        s.report,
+      ]),
     );
   return 0;
 }

@@ -30,9 +30,13 @@ export function eventLine(e: TestEvent, st = out()): string {
       case "actionStarted":
         return `${p.call.name} ${p.call.argumentsRedacted ? "(arguments redacted)" : JSON.stringify(p.call.arguments)}`;
       case "actionCompleted":
-        return p.outcome.outcome === "succeeded" ? "succeeded" : `${p.outcome.outcome}: ${p.outcome.error.code}: ${p.outcome.error.message}`;
+        return p.outcome.outcome === "succeeded"
+          ? "succeeded"
+          : `${p.outcome.outcome}: ${p.outcome.error.code}: ${p.outcome.error.message}`;
       case "observationCaptured":
-        return p.observation.screenshot?.sha256 ? `screenshot ${p.observation.screenshot.sha256.slice(0, 12)}…` : "no screenshot";
+        return p.observation.screenshot?.sha256
+          ? `screenshot ${p.observation.screenshot.sha256.slice(0, 12)}…`
+          : "no screenshot";
       case "verdictRecorded":
         return `${p.verdict.status}: ${p.verdict.summary}`;
       case "error":
@@ -58,7 +62,8 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
   for (;;) {
     if (interrupted.aborted) throw new CliError("stopped", EXIT.interrupted);
     const { sessions } = await c.call("devicerail.sessions.list", { limit: 20 });
-    const next = sessions.find((s) => s.state === "active") ?? [...sessions].reverse().find((s) => s.startedAtMs >= since);
+    const next =
+      sessions.find((s) => s.state === "active") ?? [...sessions].reverse().find((s) => s.startedAtMs >= since);
     if (next) return next.id;
     if (!told) stderr.write("no active Session; waiting for one to start (Ctrl-C to stop)\n");
     told = true;
@@ -67,8 +72,14 @@ async function pick(c: CoreClient, id: string | undefined, interrupted: AbortSig
 }
 
 /** Streams one Session's events to `onEvent` until its terminal; resolves with the terminal's reason. */
-async function stream(c: CoreClient, sessionId: string, onEvent: (e: TestEvent) => void, signal: AbortSignal): Promise<string> {
-  if (!c.attached.hello.features.enabled.includes("events.stream.v1")) throw new CliError("the daemon offers no event stream (events.stream.v1) to follow Sessions with");
+async function stream(
+  c: CoreClient,
+  sessionId: string,
+  onEvent: (e: TestEvent) => void,
+  signal: AbortSignal,
+): Promise<string> {
+  if (!c.attached.hello.features.enabled.includes("events.stream.v1"))
+    throw new CliError("the daemon offers no event stream (events.stream.v1) to follow Sessions with");
   const { endpoint } = await c.call("events.stream.open", { sessionId, originPolicy: { kind: "absent" } });
   const done = Promise.withResolvers<string>();
   const onNotification = (n: Notification) => {
@@ -90,7 +101,9 @@ async function stream(c: CoreClient, sessionId: string, onEvent: (e: TestEvent) 
     if (e instanceof RemoteError) done.reject(new CliError(`cannot follow Session ${sessionId}: ${e.rpcMessage}`));
     else if (!(e instanceof ConnectionLost)) done.reject(e);
   };
-  client.call("system.hello", helloParams({ name: "devicerail-cli", version: VERSION }, [], ["events.stream.v1"])).catch(refused);
+  client
+    .call("system.hello", helloParams({ name: "devicerail-cli", version: VERSION }, [], ["events.stream.v1"]))
+    .catch(refused);
   client.call("events.subscribe", { sessionId }).catch(refused);
   try {
     return await done.promise;
@@ -103,8 +116,14 @@ export async function followCommand(id: string | undefined, opts: { json?: boole
   await withClient(async (c, interrupted) => {
     const sessionId = await pick(c, id, interrupted);
     if (!opts.json) stderr.write(`following Session ${sessionId} (Ctrl-C to stop)\n`);
-    const reason = await stream(c, sessionId, (e) => stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `${eventLine(e)}\n`), interrupted);
-    if (!opts.json && reason !== "sessionEnded" && reason !== "interrupted") stderr.write(`the stream ended: ${reason}\n`);
+    const reason = await stream(
+      c,
+      sessionId,
+      (e) => stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `${eventLine(e)}\n`),
+      interrupted,
+    );
+    if (!opts.json && reason !== "sessionEnded" && reason !== "interrupted")
+      stderr.write(`the stream ended: ${reason}\n`);
   });
   return 0;
 }

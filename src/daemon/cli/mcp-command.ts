@@ -18,7 +18,7 @@ export async function mcpCommand(env: Record<string, string | undefined> = proce
   // A person who runs it at a terminal learns what it is waiting for; a host's pipe sees nothing.
   if (process.stdin.isTTY)
     process.stderr.write(
-      "devicerail mcp: an MCP server on stdin/stdout, for an AI agent host to start (e.g. `claude mcp add devicerail -- devicerail mcp`; see the README's \"AI agents (MCP)\"). Waiting for MCP messages; Ctrl-C quits.\n",
+      'devicerail mcp: an MCP server on stdin/stdout, for an AI agent host to start (e.g. `claude mcp add devicerail -- devicerail mcp`; see the README\'s "AI agents (MCP)"). Waiting for MCP messages; Ctrl-C quits.\n',
     );
   // The credential the endpoint was reached with: the data directory's token on its TCP port.
   return bridgeStdio(attached.endpoint, attached.token);

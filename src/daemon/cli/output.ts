@@ -43,7 +43,8 @@ export function exitCodeOf(e: unknown): FailureExit {
  */
 export function errorJson(e: unknown): RpcErrorObject {
   if (e instanceof RemoteError) return e.error;
-  if (e instanceof CliError) return errorObject(FAILURE_NAME[e.exitCode], { message: e.message, details: e.details ?? undefined });
+  if (e instanceof CliError)
+    return errorObject(FAILURE_NAME[e.exitCode], { message: e.message, details: e.details ?? undefined });
   return errorObject("cli_unexpected", { message: e instanceof Error ? e.message : String(e) });
 }
 
@@ -81,7 +82,14 @@ export interface Style {
 const sgr = (on: boolean, open: number, close: number) => (s: string) => (on ? `\x1b[${open}m${s}\x1b[${close}m` : s);
 
 export function style(on: boolean): Style {
-  return { bold: sgr(on, 1, 22), dim: sgr(on, 2, 22), green: sgr(on, 32, 39), yellow: sgr(on, 33, 39), red: sgr(on, 31, 39), cyan: sgr(on, 36, 39) };
+  return {
+    bold: sgr(on, 1, 22),
+    dim: sgr(on, 2, 22),
+    green: sgr(on, 32, 39),
+    yellow: sgr(on, 33, 39),
+    red: sgr(on, 31, 39),
+    cyan: sgr(on, 36, 39),
+  };
 }
 
 export const out = (): Style => style(colourEnabled(stdout));
@@ -93,7 +101,11 @@ const width = (s: string) => [...s.replace(/\x1b\[[0-9;]*m/g, "")].length;
 /** Left-aligned columns two spaces apart, the header styled; trailing spaces trimmed. */
 export function table(headers: string[], rows: string[][], st: Style = out()): string {
   const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c)))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c))))
+      .join("  ")
+      .trimEnd();
   return `${[st.bold(line(headers)), ...rows.map(line)].join("\n")}\n`;
 }
 
@@ -104,7 +116,11 @@ const CELL_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "
  * (a verdict, a device name: anything a device or a client wrote) are shown as escapes, so they
  * can neither start a row nor a column of their own, nor send the terminal an escape sequence.
  */
-export const cellText = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => CELL_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export const cellText = (s: string) =>
+  s.replace(
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (c) => CELL_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 
 /** The rows as printRows writes them: an aligned table for a terminal (`tty`), else tab-separated values. */
 export function rowsText(headers: string[], rows: string[][], tty: boolean): string {
@@ -164,7 +180,10 @@ export async function withSpinner<T>(
   let frame = 0;
   let ticker: ReturnType<typeof setInterval> | undefined;
   const started = performance.now();
-  const draw = () => stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label} ${((performance.now() - started) / 1000).toFixed(1)} s\x1b[K`);
+  const draw = () =>
+    stream.write(
+      `\r${FRAMES[frame++ % FRAMES.length]} ${label} ${((performance.now() - started) / 1000).toFixed(1)} s\x1b[K`,
+    );
   const delay = setTimeout(() => {
     draw();
     ticker = setInterval(draw, 80);

@@ -112,12 +112,16 @@ async function parse(argv: string[]): Promise<number> {
     const key = words.join(" ");
     const known = defined.get(key);
     if (known) return known;
-    const group = parentOf(words.slice(0, -1)).command(words.at(-1) as string).description(GROUPS[key] ?? "");
+    const group = parentOf(words.slice(0, -1))
+      .command(words.at(-1) as string)
+      .description(GROUPS[key] ?? "");
     defined.set(key, group);
     return group;
   };
   for (const spec of COMMANDS) {
-    const c = parentOf(spec.path.slice(0, -1)).command(spec.path.at(-1) as string).description(spec.summary);
+    const c = parentOf(spec.path.slice(0, -1))
+      .command(spec.path.at(-1) as string)
+      .description(spec.summary);
     defined.set(spec.path.join(" "), c);
     declare(c, spec);
     // Hooks of a parent run too (`sessions --json prune`): --json anywhere on the line counts.
@@ -128,7 +132,9 @@ async function parse(argv: string[]): Promise<number> {
       const opts = c.opts();
       // The program's own -d names the device when the command's does not; device commands fall back to $ANDROID_SERIAL.
       if (spec.device || spec.path.join(" ") === "farm acquire")
-        opts.device ??= program.opts<{ device?: string }>().device ?? (spec.device ? process.env.ANDROID_SERIAL || undefined : undefined);
+        opts.device ??=
+          program.opts<{ device?: string }>().device ??
+          (spec.device ? process.env.ANDROID_SERIAL || undefined : undefined);
       try {
         code = await spec.run({ args: given.slice(0, spec.args?.length ?? 0), opts, json });
       } catch (e) {
@@ -142,7 +148,8 @@ async function parse(argv: string[]): Promise<number> {
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
     // Scripts that asked for --json get the usage error as JSON too (the text still goes to stderr).
-    if (e.exitCode !== 0 && argv.includes("--json")) printJsonError(new CliError(e.message.replace(/^error: /, ""), EXIT.usage));
+    if (e.exitCode !== 0 && argv.includes("--json"))
+      printJsonError(new CliError(e.message.replace(/^error: /, ""), EXIT.usage));
     // --help and --version exit 0; every parse error, and a missing command, is a usage error.
     return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
@@ -153,7 +160,11 @@ async function parse(argv: string[]): Promise<number> {
 function declare(c: Command, spec: CommandSpec): void {
   if (spec.json !== false) c.option("--json", "machine-readable output on stdout").addHelpText("after", EXIT_CODES);
   if (spec.device)
-    c.option("-d, --device <id>", DEVICE_OPTION).option("--timeout <duration>", `how long one device call may take, e.g. 10s, 500ms, 2m (default ${DEFAULT_TIMEOUT_MS / 1000}s)`, duration);
+    c.option("-d, --device <id>", DEVICE_OPTION).option(
+      "--timeout <duration>",
+      `how long one device call may take, e.g. 10s, 500ms, 2m (default ${DEFAULT_TIMEOUT_MS / 1000}s)`,
+      duration,
+    );
   if (spec.selector) addSelectorOptions(c, spec.selector);
   for (const a of spec.args ?? []) {
     if (a.parse) c.argument(a.spec, a.description, a.parse);

@@ -37,7 +37,8 @@ export const refsPath = (dataDir: string) => join(dataDir, REFS_FILE);
 /** `@e3` or `e3` → `@e3`; anything else is a usage error. */
 export function parseRef(text: string): string {
   const ref = normaliseRef(text);
-  if (!ref) throw new CliError(`--ref expects a ref from devicerail ui such as @e3, not ${JSON.stringify(text)}`, EXIT.usage);
+  if (!ref)
+    throw new CliError(`--ref expects a ref from devicerail ui such as @e3, not ${JSON.stringify(text)}`, EXIT.usage);
   return ref;
 }
 
@@ -90,17 +91,23 @@ export function loadListing(dataDir: string, deviceId: string | null): RefListin
 }
 
 /** The numbering a listing continues (for the next `ui` of the device). */
-export const stateOf = (l: RefListing | null): RefState | null => (l ? { context: l.context, numbers: l.numbers, next: l.next } : null);
+export const stateOf = (l: RefListing | null): RefState | null =>
+  l ? { context: l.context, numbers: l.numbers, next: l.next } : null;
 
 /** The listing as the shared scheme reads it. */
-const entries = (l: RefListing) => ({ ...l, elements: l.listed.map((id) => ({ ref: `@e${l.numbers[id]}`, node: { stableNodeId: id } })) });
+const entries = (l: RefListing) => ({
+  ...l,
+  elements: l.listed.map((id) => ({ ref: `@e${l.numbers[id]}`, node: { stableNodeId: id } })),
+});
 
 /** The node reference a ref stands for in a listing. */
 export function nodeRefOf(listing: RefListing, ref: string): UiNodeRef {
   const found = resolveRef(entries(listing), parseRef(ref));
   if (!found) {
     const range = refRange(entries(listing)).replace("it lists", "it has");
-    throw new CliError(`${ref} is not in the last devicerail ui listing of ${listing.deviceId}${range}; run devicerail ui again`);
+    throw new CliError(
+      `${ref} is not in the last devicerail ui listing of ${listing.deviceId}${range}; run devicerail ui again`,
+    );
   }
   return found.node;
 }

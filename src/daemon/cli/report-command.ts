@@ -33,7 +33,10 @@ async function sessionsFor(c: CoreClient, ids: string[], sinceMs: number | undef
   if (sinceMs === undefined) return ids;
   const { sessions } = await c.call("devicerail.sessions.list", { limit: 1000 });
   const cutoff = Date.now() - sinceMs;
-  const recent = sessions.filter((s) => s.startedAtMs >= cutoff).reverse().map((s) => s.id);
+  const recent = sessions
+    .filter((s) => s.startedAtMs >= cutoff)
+    .reverse()
+    .map((s) => s.id);
   return [...ids, ...recent.filter((id) => !ids.includes(id))];
 }
 
@@ -41,7 +44,8 @@ async function headOf(source: ReportSource, sessionId: string): Promise<ReportHe
   try {
     return await source.head(sessionId);
   } catch (e) {
-    if (e instanceof RemoteError && e.data.code === "session_not_found") throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
+    if (e instanceof RemoteError && e.data.code === "session_not_found")
+      throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     throw e;
   }
 }
@@ -64,12 +68,21 @@ async function writeChunks(file: string, chunks: AsyncIterable<string>): Promise
 async function writeHtml(source: ReportSource, head: ReportHead, file: string, opts: ReportOpts, version: string) {
   const counts = { events: 0, screenshots: 0 };
   const model = modelChunks(source, head, { daemonVersion: version, fullImages: opts.fullImages, counts });
-  await writeChunks(file, pageChunks(model, { policy: pagePolicy(null, false), daemonVersion: version, sessionId: head.session.id }));
+  await writeChunks(
+    file,
+    pageChunks(model, { policy: pagePolicy(null, false), daemonVersion: version, sessionId: head.session.id }),
+  );
   return { file, bytes: statSync(file).size, ...counts };
 }
 
 /** JUnit XML for the Sessions, with the screenshots it names written beside it. */
-async function writeJunit(c: CoreClient, source: ReportSource, file: string, heads: ReportHead[], version: string): Promise<{ file: string; attachments: number }> {
+async function writeJunit(
+  c: CoreClient,
+  source: ReportSource,
+  file: string,
+  heads: ReportHead[],
+  version: string,
+): Promise<{ file: string; attachments: number }> {
   const dir = join(dirname(file), `${basename(file).replace(/\.xml$/i, "")}-attachments`);
   let attachments = 0;
   const suites: JunitSource[] = [];
@@ -88,16 +101,30 @@ async function writeJunit(c: CoreClient, source: ReportSource, file: string, hea
     }
     const deviceId = summary?.deviceId ?? null;
     // A device no longer attached is still named by its id.
-    const device = deviceId ? ((await source.device(deviceId)) ?? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false }) : null;
-    suites.push({ head: { session, summary, device, host: hostname(), daemonVersion: version }, pages: () => source.pages(session), attachments: files });
+    const device = deviceId
+      ? ((await source.device(deviceId)) ?? {
+          id: deviceId,
+          name: deviceId,
+          platform: { kind: "other", value: "unknown" },
+          osVersion: null,
+          connected: false,
+        })
+      : null;
+    suites.push({
+      head: { session, summary, device, host: hostname(), daemonVersion: version },
+      pages: () => source.pages(session),
+      attachments: files,
+    });
   }
   await writeChunks(file, junitChunks(suites));
   return { file, attachments };
 }
 
 export async function reportCommand(ids: string[], opts: ReportOpts): Promise<number> {
-  if (ids.length === 0 && opts.since === undefined) throw new CliError("name a Session (devicerail sessions lists them), or give --since AGE with --junit", EXIT.usage);
-  if (!opts.junit && (ids.length !== 1 || opts.since !== undefined)) throw new CliError("an HTML report is of one Session; for several, write JUnit with --junit FILE", EXIT.usage);
+  if (ids.length === 0 && opts.since === undefined)
+    throw new CliError("name a Session (devicerail sessions lists them), or give --since AGE with --junit", EXIT.usage);
+  if (!opts.junit && (ids.length !== 1 || opts.since !== undefined))
+    throw new CliError("an HTML report is of one Session; for several, write JUnit with --junit FILE", EXIT.usage);
   const html = ids.length === 1 && opts.since === undefined && (opts.output !== undefined || !opts.junit);
   // Output paths are checked before the daemon is asked anything, then named after the whole id.
   const htmlPath = (id: string) => (html ? resolve(outputFile(opts.output, `devicerail-report-${id}.html`)) : null);
@@ -127,7 +154,9 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
   }
   if (done.junit) {
     out.junit = { ...done.junit, sessions: done.sessions };
-    lines.push(`${done.junit.file}: ${done.sessions} Session${done.sessions === 1 ? "" : "s"}, ${done.junit.attachments} screenshot${done.junit.attachments === 1 ? "" : "s"} attached`);
+    lines.push(
+      `${done.junit.file}: ${done.sessions} Session${done.sessions === 1 ? "" : "s"}, ${done.junit.attachments} screenshot${done.junit.attachments === 1 ? "" : "s"} attached`,
+    );
   }
   if (opts.json) printJson(out);
   else stdout.write(`${lines.join("\n")}\n`);
@@ -136,7 +165,12 @@ export async function reportCommand(ids: string[], opts: ReportOpts): Promise<nu
 
 /** Opens a file or URL in the user's browser; says where it is when no opener works. */
 export function openInBrowser(target: string): void {
-  const command = process.platform === "darwin" ? ["open", target] : process.platform === "win32" ? ["cmd", "/c", "start", "", target] : ["xdg-open", target];
+  const command =
+    process.platform === "darwin"
+      ? ["open", target]
+      : process.platform === "win32"
+        ? ["cmd", "/c", "start", "", target]
+        : ["xdg-open", target];
   try {
     const child = Bun.spawn(command, { stdio: ["ignore", "ignore", "ignore"] });
     child.unref();
@@ -154,18 +188,33 @@ export function openInBrowser(target: string): void {
  * a browser sends no bearer token, and handing it the token would put the secret in the opener's
  * argv, which every local user can read. The ticket opens that one page once, within a minute.
  */
-export async function openLiveReport(given: string, opts: { json?: boolean }, env: Record<string, string | undefined> = process.env): Promise<number> {
+export async function openLiveReport(
+  given: string,
+  opts: { json?: boolean },
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
   const url = await withClient(async (c) => {
     const sessionId = await resolveSession(c, given);
     const { sessions } = await c.call("devicerail.sessions.list", { limit: 1000 });
-    if (!sessions.some((s) => s.id === sessionId)) throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
+    if (!sessions.some((s) => s.id === sessionId))
+      throw new CliError(`no Session ${sessionId}; devicerail sessions lists them`);
     const { record } = c.attached;
     const port = record.port;
-    if (port === undefined) throw new CliError("the daemon has no TCP listener for a browser to reach; start it with devicerail daemon start");
+    if (port === undefined)
+      throw new CliError(
+        "the daemon has no TCP listener for a browser to reach; start it with devicerail daemon start",
+      );
     const page = `http://127.0.0.1:${port}/sessions/${sessionId}/report`;
     if (credentialFor(record, { host: record.host ?? "127.0.0.1", port }, env) === null) return page;
-    const res = await c.http(`/sessions/${sessionId}/report/ticket`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
-    if (!res.ok) throw new CliError(`the daemon gave no ticket for the report page (HTTP ${res.status}); devicerail report ${sessionId} --open writes it to a file instead`);
+    const res = await c.http(`/sessions/${sessionId}/report/ticket`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
+    if (!res.ok)
+      throw new CliError(
+        `the daemon gave no ticket for the report page (HTTP ${res.status}); devicerail report ${sessionId} --open writes it to a file instead`,
+      );
     return `http://127.0.0.1:${port}${((await res.json()) as { path: string }).path}`;
   }, env);
   if (opts.json) printJson({ url });

@@ -14,9 +14,13 @@ interface TtyIn {
   pause(): unknown;
 }
 
-export async function readSecret(stdin: TtyIn = process.stdin as TtyIn, prompt: { write(s: string): unknown } = process.stderr): Promise<string> {
+export async function readSecret(
+  stdin: TtyIn = process.stdin as TtyIn,
+  prompt: { write(s: string): unknown } = process.stderr,
+): Promise<string> {
   const value = stdin.isTTY ? await fromPrompt(stdin, prompt) : dropNewline(await Bun.stdin.text());
-  if (value === "") throw new CliError(stdin.isTTY ? "no secret was typed" : "type --secret read nothing from stdin", EXIT.usage);
+  if (value === "")
+    throw new CliError(stdin.isTTY ? "no secret was typed" : "type --secret read nothing from stdin", EXIT.usage);
   return value;
 }
 

@@ -25,9 +25,10 @@ export interface ElementOpts extends SelectorOpts {
   timeout?: number;
 }
 
-
 /** What the options name: a selector, or a ref into the last `ui` listing. */
-export type Wanted = { kind: "selector"; selector: ElementSelector; label: string } | { kind: "ref"; ref: string; label: string };
+export type Wanted =
+  | { kind: "selector"; selector: ElementSelector; label: string }
+  | { kind: "ref"; ref: string; label: string };
 
 export const usage = (message: string) => new CliError(message, EXIT.usage);
 /** find and wait-for take a selector only (their actions have no node targets), so they have no --ref. */
@@ -38,10 +39,22 @@ export const ELEMENT_OPTIONS = "--text, --id, --role, --name or --ref";
 /** The selector the options make, null when none was given; contradictory options are usage errors. */
 export function wantedFrom(o: SelectorOpts): Wanted | null {
   if (o.contains && o.regex) throw usage("--contains and --regex exclude each other");
-  for (const [set, flag] of [[o.contains, "--contains"], [o.regex, "--regex"], [o.ignoreCase, "--ignore-case"]] as const)
+  for (const [set, flag] of [
+    [o.contains, "--contains"],
+    [o.regex, "--regex"],
+    [o.ignoreCase, "--ignore-case"],
+  ] as const)
     if (set && o.text === undefined) throw usage(`${flag} applies to --text; give --text too`);
-  const given = ([["--text", o.text], ["--id", o.id], ["--role", o.role], ["--name", o.name]] as const).filter(([, v]) => v !== undefined);
-  for (const [flag, value] of given) if (!/\S/.test(value as string)) throw usage(`${flag} needs a value that is not blank`);
+  const given = (
+    [
+      ["--text", o.text],
+      ["--id", o.id],
+      ["--role", o.role],
+      ["--name", o.name],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  for (const [flag, value] of given)
+    if (!/\S/.test(value as string)) throw usage(`${flag} needs a value that is not blank`);
   if (o.ref !== undefined) {
     if (given.length) throw usage("--ref names one element by itself; leave out --text, --id, --role and --name");
     parseRef(o.ref);

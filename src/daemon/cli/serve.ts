@@ -29,24 +29,39 @@ export interface ServeOptions {
 type Log = Awaited<ReturnType<typeof createLogger>>;
 
 /** What `serve` was asked to do, or the exit code of a usage/configuration error (already reported). */
-function plan(opts: ServeOptions): { config: Config; listen: ListenAddress | null; socket: string | null; token: AccessToken | null; localToken: boolean } | number {
+function plan(opts: ServeOptions):
+  | {
+      config: Config;
+      listen: ListenAddress | null;
+      socket: string | null;
+      token: AccessToken | null;
+      localToken: boolean;
+    }
+  | number {
   const usage = (message: string) => {
     process.stderr.write(`devicerail: ${message}\n`);
     return EXIT.usage;
   };
-  if (opts.stdio && (opts.listen !== undefined || opts.socket !== undefined)) return usage(`--stdio excludes --listen and --socket\n\n${SERVE_HELP}`);
+  if (opts.stdio && (opts.listen !== undefined || opts.socket !== undefined))
+    return usage(`--stdio excludes --listen and --socket\n\n${SERVE_HELP}`);
   let config: Config;
   let listen: ListenAddress | null;
   try {
     config = loadConfig();
     // Flags win over the environment; --stdio forces stdio even when DEVICERAIL_RPC_LISTEN is set.
-    listen = opts.listen !== undefined ? parseListenAddress(opts.listen) : opts.stdio || opts.socket !== undefined ? null : (config.listen ?? null);
+    listen =
+      opts.listen !== undefined
+        ? parseListenAddress(opts.listen)
+        : opts.stdio || opts.socket !== undefined
+          ? null
+          : (config.listen ?? null);
   } catch (err) {
     if (err instanceof ConfigError) return usage(err.message);
     throw err;
   }
   const socket = opts.socket ?? (opts.stdio || opts.listen !== undefined ? null : (config.socket ?? null));
-  if (opts.token !== undefined && tokenProblem(opts.token)) return usage(`invalid --token: ${tokenProblem(opts.token)}`);
+  if (opts.token !== undefined && tokenProblem(opts.token))
+    return usage(`invalid --token: ${tokenProblem(opts.token)}`);
   const secret = opts.token ?? config.token ?? null;
   // Children (an adb server the Android driver starts) must not inherit the secret.
   delete process.env.DEVICERAIL_TOKEN;
@@ -79,7 +94,10 @@ export async function serve(opts: ServeOptions): Promise<number> {
     if (relayed !== null) return relayed;
   }
   // The daemon's code is loaded only now: a relay never needs it.
-  const [{ createDaemon, StartupError }, { DatabaseLockedError }] = await Promise.all([import("../server.ts"), import("../../core/sessions/db.ts")]);
+  const [{ createDaemon, StartupError }, { DatabaseLockedError }] = await Promise.all([
+    import("../server.ts"),
+    import("../../core/sessions/db.ts"),
+  ]);
   const log = await createLogger(config.logLevel);
   let daemon: Daemon;
   const startedAtMs = Date.now();
@@ -103,13 +121,27 @@ export async function serve(opts: ServeOptions): Promise<number> {
   }
   if (listen || socket)
     return serveSockets(
-      { listen, socket, token, localToken, allowedOrigins: config.allowedOrigins ?? [], limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs }, mcpImage: config.mcpImage, mcpIdleMs: config.mcpIdleMs, mcpActionTimeoutMs: config.mcpActionTimeoutMs, farm: config.farm },
+      {
+        listen,
+        socket,
+        token,
+        localToken,
+        allowedOrigins: config.allowedOrigins ?? [],
+        limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs },
+        mcpImage: config.mcpImage,
+        mcpIdleMs: config.mcpIdleMs,
+        mcpActionTimeoutMs: config.mcpActionTimeoutMs,
+        farm: config.farm,
+      },
       daemon,
       log,
       config.screenshotPolicy,
       startedAtMs,
     );
-  log.info({ version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir }, "devicerail serving");
+  log.info(
+    { version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir },
+    "devicerail serving",
+  );
   await serveStdio({ dispatcher: daemon.dispatcher, services: daemon.services, log });
   await daemon.shutdown();
   removeRecord(daemon.paths.dataDir);
@@ -136,7 +168,13 @@ const MCP_STREAM_GRACE_MS = 5_000;
 const MCP_MAX_SESSIONS = 64;
 
 /** Serves TCP and/or the Unix socket until SIGINT/SIGTERM; stdin is not a protocol connection here. */
-async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotPolicy: string, startedAtMs: number): Promise<number> {
+async function serveSockets(
+  want: Sockets,
+  daemon: Daemon,
+  log: Log,
+  screenshotPolicy: string,
+  startedAtMs: number,
+): Promise<number> {
   // The listeners' front ends are loaded only here: serve on stdio never pays for MCP, the report or the farm.
   const [{ McpHttp }, { McpHub }, { ReportHttp }, farmModule] = await Promise.all([
     import("../mcp/http.ts"),
@@ -145,7 +183,13 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     want.farm && want.listen ? import("../farm/host.ts") : null,
   ]);
   // A farm hands its hosts' addresses to any client: each host must check who connects.
-  const farmProblem = want.farm && (!want.token ? "DEVICERAIL_FARM_URL needs DEVICERAIL_TOKEN: a farm host must authenticate its clients" : !want.listen ? "DEVICERAIL_FARM_URL needs a TCP listener (--listen HOST:PORT) for farm clients to reach" : null);
+  const farmProblem =
+    want.farm &&
+    (!want.token
+      ? "DEVICERAIL_FARM_URL needs DEVICERAIL_TOKEN: a farm host must authenticate its clients"
+      : !want.listen
+        ? "DEVICERAIL_FARM_URL needs a TCP listener (--listen HOST:PORT) for farm clients to reach"
+        : null);
   if (farmProblem) {
     process.stderr.write(`devicerail: ${farmProblem}\n`);
     await daemon.shutdown();
@@ -155,14 +199,24 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   // The surfaces' in-process clients: they get connections, never the dispatcher itself.
   const connect = localConnect(daemon.dispatcher, daemon.services, log);
   const base = { connect, log, serverVersion: VERSION };
-  const mcp = new McpHttp(new McpHub({ ...base, evidence: daemon.evidence, references: (sessionId, sha) => daemon.core.log.references(sessionId, sha), images: want.mcpImage, actionTimeoutMs: want.mcpActionTimeoutMs }), { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS });
+  const mcp = new McpHttp(
+    new McpHub({
+      ...base,
+      evidence: daemon.evidence,
+      references: (sessionId, sha) => daemon.core.log.references(sessionId, sha),
+      images: want.mcpImage,
+      actionTimeoutMs: want.mcpActionTimeoutMs,
+    }),
+    { log, idleMs: want.mcpIdleMs, graceMs: MCP_STREAM_GRACE_MS, maxSessions: MCP_MAX_SESSIONS },
+  );
   // One set for every listener: a ticket asked for on the Unix socket is opened on the TCP port.
   const viewer = new ViewerPasses();
   const reports = new ReportHttp({ ...base, evidence: daemon.evidence, viewer });
   // Farm mode needs the token and a TCP listener (checked with the configuration).
   const farm = farmModule && want.farm ? new farmModule.FarmHost(daemon, want.farm, log) : null;
   const shared = {
-    routes: (req: Request, url: URL, body: string) => (url.pathname === "/mcp" ? mcp.handle(req, body) : (farm?.http.route(req, url, body) ?? reports.route(req, url))),
+    routes: (req: Request, url: URL, body: string) =>
+      url.pathname === "/mcp" ? mcp.handle(req, body) : (farm?.http.route(req, url, body) ?? reports.route(req, url)),
     grants: farm?.grants.issue ?? null,
     viewer,
     dispatcher: daemon.dispatcher,
@@ -182,7 +236,9 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
   try {
     if (want.localToken) dataToken = writeLocalToken(daemon.paths.dataDir);
   } catch (err) {
-    process.stderr.write(`devicerail: cannot write the token file ${localTokenPath(daemon.paths.dataDir)}: ${(err as Error).message}; free space in the data directory or fix its permissions\n`);
+    process.stderr.write(
+      `devicerail: cannot write the token file ${localTokenPath(daemon.paths.dataDir)}: ${(err as Error).message}; free space in the data directory or fix its permissions\n`,
+    );
     await daemon.shutdown();
     removeRecord(daemon.paths.dataDir);
     return EXIT.runtime;
@@ -197,17 +253,22 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     if (dataToken) removeLocalToken(daemon.paths.dataDir, dataToken);
   };
   try {
-    if (want.listen) tcp = await listenTcp({ ...shared, ...want.listen, ...(dataToken ? { token: new AccessToken(dataToken) } : {}) });
+    if (want.listen)
+      tcp = await listenTcp({ ...shared, ...want.listen, ...(dataToken ? { token: new AccessToken(dataToken) } : {}) });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    process.stderr.write(`devicerail: cannot listen on ${endpointText(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
+    process.stderr.write(
+      `devicerail: cannot listen on ${endpointText(want.listen as ListenAddress)}: ${(err as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`,
+    );
     await stopAll();
     return err instanceof ListenAddressError ? EXIT.usage : EXIT.runtime;
   }
   try {
     if (want.socket) unix = await listenUnix({ ...shared, path: want.socket });
   } catch (err) {
-    process.stderr.write(`devicerail: ${err instanceof SocketPathError ? "" : "cannot listen on the Unix socket: "}${(err as Error).message}\n`);
+    process.stderr.write(
+      `devicerail: ${err instanceof SocketPathError ? "" : "cannot listen on the Unix socket: "}${(err as Error).message}\n`,
+    );
     await stopAll();
     return EXIT.runtime;
   }
@@ -222,12 +283,16 @@ async function serveSockets(want: Sockets, daemon: Daemon, log: Log, screenshotP
     },
     startedAtMs,
   );
-  if (farm && want.farm && tcp && want.listen) await farm.start(endpointText(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));
+  if (farm && want.farm && tcp && want.listen)
+    await farm.start(endpointText(want.farm.advertise ?? { host: want.listen.host, port: tcp.port }));
   const signal = await new Promise<string>((resolve) => {
     // Kept installed: a repeated signal during the bounded shutdown must not kill the process midway.
     process.on("SIGINT", () => resolve("SIGINT"));
     process.on("SIGTERM", () => resolve("SIGTERM"));
-    const where = { ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}), ...(unix ? { socket: unix.path } : {}) };
+    const where = {
+      ...(tcp && want.listen ? { host: want.listen.host, port: tcp.port } : {}),
+      ...(unix ? { socket: unix.path } : {}),
+    };
     log.info({ version: VERSION, transport: tcp ? "tcp" : "unix", ...where, screenshotPolicy }, "devicerail serving");
     // The only stdout output in this mode, so scripts learn the port the OS picked for port 0.
     process.stdout.write(`${JSON.stringify({ listening: where })}\n`);

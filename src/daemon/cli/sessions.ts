@@ -14,7 +14,13 @@ import { stdout } from "./std-streams.ts";
 export type SessionRow = SessionSummary;
 
 const seconds = (ms: number) =>
-  ms < 1_000 ? `${ms} ms` : ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 3_600_000).toFixed(1)} h`;
+  ms < 1_000
+    ? `${ms} ms`
+    : ms < 10_000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : ms < 3_600_000
+        ? `${Math.round(ms / 1000)} s`
+        : `${(ms / 3_600_000).toFixed(1)} h`;
 
 /** How a Session went, in a word: its verdict when one was recorded, else its outcome (or that it still runs). */
 const result = (s: SessionRow) => (s.verdict ? `${s.verdict.status}: ${s.verdict.summary}` : (s.outcome ?? "active"));
@@ -33,14 +39,20 @@ export async function resolveSession(c: CoreClient, given: string): Promise<stri
   const text = given.trim().toLowerCase();
   if (UUID.test(text)) return text;
   if (!/^[0-9a-f-]+$/.test(text) || text.length < MIN_PREFIX)
-    throw new CliError(`${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`, EXIT.usage);
+    throw new CliError(
+      `${JSON.stringify(given)} is not a Session id: give the id devicerail sessions lists, or its first ${MIN_PREFIX} or more characters`,
+      EXIT.usage,
+    );
   // sessions.list answers every Session the daemon keeps, active and ended (an array of SessionInfo).
   const sessions = await c.call("sessions.list");
   const hits = sessions.map((s) => s.id).filter((id) => id.startsWith(text));
   if (hits.length === 1) return hits[0] as string;
   if (hits.length === 0) throw new CliError(`no Session starts with ${text}; devicerail sessions lists them`);
   const shown = hits.slice(0, 5).join(", ");
-  throw new CliError(`${text} names ${hits.length} Sessions (${shown}${hits.length > 5 ? ", …" : ""}): give more of the id`, EXIT.usage);
+  throw new CliError(
+    `${text} names ${hits.length} Sessions (${shown}${hits.length > 5 ? ", …" : ""}): give more of the id`,
+    EXIT.usage,
+  );
 }
 
 export async function sessionsCommand(opts: { json?: boolean; limit?: number }): Promise<number> {
@@ -52,7 +64,15 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
     printRows(
       ["ID", "DEVICE", "STARTED", "DURATION", "ACTIONS", "ERRORS", "RESULT"],
       // Newest first, as the daemon lists them (and as --json has them).
-      sessions.map((s) => [s.id, s.deviceId ?? "-", isoSeconds(s.startedAtMs), seconds(s.durationMs), String(s.actions), String(s.errors), result(s)]),
+      sessions.map((s) => [
+        s.id,
+        s.deviceId ?? "-",
+        isoSeconds(s.startedAtMs),
+        seconds(s.durationMs),
+        String(s.actions),
+        String(s.errors),
+        result(s),
+      ]),
     );
   return 0;
 }
@@ -61,17 +81,27 @@ export async function sessionsCommand(opts: { json?: boolean; limit?: number }):
  * Deletes ended Sessions (events.clear): those that ended more than `olderThanMs` ago, or all but
  * the newest `keep`. Active Sessions are never touched.
  */
-export async function pruneCommand(opts: { olderThan?: number; keep?: number; dryRun?: boolean; json?: boolean }): Promise<number> {
-  if ((opts.olderThan === undefined) === (opts.keep === undefined)) throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", EXIT.usage);
+export async function pruneCommand(opts: {
+  olderThan?: number;
+  keep?: number;
+  dryRun?: boolean;
+  json?: boolean;
+}): Promise<number> {
+  if ((opts.olderThan === undefined) === (opts.keep === undefined))
+    throw new CliError("say which Sessions to delete: --older-than AGE or --keep N (one of them)", EXIT.usage);
   const deleted = await withClient(async (c) => {
     const { sessions } = await c.call("devicerail.sessions.list", { state: "ended" });
     const cutoff = opts.olderThan === undefined ? null : Date.now() - opts.olderThan;
-    const doomed = cutoff === null ? sessions.slice(opts.keep) : sessions.filter((s) => (s.endedAtMs ?? s.startedAtMs) < cutoff);
+    const doomed =
+      cutoff === null ? sessions.slice(opts.keep) : sessions.filter((s) => (s.endedAtMs ?? s.startedAtMs) < cutoff);
     if (!opts.dryRun) for (const s of doomed) await c.call("events.clear", { sessionId: s.id });
     return doomed;
   });
   if (opts.json) printJson({ deleted: deleted.map((s) => s.id), dryRun: opts.dryRun === true });
-  else stdout.write(`${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`);
+  else
+    stdout.write(
+      `${opts.dryRun ? "would delete" : "deleted"} ${deleted.length} Session${deleted.length === 1 ? "" : "s"}\n`,
+    );
   return 0;
 }
 
@@ -84,7 +114,11 @@ export async function allEvents(c: CoreClient, sessionId: string): Promise<Expor
   let session: SessionInfo | undefined;
   try {
     for (;;) {
-      const page = await c.call("session.export", { sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+      const page = await c.call("session.export", {
+        sessionId,
+        limit: 1000,
+        ...(after ? { afterSequence: after } : {}),
+      });
       session = page.session;
       events.push(...page.events);
       if (page.nextAfterSequence === undefined) return { session, events };
@@ -122,7 +156,8 @@ Written by devicerail export.
 
 export async function exportCommand(given: string, opts: { output?: string; json?: boolean }): Promise<number> {
   const refuseFull = (dir: string) => {
-    if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`, EXIT.usage);
+    if (existsSync(dir) && readdirSync(dir).length > 0)
+      throw new CliError(`${dir} already exists and is not empty; choose another folder with -o DIR`, EXIT.usage);
   };
   // -o is checked before the daemon is asked anything, then named after the whole id.
   outputDir(opts.output, `devicerail-session-${given}`);

@@ -26,7 +26,14 @@ function isTerminal(fd: 1 | 2): boolean {
     const st = fstatSync(fd);
     if (!st.isCharacterDevice()) return false;
     // /dev/null is a character device too, and no terminal.
-    if (devNull === undefined) devNull = (() => { try { return statSync("/dev/null").rdev; } catch { return null; } })();
+    if (devNull === undefined)
+      devNull = (() => {
+        try {
+          return statSync("/dev/null").rdev;
+        } catch {
+          return null;
+        }
+      })();
     return st.rdev !== devNull;
   } catch {
     return false;

@@ -42,7 +42,8 @@ async function connect(endpoint: Endpoint, relay: Relay): Promise<Socket<undefin
   const handlers = {
     data: (s: Socket<undefined>, chunk: Uint8Array) => {
       unsettled++;
-      if (!process.stdout.write(chunk, () => unsettled--) && setReading(s, false)) process.stdout.once("drain", () => setReading(s, true));
+      if (!process.stdout.write(chunk, () => unsettled--) && setReading(s, false))
+        process.stdout.once("drain", () => setReading(s, true));
     },
     drain: () => {
       relay.drained?.();
@@ -95,7 +96,9 @@ export async function relayStdio(dataDir: string, env: Record<string, string | u
   }
   if (!opened) {
     const where = endpointsOf(record).map(endpointText).join(" or ") || "any socket";
-    process.stderr.write(`devicerail: a devicerail daemon (pid ${record.pid}) holds ${dataDir} but does not answer on ${where}; stop it with \`devicerail daemon stop\`\n`);
+    process.stderr.write(
+      `devicerail: a devicerail daemon (pid ${record.pid}) holds ${dataDir} but does not answer on ${where}; stop it with \`devicerail daemon stop\`\n`,
+    );
     return 1;
   }
   const { socket, endpoint } = opened;

@@ -114,7 +114,9 @@ export async function dispatch(sql: SQL, leaseMs: number): Promise<number | null
     const [lock] = (await tx`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS ok`) as { ok: boolean }[];
     if (!lock?.ok) return null;
     await tx.unsafe(releaseSql("a.expires_at <= now()"), ["expired"]);
-    await tx.unsafe(releaseSql(`NOT EXISTS (SELECT 1 FROM hosts h WHERE h.id = a.host_id AND ${HOST_UP_SQL})`), ["host gone"]);
+    await tx.unsafe(releaseSql(`NOT EXISTS (SELECT 1 FROM hosts h WHERE h.id = a.host_id AND ${HOST_UP_SQL})`), [
+      "host gone",
+    ]);
     await tx`
       UPDATE requests SET state = CASE WHEN deadline <= now() THEN 'expired' ELSE 'cancelled' END
       WHERE state = 'waiting' AND (deadline <= now() OR alive_until <= now())`;
@@ -155,7 +157,10 @@ const DIRECT_FROM_FIRST_HOST = directSql(false);
 
 /** How many present devices on up hosts match at all (free or not): none means waiting is pointless. */
 async function matchingDevices(sql: SQL, r: Waiting): Promise<number> {
-  const [row] = (await sql.unsafe(`SELECT count(*)::int AS n FROM devices d JOIN hosts h ON h.id = d.host_id WHERE d.present AND ${HOST_UP_SQL} AND ${MATCH_SQL}`, matchParams(r))) as { n: number }[];
+  const [row] = (await sql.unsafe(
+    `SELECT count(*)::int AS n FROM devices d JOIN hosts h ON h.id = d.host_id WHERE d.present AND ${HOST_UP_SQL} AND ${MATCH_SQL}`,
+    matchParams(r),
+  )) as { n: number }[];
   return row?.n ?? 0;
 }
 
@@ -181,7 +186,17 @@ export async function acquire(sql: SQL, ask: AcquireRequest, opts: AcquireOption
   const t0 = performance.now();
   const cols = matchColumns(ask);
   const id = crypto.randomUUID();
-  const probe: Waiting = { id, holder: "", platform: cols.platform, model: cols.model, os_min: cols.osMin, os_max: cols.osMax, host: cols.host, capability: cols.capability, device_id: cols.deviceId };
+  const probe: Waiting = {
+    id,
+    holder: "",
+    platform: cols.platform,
+    model: cols.model,
+    os_min: cols.osMin,
+    os_max: cols.osMax,
+    host: cols.host,
+    capability: cols.capability,
+    device_id: cols.deviceId,
+  };
   let direct: string | false | null = null;
   for (let attempt = 0; attempt < 4 && typeof direct !== "string"; attempt++) {
     // Even attempts start at a random host, odd ones at the first: together they cover every device.
@@ -192,7 +207,10 @@ export async function acquire(sql: SQL, ask: AcquireRequest, opts: AcquireOption
   }
   if (typeof direct === "string") return await allocationOf(sql, direct, opts.leaseMs, performance.now() - t0);
   const matching = await matchingDevices(sql, probe);
-  if (matching === 0) throw new FarmAcquireError("noMatchingDevice", "no device in the farm matches the constraints", { constraints: constraintsOf(ask) });
+  if (matching === 0)
+    throw new FarmAcquireError("noMatchingDevice", "no device in the farm matches the constraints", {
+      constraints: constraintsOf(ask),
+    });
   const waitMs = ask.waitMs ?? 0;
   await sql`
     INSERT INTO requests (id, priority, holder, constraints, platform, model, os_min, os_max, host, capability, device_id, created_at, deadline, alive_until, state)
@@ -206,8 +224,13 @@ export async function acquire(sql: SQL, ask: AcquireRequest, opts: AcquireOption
       await dispatch(sql, opts.leaseMs);
       const [row] = (await sql`
         UPDATE requests SET alive_until = CASE WHEN state = 'waiting' THEN now() + make_interval(secs => ${ALIVE_MS} / 1000.0) ELSE alive_until END
-        WHERE id = ${id} RETURNING state, allocation_id, now() >= deadline AS due`) as { state: string; allocation_id: string | null; due: boolean }[];
-      if (row?.state === "served" && row.allocation_id) return await allocationOf(sql, row.allocation_id, opts.leaseMs, performance.now() - t0);
+        WHERE id = ${id} RETURNING state, allocation_id, now() >= deadline AS due`) as {
+        state: string;
+        allocation_id: string | null;
+        due: boolean;
+      }[];
+      if (row?.state === "served" && row.allocation_id)
+        return await allocationOf(sql, row.allocation_id, opts.leaseMs, performance.now() - t0);
       if (row?.state !== "waiting" || row.due || opts.signal?.aborted) break;
       // Soon at first (a pass someone else ran may just have served it), then every POLL_MS.
       await sleep(Math.min(POLL_MS, 10 * 2 ** polls++), opts.signal);
@@ -218,25 +241,41 @@ export async function acquire(sql: SQL, ask: AcquireRequest, opts: AcquireOption
   }
   await cancel(sql, id);
   if (opts.signal?.aborted) throw new FarmAcquireError("cancelled", "the request was cancelled");
-  throw new FarmAcquireError("timedOut", `no matching device became free within ${waitMs} ms`, { waitedMs: Math.round(performance.now() - t0), matchingDevices: matching });
+  throw new FarmAcquireError("timedOut", `no matching device became free within ${waitMs} ms`, {
+    waitedMs: Math.round(performance.now() - t0),
+    matchingDevices: matching,
+  });
 }
 
 /** The allocation's id; false when nothing is free (or others wait first); null when a race was lost (worth another try). */
-async function takeDirectly(sql: SQL, probe: Waiting, ask: AcquireRequest, leaseMs: number, start: string | null): Promise<string | false | null> {
+async function takeDirectly(
+  sql: SQL,
+  probe: Waiting,
+  ask: AcquireRequest,
+  leaseMs: number,
+  start: string | null,
+): Promise<string | false | null> {
   try {
     const params = [...matchParams(probe), crypto.randomUUID(), ask.holder ?? "anonymous", ask.priority ?? 0, leaseMs];
-    const rows = (await (start === null ? sql.unsafe(DIRECT_FROM_FIRST_HOST, params) : sql.unsafe(DIRECT_FROM_RANDOM_HOST, [...params, start]))) as { id: string }[];
+    const rows = (await (start === null
+      ? sql.unsafe(DIRECT_FROM_FIRST_HOST, params)
+      : sql.unsafe(DIRECT_FROM_RANDOM_HOST, [...params, start]))) as { id: string }[];
     return rows[0]?.id ?? false;
   } catch (err) {
     // Another client took the same device between our look and our write (the unique index said so): queue instead.
-    if ((err as { errno?: string; code?: string }).errno === "23505" || (err as { code?: string }).code === "23505") return null;
+    if ((err as { errno?: string; code?: string }).errno === "23505" || (err as { code?: string }).code === "23505")
+      return null;
     throw err;
   }
 }
 
 /** Drops a waiting request; one served in the meantime gives its device straight back. */
 export async function cancel(sql: SQL, requestId: string): Promise<void> {
-  const [row] = (await sql`UPDATE requests SET state = CASE WHEN state = 'waiting' THEN 'cancelled' ELSE state END WHERE id = ${requestId} RETURNING state, allocation_id`) as { state: string; allocation_id: string | null }[];
+  const [row] =
+    (await sql`UPDATE requests SET state = CASE WHEN state = 'waiting' THEN 'cancelled' ELSE state END WHERE id = ${requestId} RETURNING state, allocation_id`) as {
+      state: string;
+      allocation_id: string | null;
+    }[];
   if (row?.state === "served" && row.allocation_id) await release(sql, row.allocation_id, "cancelled before use");
 }
 
@@ -250,7 +289,16 @@ async function allocationOf(sql: SQL, allocationId: string, leaseMs: number, wai
   const [row] = (await sql`
     SELECT a.id, a.host_id, a.device_id, h.name AS host, h.endpoint, d.name, d.platform, d.os_version
     FROM allocations a JOIN hosts h ON h.id = a.host_id JOIN devices d ON d.host_id = a.host_id AND d.device_id = a.device_id
-    WHERE a.id = ${allocationId}`) as { id: string; host_id: string; device_id: string; host: string; endpoint: string; name: string; platform: string; os_version: string | null }[];
+    WHERE a.id = ${allocationId}`) as {
+    id: string;
+    host_id: string;
+    device_id: string;
+    host: string;
+    endpoint: string;
+    name: string;
+    platform: string;
+    os_version: string | null;
+  }[];
   if (!row) throw new Error(`allocation ${allocationId} vanished`);
   const claims: CredentialClaims = { a: row.id, h: row.host_id, d: row.device_id };
   return {
@@ -268,6 +316,7 @@ async function allocationOf(sql: SQL, allocationId: string, leaseMs: number, wai
 
 function constraintsOf(ask: AcquireRequest): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of ["platform", "model", "os", "host", "capability", "device"] as const) if (ask[k] !== undefined) out[k] = ask[k];
+  for (const k of ["platform", "model", "os", "host", "capability", "device"] as const)
+    if (ask[k] !== undefined) out[k] = ask[k];
   return out;
 }

@@ -37,8 +37,14 @@ const MAX_PENDING = 10_000;
 export function infrastructureFailure(error: { code: string; details?: unknown }, timedOut: boolean): string | null {
   if (timedOut) return "device did not answer in time";
   const platformCode = (error.details as { platformCode?: unknown } | null)?.platformCode;
-  if (error.code === "platform_error" && typeof platformCode === "string" && /offline|unauthorized|not_found|disconnected|adb|unavailable/i.test(platformCode)) return platformCode;
-  if (error.code === "driver_timed_out" || error.code === "internal_error" || error.code === "device_not_found") return error.code;
+  if (
+    error.code === "platform_error" &&
+    typeof platformCode === "string" &&
+    /offline|unauthorized|not_found|disconnected|adb|unavailable/i.test(platformCode)
+  )
+    return platformCode;
+  if (error.code === "driver_timed_out" || error.code === "internal_error" || error.code === "device_not_found")
+    return error.code;
   return null;
 }
 
@@ -66,9 +72,23 @@ export class FarmCatalogue {
   private see(e: TestEvent): void {
     const p = e.payload;
     if (p.type === "sessionStarted") {
-      this.remember({ sessionId: e.sessionId, deviceId: e.deviceId ?? this.deviceOf(e.sessionId), startedAt: e.atMs, endedAt: null, outcome: null, reason: null });
+      this.remember({
+        sessionId: e.sessionId,
+        deviceId: e.deviceId ?? this.deviceOf(e.sessionId),
+        startedAt: e.atMs,
+        endedAt: null,
+        outcome: null,
+        reason: null,
+      });
     } else if (p.type === "sessionEnded") {
-      const row = this.sessions.get(e.sessionId) ?? { sessionId: e.sessionId, deviceId: e.deviceId ?? null, startedAt: e.atMs, endedAt: null, outcome: null, reason: null };
+      const row = this.sessions.get(e.sessionId) ?? {
+        sessionId: e.sessionId,
+        deviceId: e.deviceId ?? null,
+        startedAt: e.atMs,
+        endedAt: null,
+        outcome: null,
+        reason: null,
+      };
       this.remember({ ...row, endedAt: e.atMs, outcome: p.outcome, reason: p.reason ?? null });
     } else if (p.type === "actionCompleted" && p.outcome.outcome !== "succeeded" && p.outcome.outcome !== "cancelled") {
       this.fail(e, infrastructureFailure(p.outcome.error, p.outcome.outcome === "timedOut"), p.outcome.error.message);
@@ -156,8 +176,17 @@ export class FarmCatalogue {
     await tx`
       INSERT INTO failures (host_id, device_id, at, kind, detail)
       SELECT ${this.hostId}, x.device_id, now(), x.kind, x.detail
-      FROM unnest(${tx.array(failures.map((f) => f.deviceId), "TEXT")}::text[], ${tx.array(failures.map((f) => f.kind), "TEXT")}::text[],
-        ${tx.array(failures.map((f) => f.detail.slice(0, 500)), "TEXT")}::text[]) AS x(device_id, kind, detail)`;
+      FROM unnest(${tx.array(
+        failures.map((f) => f.deviceId),
+        "TEXT",
+      )}::text[], ${tx.array(
+        failures.map((f) => f.kind),
+        "TEXT",
+      )}::text[],
+        ${tx.array(
+          failures.map((f) => f.detail.slice(0, 500)),
+          "TEXT",
+        )}::text[]) AS x(device_id, kind, detail)`;
   }
 }
 

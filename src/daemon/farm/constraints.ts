@@ -24,7 +24,12 @@ export const AcquireRequestSchema = v.strictObject({
   /** A pattern over the device's name or id; `*` matches any run of characters, case ignored. */
   model: v.optional(text(128)),
   /** An OS major version range: `14`, `>=14`, `>13`, `<=15`, `<16`, `14-15`. */
-  os: v.optional(v.pipe(text(16), v.check((s) => parseOsRange(s) !== null, "expected an OS range: 14, >=14, >13, <=15, <16 or 14-15"))),
+  os: v.optional(
+    v.pipe(
+      text(16),
+      v.check((s) => parseOsRange(s) !== null, "expected an OS range: 14, >=14, >13, <=15, <16 or 14-15"),
+    ),
+  ),
   /** A host's id, name or endpoint. */
   host: v.optional(text(256)),
   /** An action the device must support (device.capabilities), e.g. swipe. */

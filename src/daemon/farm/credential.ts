@@ -37,7 +37,9 @@ export function verifyCredential(key: string, credential: string): CredentialCla
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
     const c = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Partial<CredentialClaims>;
-    return typeof c.a === "string" && typeof c.h === "string" && typeof c.d === "string" ? { a: c.a, h: c.h, d: c.d } : null;
+    return typeof c.a === "string" && typeof c.h === "string" && typeof c.d === "string"
+      ? { a: c.a, h: c.h, d: c.d }
+      : null;
   } catch {
     return null;
   }

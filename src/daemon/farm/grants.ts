@@ -35,7 +35,10 @@ export interface GrantHost {
   activeSession(conn: Connection): string | null;
 }
 
-type State = { kind: "confirming"; done: Promise<void> } | { kind: "live"; validUntil: number } | { kind: "lapsed"; reason: string };
+type State =
+  | { kind: "confirming"; done: Promise<void> }
+  | { kind: "live"; validUntil: number }
+  | { kind: "lapsed"; reason: string };
 
 export class AllocationGrant implements ConnectionGrant {
   private state: State;
@@ -91,14 +94,18 @@ export class AllocationGrant implements ConnectionGrant {
 
   /** Checks the local deadline (the database unreachable for a whole lease). */
   expireIfDue(): void {
-    if (this.state.kind === "live" && performance.now() > this.state.validUntil) this.lapse("expired: the farm database could not renew it in time");
+    if (this.state.kind === "live" && performance.now() > this.state.validUntil)
+      this.lapse("expired: the farm database could not renew it in time");
   }
 
   /** The allocation is no longer this connection's: later requests are refused and its Session ends. */
   lapse(reason: string): void {
     if (this.state.kind === "lapsed") return;
     this.state = { kind: "lapsed", reason };
-    this.host.log.warn({ allocationId: this.allocationId, deviceId: this.deviceId, reason }, "farm allocation lapsed; its connection keeps no device");
+    this.host.log.warn(
+      { allocationId: this.allocationId, deviceId: this.deviceId, reason },
+      "farm allocation lapsed; its connection keeps no device",
+    );
     const conn = this.conn;
     if (conn) void this.host.revoke(conn, `farm allocation lapsed (${reason})`).catch(() => {});
   }
@@ -125,7 +132,10 @@ export class AllocationGrant implements ConnectionGrant {
       if (rows.length === 1) this.state = { kind: "live", validUntil: t0 + this.host.leaseMs };
       else this.state = { kind: "lapsed", reason: await this.table.whyNotLive(sql, this.allocationId) };
     } catch (err) {
-      this.host.log.warn({ err: (err as Error).message, allocationId: this.allocationId }, "could not confirm a farm allocation");
+      this.host.log.warn(
+        { err: (err as Error).message, allocationId: this.allocationId },
+        "could not confirm a farm allocation",
+      );
       this.state = { kind: "lapsed", reason: "unconfirmed: the farm database is unreachable from this host" };
     }
   }
@@ -211,17 +221,30 @@ export class FarmGrants {
     const sql = this.host.sql();
     if (!sql) return;
     try {
-      await sql.unsafe(releaseSql("a.id = $2", ", session_id = coalesce($3, a.session_id)"), [reason, grant.allocationId, grant.lastSession]);
+      await sql.unsafe(releaseSql("a.id = $2", ", session_id = coalesce($3, a.session_id)"), [
+        reason,
+        grant.allocationId,
+        grant.lastSession,
+      ]);
     } catch (err) {
       // It expires on its own after one lease.
-      this.host.log.warn({ err: (err as Error).message, allocationId: grant.allocationId }, "could not release a farm allocation; it expires on its own");
+      this.host.log.warn(
+        { err: (err as Error).message, allocationId: grant.allocationId },
+        "could not release a farm allocation; it expires on its own",
+      );
     }
   }
 
   async whyNotLive(sql: SQL, allocationId: string): Promise<string> {
-    const [row] = (await sql`SELECT release_reason, released_at IS NULL AS open FROM allocations WHERE id = ${allocationId}`) as { release_reason: string | null; open: boolean }[];
+    const [row] =
+      (await sql`SELECT release_reason, released_at IS NULL AS open FROM allocations WHERE id = ${allocationId}`) as {
+        release_reason: string | null;
+        open: boolean;
+      }[];
     if (!row) return "unknown allocation";
     if (row.open) return "expired";
-    return row.release_reason?.startsWith("forced") ? `released by an operator (${row.release_reason})` : `released (${row.release_reason ?? "no reason"})`;
+    return row.release_reason?.startsWith("forced")
+      ? `released by an operator (${row.release_reason})`
+      : `released (${row.release_reason ?? "no reason"})`;
   }
 }

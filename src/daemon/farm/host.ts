@@ -55,7 +55,12 @@ export class FarmHost {
       revoke: (conn, reason) => closeConnectionSession(core, conn, reason, log),
       activeSession: (conn) => stateOf(conn).activeSessionId,
     });
-    this.catalogue = new FarmCatalogue(this.hostId, settings.quarantine, (sessionId) => this.deviceOf(sessionId), (sessionId) => this.grants.allocationOf(sessionId));
+    this.catalogue = new FarmCatalogue(
+      this.hostId,
+      settings.quarantine,
+      (sessionId) => this.deviceOf(sessionId),
+      (sessionId) => this.grants.allocationOf(sessionId),
+    );
     this.http = new FarmHttp({ url: settings.url, leaseMs: settings.leaseMs, log });
   }
 
@@ -100,7 +105,15 @@ export class FarmHost {
       let caps = this.capabilities.get(d.id);
       if (!caps) {
         try {
-          caps = (await core.devices.actions(d.id, { signal: AbortSignal.timeout(2_000), deadline: Date.now() + 2_000, log: this.log })).map((a) => a.name).sort();
+          caps = (
+            await core.devices.actions(d.id, {
+              signal: AbortSignal.timeout(2_000),
+              deadline: Date.now() + 2_000,
+              log: this.log,
+            })
+          )
+            .map((a) => a.name)
+            .sort();
           this.capabilities.set(d.id, caps);
         } catch {
           caps = [];
@@ -108,7 +121,16 @@ export class FarmHost {
       }
       const platform = d.platform.kind === "other" ? d.platform.value : d.platform.kind;
       const leasedLocally = core.devices.leaseOf(d.id) !== undefined && !this.grants.holds(d.id);
-      out.push({ id: d.id, name: d.name, platform, osVersion: d.osVersion, connected: d.connected, leasedLocally, capabilities: caps, battery: await this.battery(d.id, tick) });
+      out.push({
+        id: d.id,
+        name: d.name,
+        platform,
+        osVersion: d.osVersion,
+        connected: d.connected,
+        leasedLocally,
+        capabilities: caps,
+        battery: await this.battery(d.id, tick),
+      });
     }
     return out;
   }
@@ -119,12 +141,17 @@ export class FarmHost {
     if (known && tick - known.tick < BATTERY_EVERY_TICKS) return known.percent;
     let percent = known?.percent ?? null;
     try {
-      percent = await this.daemon.core.devices.battery(deviceId, { signal: AbortSignal.timeout(5_000), deadline: Date.now() + 5_000, log: this.log });
+      percent = await this.daemon.core.devices.battery(deviceId, {
+        signal: AbortSignal.timeout(5_000),
+        deadline: Date.now() + 5_000,
+        log: this.log,
+      });
     } catch {
       // Unreadable now (the phone is busy or going away): the last reading stands.
     }
     this.batteries.set(deviceId, { percent, tick });
-    if (percent !== null && percent < this.settings.minBattery) this.catalogue.failure(deviceId, "battery low", `battery at ${percent} % (under ${this.settings.minBattery} %)`);
+    if (percent !== null && percent < this.settings.minBattery)
+      this.catalogue.failure(deviceId, "battery low", `battery at ${percent} % (under ${this.settings.minBattery} %)`);
     return percent;
   }
 

@@ -20,7 +20,6 @@ import { FarmAcquireError, acquire, release } from "./allocator.ts";
 import { AcquireRequestSchema } from "./constraints.ts";
 import { farmWhere } from "./member.ts";
 
-
 const ok = (body: unknown) => jsonResponse(JSON.stringify(body));
 
 const ReleaseSchema = v.strictObject({ allocationId: v.pipe(v.string(), v.uuid("expected an allocation id")) });
@@ -30,7 +29,10 @@ export function isConnectionError(err: unknown): boolean {
   const { code, errno } = err as { code?: unknown; errno?: unknown };
   // SQLSTATE class 08 is a connection exception; 57P01–57P03 the server shutting down or starting.
   if (typeof errno === "string" && (errno.startsWith("08") || errno.startsWith("57P"))) return true;
-  return typeof code === "string" && (code.startsWith("ERR_POSTGRES_CONNECTION") || code === "ERR_POSTGRES_IDLE_TIMEOUT" || code === "ECONNREFUSED");
+  return (
+    typeof code === "string" &&
+    (code.startsWith("ERR_POSTGRES_CONNECTION") || code === "ERR_POSTGRES_IDLE_TIMEOUT" || code === "ECONNREFUSED")
+  );
 }
 
 export class FarmHttp {
@@ -41,7 +43,10 @@ export class FarmHttp {
   /** The routes' answer, or null when the path is not the farm's. */
   route(req: Request, url: URL, body: string): Promise<Response> | null {
     if (url.pathname !== "/farm/acquire" && url.pathname !== "/farm/release") return null;
-    if (req.method !== "POST") return Promise.resolve(httpError("invalid_request", { message: `${url.pathname} takes POST`, details: {} }, { status: 405 }));
+    if (req.method !== "POST")
+      return Promise.resolve(
+        httpError("invalid_request", { message: `${url.pathname} takes POST`, details: {} }, { status: 405 }),
+      );
     let json: unknown;
     try {
       json = JSON.parse(body || "{}");
@@ -60,7 +65,10 @@ export class FarmHttp {
     const parsed = v.safeParse(AcquireRequestSchema, json);
     if (!parsed.success) return invalid(parsed.issues);
     try {
-      const allocation = await acquire(this.database(), parsed.output, { leaseMs: this.opts.leaseMs, signal: req.signal });
+      const allocation = await acquire(this.database(), parsed.output, {
+        leaseMs: this.opts.leaseMs,
+        signal: req.signal,
+      });
       if (req.signal.aborted) {
         // Served as the client left: nobody will claim it, so give it back now.
         await release(this.database(), allocation.allocationId, "client gone before the answer");
@@ -83,13 +91,18 @@ export class FarmHttp {
 
   private failure(err: unknown): Response {
     if (err instanceof FarmAcquireError) {
-      if (err.reason === "noMatchingDevice") return httpError("farm_no_matching_device", { message: err.message, details: err.details });
-      if (err.reason === "timedOut") return httpError("farm_acquire_timed_out", { message: err.message, details: err.details });
+      if (err.reason === "noMatchingDevice")
+        return httpError("farm_no_matching_device", { message: err.message, details: err.details });
+      if (err.reason === "timedOut")
+        return httpError("farm_acquire_timed_out", { message: err.message, details: err.details });
       return httpError("request_cancelled", { message: err.message, details: {} });
     }
     this.opts.log.warn({ err: (err as Error).message }, "farm request failed");
     if (isConnectionError(err) || !(err as { code?: unknown }).code)
-      return httpError("farm_unavailable", { message: `the farm database at ${farmWhere(this.opts.url)} is unreachable`, details: {} });
+      return httpError("farm_unavailable", {
+        message: `the farm database at ${farmWhere(this.opts.url)} is unreachable`,
+        details: {},
+      });
     return httpError("internal_error", { message: "the farm request failed", retryable: true, details: {} });
   }
 
@@ -101,5 +114,8 @@ export class FarmHttp {
 function invalid(issues: readonly v.BaseIssue<unknown>[]): Response {
   const first = issues[0];
   const where = first?.path?.map((p) => String(p.key)).join(".") ?? "";
-  return httpError("invalid_params", { message: `${where ? `${where}: ` : ""}${first?.message ?? "invalid"}`, details: {} });
+  return httpError("invalid_params", {
+    message: `${where ? `${where}: ` : ""}${first?.message ?? "invalid"}`,
+    details: {},
+  });
 }

@@ -136,7 +136,12 @@ export class FarmMember {
 
   private async tick(): Promise<void> {
     try {
-      if (!this.sql) this.sql = new SQL(this.opts.url, { max: 2, idleTimeout: 30, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
+      if (!this.sql)
+        this.sql = new SQL(this.opts.url, {
+          max: 2,
+          idleTimeout: 30,
+          connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)),
+        });
       const sql = this.sql;
       await withinBudget(
         (async () => {
@@ -145,7 +150,11 @@ export class FarmMember {
           await this.syncDevices(sql);
           await this.opts.grants?.renew(sql);
           const quarantined = (await this.opts.catalogue?.flush(sql)) ?? [];
-          if (quarantined.length) this.opts.log.warn({ devices: quarantined }, "farm: devices quarantined after repeated infrastructure failures");
+          if (quarantined.length)
+            this.opts.log.warn(
+              { devices: quarantined },
+              "farm: devices quarantined after repeated infrastructure failures",
+            );
         })(),
         Math.max(2_000, 2 * this.opts.heartbeatMs),
         () => {
@@ -154,13 +163,21 @@ export class FarmMember {
           void sql.close({ timeout: 0 }).catch(() => {});
         },
       );
-      if (this.reachable !== true) this.opts.log.info({ farm: farmWhere(this.opts.url), hostId: this.opts.hostId, epoch: this.epoch }, "farm: registered");
+      if (this.reachable !== true)
+        this.opts.log.info(
+          { farm: farmWhere(this.opts.url), hostId: this.opts.hostId, epoch: this.epoch },
+          "farm: registered",
+        );
       this.reachable = true;
     } catch (err) {
       // Allocations the database could not renew lapse on their own deadline.
       this.opts.grants?.expireDue();
       // Said once per outage, not every heartbeat.
-      if (this.reachable !== false) this.opts.log.warn({ farm: farmWhere(this.opts.url), err: (err as Error).message }, "farm database unreachable; serving local clients, retrying");
+      if (this.reachable !== false)
+        this.opts.log.warn(
+          { farm: farmWhere(this.opts.url), err: (err as Error).message },
+          "farm database unreachable; serving local clients, retrying",
+        );
       this.reachable = false;
       this.synced = "";
     } finally {
@@ -174,7 +191,10 @@ export class FarmMember {
     this.credentialKey = await farmKey(sql);
     // A farm's tables are small when its first hosts join; until autovacuum analyses them (a minute
     // or so) the planner would take a device table of thousands for an empty one.
-    const [stats] = (await sql`SELECT last_analyze IS NULL AND last_autoanalyze IS NULL AS never FROM pg_stat_user_tables WHERE relname = 'devices'`) as { never: boolean }[];
+    const [stats] =
+      (await sql`SELECT last_analyze IS NULL AND last_autoanalyze IS NULL AS never FROM pg_stat_user_tables WHERE relname = 'devices'`) as {
+        never: boolean;
+      }[];
     if (stats?.never) await sql`ANALYZE hosts, devices, allocations, requests`;
     const { hostId, hostName, version, endpoint, heartbeatMs } = this.opts;
     const [row] = (await sql`
@@ -191,7 +211,8 @@ export class FarmMember {
   /** Every later heartbeat, also after an outage: the same epoch; a row that vanished is written again. */
   private async heartbeat(sql: SQL): Promise<void> {
     const { hostId, hostName, version, endpoint, heartbeatMs } = this.opts;
-    const updated = await sql`UPDATE hosts SET last_seen = now(), state = 'up' WHERE id = ${hostId} AND epoch = ${this.epoch}`;
+    const updated =
+      await sql`UPDATE hosts SET last_seen = now(), state = 'up' WHERE id = ${hostId} AND epoch = ${this.epoch}`;
     if (updated.count === 0)
       await sql`
         INSERT INTO hosts (id, name, version, endpoint, epoch, heartbeat_ms, started_at, last_seen, state)
@@ -205,7 +226,13 @@ export class FarmMember {
   private async syncDevices(sql: SQL): Promise<void> {
     const devices = await this.opts.devices();
     const ids = new Set(devices.map((d) => d.id));
-    for (const gone of this.present) if (!ids.has(gone) && this.opts.grants?.holds(gone)) this.opts.catalogue?.failure(gone, "device lost", "the device left its host (unplugged, or adb offline) while a farm client held it");
+    for (const gone of this.present)
+      if (!ids.has(gone) && this.opts.grants?.holds(gone))
+        this.opts.catalogue?.failure(
+          gone,
+          "device lost",
+          "the device left its host (unplugged, or adb offline) while a farm client held it",
+        );
     this.present = ids;
     const key = JSON.stringify(devices);
     if (key === this.synced) return;

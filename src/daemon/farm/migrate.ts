@@ -16,12 +16,20 @@ export async function migrateFarm(sql: SQL): Promise<number> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS devicerail_farm_migrations (tag text PRIMARY KEY, hash text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-    const applied = new Map<string, string>(((await tx`SELECT tag, hash FROM devicerail_farm_migrations`) as { tag: string; hash: string }[]).map((r) => [r.tag, r.hash]));
+    const applied = new Map<string, string>(
+      ((await tx`SELECT tag, hash FROM devicerail_farm_migrations`) as { tag: string; hash: string }[]).map((r) => [
+        r.tag,
+        r.hash,
+      ]),
+    );
     let count = 0;
     for (const m of MIGRATIONS) {
       const hash = applied.get(m.tag);
       if (hash !== undefined) {
-        if (hash !== m.hash) throw new FarmSchemaError(`the farm database applied migration ${m.tag} with other SQL than this devicerail's`);
+        if (hash !== m.hash)
+          throw new FarmSchemaError(
+            `the farm database applied migration ${m.tag} with other SQL than this devicerail's`,
+          );
         continue;
       }
       for (const statement of m.sql.split("--> statement-breakpoint")) if (statement.trim()) await tx.unsafe(statement);

@@ -63,7 +63,10 @@ function releaseAnswered(transport: WebStandardStreamableHTTPServerTransport): v
 }
 
 const jsonRpcError = (status: number, code: number, message: string) =>
-  new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store" } });
+  new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
 
 export class McpHttp {
   private readonly sessions = new Map<string, Entry>();
@@ -98,11 +101,13 @@ export class McpHttp {
     }
     const id = req.headers.get("mcp-session-id");
     if (id === null) {
-      if (req.method !== "POST") return jsonRpcError(400, -32000, "Bad Request: no Mcp-Session-Id; initialize first with a POST");
+      if (req.method !== "POST")
+        return jsonRpcError(400, -32000, "Bad Request: no Mcp-Session-Id; initialize first with a POST");
       return this.open(req, parsed);
     }
     const entry = this.sessions.get(id);
-    if (!entry) return jsonRpcError(404, -32001, "Session not found: it ended or the daemon restarted; initialize a new one");
+    if (!entry)
+      return jsonRpcError(404, -32001, "Session not found: it ended or the daemon restarted; initialize a new one");
     return this.serve(entry, req, parsed);
   }
 
@@ -112,9 +117,19 @@ export class McpHttp {
   }
 
   private async open(req: Request, parsed: unknown): Promise<Response> {
-    if (this.sessions.size >= this.opts.maxSessions) return jsonRpcError(503, -32000, `too many MCP sessions (${this.opts.maxSessions}); end one with DELETE /mcp`);
+    if (this.sessions.size >= this.opts.maxSessions)
+      return jsonRpcError(503, -32000, `too many MCP sessions (${this.opts.maxSessions}); end one with DELETE /mcp`);
     const { server, client } = this.hub.connect();
-    const entry: Entry = { id: null, transport: null as unknown as WebStandardStreamableHTTPServerTransport, client, boundToStream: req.headers.get(LIFETIME_HEADER)?.toLowerCase() === "stream", streams: 0, inFlight: 0, graceDue: false, timer: null };
+    const entry: Entry = {
+      id: null,
+      transport: null as unknown as WebStandardStreamableHTTPServerTransport,
+      client,
+      boundToStream: req.headers.get(LIFETIME_HEADER)?.toLowerCase() === "stream",
+      streams: 0,
+      inFlight: 0,
+      graceDue: false,
+      timer: null,
+    };
     entry.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: true,
@@ -145,7 +160,8 @@ export class McpHttp {
     } finally {
       if (!isStream) {
         entry.inFlight--;
-        if (entry.streams === 0 && entry.inFlight === 0) this.arm(entry, entry.graceDue ? this.opts.graceMs : this.opts.idleMs);
+        if (entry.streams === 0 && entry.inFlight === 0)
+          this.arm(entry, entry.graceDue ? this.opts.graceMs : this.opts.idleMs);
       }
     }
   }

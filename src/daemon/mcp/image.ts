@@ -69,7 +69,17 @@ export async function encodeForModel(bytes: Uint8Array, s: ImageSettings): Promi
       if (width !== sw || height !== sh) img = img.resize(width, height, { filter: "lanczos3" });
       const data = await (s.format === "webp" ? img.webp({ quality }) : img.jpeg({ quality })).bytes();
       if (data.length <= s.maxBytes)
-        return { data, mimeType: s.format === "webp" ? "image/webp" : "image/jpeg", width, height, scale: width / sw, sourceWidth: sw, sourceHeight: sh, quality, encodeMs: performance.now() - started };
+        return {
+          data,
+          mimeType: s.format === "webp" ? "image/webp" : "image/jpeg",
+          width,
+          height,
+          scale: width / sw,
+          sourceWidth: sw,
+          sourceHeight: sh,
+          quality,
+          encodeMs: performance.now() - started,
+        };
     }
     scale *= 0.75;
   }

@@ -87,14 +87,17 @@ export class McpClient {
     if (this.ended) return;
     this.ended = true;
     const lanes = await Promise.allSettled(this.lanes.values());
-    if (clean) for (const l of lanes) if (l.status === "fulfilled") await l.value.call("session.end", { outcome: "completed" }).catch(() => {});
+    if (clean)
+      for (const l of lanes)
+        if (l.status === "fulfilled") await l.value.call("session.end", { outcome: "completed" }).catch(() => {});
     await Promise.all([...this.rpcs].map((rpc) => rpc.close()));
     this.rpcs.clear();
     this.lanes.clear();
   }
 
   private async connect(): Promise<LocalClient> {
-    if (this.ended) throw new RemoteError("mcp", errorObject("session_ended", { message: "the MCP session has ended", details: {} }));
+    if (this.ended)
+      throw new RemoteError("mcp", errorObject("session_ended", { message: "the MCP session has ended", details: {} }));
     const rpc = this.deps.connect({ transport: "mcp" });
     this.rpcs.add(rpc);
     try {

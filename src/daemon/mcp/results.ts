@@ -31,13 +31,20 @@ export class ToolError extends Error {
   }
 
   static fromRpc(error: RpcErrorObject, lines: string[] = []): ToolError {
-    return new ToolError(error.data.code, error.message, error.data.retryable, (error.data.details ?? {}) as Record<string, unknown>, lines);
+    return new ToolError(
+      error.data.code,
+      error.message,
+      error.data.retryable,
+      (error.data.details ?? {}) as Record<string, unknown>,
+      lines,
+    );
   }
 }
 
 export function success(lines: string[], structured: Record<string, unknown>, image?: ModelImage): ToolResult {
   const content: Content[] = [{ type: "text", text: lines.join("\n") }];
-  if (image) content.push({ type: "image", data: Buffer.from(image.data).toString("base64"), mimeType: image.mimeType });
+  if (image)
+    content.push({ type: "image", data: Buffer.from(image.data).toString("base64"), mimeType: image.mimeType });
   return capped({ content, structuredContent: structured });
 }
 
@@ -47,8 +54,17 @@ const DETAILS_CHARS = 2_000;
 export function failure(e: ToolError): ToolResult {
   let details = JSON.stringify(e.details);
   if (details.length > DETAILS_CHARS) details = `${details.slice(0, DETAILS_CHARS)}…`;
-  const text = [`${e.code}: ${e.message}`, `retryable: ${e.retryable}`, ...(details !== "{}" ? [`details: ${details}`] : []), ...e.lines].join("\n");
-  return capped({ isError: true, content: [{ type: "text", text }], structuredContent: { error: { code: e.code, message: e.message, retryable: e.retryable, details: e.details } } });
+  const text = [
+    `${e.code}: ${e.message}`,
+    `retryable: ${e.retryable}`,
+    ...(details !== "{}" ? [`details: ${details}`] : []),
+    ...e.lines,
+  ].join("\n");
+  return capped({
+    isError: true,
+    content: [{ type: "text", text }],
+    structuredContent: { error: { code: e.code, message: e.message, retryable: e.retryable, details: e.details } },
+  });
 }
 
 /**
@@ -64,7 +80,8 @@ export function capped(r: ToolResult): ToolResult {
   for (const c of content) {
     const size = JSON.stringify(out).length;
     if (size <= MAX_RESULT_BYTES) break;
-    if (c.type === "text" && c.text !== note) c.text = `${c.text.slice(0, Math.max(0, c.text.length - (size - MAX_RESULT_BYTES) - 200))}\n… cut to stay under 1 MB`;
+    if (c.type === "text" && c.text !== note)
+      c.text = `${c.text.slice(0, Math.max(0, c.text.length - (size - MAX_RESULT_BYTES) - 200))}\n… cut to stay under 1 MB`;
   }
   return out;
 }

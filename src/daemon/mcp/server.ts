@@ -66,7 +66,8 @@ const SESSION_TEMPLATE = {
   mimeType: "application/json",
 };
 
-const notFound = (uri: string, code: string, what: string) => new McpError(RESOURCE_NOT_FOUND, `${code}: ${what}`, { code, uri });
+const notFound = (uri: string, code: string, what: string) =>
+  new McpError(RESOURCE_NOT_FOUND, `${code}: ${what}`, { code, uri });
 
 /** `afterSequence` and `limit` of a Session resource's URI; anything else there is invalid_params. */
 function pageQuery(uri: string, query: string | undefined): { afterSequence: number; limit: number } {
@@ -75,19 +76,34 @@ function pageQuery(uri: string, query: string | undefined): { afterSequence: num
     const text = params.get(name);
     if (text === null) return fallback;
     const n = /^(0|[1-9]\d{0,15})$/.test(text) ? Number(text) : Number.NaN;
-    if (!(n >= min && n <= max)) throw new McpError(ErrorCode.InvalidParams, `invalid_params: ${name} in ${uri} must be an integer from ${min} to ${max}`, { code: "invalid_params", uri, parameter: name });
+    if (!(n >= min && n <= max))
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `invalid_params: ${name} in ${uri} must be an integer from ${min} to ${max}`,
+        { code: "invalid_params", uri, parameter: name },
+      );
     return n;
   };
   for (const key of params.keys())
-    if (key !== "afterSequence" && key !== "limit") throw new McpError(ErrorCode.InvalidParams, `invalid_params: ${uri} may give only afterSequence and limit`, { code: "invalid_params", uri, parameter: key });
-  return { afterSequence: number("afterSequence", 0, Number.MAX_SAFE_INTEGER, 0), limit: number("limit", 1, 1000, SESSION_PAGE_EVENTS) };
+    if (key !== "afterSequence" && key !== "limit")
+      throw new McpError(ErrorCode.InvalidParams, `invalid_params: ${uri} may give only afterSequence and limit`, {
+        code: "invalid_params",
+        uri,
+        parameter: key,
+      });
+  return {
+    afterSequence: number("afterSequence", 0, Number.MAX_SAFE_INTEGER, 0),
+    limit: number("limit", 1, 1000, SESSION_PAGE_EVENTS),
+  };
 }
 
 /** A copy of `value` with each string longer than `max` characters cut, saying how much was left out and where it is. */
 function clipStrings(value: unknown, max: number, whole: string): unknown {
-  if (typeof value === "string") return value.length > max ? `${value.slice(0, max)}… [${value.length - max} more characters: ${whole}]` : value;
+  if (typeof value === "string")
+    return value.length > max ? `${value.slice(0, max)}… [${value.length - max} more characters: ${whole}]` : value;
   if (Array.isArray(value)) return value.map((v) => clipStrings(v, max, whole));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v, max, whole)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v, max, whole)]));
   return value;
 }
 
@@ -103,18 +119,33 @@ export class McpHub {
 
   /** A new client's server and its state; `client.end()` when the client goes. */
   connect(): { server: Server; client: McpClient } {
-    const server = new Server({ name: "devicerail", version: this.opts.serverVersion }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+    const server = new Server(
+      { name: "devicerail", version: this.opts.serverVersion },
+      { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    );
     const client = new McpClient(this.opts, () => `mcp:${server.getClientVersion()?.name ?? "client"}`);
     this.clients.add(client);
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
-    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(client, req.params.name, req.params.arguments, extra.signal));
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      this.call(client, req.params.name, req.params.arguments, extra.signal),
+    );
     server.setRequestHandler(ListResourcesRequestSchema, () => ({
-      resources: client.sessions.map((s) => ({ uri: `devicerail://sessions/${s.id}`, name: `session ${s.id}`, title: `DeviceRail Session on ${s.deviceId}`, mimeType: "application/json" })),
+      resources: client.sessions.map((s) => ({
+        uri: `devicerail://sessions/${s.id}`,
+        name: `session ${s.id}`,
+        title: `DeviceRail Session on ${s.deviceId}`,
+        mimeType: "application/json",
+      })),
     }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: [
         SESSION_TEMPLATE,
-        { uriTemplate: "devicerail://evidence/{sha256}", name: "evidence", title: "Stored evidence (screenshots, UI trees) by SHA-256", description: "A screenshot or UI tree one of your Sessions recorded." },
+        {
+          uriTemplate: "devicerail://evidence/{sha256}",
+          name: "evidence",
+          title: "Stored evidence (screenshots, UI trees) by SHA-256",
+          description: "A screenshot or UI tree one of your Sessions recorded.",
+        },
       ],
     }));
     server.setRequestHandler(ReadResourceRequestSchema, (req) => this.read(client, req.params.uri));
@@ -132,8 +163,20 @@ export class McpHub {
   private async call(client: McpClient, name: string, args: unknown, signal: AbortSignal): Promise<ToolResult> {
     try {
       const tool = toolNamed(name);
-      if (!tool) throw new ToolError("unknown_tool", `there is no tool ${name}; the tools are: ${TOOLS.map((t) => t.name).join(", ")}`, false);
-      const deps: CallDeps = { client, refs: this.refs, images: this.images, evidence: this.opts.evidence, actionTimeoutMs: this.opts.actionTimeoutMs, signal };
+      if (!tool)
+        throw new ToolError(
+          "unknown_tool",
+          `there is no tool ${name}; the tools are: ${TOOLS.map((t) => t.name).join(", ")}`,
+          false,
+        );
+      const deps: CallDeps = {
+        client,
+        refs: this.refs,
+        images: this.images,
+        evidence: this.opts.evidence,
+        actionTimeoutMs: this.opts.actionTimeoutMs,
+        signal,
+      };
       if (!tool.device) return await tool.run(deps);
       const a = parseArgs(tool, args) as { deviceId: string };
       return await tool.run(deps, await client.lane(a.deviceId), a);
@@ -143,12 +186,19 @@ export class McpHub {
         const deviceId = (args as { deviceId?: unknown } | undefined)?.deviceId;
         if (LANE_GONE.has(e.code) && typeof deviceId === "string") {
           await client.drop(deviceId);
-          return failure(new ToolError(e.code, e.message, true, e.details, [...e.lines, "the Session on this device has ended; the next call starts a new one"]));
+          return failure(
+            new ToolError(e.code, e.message, true, e.details, [
+              ...e.lines,
+              "the Session on this device has ended; the next call starts a new one",
+            ]),
+          );
         }
         return failure(e);
       }
       this.opts.log.error({ err, tool: name }, "MCP tool failed unexpectedly");
-      return failure(new ToolError("internal_error", "the tool failed unexpectedly; the daemon's log has the details", false));
+      return failure(
+        new ToolError("internal_error", "the tool failed unexpectedly; the daemon's log has the details", false),
+      );
     }
   }
 
@@ -161,7 +211,8 @@ export class McpHub {
     if (session) {
       const sessionId = (session[1] as string).toLowerCase();
       const page = pageQuery(uri, session[2]);
-      if (!client.sessions.some((s) => s.id === sessionId)) throw notFound(uri, "session_not_found", `none of this client's Sessions is ${sessionId}`);
+      if (!client.sessions.some((s) => s.id === sessionId))
+        throw notFound(uri, "session_not_found", `none of this client's Sessions is ${sessionId}`);
       const text = await client.plain((rpc) => this.sessionPage(rpc, sessionId, page));
       return { contents: [{ uri, mimeType: "application/json", text }] };
     }
@@ -171,12 +222,31 @@ export class McpHub {
       const mine = client.sessions.some((s) => this.opts.references(s.id, sha));
       const stored = mine ? await this.opts.evidence.read(sha) : null;
       if (!stored) throw notFound(uri, "evidence_not_found", `none of this client's Sessions holds evidence ${sha}`);
-      if (stored.bytes.length <= RESOURCE_BYTES) return { contents: [{ uri, mimeType: stored.mediaType, blob: Buffer.from(stored.bytes).toString("base64") }] };
-      if (!stored.mediaType.startsWith("image/")) throw new McpError(ErrorCode.InvalidRequest, `evidence ${sha} is ${stored.bytes.length} bytes, more than an MCP result may carry; read it over HTTP at /evidence/${sha}`, { code: "response_too_large", uri });
+      if (stored.bytes.length <= RESOURCE_BYTES)
+        return { contents: [{ uri, mimeType: stored.mediaType, blob: Buffer.from(stored.bytes).toString("base64") }] };
+      if (!stored.mediaType.startsWith("image/"))
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          `evidence ${sha} is ${stored.bytes.length} bytes, more than an MCP result may carry; read it over HTTP at /evidence/${sha}`,
+          { code: "response_too_large", uri },
+        );
       const image = await this.images.encode(sha, async () => stored.bytes);
-      return { contents: [{ uri, mimeType: image.mimeType, blob: Buffer.from(image.data).toString("base64"), _meta: { devicerail: { scaledFrom: `${image.sourceWidth}x${image.sourceHeight}`, scale: image.scale } } }] };
+      return {
+        contents: [
+          {
+            uri,
+            mimeType: image.mimeType,
+            blob: Buffer.from(image.data).toString("base64"),
+            _meta: { devicerail: { scaledFrom: `${image.sourceWidth}x${image.sourceHeight}`, scale: image.scale } },
+          },
+        ],
+      };
     }
-    throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${uri}: expected devicerail://sessions/{id} (with ?afterSequence=N&limit=M to page) or devicerail://evidence/{sha256}`, { code: "resource_not_found", uri });
+    throw new McpError(
+      RESOURCE_NOT_FOUND,
+      `unknown resource ${uri}: expected devicerail://sessions/{id} (with ?afterSequence=N&limit=M to page) or devicerail://evidence/{sha256}`,
+      { code: "resource_not_found", uri },
+    );
   }
 
   /**
@@ -184,7 +254,11 @@ export class McpHub {
    * (asked again with fewer while they do not), and `next` when more may follow.
    * An event too large for a resource on its own comes with its long strings cut.
    */
-  private async sessionPage(rpc: Client, sessionId: string, page: { afterSequence: number; limit: number }): Promise<string> {
+  private async sessionPage(
+    rpc: Client,
+    sessionId: string,
+    page: { afterSequence: number; limit: number },
+  ): Promise<string> {
     const list = listPage(rpc, sessionId);
     let limit = page.limit;
     for (;;) {
@@ -192,7 +266,11 @@ export class McpHub {
       try {
         events = await list(page.afterSequence, limit);
       } catch (err) {
-        if (err instanceof RemoteError) throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, { code: err.error.data.code, sessionId });
+        if (err instanceof RemoteError)
+          throw new McpError(RESOURCE_NOT_FOUND, `${err.error.data.code}: ${err.error.message}`, {
+            code: err.error.data.code,
+            sessionId,
+          });
         throw err;
       }
       if (!Array.isArray(events)) {
@@ -204,7 +282,10 @@ export class McpHub {
         return this.oversized(sessionId, page, null);
       }
       const last = events.at(-1);
-      const next = last && events.length === limit ? `devicerail://sessions/${sessionId}?afterSequence=${last.sequence}&limit=${page.limit}` : undefined;
+      const next =
+        last && events.length === limit
+          ? `devicerail://sessions/${sessionId}?afterSequence=${last.sequence}&limit=${page.limit}`
+          : undefined;
       const text = JSON.stringify({ sessionId, events, ...(next ? { next } : {}) });
       if (text.length <= RESOURCE_BYTES) return text;
       if (limit === 1) return this.oversized(sessionId, page, events[0] ?? null);
@@ -214,10 +295,20 @@ export class McpHub {
   }
 
   /** An event too large for a resource on its own: its long strings cut (null: too large to read at all), and where the whole is. */
-  private oversized(sessionId: string, page: { afterSequence: number; limit: number }, event: TestEvent | null): string {
+  private oversized(
+    sessionId: string,
+    page: { afterSequence: number; limit: number },
+    event: TestEvent | null,
+  ): string {
     const sequence = event?.sequence ?? page.afterSequence + 1;
     const whole = `GET /sessions/${sessionId}/events?${page.afterSequence ? `afterSequence=${page.afterSequence}&` : ""}limit=1 has the whole event ${sequence}`;
-    const shown = event ? clipStrings(event, CLIPPED_STRING_CHARS, whole) : { sequence, omitted: `event ${sequence} is larger than one response line (1 MiB)` };
-    return JSON.stringify({ sessionId, events: [shown], next: `devicerail://sessions/${sessionId}?afterSequence=${sequence}&limit=${page.limit}` });
+    const shown = event
+      ? clipStrings(event, CLIPPED_STRING_CHARS, whole)
+      : { sequence, omitted: `event ${sequence} is larger than one response line (1 MiB)` };
+    return JSON.stringify({
+      sessionId,
+      events: [shown],
+      next: `devicerail://sessions/${sessionId}?afterSequence=${sequence}&limit=${page.limit}`,
+    });
   }
 }

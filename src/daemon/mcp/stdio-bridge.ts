@@ -6,7 +6,12 @@
  */
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { ErrorCode, type JSONRPCMessage, isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  isInitializeRequest,
+  isJSONRPCRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { type Endpoint, hostText } from "../../client/endpoint.ts";
 import { LIFETIME_HEADER } from "./http.ts";
 
@@ -16,11 +21,14 @@ export type DaemonEndpoint = Endpoint;
 /** fetch to the daemon, over its Unix socket when it has one. */
 function daemonFetch(endpoint: DaemonEndpoint): typeof fetch {
   if (!("socket" in endpoint)) return fetch;
-  return ((input: string | URL | Request, init?: RequestInit) => fetch(input, { ...init, unix: endpoint.socket } as RequestInit)) as typeof fetch;
+  return ((input: string | URL | Request, init?: RequestInit) =>
+    fetch(input, { ...init, unix: endpoint.socket } as RequestInit)) as typeof fetch;
 }
 
 const urlOf = (endpoint: DaemonEndpoint) =>
-  "socket" in endpoint ? new URL("http://localhost/mcp") : new URL(`http://${hostText(endpoint.host)}:${endpoint.port}/mcp`);
+  "socket" in endpoint
+    ? new URL("http://localhost/mcp")
+    : new URL(`http://${hostText(endpoint.host)}:${endpoint.port}/mcp`);
 
 /**
  * Relays until stdin ends (then the MCP session is ended with DELETE) or the daemon goes. Returns
@@ -29,7 +37,10 @@ const urlOf = (endpoint: DaemonEndpoint) =>
 export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null): Promise<number> {
   const headers: Record<string, string> = { [LIFETIME_HEADER]: "stream" };
   if (token) headers.Authorization = `Bearer ${token}`;
-  const daemon = new StreamableHTTPClientTransport(urlOf(endpoint), { fetch: daemonFetch(endpoint), requestInit: { headers } });
+  const daemon = new StreamableHTTPClientTransport(urlOf(endpoint), {
+    fetch: daemonFetch(endpoint),
+    requestInit: { headers },
+  });
   const host = new StdioServerTransport();
   const warn = (what: string) => process.stderr.write(`devicerail mcp: ${what}\n`);
 
@@ -40,7 +51,8 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
   let ready: Promise<void> = Promise.resolve();
 
   const answerError = (m: JSONRPCMessage, message: string) => {
-    if (isJSONRPCRequest(m)) void host.send({ jsonrpc: "2.0", id: m.id, error: { code: ErrorCode.InternalError, message } }).catch(() => {});
+    if (isJSONRPCRequest(m))
+      void host.send({ jsonrpc: "2.0", id: m.id, error: { code: ErrorCode.InternalError, message } }).catch(() => {});
   };
 
   // Requests relayed and not yet answered: stdin ending (a piped script) waits for their answers.
@@ -60,7 +72,8 @@ export async function bridgeStdio(endpoint: DaemonEndpoint, token: string | null
   };
   daemon.onmessage = (m) => {
     // The SDK client would do this itself after initialize; a relay must, so later requests carry the version header.
-    if ("id" in m && m.id === initialize && "result" in m) daemon.setProtocolVersion((m.result as { protocolVersion: string }).protocolVersion);
+    if ("id" in m && m.id === initialize && "result" in m)
+      daemon.setProtocolVersion((m.result as { protocolVersion: string }).protocolVersion);
     const answered = ("result" in m || "error" in m) && "id" in m ? m.id : undefined;
     void host.send(m).then(
       () => {

@@ -43,11 +43,19 @@ export function defineTool<S extends v.GenericSchema>(tool: DeviceTool<S> | Plai
 }
 
 /** Validates a tool's arguments with its schema; the issues become one invalid_arguments error. */
-export function parseArgs<S extends v.GenericSchema>(tool: { name: string; input: S }, args: unknown): v.InferOutput<S> {
+export function parseArgs<S extends v.GenericSchema>(
+  tool: { name: string; input: S },
+  args: unknown,
+): v.InferOutput<S> {
   const r = v.safeParse(tool.input, args ?? {});
   if (r.success) return r.output;
-  const issues = r.issues.slice(0, 5).map((i) => `${i.path?.map((p) => String(p.key)).join(".") || "arguments"}: ${i.message}`);
-  throw new ToolError("invalid_arguments", `invalid arguments for ${tool.name}: ${issues.join("; ")}`, false, { tool: tool.name, issues });
+  const issues = r.issues
+    .slice(0, 5)
+    .map((i) => `${i.path?.map((p) => String(p.key)).join(".") || "arguments"}: ${i.message}`);
+  throw new ToolError("invalid_arguments", `invalid arguments for ${tool.name}: ${issues.join("; ")}`, false, {
+    tool: tool.name,
+    issues,
+  });
 }
 
 /** A tools/list entry. */
@@ -60,6 +68,12 @@ export function listEntry(t: Tool) {
     title: t.title,
     description: t.description,
     inputSchema: schema as { type: "object"; properties?: Record<string, object>; required?: string[] },
-    annotations: { title: t.title, readOnlyHint: a.readOnly ?? false, destructiveHint: a.destructive ?? false, idempotentHint: a.idempotent ?? a.readOnly ?? false, openWorldHint: false },
+    annotations: {
+      title: t.title,
+      readOnlyHint: a.readOnly ?? false,
+      destructiveHint: a.destructive ?? false,
+      idempotentHint: a.idempotent ?? a.readOnly ?? false,
+      openWorldHint: false,
+    },
   };
 }

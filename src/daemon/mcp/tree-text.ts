@@ -58,7 +58,12 @@ export class RefBook {
    * Lists an observation's tree, giving refs (old ones kept while the context is unchanged), and
    * returns the listing with the device's previous one (null when there was none).
    */
-  list(deviceId: string, snapshot: UiSnapshot, viewport: Viewport, states: UiStates): { listing: TreeListing; previous: TreeListing | null } {
+  list(
+    deviceId: string,
+    snapshot: UiSnapshot,
+    viewport: Viewport,
+    states: UiStates,
+  ): { listing: TreeListing; previous: TreeListing | null } {
     const before = this.devices.get(deviceId);
     const { listing: refs, state } = numberElements(before?.state ?? null, deviceId, snapshot, viewport);
     const elements = refs.elements.map(({ ref, node, visible }) => ({
@@ -68,7 +73,13 @@ export class RefBook {
       short: shortLine(node),
       centre: centreOf(visible),
     }));
-    const listing: TreeListing = { deviceId, observationId: snapshot.observationId, context: snapshot.context, elements, refs };
+    const listing: TreeListing = {
+      deviceId,
+      observationId: snapshot.observationId,
+      context: snapshot.context,
+      elements,
+      refs,
+    };
     this.devices.set(deviceId, { state, listing });
     return { listing, previous: before?.listing ?? null };
   }
@@ -81,10 +92,14 @@ export class RefBook {
   /** The element a ref names in the device's latest listing, or why it names none. */
   resolve(deviceId: string, ref: string): { element: ListedElement; node: UiNodeRef } | { problem: string } {
     const listing = this.latest(deviceId);
-    if (!listing) return { problem: `no observation of ${deviceId} has listed refs yet: call device_observe or ui_tree first` };
+    if (!listing)
+      return { problem: `no observation of ${deviceId} has listed refs yet: call device_observe or ui_tree first` };
     const found = resolveRef(listing.refs, ref);
     const element = found && listing.elements.find((e) => e.ref === found.element.ref);
-    if (!found || !element) return { problem: `${ref} is not in the latest observation of ${deviceId}${refRange(listing.refs)}: observe again and use a ref from that` };
+    if (!found || !element)
+      return {
+        problem: `${ref} is not in the latest observation of ${deviceId}${refRange(listing.refs)}: observe again and use a ref from that`,
+      };
     return { element, node: found.node };
   }
 }
@@ -100,7 +115,9 @@ export function treeLines(listing: TreeListing, budget = TREE_CHAR_BUDGET): { li
     const line = `${e.ref} ${e.body}`;
     if (used + line.length + 1 > budget) {
       const rest = listing.elements.length - i;
-      lines.push(`… ${rest} more element${rest === 1 ? "" : "s"} not shown: the tree is cut at about 8,000 tokens. Find them with a selector (tap, wait_for) or scroll and observe again.`);
+      lines.push(
+        `… ${rest} more element${rest === 1 ? "" : "s"} not shown: the tree is cut at about 8,000 tokens. Find them with a selector (tap, wait_for) or scroll and observe again.`,
+      );
       return { lines, truncated: true };
     }
     lines.push(line);
@@ -114,7 +131,9 @@ export function diffLines(previous: TreeListing | null, current: TreeListing, ma
   if (!previous) return ["changes: none to compare with (this is the first listed observation of the device)"];
   // Listing every element twice says less than this, in more tokens.
   if (!sameContext(previous.context, current.context))
-    return [`changes since observation ${previous.observationId}: a new screen (its UI context changed): the ${previous.elements.length} elements listed then are gone, and every element above is new`];
+    return [
+      `changes since observation ${previous.observationId}: a new screen (its UI context changed): the ${previous.elements.length} elements listed then are gone, and every element above is new`,
+    ];
   const before = new Map(previous.elements.map((e) => [e.node.stableNodeId, e]));
   const after = new Map(current.elements.map((e) => [e.node.stableNodeId, e]));
   const out: string[] = [];
@@ -125,6 +144,7 @@ export function diffLines(previous: TreeListing | null, current: TreeListing, ma
   }
   for (const e of previous.elements) if (!after.has(e.node.stableNodeId)) out.push(`- ${e.body}`);
   const head = `changes since observation ${previous.observationId}: ${out.length === 0 ? "none" : `${out.length}`}`;
-  if (out.length > maxLines) return [head, ...out.slice(0, maxLines), `… ${out.length - maxLines} more changes not shown`];
+  if (out.length > maxLines)
+    return [head, ...out.slice(0, maxLines), `… ${out.length - maxLines} more changes not shown`];
   return [head, ...out];
 }

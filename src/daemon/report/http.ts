@@ -43,7 +43,14 @@ export class ReportHttp {
     const id = matched?.[1]?.toLowerCase();
     if (!id) return null;
     const only = matched?.[2] ? "POST" : "GET";
-    if (req.method !== only) return Promise.resolve(httpError("method_not_found", { message: `${req.method} ${url.pathname}: only ${only}`, details: {} }, { status: 405 }));
+    if (req.method !== only)
+      return Promise.resolve(
+        httpError(
+          "method_not_found",
+          { message: `${req.method} ${url.pathname}: only ${only}`, details: {} },
+          { status: 405 },
+        ),
+      );
     return only === "POST" ? Promise.resolve(this.ticket(id)) : this.serve(req, url, id);
   }
 
@@ -52,7 +59,10 @@ export class ReportHttp {
     const { viewer } = this.opts;
     if (!viewer) return httpError("method_not_found", { message: "this daemon issues no report tickets", details: {} });
     const { ticket, expiresInMs } = viewer.issueTicket(sessionId);
-    return Response.json({ path: `/sessions/${sessionId}/report?ticket=${ticket}`, expiresInMs }, { headers: { "Cache-Control": "no-store" } });
+    return Response.json(
+      { path: `/sessions/${sessionId}/report?ticket=${ticket}`, expiresInMs },
+      { headers: { "Cache-Control": "no-store" } },
+    );
   }
 
   private async serve(req: Request, url: URL, sessionId: string): Promise<Response> {
@@ -60,17 +70,33 @@ export class ReportHttp {
     // The event plane admits exactly http://127.0.0.1:PORT: a page opened as localhost is sent there first.
     const host = req.headers.get("host") ?? "";
     const port = /:(\d+)$/.exec(host)?.[1];
-    if (port && !host.startsWith("127.0.0.1:")) return new Response(null, { status: 302, headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report${url.search}`, ...noStore } });
+    if (port && !host.startsWith("127.0.0.1:"))
+      return new Response(null, {
+        status: 302,
+        headers: { Location: `http://127.0.0.1:${port}/sessions/${sessionId}/report${url.search}`, ...noStore },
+      });
     const { viewer } = this.opts;
     const ticket = url.searchParams.get("ticket");
     if (ticket !== null) {
       // Traded for a view key at once: the URL the browser keeps (and reloads) holds no ticket.
       if (!viewer?.redeem(ticket, sessionId))
-        return refusal(401, "authentication_failed", `this report link was used already or has expired; run \`devicerail sessions --open ${sessionId}\` again`, { reason: "reportTicketSpent" });
-      return new Response(null, { status: 303, headers: { Location: `/sessions/${sessionId}/report?view=${viewer.issueViewKey(sessionId)}`, ...noStore } });
+        return refusal(
+          401,
+          "authentication_failed",
+          `this report link was used already or has expired; run \`devicerail sessions --open ${sessionId}\` again`,
+          { reason: "reportTicketSpent" },
+        );
+      return new Response(null, {
+        status: 303,
+        headers: { Location: `/sessions/${sessionId}/report?view=${viewer.issueViewKey(sessionId)}`, ...noStore },
+      });
     }
     const given = url.searchParams.get("view");
-    const key = viewer ? (given !== null && viewer.viewing(given, sessionId) ? given : viewer.issueViewKey(sessionId)) : null;
+    const key = viewer
+      ? given !== null && viewer.viewing(given, sessionId)
+        ? given
+        : viewer.issueViewKey(sessionId)
+      : null;
     const evidenceQuery = key ? `?view=${key}` : "";
     const { serverVersion } = this.opts;
     // Like the API's reads: a page's fetch of another client's Session is refused (transport-and-framing.md#privileged-methods).
@@ -81,16 +107,27 @@ export class ReportHttp {
       const source = clientSource(rpc, async (sha) => (await this.opts.evidence.read(sha))?.bytes ?? null);
       const head = await source.head(sessionId);
       const streams = (hi.features.enabled ?? []).includes("events.stream.v1");
-      const open = async () => ({ at: Date.now(), ...(await rpc.call("events.stream.open", { sessionId, originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` } })) });
+      const open = async () => ({
+        at: Date.now(),
+        ...(await rpc.call("events.stream.open", {
+          sessionId,
+          originPolicy: { kind: "exact", origin: `http://127.0.0.1:${port}` },
+        })),
+      });
       // Opened now for its origin, which the policy names before the page is written.
       let cap = head.session.state === "active" && streams && port ? await open() : null;
       const live = async () => {
         if (!cap) return null;
         if (Date.now() - cap.at > CAPABILITY_FRESH_MS) cap = await open().catch(() => cap);
-        return cap && { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/", evidenceQuery };
+        return (
+          cap && { endpoint: cap.endpoint, streamEpoch: cap.streamEpoch, evidenceBase: "/evidence/", evidenceQuery }
+        );
       };
       const policy = pagePolicy(cap ? new URL(cap.endpoint).origin : null, true);
-      const chunks = pageChunks(modelChunks(source, head, { daemonVersion: serverVersion, linkedImages: true, evidenceQuery }, live), { policy, daemonVersion: serverVersion, sessionId });
+      const chunks = pageChunks(
+        modelChunks(source, head, { daemonVersion: serverVersion, linkedImages: true, evidenceQuery }, live),
+        { policy, daemonVersion: serverVersion, sessionId },
+      );
       const onAbort = () => void rpc.close();
       req.signal.addEventListener("abort", onAbort, { once: true });
       const body = textStream(chunks, async () => {
@@ -99,7 +136,12 @@ export class ReportHttp {
       });
       streaming = true;
       return new Response(body, {
-        headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy, ...noStore, "X-Content-Type-Options": "nosniff" },
+        headers: {
+          "Content-Type": "text/html; charset=utf-8",
+          "Content-Security-Policy": policy,
+          ...noStore,
+          "X-Content-Type-Options": "nosniff",
+        },
       });
     } catch (err) {
       // The daemon's error as any client gets it (the table's numbers), with the status that fits it.

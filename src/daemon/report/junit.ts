@@ -47,11 +47,16 @@ const LINE_ESCAPES: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": 
  * `\n`, the other line terminators (NEL, U+2028, U+2029) as `\uXXXX`, and `[[` as `[\[`.
  */
 export const lineText = (s: string) =>
-  s.replace(/[\\\n\r\u0085\u2028\u2029]|\[(?=\[)/g, (c) => LINE_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  s.replace(
+    /[\\\n\r\u0085\u2028\u2029]|\[(?=\[)/g,
+    (c) => LINE_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 
 // XML 1.0 cannot carry most control characters, even escaped.
 const xmlText = (s: string) =>
-  s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
+  s
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
+    .replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
 /** An attribute: never more than one line, whatever its value. */
 const attr = (name: string, value: string | number) => ` ${name}="${xmlText(lineText(String(value)))}"`;
 const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
@@ -95,10 +100,18 @@ function sessionCase(head: SuiteHead): Case {
   const reason = summary?.reason ?? "";
   const errors = summary?.errors ?? 0;
   let result: Case["result"] = null;
-  if (outcome === null) result = { kind: "skipped", type: "session.active", message: "the Session had not ended when this report was written" };
-  else if (outcome === "failed") result = { kind: "failure", type: "session.failed", message: reason || "the Session ended as failed" };
-  else if (outcome !== "completed") result = { kind: "error", type: `session.${outcome}`, message: reason || `the Session ended as ${outcome}` };
-  else if (errors > 0) result = { kind: "failure", type: "session.errors", message: `${errors} action${errors === 1 ? "" : "s"} failed` };
+  if (outcome === null)
+    result = {
+      kind: "skipped",
+      type: "session.active",
+      message: "the Session had not ended when this report was written",
+    };
+  else if (outcome === "failed")
+    result = { kind: "failure", type: "session.failed", message: reason || "the Session ended as failed" };
+  else if (outcome !== "completed")
+    result = { kind: "error", type: `session.${outcome}`, message: reason || `the Session ended as ${outcome}` };
+  else if (errors > 0)
+    result = { kind: "failure", type: "session.errors", message: `${errors} action${errors === 1 ? "" : "s"} failed` };
   return { name: `session ${session.id}`, seconds: (ended - session.startedAtMs) / 1000, result };
 }
 
@@ -148,7 +161,12 @@ class FailedActions {
       return;
     }
     const { code, message } = p.outcome.error;
-    this.lines.push(clip(`#${e.sequence} ${lineText(name)} ${p.outcome.outcome}: ${lineText(code)}: ${lineText(message)}`, MAX_LINE_CHARS));
+    this.lines.push(
+      clip(
+        `#${e.sequence} ${lineText(name)} ${p.outcome.outcome}: ${lineText(code)}: ${lineText(message)}`,
+        MAX_LINE_CHARS,
+      ),
+    );
   }
 }
 
@@ -164,7 +182,11 @@ function caseXml(c: Case, classname: string): string {
 function suiteStart(head: SuiteHead, counts: Counts, index: number): string {
   const { session, summary, device } = head;
   const total = (session.endedAtMs ?? Date.now()) - session.startedAtMs;
-  const platform = device ? (device.platform.kind === "other" ? String((device.platform as { value?: unknown }).value) : device.platform.kind) : "";
+  const platform = device
+    ? device.platform.kind === "other"
+      ? String((device.platform as { value?: unknown }).value)
+      : device.platform.kind
+    : "";
   const props: [string, string][] = [
     ["devicerail.session", session.id],
     ["devicerail.device.id", device?.id ?? summary?.deviceId ?? ""],
@@ -194,7 +216,11 @@ function suiteEnd(head: SuiteHead, failed: FailedActions, attachments: readonly 
     // The attachments are files this command wrote: the only directives in the output.
     ...attachments.map((path) => `[[ATTACHMENT|${path}]]`),
   ];
-  return [`    <system-out>${xmlText(system.join("\n"))}</system-out>`, "    <system-err></system-err>", "  </testsuite>"].join("\n");
+  return [
+    `    <system-out>${xmlText(system.join("\n"))}</system-out>`,
+    "    <system-err></system-err>",
+    "  </testsuite>",
+  ].join("\n");
 }
 
 const classnameOf = (head: SuiteHead) => `devicerail.${head.device?.id ?? head.summary?.deviceId ?? "session"}`;
@@ -215,7 +241,12 @@ export function junitXml(suites: readonly JunitSuite[]): string {
     for (const e of s.model.events) c.feed(e);
     return c.done();
   });
-  const out = [documentStart(counts, suites.map((s) => s.model))];
+  const out = [
+    documentStart(
+      counts,
+      suites.map((s) => s.model),
+    ),
+  ];
   suites.forEach((s, i) => {
     out.push(suiteStart(s.model, counts[i] as Counts, i));
     const cases = new VerdictCases(s.model.session.startedAtMs);
@@ -244,7 +275,10 @@ export async function* junitChunks(suites: readonly JunitSource[]): AsyncGenerat
     for await (const page of s.pages()) for (const e of page) c.feed(e);
     counts.push(c.done());
   }
-  yield `${documentStart(counts, suites.map((s) => s.head))}\n`;
+  yield `${documentStart(
+    counts,
+    suites.map((s) => s.head),
+  )}\n`;
   for (const [i, s] of suites.entries()) {
     yield `${suiteStart(s.head, counts[i] as Counts, i)}\n`;
     const cases = new VerdictCases(s.head.session.startedAtMs);
@@ -273,7 +307,8 @@ export class AttachmentShots {
   private readonly started = new Map<string, string | null>();
   feed(e: TestEvent): void {
     const p = e.payload;
-    if (p.type === "observationCaptured" && p.observation.screenshot?.sha256) this.last = p.observation.screenshot.sha256;
+    if (p.type === "observationCaptured" && p.observation.screenshot?.sha256)
+      this.last = p.observation.screenshot.sha256;
     if (p.type === "actionStarted") this.started.set(p.call.id, this.last);
     if (p.type !== "actionCompleted") return;
     const before = this.started.get(p.callId);

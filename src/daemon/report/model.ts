@@ -27,7 +27,14 @@ export interface ReportHead {
 }
 
 /** The SessionInfo part of a summary. */
-export const infoOf = (s: SessionInfo): SessionInfo => ({ id: s.id, state: s.state, startedAtMs: s.startedAtMs, endedAtMs: s.endedAtMs, eventCount: s.eventCount, lastSequence: s.lastSequence });
+export const infoOf = (s: SessionInfo): SessionInfo => ({
+  id: s.id,
+  state: s.state,
+  startedAtMs: s.startedAtMs,
+  endedAtMs: s.endedAtMs,
+  eventCount: s.eventCount,
+  lastSequence: s.lastSequence,
+});
 
 /** Where the report's facts come from: a CLI client of the daemon, or the daemon itself. */
 export interface ReportSource {
@@ -59,7 +66,10 @@ const THUMB_QUALITY = 70;
 /** Screenshot and tree digests the events name, each once, in the order first named. */
 export function evidenceOf(events: readonly TestEvent[]): { screenshots: string[]; trees: string[] } {
   const refs = [...assetRefsIn(events)];
-  return { screenshots: refs.filter(([, t]) => t === MEDIA_PNG).map(([sha]) => sha), trees: refs.filter(([, t]) => t === MEDIA_TYPE_UI_TREE).map(([sha]) => sha) };
+  return {
+    screenshots: refs.filter(([, t]) => t === MEDIA_PNG).map(([sha]) => sha),
+    trees: refs.filter(([, t]) => t === MEDIA_TYPE_UI_TREE).map(([sha]) => sha),
+  };
 }
 
 export function compactTree(nodes: readonly UiNode[]): TreeNode[] {
@@ -78,7 +88,15 @@ export function compactTree(nodes: readonly UiNode[]): TreeNode[] {
 
 async function image(bytes: Uint8Array, sha: string, opts: ReportOptions): Promise<ReportImage> {
   const { width: sw, height: sh } = await new Bun.Image(bytes).metadata();
-  if (opts.linkedImages) return { src: `/evidence/${sha}${opts.evidenceQuery ?? ""}`, width: sw, height: sh, sourceWidth: sw, sourceHeight: sh, full: null };
+  if (opts.linkedImages)
+    return {
+      src: `/evidence/${sha}${opts.evidenceQuery ?? ""}`,
+      width: sw,
+      height: sh,
+      sourceWidth: sw,
+      sourceHeight: sh,
+      full: null,
+    };
   const edge = opts.thumbEdge ?? THUMB_EDGE;
   const scale = Math.min(1, edge / Math.max(sw, sh));
   const [w, h] = [Math.max(1, Math.round(sw * scale)), Math.max(1, Math.round(sh * scale))];
@@ -86,7 +104,14 @@ async function image(bytes: Uint8Array, sha: string, opts: ReportOptions): Promi
   if (w !== sw || h !== sh) img = img.resize(w, h, { filter: "lanczos3" });
   const thumb = await img.jpeg({ quality: THUMB_QUALITY }).bytes();
   const full = opts.fullImages ? `data:image/png;base64,${Buffer.from(bytes).toString("base64")}` : null;
-  return { src: `data:image/jpeg;base64,${Buffer.from(thumb).toString("base64")}`, width: w, height: h, sourceWidth: sw, sourceHeight: sh, full };
+  return {
+    src: `data:image/jpeg;base64,${Buffer.from(thumb).toString("base64")}`,
+    width: w,
+    height: h,
+    sourceWidth: sw,
+    sourceHeight: sh,
+    full,
+  };
 }
 
 /** `items` in groups of `n`: image encodes run off the main thread, a few at a time. */
@@ -102,7 +127,9 @@ function* groups<T>(items: readonly T[], n: number): Generator<T[]> {
 function slimObservation(o: Observation | null): Observation | null {
   if (!o) return o;
   const m = o.metadata ?? {};
-  const metadata = Object.fromEntries(["foreground", "foregroundApp", "screen", "uiStates"].filter((k) => k in m).map((k) => [k, m[k]]));
+  const metadata = Object.fromEntries(
+    ["foreground", "foregroundApp", "screen", "uiStates"].filter((k) => k in m).map((k) => [k, m[k]]),
+  );
   return {
     id: o.id,
     deviceId: o.deviceId,
@@ -110,7 +137,9 @@ function slimObservation(o: Observation | null): Observation | null {
     viewport: o.viewport,
     screenshot: o.screenshot ? ({ sha256: o.screenshot.sha256 } as Observation["screenshot"]) : null,
     ...(o.screenshotOmission ? { screenshotOmission: o.screenshotOmission } : {}),
-    ...(o.uiSnapshot ? { uiSnapshot: { evidence: { sha256: o.uiSnapshot.evidence.sha256 } } as Observation["uiSnapshot"] } : {}),
+    ...(o.uiSnapshot
+      ? { uiSnapshot: { evidence: { sha256: o.uiSnapshot.evidence.sha256 } } as Observation["uiSnapshot"] }
+      : {}),
     ...(o.uiSnapshotOmission ? { uiSnapshotOmission: o.uiSnapshotOmission } : {}),
     metadata,
   };
@@ -119,10 +148,16 @@ function slimObservation(o: Observation | null): Observation | null {
 export function slimEvent(e: TestEvent): TestEvent {
   const p = e.payload;
   // The event types describe the wire form; a slimmed observation is the page's, hence the casts.
-  if (p.type === "observationCaptured") return { ...e, payload: { ...p, observation: slimObservation(p.observation as Observation) as never } };
+  if (p.type === "observationCaptured")
+    return { ...e, payload: { ...p, observation: slimObservation(p.observation as Observation) as never } };
   if (p.type === "actionCompleted" && p.outcome.outcome === "succeeded") {
     const r = p.outcome.result;
-    const slim = { ...r, before: slimObservation(r.before as Observation | null), after: slimObservation(r.after as Observation | null), evidence: [] };
+    const slim = {
+      ...r,
+      before: slimObservation(r.before as Observation | null),
+      after: slimObservation(r.after as Observation | null),
+      evidence: [],
+    };
     return { ...e, payload: { ...p, outcome: { ...p.outcome, result: slim as never } } };
   }
   return e;
@@ -145,7 +180,12 @@ function treeOf(bytes: Uint8Array | null): TreeNode[] | null {
  * a capability it opens is fresh). Nothing but the digests named so far and one page is held, so
  * a report of any size costs the same memory. `live` is asked for when everything else is written.
  */
-export async function* modelChunks(source: ReportSource, head: ReportHead, opts: ReportOptions, live?: () => Promise<ReportModel["live"]>): AsyncGenerator<string> {
+export async function* modelChunks(
+  source: ReportSource,
+  head: ReportHead,
+  opts: ReportOptions,
+  live?: () => Promise<ReportModel["live"]>,
+): AsyncGenerator<string> {
   const { session, summary } = head;
   yield `{"formatVersion":1,"generatedAtMs":${Date.now()},"host":${json(hostname())},"daemonVersion":${json(opts.daemonVersion)},"session":${json(session)},"summary":${json(summary)},"events":[`;
   const screenshots = new Set<string>();
@@ -164,7 +204,17 @@ export async function* modelChunks(source: ReportSource, head: ReportHead, opts:
   }
   const device = deviceId ? await source.device(deviceId) : null;
   // A device no longer attached is still named by its id.
-  const named = device ?? (deviceId ? { id: deviceId, name: deviceId, platform: { kind: "other", value: "unknown" }, osVersion: null, connected: false } : null);
+  const named =
+    device ??
+    (deviceId
+      ? {
+          id: deviceId,
+          name: deviceId,
+          platform: { kind: "other", value: "unknown" },
+          osVersion: null,
+          connected: false,
+        }
+      : null);
   yield `],"device":${json(named)},"images":{`;
   sep = "";
   for (const group of groups([...screenshots], 4)) {

@@ -15,7 +15,11 @@ const sha256Base64 = (text: string) => new Bun.CryptoHasher("sha256").update(tex
 const SCRIPT_HASH = sha256Base64(script);
 
 /** JSON that cannot end its script element or open a comment inside it. */
-const scriptSafe = (json: string) => json.replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+const scriptSafe = (json: string) =>
+  json
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 const embedded = (model: ReportModel) => scriptSafe(JSON.stringify(model));
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -64,7 +68,10 @@ export function renderPage(model: ReportModel): string {
 }
 
 /** The page written as the model's JSON comes (modelChunks): what renderPage gives, never held whole. */
-export async function* pageChunks(modelJson: AsyncIterable<string>, page: { policy: string; daemonVersion: string; sessionId: string }): AsyncGenerator<string> {
+export async function* pageChunks(
+  modelJson: AsyncIterable<string>,
+  page: { policy: string; daemonVersion: string; sessionId: string },
+): AsyncGenerator<string> {
   yield pageHead(page.policy, page.daemonVersion, page.sessionId);
   // Each replaced character stands alone, so the JSON may be cut anywhere.
   for await (const part of modelJson) yield scriptSafe(part);

@@ -11,7 +11,8 @@ import { type ReportSource, infoOf } from "./model.ts";
 /** `evidence` reads stored bytes by digest (null when they cannot be read): over HTTP for the CLI, from the store in the daemon. */
 export function clientSource(client: Client, evidence: (sha256: string) => Promise<Uint8Array | null>): ReportSource {
   let devices: DeviceInfo[] | null = null;
-  const summaryOf = async (id: string, params: { limit?: number; state?: "active" }) => (await client.call("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
+  const summaryOf = async (id: string, params: { limit?: number; state?: "active" }) =>
+    (await client.call("devicerail.sessions.list", params)).sessions.find((s) => s.id === id) ?? null;
   return {
     async head(id) {
       const summary = (await summaryOf(id, { limit: 1000 })) ?? (await summaryOf(id, { state: "active" }));

@@ -23,7 +23,13 @@ export function assetRefsIn(value: unknown): Map<string, string> {
     if (Array.isArray(x)) return x.forEach(walk);
     if (!x || typeof x !== "object") return;
     const o = x as Record<string, unknown>;
-    if (typeof o.sha256 === "string" && /^[0-9a-f]{64}$/.test(o.sha256) && typeof o.mediaType === "string" && typeof o.uri === "string" && !found.has(o.sha256))
+    if (
+      typeof o.sha256 === "string" &&
+      /^[0-9a-f]{64}$/.test(o.sha256) &&
+      typeof o.mediaType === "string" &&
+      typeof o.uri === "string" &&
+      !found.has(o.sha256)
+    )
       found.set(o.sha256, o.mediaType);
     for (const v of Object.values(o)) walk(v);
   };

@@ -11,7 +11,9 @@ export type ProtocolRange = v.InferOutput<typeof ProtocolRangeSchema>;
  * The JSON Schema requires a range, as the reference's does, but an empty list still decodes: the
  * reference's server answers it with the typed emptyProtocolOffer rather than a decode failure (docs/protocol/compatibility.md#empty-protocol-offer).
  */
-export const ProtocolOfferSchema = v.strictObject({ ranges: v.pipe(v.array(ProtocolRangeSchema), v.metadata({ minItems: 1 })) });
+export const ProtocolOfferSchema = v.strictObject({
+  ranges: v.pipe(v.array(ProtocolRangeSchema), v.metadata({ minItems: 1 })),
+});
 export type ProtocolOffer = v.InferOutput<typeof ProtocolOfferSchema>;
 
 const uniqueNames = v.pipe(

@@ -20,7 +20,10 @@ export const MediaFrameSchema = v.strictObject({
   evidence: AssetRefSchema,
 });
 
-export const MediaStreamStartParamsSchema = v.strictObject({ streamId: MediaStreamIdSchema, kind: MediaStreamKindSchema });
+export const MediaStreamStartParamsSchema = v.strictObject({
+  streamId: MediaStreamIdSchema,
+  kind: MediaStreamKindSchema,
+});
 export const MediaStreamStartResultSchema = v.strictObject({ stream: MediaStreamInfoSchema });
 export const MediaStreamCaptureParamsSchema = v.strictObject({
   streamId: MediaStreamIdSchema,

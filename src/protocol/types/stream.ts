@@ -50,7 +50,8 @@ export const EventsStreamEventParamsSchema = v.strictObject({
   event: TestEventSchema,
 });
 
-const withError = <R extends string>(reason: R) => v.strictObject({ reason: v.literal(reason), error: ErrorInfoSchema });
+const withError = <R extends string>(reason: R) =>
+  v.strictObject({ reason: v.literal(reason), error: ErrorInfoSchema });
 
 export const EventsStreamTerminationSchema = v.variant("reason", [
   v.strictObject({ reason: v.literal("sessionEnded") }),

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { MOCK_PNG } from "../../../drivers/mock/index.ts";
-import { type CallContext, type Driver, type ObserveOptions, type Protection, type RawObservation, abortable } from "../../../src/driver/driver.ts";
+import {
+  type CallContext,
+  type Driver,
+  type ObserveOptions,
+  type Protection,
+  type RawObservation,
+  abortable,
+} from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
@@ -38,7 +45,13 @@ interface Executed {
 class ScriptedDriver extends OneDeviceDriver implements Driver {
   readonly name = "scripted";
   readonly uiTrees = false;
-  info: DeviceInfo = { id: DEVICE, name: "Scripted", platform: { kind: "other", value: "scripted" }, osVersion: "1", connected: false };
+  info: DeviceInfo = {
+    id: DEVICE,
+    name: "Scripted",
+    platform: { kind: "other", value: "scripted" },
+    osVersion: "1",
+    connected: false,
+  };
   screens: Uint8Array[] = [MOCK_PNG];
   observed: ObserveOptions[] = [];
   executed: Executed[] = [];
@@ -64,7 +77,11 @@ class ScriptedDriver extends OneDeviceDriver implements Driver {
     const shot = this.screens[Math.min(n, this.screens.length - 1)] as Uint8Array;
     return { viewport: VIEWPORT, screenshot: opts.screenshot ? shot : null, metadata: {} };
   }
-  async execute(deviceId: string, call: { name: string; arguments: unknown }, ctx: CallContext): Promise<{ output: unknown }> {
+  async execute(
+    deviceId: string,
+    call: { name: string; arguments: unknown },
+    ctx: CallContext,
+  ): Promise<{ output: unknown }> {
     this.executed.push({ name: call.name, arguments: call.arguments, deadline: ctx.deadline });
     if (!this.classify(deviceId, call.name)) throw new DriverError("unknown_action", { action: call.name });
     return { output: await this.onExecute(ctx) };
@@ -93,7 +110,9 @@ async function setup(features = FEATURES) {
     c.call("device.execute", { id: CALL_ID, ...params }, extra);
   /** The Session's events after sessionStarted, without their random ids and clocks. */
   const events = (): { sequence: number; requestId: unknown; deviceId: unknown; payload: any }[] =>
-    h.core.log.read(sessionId, 1).map(({ sequence, requestId, deviceId, payload }) => ({ sequence, requestId, deviceId, payload }));
+    h.core.log
+      .read(sessionId, 1)
+      .map(({ sequence, requestId, deviceId, payload }) => ({ sequence, requestId, deviceId, payload }));
   return { ...h, c, driver, sessionId, execute, events };
 }
 
@@ -107,9 +126,24 @@ const observation = (screenshot: ReturnType<typeof pngRef> | null) => ({
   metadata: {},
 });
 
-const started = (requestId: unknown, call: object) => ({ sequence: 2, requestId, deviceId: DEVICE, payload: { type: "actionStarted", call: { id: CALL_ID, ...call } } });
-const completed = (requestId: unknown, outcome: object) => ({ sequence: 3, requestId, deviceId: DEVICE, payload: { type: "actionCompleted", callId: CALL_ID, outcome } });
-const errorInfo = (code: string, message: string, retryable: boolean, details: unknown) => ({ code, message, retryable, details });
+const started = (requestId: unknown, call: object) => ({
+  sequence: 2,
+  requestId,
+  deviceId: DEVICE,
+  payload: { type: "actionStarted", call: { id: CALL_ID, ...call } },
+});
+const completed = (requestId: unknown, outcome: object) => ({
+  sequence: 3,
+  requestId,
+  deviceId: DEVICE,
+  payload: { type: "actionCompleted", callId: CALL_ID, outcome },
+});
+const errorInfo = (code: string, message: string, retryable: boolean, details: unknown) => ({
+  code,
+  message,
+  retryable,
+  details,
+});
 
 const SHOT = { screenshot: true, uiTree: false };
 const NO_SHOT = { screenshot: false, uiTree: false };
@@ -135,7 +169,10 @@ describe("executeAction", () => {
       started(call.id, { name: "tap", arguments: { x: 3, y: 4 } }),
       completed(call.id, { outcome: "succeeded", result: r.result }),
     ]);
-    expect([s.driver.observed, s.driver.executed]).toEqual([[SHOT, SHOT], [{ name: "tap", arguments: { x: 3, y: 4 }, deadline: null }]]);
+    expect([s.driver.observed, s.driver.executed]).toEqual([
+      [SHOT, SHOT],
+      [{ name: "tap", arguments: { x: 3, y: 4 }, deadline: null }],
+    ]);
     expect(s.core.log.evidenceOf(s.sessionId)).toEqual(new Set([MOCK_SHOT.sha256]));
   });
 
@@ -151,7 +188,11 @@ describe("executeAction", () => {
     const s = await setup();
     s.driver.screens = [MOCK_PNG, LOGIN_SCREEN_PNG];
     const r = await s.execute({ name: "tap", arguments: {} }).response;
-    expect([r.result.before.screenshot, r.result.after.screenshot, r.result.evidence]).toEqual([MOCK_SHOT, LOGIN_SHOT, [MOCK_SHOT, LOGIN_SHOT]]);
+    expect([r.result.before.screenshot, r.result.after.screenshot, r.result.evidence]).toEqual([
+      MOCK_SHOT,
+      LOGIN_SHOT,
+      [MOCK_SHOT, LOGIN_SHOT],
+    ]);
     expect(s.core.log.evidenceOf(s.sessionId)).toEqual(new Set([MOCK_SHOT.sha256, LOGIN_SHOT.sha256]));
   });
 
@@ -166,12 +207,21 @@ describe("executeAction", () => {
   test("records actionCompleted failed with the driver's error, and takes no after observation, when the driver fails", async () => {
     const s = await setup();
     s.driver.onExecute = async () => {
-      throw new DriverError("platform_error", { platformCode: "adb.transport_closed", retryable: true, detail: "for the log only" });
+      throw new DriverError("platform_error", {
+        platformCode: "adb.transport_closed",
+        retryable: true,
+        detail: "for the log only",
+      });
     };
     const call = s.execute({ name: "tap", arguments: { x: 1, y: 1 } });
-    const error = errorInfo("platform_error", "platform operation failed", true, { platformCode: "adb.transport_closed" });
+    const error = errorInfo("platform_error", "platform operation failed", true, {
+      platformCode: "adb.transport_closed",
+    });
     expect((await call.response).error).toEqual({ code: -32000, message: "platform operation failed", data: error });
-    expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }), completed(call.id, { outcome: "failed", error })]);
+    expect(s.events()).toEqual([
+      started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }),
+      completed(call.id, { outcome: "failed", error }),
+    ]);
     expect(s.driver.observed).toEqual([SHOT]);
     // The before screenshot stays pinned to the Session by the terminal event.
     expect(s.core.log.evidenceOf(s.sessionId)).toEqual(new Set([MOCK_SHOT.sha256]));
@@ -185,7 +235,10 @@ describe("executeAction", () => {
     const call = s.execute({ name: "tap", arguments: { x: "left" } });
     const error = errorInfo("invalid_arguments", "invalid arguments for action tap", false, { action: "tap" });
     expect((await call.response).error.data).toEqual(error);
-    expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: { x: "left" } }), completed(call.id, { outcome: "failed", error })]);
+    expect(s.events()).toEqual([
+      started(call.id, { name: "tap", arguments: { x: "left" } }),
+      completed(call.id, { outcome: "failed", error }),
+    ]);
   });
 
   test("answers internal_error when the driver throws something that is not an RpcError", async () => {
@@ -197,7 +250,10 @@ describe("executeAction", () => {
     const error = errorInfo("internal_error", "internal driver error", true, null);
     const r = await call.response;
     expect(r.error).toEqual({ code: -32000, message: "internal driver error", data: error });
-    expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: {} }), completed(call.id, { outcome: "failed", error })]);
+    expect(s.events()).toEqual([
+      started(call.id, { name: "tap", arguments: {} }),
+      completed(call.id, { outcome: "failed", error }),
+    ]);
     expect(JSON.stringify([r, s.core.log.read(s.sessionId)])).not.toContain(SECRET);
   });
 
@@ -220,7 +276,10 @@ describe("executeAction", () => {
       completed(call.id, { outcome: "succeeded", result: r.result }),
     ]);
     // The driver still gets the real arguments; screenshots are not even taken.
-    expect([s.driver.observed, s.driver.executed]).toEqual([[NO_SHOT, NO_SHOT], [{ name: "enterPin", arguments: { pin: SECRET }, deadline: null }]]);
+    expect([s.driver.observed, s.driver.executed]).toEqual([
+      [NO_SHOT, NO_SHOT],
+      [{ name: "enterPin", arguments: { pin: SECRET }, deadline: null }],
+    ]);
     expect(JSON.stringify(s.core.log.read(s.sessionId))).not.toContain(SECRET);
     expect(s.core.log.evidenceOf(s.sessionId)).toEqual(new Set());
   });
@@ -232,7 +291,9 @@ describe("executeAction", () => {
     };
     const call = s.execute({ name: "enterPin", arguments: { pin: SECRET } });
     const r = await call.response;
-    const error = errorInfo("invalid_arguments", "invalid arguments for action enterPin", false, { action: "enterPin" });
+    const error = errorInfo("invalid_arguments", "invalid arguments for action enterPin", false, {
+      action: "enterPin",
+    });
     expect(r.error.data).toEqual(error);
     expect(s.events()).toEqual([
       started(call.id, { name: "enterPin", arguments: null, argumentsRedacted: true }),
@@ -244,22 +305,35 @@ describe("executeAction", () => {
   test("treats an unknown name like a protected action and records unknown_action listing the device's actions", async () => {
     const s = await setup();
     const call = s.execute({ name: "typeSecretly", arguments: { text: SECRET } });
-    const error = errorInfo("unknown_action", "unknown action: typeSecretly", false, { action: "typeSecretly", availableActions: ["tap", "enterPin"] });
+    const error = errorInfo("unknown_action", "unknown action: typeSecretly", false, {
+      action: "typeSecretly",
+      availableActions: ["tap", "enterPin"],
+    });
     expect((await call.response).error.data).toEqual(error);
     expect(s.events()).toEqual([
       started(call.id, { name: "typeSecretly", arguments: null, argumentsRedacted: true }),
       completed(call.id, { outcome: "failed", error }),
     ]);
-    expect([s.driver.observed, s.driver.executed]).toEqual([[NO_SHOT], [{ name: "typeSecretly", arguments: { text: SECRET }, deadline: null }]]);
+    expect([s.driver.observed, s.driver.executed]).toEqual([
+      [NO_SHOT],
+      [{ name: "typeSecretly", arguments: { text: SECRET }, deadline: null }],
+    ]);
     expect(JSON.stringify(s.core.log.read(s.sessionId))).not.toContain(SECRET);
   });
 
   test("lists only the standard actions in unknown_action when the connection did not negotiate protected actions", async () => {
     const s = await setup(FEATURES.filter((f) => f !== "action.protected.v1"));
     const call = s.execute({ name: "enterPIN", arguments: {} });
-    const error = errorInfo("unknown_action", "unknown action: enterPIN", false, { action: "enterPIN", availableActions: ["tap"] });
+    const error = errorInfo("unknown_action", "unknown action: enterPIN", false, {
+      action: "enterPIN",
+      availableActions: ["tap"],
+    });
     expect((await call.response).error.data).toEqual(error);
-    expect(s.events()[1]?.payload).toEqual({ type: "actionCompleted", callId: CALL_ID, outcome: { outcome: "failed", error } });
+    expect(s.events()[1]?.payload).toEqual({
+      type: "actionCompleted",
+      callId: CALL_ID,
+      outcome: { outcome: "failed", error },
+    });
   });
 
   test("fails without running the action when the before observation fails", async () => {
@@ -270,7 +344,10 @@ describe("executeAction", () => {
     const call = s.execute({ name: "tap", arguments: {} });
     const error = errorInfo("device_not_connected", `device ${DEVICE} is not connected`, true, { deviceId: DEVICE });
     expect((await call.response).error.data).toEqual(error);
-    expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: {} }), completed(call.id, { outcome: "failed", error })]);
+    expect(s.events()).toEqual([
+      started(call.id, { name: "tap", arguments: {} }),
+      completed(call.id, { outcome: "failed", error }),
+    ]);
     expect([s.driver.observed, s.driver.executed]).toEqual([[SHOT], []]);
   });
 
@@ -282,8 +359,14 @@ describe("executeAction", () => {
     const call = s.execute({ name: "tap", arguments: {} });
     const error = errorInfo("platform_error", "platform operation failed", false, { platformCode: "screencap.failed" });
     expect((await call.response).error.data).toEqual(error);
-    expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: {} }), completed(call.id, { outcome: "failed", error })]);
-    expect([s.driver.observed, s.driver.executed]).toEqual([[SHOT, SHOT], [{ name: "tap", arguments: {}, deadline: null }]]);
+    expect(s.events()).toEqual([
+      started(call.id, { name: "tap", arguments: {} }),
+      completed(call.id, { outcome: "failed", error }),
+    ]);
+    expect([s.driver.observed, s.driver.executed]).toEqual([
+      [SHOT, SHOT],
+      [{ name: "tap", arguments: {}, deadline: null }],
+    ]);
   });
 
   test("records actionCompleted cancelled with reason requested and aborts the driver when the request is cancelled", async () => {
@@ -294,11 +377,16 @@ describe("executeAction", () => {
     const driverCtx = await entered.promise;
     expect(s.events()).toEqual([started(call.id, { name: "tap", arguments: {} })]);
     expect((await s.c.ask("request.cancel", { requestId: call.id })).result.status).toBe("requested");
-    expect((await call.response).error.data).toEqual(errorInfo("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }));
+    expect((await call.response).error.data).toEqual(
+      errorInfo("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+    );
     expect(driverCtx.signal.aborted).toBe(true);
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
-      completed(call.id, { outcome: "cancelled", error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }) }),
+      completed(call.id, {
+        outcome: "cancelled",
+        error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+      }),
     ]);
     // Cancelled before its after observation: the driver was not asked again.
     expect(s.driver.observed).toEqual([SHOT]);
@@ -314,7 +402,10 @@ describe("executeAction", () => {
     expect((await call.response).error.data.code).toBe("request_cancelled");
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
-      completed(call.id, { outcome: "cancelled", error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }) }),
+      completed(call.id, {
+        outcome: "cancelled",
+        error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+      }),
     ]);
     expect(s.driver.executed).toEqual([]);
   });
@@ -334,10 +425,15 @@ describe("executeAction", () => {
     await reading.promise;
     expect((await s.c.ask("request.cancel", { requestId: call.id })).result.status).toBe("requested");
     release.resolve();
-    expect((await call.response).error.data).toEqual(errorInfo("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }));
+    expect((await call.response).error.data).toEqual(
+      errorInfo("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+    );
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
-      completed(call.id, { outcome: "cancelled", error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }) }),
+      completed(call.id, {
+        outcome: "cancelled",
+        error: errorInfo("action_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+      }),
     ]);
     expect(s.driver.executed).toEqual([]);
   });
@@ -349,11 +445,21 @@ describe("executeAction", () => {
     const call = s.execute({ name: "tap", arguments: {} });
     await entered.promise;
     await s.c.close();
-    expect((await call.response).error.data).toEqual(errorInfo("request_cancelled", "request was cancelled: Shutdown", false, { reason: "shutdown" }));
+    expect((await call.response).error.data).toEqual(
+      errorInfo("request_cancelled", "request was cancelled: Shutdown", false, { reason: "shutdown" }),
+    );
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
-      completed(call.id, { outcome: "cancelled", error: errorInfo("action_cancelled", "request was cancelled: Shutdown", false, { reason: "shutdown" }) }),
-      { sequence: 4, requestId: undefined, deviceId: undefined, payload: { type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" } },
+      completed(call.id, {
+        outcome: "cancelled",
+        error: errorInfo("action_cancelled", "request was cancelled: Shutdown", false, { reason: "shutdown" }),
+      }),
+      {
+        sequence: 4,
+        requestId: undefined,
+        deviceId: undefined,
+        payload: { type: "sessionEnded", outcome: "shutdown", reason: "RPC connection closed" },
+      },
     ]);
   });
 
@@ -361,7 +467,9 @@ describe("executeAction", () => {
     const s = await setup();
     s.driver.onExecute = parkUntilAborted(Promise.withResolvers());
     const call = s.execute({ name: "tap", arguments: {} }, { timeoutMs: 30 });
-    expect((await call.response).error.data).toEqual(errorInfo("request_timed_out", "Request timed out after 30 ms", true, { scope: "request", timeoutMs: 30 }));
+    expect((await call.response).error.data).toEqual(
+      errorInfo("request_timed_out", "Request timed out after 30 ms", true, { scope: "request", timeoutMs: 30 }),
+    );
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
       completed(call.id, {
@@ -377,7 +485,9 @@ describe("executeAction", () => {
     const entered = Promise.withResolvers<CallContext>();
     s.driver.onExecute = parkUntilAborted(entered);
     const call = s.execute({ name: "tap", arguments: {}, actionTimeoutMs: 30 });
-    expect((await call.response).error.data).toEqual(errorInfo("action_timed_out", "Action timed out after 30 ms", true, { scope: "action", timeoutMs: 30 }));
+    expect((await call.response).error.data).toEqual(
+      errorInfo("action_timed_out", "Action timed out after 30 ms", true, { scope: "action", timeoutMs: 30 }),
+    );
     expect((await entered.promise).signal.aborted).toBe(true);
     expect(s.events()).toEqual([
       started(call.id, { name: "tap", arguments: {} }),
@@ -402,7 +512,11 @@ describe("executeAction", () => {
       expect(s.events()[1]?.payload).toEqual({
         type: "actionCompleted",
         callId: CALL_ID,
-        outcome: { outcome: "timedOut", error: errorInfo("action_timeout", message, true, { scope, timeoutMs: 30 }), timeoutMs: 30 },
+        outcome: {
+          outcome: "timedOut",
+          error: errorInfo("action_timeout", message, true, { scope, timeoutMs: 30 }),
+          timeoutMs: 30,
+        },
       });
     });
 
@@ -416,7 +530,10 @@ describe("executeAction", () => {
     test(`hands the driver ${budget === null ? "no deadline" : `a deadline ${budget} ms out`} when given ${given}`, async () => {
       const s = await setup();
       const t0 = Date.now();
-      const r = await s.execute({ name: "tap", arguments: {}, ...(actionTimeoutMs ? { actionTimeoutMs } : {}) }, timeoutMs ? { timeoutMs } : {}).response;
+      const r = await s.execute(
+        { name: "tap", arguments: {}, ...(actionTimeoutMs ? { actionTimeoutMs } : {}) },
+        timeoutMs ? { timeoutMs } : {},
+      ).response;
       const t1 = Date.now();
       expect(r.result.output).toEqual({ accepted: true });
       const deadline = s.driver.executed[0]?.deadline;
@@ -439,7 +556,11 @@ describe("executeAction", () => {
     const r = await s.execute({ name: "tap", arguments: {}, actionTimeoutMs: 2 ** 31 }).response;
     expect(r.result.output).toEqual({ accepted: true });
     expect(s.driver.executed[0]?.deadline).toBeGreaterThanOrEqual(t0 + 2 ** 31);
-    expect(s.events()[1]?.payload).toEqual({ type: "actionCompleted", callId: CALL_ID, outcome: { outcome: "succeeded", result: r.result } });
+    expect(s.events()[1]?.payload).toEqual({
+      type: "actionCompleted",
+      callId: CALL_ID,
+      outcome: { outcome: "succeeded", result: r.result },
+    });
   });
 });
 
@@ -449,7 +570,8 @@ function failingPut(s: Awaited<ReturnType<typeof setup>>, failAt: number): void 
   let puts = 0;
   const store: EvidenceStore = {
     put: (bytes, mediaType) => {
-      if (puts++ === failAt) return Promise.reject(new RpcError("evidence_io_error", { details: { operation: "write", errno: "ENOSPC" } }));
+      if (puts++ === failAt)
+        return Promise.reject(new RpcError("evidence_io_error", { details: { operation: "write", errno: "ENOSPC" } }));
       return real.put(bytes, mediaType);
     },
     read: (sha) => real.read(sha),
@@ -473,7 +595,10 @@ describe("executeAction on a full disk", () => {
     expect({ error: r.error?.data, executed: s.driver.executed.length, events: s.events() }).toEqual({
       error: unknown,
       executed: 1,
-      events: [started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }), completed(call.id, { outcome: "failed", error: unknown })],
+      events: [
+        started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }),
+        completed(call.id, { outcome: "failed", error: unknown }),
+      ],
     });
   });
 
@@ -482,11 +607,17 @@ describe("executeAction on a full disk", () => {
     failingPut(s, 0);
     const call = s.execute({ name: "tap", arguments: { x: 1, y: 1 } });
     const r = await call.response;
-    const io = errorInfo("evidence_io_error", "evidence store I/O failed", true, { operation: "write", errno: "ENOSPC" });
+    const io = errorInfo("evidence_io_error", "evidence store I/O failed", true, {
+      operation: "write",
+      errno: "ENOSPC",
+    });
     expect({ error: r.error?.data, executed: s.driver.executed.length, events: s.events() }).toEqual({
       error: io,
       executed: 0,
-      events: [started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }), completed(call.id, { outcome: "failed", error: io })],
+      events: [
+        started(call.id, { name: "tap", arguments: { x: 1, y: 1 } }),
+        completed(call.id, { outcome: "failed", error: io }),
+      ],
     });
   });
 });

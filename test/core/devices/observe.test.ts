@@ -37,13 +37,31 @@ describe("recordObservation", () => {
     const raw = {
       viewport: { width: 10, height: 10, scaleFactor: 1 },
       screenshot: MOCK_PNG,
-      uiTree: { context: { contextKind: "native" as const, contextId: "app", documentEpoch: "1" }, nodes: [node("a", null), node("a", null)] },
+      uiTree: {
+        context: { contextKind: "native" as const, contextId: "app", documentEpoch: "1" },
+        nodes: [node("a", null), node("a", null)],
+      },
       metadata: {},
     };
     // The tree is refused before anything is stored: the Core is never reached.
-    const failed = await recordObservation({} as Core, "dev-1", { raw, omission: null, treeAllowed: true, clipped: 0, log }).catch((e: unknown) => e);
+    const failed = await recordObservation({} as Core, "dev-1", {
+      raw,
+      omission: null,
+      treeAllowed: true,
+      clipped: 0,
+      log,
+    }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(DriverError);
-    expect([(failed as DriverError).code, (failed as DriverError).message]).toEqual(["protocol_error", "driver protocol error: the device's UI tree is invalid (duplicate stableNodeId a)"]);
-    expect(lines).toEqual([{ level: "warn", obj: { deviceId: "dev-1", problem: "duplicate stableNodeId a" }, msg: "the driver's UI tree breaks the snapshot rules" }]);
+    expect([(failed as DriverError).code, (failed as DriverError).message]).toEqual([
+      "protocol_error",
+      "driver protocol error: the device's UI tree is invalid (duplicate stableNodeId a)",
+    ]);
+    expect(lines).toEqual([
+      {
+        level: "warn",
+        obj: { deviceId: "dev-1", problem: "duplicate stableNodeId a" },
+        msg: "the driver's UI tree breaks the snapshot rules",
+      },
+    ]);
   });
 });

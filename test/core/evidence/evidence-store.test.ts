@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import * as fs from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_INLINE_BYTES, FileEvidenceStore, type StoredEvidence, sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
+import {
+  DEFAULT_INLINE_BYTES,
+  FileEvidenceStore,
+  type StoredEvidence,
+  sha256Hex,
+} from "../../../src/core/evidence/evidence-store.ts";
 import { ObjectStore } from "../../../src/core/evidence/object-store.ts";
 import { type OpenedDatabase, openDatabase } from "../../../src/core/sessions/db.ts";
 import { EventLog } from "../../../src/core/sessions/event-log.ts";
@@ -39,13 +44,21 @@ function record(sessionId: string, stored: StoredEvidence) {
     deviceId: "mock-1",
     payload: {
       type: "observationCaptured",
-      observation: { id: crypto.randomUUID(), deviceId: "mock-1", capturedAtMs: 1, viewport: { width: 1, height: 1, scaleFactor: 1 }, screenshot: stored.ref, metadata: {} },
+      observation: {
+        id: crypto.randomUUID(),
+        deviceId: "mock-1",
+        capturedAtMs: 1,
+        viewport: { width: 1, height: 1, scaleFactor: 1 },
+        screenshot: stored.ref,
+        metadata: {},
+      },
     },
     evidence: [stored.row],
   });
 }
 
-const objectFiles = () => fs.readdirSync(join(dir, "evidence", "objects"), { recursive: true }).filter((p) => String(p).length > 3);
+const objectFiles = () =>
+  fs.readdirSync(join(dir, "evidence", "objects"), { recursive: true }).filter((p) => String(p).length > 3);
 
 async function failure(p: Promise<unknown>): Promise<unknown> {
   try {
@@ -64,12 +77,21 @@ describe("FileEvidenceStore", () => {
     const bytes = bytesOf(DEFAULT_INLINE_BYTES, "largest inline");
     const stored = await store.put(bytes, "image/png");
     const sha256 = sha256Hex(bytes);
-    expect(stored.ref).toEqual({ id: `sha256:${sha256}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${sha256}`, sha256 });
+    expect(stored.ref).toEqual({
+      id: `sha256:${sha256}`,
+      mediaType: "image/png",
+      uri: `devicerail://assets/sha256/${sha256}`,
+      sha256,
+    });
     expect(stored.row).toEqual({ sha256, mediaType: "image/png", byteLength: bytes.length, inline: bytes });
     // Not stored anywhere before its event is committed: a put without an event leaves nothing.
     expect({ read: await store.read(sha256), files: objectFiles() }).toEqual({ read: null, files: [] });
     await record(session.id, stored);
-    expect({ read: await store.read(sha256), inline: log.inlineEvidence(sha256), files: objectFiles() }).toEqual({ read: bytes, inline: bytes, files: [] });
+    expect({ read: await store.read(sha256), inline: log.inlineEvidence(sha256), files: objectFiles() }).toEqual({
+      read: bytes,
+      inline: bytes,
+      files: [],
+    });
   });
 
   test("stores a copy: changing the caller's buffer after the put changes nothing stored", async () => {
@@ -91,7 +113,10 @@ describe("FileEvidenceStore", () => {
     expect(new Uint8Array(fs.readFileSync(objects.pathOf(stored.row.sha256)))).toEqual(bytes);
     const { session } = await log.startSession();
     await record(session.id, stored);
-    expect({ inline: log.inlineEvidence(stored.row.sha256), read: await store.read(stored.row.sha256) }).toEqual({ inline: null, read: bytes });
+    expect({ inline: log.inlineEvidence(stored.row.sha256), read: await store.read(stored.row.sha256) }).toEqual({
+      inline: null,
+      read: bytes,
+    });
   });
 
   test("writes every object as a file when the inline limit is 0, and when no database side is given", async () => {
@@ -108,8 +133,14 @@ describe("FileEvidenceStore", () => {
     const bytes = bytesOf(500, "shared");
     const sessions = await Promise.all([log.startSession(), log.startSession()]);
     await Promise.all(sessions.map(async ({ session }) => record(session.id, await store.put(bytes, "image/png"))));
-    expect(opened.raw.query("SELECT count(*) AS n, sum(length(inline_bytes)) AS bytes FROM evidence").get()).toEqual({ n: 1, bytes: 500 });
-    expect([...log.evidenceOf(sessions[0]!.session.id), ...log.evidenceOf(sessions[1]!.session.id)]).toEqual([sha256Hex(bytes), sha256Hex(bytes)]);
+    expect(opened.raw.query("SELECT count(*) AS n, sum(length(inline_bytes)) AS bytes FROM evidence").get()).toEqual({
+      n: 1,
+      bytes: 500,
+    });
+    expect([...log.evidenceOf(sessions[0]!.session.id), ...log.evidenceOf(sessions[1]!.session.id)]).toEqual([
+      sha256Hex(bytes),
+      sha256Hex(bytes),
+    ]);
   });
 
   test("removes an inline object with the last Session that references it, and keeps it while another one does", async () => {
@@ -158,7 +189,13 @@ describe("FileEvidenceStore", () => {
   test("refuses empty bytes, an invalid media type and a malformed digest with typed errors", async () => {
     const store = new FileEvidenceStore(objects, log);
     expect(await failure(store.put(new Uint8Array(0), "image/png"))).toEqual({ code: "empty_evidence", details: null });
-    expect(await failure(store.put(bytesOf(3, "x"), "png"))).toEqual({ code: "invalid_evidence_media_type", details: { mediaType: "png" } });
-    expect(await failure(store.read("sha256:zz"))).toEqual({ code: "invalid_evidence_digest", details: { digest: "sha256:zz" } });
+    expect(await failure(store.put(bytesOf(3, "x"), "png"))).toEqual({
+      code: "invalid_evidence_media_type",
+      details: { mediaType: "png" },
+    });
+    expect(await failure(store.read("sha256:zz"))).toEqual({
+      code: "invalid_evidence_digest",
+      details: { digest: "sha256:zz" },
+    });
   });
 });

@@ -63,7 +63,11 @@ describe("ObjectStore", () => {
 
   test("rejects with empty_evidence when the bytes are empty", async () => {
     const store = await ObjectStore.open(dir);
-    expect(await failure(store.put(new Uint8Array()))).toEqual({ code: "empty_evidence", retryable: false, details: null });
+    expect(await failure(store.put(new Uint8Array()))).toEqual({
+      code: "empty_evidence",
+      retryable: false,
+      details: null,
+    });
   });
 
   test("rejects with evidence_too_large when the bytes exceed the limit", async () => {
@@ -216,7 +220,14 @@ function recordingFs(failOn?: (call: string) => boolean): { fs: ObjectStoreFs; c
   const calls: string[] = [];
   const fdPaths = new Map<number, string>();
   const label = (path: string) =>
-    path === root ? "<root>" : path === dir ? "<dir>" : path.slice(dir.length + 1).replace(/[0-9a-f]{32}\.part$/, "<temp>").replace(/[0-9a-f]{64}$/, "<sha>");
+    path === root
+      ? "<root>"
+      : path === dir
+        ? "<dir>"
+        : path
+            .slice(dir.length + 1)
+            .replace(/[0-9a-f]{32}\.part$/, "<temp>")
+            .replace(/[0-9a-f]{64}$/, "<sha>");
   const note = (call: string) => {
     calls.push(call);
     if (failOn?.(call)) throw Object.assign(new Error(`injected failure at ${call}`), { code: "EIO" });
@@ -262,7 +273,14 @@ describe("ObjectStore durability", () => {
     const rec = recordingFs();
     await ObjectStore.open(dir, { fs: rec.fs });
     const synced = (folder: string) => [`open ${folder} r`, `fsync ${folder}`, `close ${folder}`];
-    expect(rec.calls).toEqual(["mkdir <dir>", ...synced("<root>"), "mkdir objects", ...synced("<dir>"), "mkdir tmp", ...synced("<dir>")]);
+    expect(rec.calls).toEqual([
+      "mkdir <dir>",
+      ...synced("<root>"),
+      "mkdir objects",
+      ...synced("<dir>"),
+      "mkdir tmp",
+      ...synced("<dir>"),
+    ]);
   });
 
   test("writes, syncs, closes, renames and then syncs the folder when a new object is put", async () => {
@@ -328,7 +346,10 @@ describe("ObjectStore durability", () => {
         retryable: true,
         details: { operation, errno: "EIO" },
       });
-      expect({ tmp: fs.readdirSync(join(dir, "tmp")), stored: store.has(sha256Hex(bytes)) }).toEqual({ tmp: [], stored: false });
+      expect({ tmp: fs.readdirSync(join(dir, "tmp")), stored: store.has(sha256Hex(bytes)) }).toEqual({
+        tmp: [],
+        stored: false,
+      });
     });
   }
 });

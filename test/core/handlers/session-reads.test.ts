@@ -15,7 +15,9 @@ async function largeSession() {
   const h = await coreHarness();
   const c = await h.connect(FEATURES);
   const sessionId = (await c.ask("session.start")).result.id as string;
-  const answers = Array.from({ length: VERDICTS }, (_, i) => c.ask("verdict.record", { verdict: { status: "pass", summary: `${i} ${"v".repeat(SUMMARY)}`, evidence: [] } }));
+  const answers = Array.from({ length: VERDICTS }, (_, i) =>
+    c.ask("verdict.record", { verdict: { status: "pass", summary: `${i} ${"v".repeat(SUMMARY)}`, evidence: [] } }),
+  );
   for (const a of await Promise.all(answers)) expect(a.error).toBeUndefined();
   expect((await c.ask("session.end")).result.state).toBe("ended");
   const log = h.core.log;
@@ -46,7 +48,9 @@ describe("events.list and session.export", () => {
       expect(s.counter.bytes).toBe(0);
 
       const page = await s.c.ask("events.list", { sessionId: s.sessionId, limit: details.fittingLimit });
-      expect(page.result.map((e: TestEvent) => e.sequence)).toEqual(Array.from({ length: details.fittingLimit }, (_, i) => i + 1));
+      expect(page.result.map((e: TestEvent) => e.sequence)).toEqual(
+        Array.from({ length: details.fittingLimit }, (_, i) => i + 1),
+      );
       expect(s.counter.bytes).toBeLessThanOrEqual(MAX_FRAME_BYTES);
     } finally {
       s.cleanup();
@@ -61,7 +65,11 @@ describe("events.list and session.export", () => {
       const seen: number[] = [];
       for (;;) {
         s.counter.bytes = 0;
-        const r = await s.c.ask("session.export", { sessionId: s.sessionId, limit: 1000, ...(after ? { afterSequence: after } : {}) });
+        const r = await s.c.ask("session.export", {
+          sessionId: s.sessionId,
+          limit: 1000,
+          ...(after ? { afterSequence: after } : {}),
+        });
         expect(r.error).toBeUndefined();
         expect(s.counter.bytes).toBeLessThanOrEqual(MAX_FRAME_BYTES);
         seen.push(...r.result.events.map((e: TestEvent) => e.sequence));

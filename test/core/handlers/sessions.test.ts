@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { coreHarness } from "../../support/core-harness.ts";
 
-const FEATURES = ["events.snapshot.v1", "request.control.v1", "device.routing.v1", "observation.uiSnapshot.v1", "verdict.record.v1", "session.export.page.v1"];
+const FEATURES = [
+  "events.snapshot.v1",
+  "request.control.v1",
+  "device.routing.v1",
+  "observation.uiSnapshot.v1",
+  "verdict.record.v1",
+  "session.export.page.v1",
+];
 
 /** The shared core harness, every connection offering FEATURES (up to 1.`maxMinor`). */
 async function setup(evidenceInlineBytes?: number) {
@@ -28,7 +35,12 @@ describe("Session handlers over a fake driver", () => {
       });
       expect((await c.ask("request.cancel", { requestId: observe.id })).result.status).toBe("requested");
       const cancelled = await observe.response;
-      expect(cancelled.error.data).toEqual({ code: "request_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } });
+      expect(cancelled.error.data).toEqual({
+        code: "request_cancelled",
+        message: "request was cancelled: Requested",
+        retryable: false,
+        details: { reason: "requested" },
+      });
       const events = (await c.ask("events.list", { sessionId })).result;
       expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "error"]);
       expect(events[1].payload.error).toEqual(cancelled.error.data);
@@ -48,12 +60,26 @@ describe("Session handlers over a fake driver", () => {
       s.driver.hangExecute = true;
       const callId = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
       const r = await c.ask("device.execute", { id: callId, name: "tap", arguments: {}, actionTimeoutMs: 30 });
-      expect(r.error.data).toEqual({ code: "action_timed_out", message: "Action timed out after 30 ms", retryable: true, details: { scope: "action", timeoutMs: 30 } });
+      expect(r.error.data).toEqual({
+        code: "action_timed_out",
+        message: "Action timed out after 30 ms",
+        retryable: true,
+        details: { scope: "action", timeoutMs: 30 },
+      });
       const events = (await c.ask("events.list", { sessionId })).result;
       expect(events[2].payload).toEqual({
         type: "actionCompleted",
         callId,
-        outcome: { outcome: "timedOut", error: { code: "action_timeout", message: "Action timed out after 30 ms", retryable: true, details: { scope: "action", timeoutMs: 30 } }, timeoutMs: 30 },
+        outcome: {
+          outcome: "timedOut",
+          error: {
+            code: "action_timeout",
+            message: "Action timed out after 30 ms",
+            retryable: true,
+            details: { scope: "action", timeoutMs: 30 },
+          },
+          timeoutMs: 30,
+        },
       });
     } finally {
       s.cleanup();
@@ -76,18 +102,25 @@ describe("Session handlers over a fake driver", () => {
           evidence: expect.objectContaining({ mediaType: "application/vnd.devicerail.ui-tree+json;version=1" }),
         });
         const snap = (await a.ask("ui.snapshot.get", { observationId: obs.id })).result;
-        expect(snap).toEqual(expect.objectContaining({ formatVersion: 1, observationId: obs.id, rootStableNodeIds: ["root"] }));
+        expect(snap).toEqual(
+          expect.objectContaining({ formatVersion: 1, observationId: obs.id, rootStableNodeIds: ["root"] }),
+        );
         expect(snap.nodes.map((n: any) => n.stableNodeId)).toEqual(["root", "ok"]);
         await a.ask("session.end");
         await a.ask("session.start");
-        expect((await a.ask("ui.snapshot.get", { observationId: obs.id })).error.data.code).toBe("ui_snapshot_not_found");
+        expect((await a.ask("ui.snapshot.get", { observationId: obs.id })).error.data.code).toBe(
+          "ui_snapshot_not_found",
+        );
         const again = (await a.ask("device.observe")).result;
         // Same tree, other observation id: different bytes, its own object. Corrupt it where it is stored.
         const sha = again.uiSnapshot.evidence.sha256;
         if (tier === "file") writeFileSync(s.objects.pathOf(sha), "{}");
         else {
           expect(s.objects.has(sha)).toBe(false);
-          s.raw.run("UPDATE evidence SET inline_bytes = ? WHERE sha256 = ? AND inline_bytes IS NOT NULL", [new TextEncoder().encode("{}"), sha]);
+          s.raw.run("UPDATE evidence SET inline_bytes = ? WHERE sha256 = ? AND inline_bytes IS NOT NULL", [
+            new TextEncoder().encode("{}"),
+            sha,
+          ]);
           expect(s.raw.query("SELECT changes() AS n").get()).toEqual({ n: 1 });
         }
         expect((await a.ask("ui.snapshot.get", { observationId: again.id })).error.data).toEqual({
@@ -110,13 +143,23 @@ describe("Session handlers over a fake driver", () => {
       const sessionId = (await a.ask("session.start")).result.id;
       await a.ask("device.observe");
       const old = await s.connect(4);
-      for (const [method, params] of [["events.list", { sessionId }], ["session.export", { sessionId }]] as const) {
+      for (const [method, params] of [
+        ["events.list", { sessionId }],
+        ["session.export", { sessionId }],
+      ] as const) {
         const r = await old.ask(method, params);
         expect(r.error.data).toEqual({
           code: "session_protocol_incompatible",
           message: "the Session contains an event that requires a newer protocol",
           retryable: false,
-          details: { eventId: expect.any(String), eventSequence: 2, method, requiredProtocol: { major: 1, minor: 5 }, selectedProtocol: { major: 1, minor: 4 }, sessionId },
+          details: {
+            eventId: expect.any(String),
+            eventSequence: 2,
+            method,
+            requiredProtocol: { major: 1, minor: 5 },
+            selectedProtocol: { major: 1, minor: 4 },
+            sessionId,
+          },
         });
       }
       expect((await old.ask("events.list", { sessionId, limit: 1 })).result.map((e: any) => e.sequence)).toEqual([1]);

@@ -38,7 +38,10 @@ describe("the database's exclusive lock", () => {
     const path = join(tempDataDir(), "devicerail.sqlite");
     const at = Date.now() + 300;
     // The holder keeps it 2 s, past the 500 ms the second waits.
-    expect((await Promise.all([opener(path, at, 2_000), opener(path, at + 50, 0)])).toSorted()).toEqual(["ok", "refused"]);
+    expect((await Promise.all([opener(path, at, 2_000), opener(path, at + 50, 0)])).toSorted()).toEqual([
+      "ok",
+      "refused",
+    ]);
     const later = Date.now() + 300;
     // The holder exits 100 ms after opening: the second, still within its wait, gets it.
     expect(await Promise.all([opener(path, later, 100), opener(path, later + 30, 0)])).toEqual(["ok", "ok"]);

@@ -1,6 +1,18 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseLockedError, openDatabase, storeProblem } from "../../../src/core/sessions/db.ts";
@@ -10,7 +22,8 @@ import { EventLog } from "../../../src/core/sessions/event-log.ts";
 const dir = mkdtempSync(join(tmpdir(), "devicerail-db-integrity-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const FIX = "move it aside with its -wal and -shm files, if any (do not delete them: they hold the recorded Sessions), and start again with a new store, or choose another DEVICERAIL_DATA_DIR";
+const FIX =
+  "move it aside with its -wal and -shm files, if any (do not delete them: they hold the recorded Sessions), and start again with a new store, or choose another DEVICERAIL_DATA_DIR";
 
 /** A closed database holding one Session of 400 events, spread over many b-tree pages. */
 async function withContent(name: string): Promise<string> {
@@ -20,7 +33,12 @@ async function withContent(name: string): Promise<string> {
   const { session } = await log.startSession();
   await Promise.all(
     Array.from({ length: 400 }, (_, n) =>
-      log.append(session.id, { payload: { type: "error", error: { code: "x", message: `event ${n} ${"·".repeat(200)}`, retryable: false, details: null } } }),
+      log.append(session.id, {
+        payload: {
+          type: "error",
+          error: { code: "x", message: `event ${n} ${"·".repeat(200)}`, retryable: false, details: null },
+        },
+      }),
     ),
   );
   await log.close();
@@ -43,7 +61,11 @@ function refusal(path: string, maxBytes?: number): { refused: boolean; message: 
 function eventsLeafPage(path: string): { page: number; pageSize: number } {
   const db = new Database(path, { readonly: true });
   try {
-    const row = db.query<{ pageno: number }, []>("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 2").get();
+    const row = db
+      .query<{ pageno: number }, []>(
+        "SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 2",
+      )
+      .get();
     const size = db.query<{ page_size: number }, []>("PRAGMA page_size").get();
     if (!row || !size) throw new Error("the test database has no events leaf page");
     return { page: row.pageno, pageSize: size.page_size };
@@ -91,12 +113,20 @@ describe("openDatabase", () => {
     flip(path, (page - 1) * pageSize + 8, 16);
     const before = digest(path);
     const answer = refusal(path);
-    expect({ refused: answer.refused, head: answer.message.slice(0, `${path} is damaged (PRAGMA quick_check: `.length), fix: answer.message.endsWith(`); ${FIX}`) }).toEqual({
+    expect({
+      refused: answer.refused,
+      head: answer.message.slice(0, `${path} is damaged (PRAGMA quick_check: `.length),
+      fix: answer.message.endsWith(`); ${FIX}`),
+    }).toEqual({
       refused: true,
       head: `${path} is damaged (PRAGMA quick_check: `,
       fix: true,
     });
-    expect({ oneLine: !answer.message.includes("\n"), names: answer.message.includes(`page ${page}`), unchanged: digest(path) === before }).toEqual({ oneLine: true, names: true, unchanged: true });
+    expect({
+      oneLine: !answer.message.includes("\n"),
+      names: answer.message.includes(`page ${page}`),
+      unchanged: digest(path) === before,
+    }).toEqual({ oneLine: true, names: true, unchanged: true });
   });
 
   test("refuses a truncated database, naming the file and leaving it in place, when half of it is missing", async () => {
@@ -104,7 +134,11 @@ describe("openDatabase", () => {
     truncateSync(path, Math.floor(statSync(path).size / 2));
     const before = digest(path);
     const answer = refusal(path);
-    expect({ ...answer, unchanged: digest(path) === before }).toEqual({ refused: true, message: `${path} is damaged (database disk image is malformed); ${FIX}`, unchanged: true });
+    expect({ ...answer, unchanged: digest(path) === before }).toEqual({
+      refused: true,
+      message: `${path} is damaged (database disk image is malformed); ${FIX}`,
+      unchanged: true,
+    });
   });
 
   test("refuses a file that is not a database, naming it, when its header is not SQLite's", () => {
@@ -119,23 +153,32 @@ describe("openDatabase", () => {
     copyFileSync(path, copy);
     const { page, pageSize } = eventsLeafPage(copy);
     flip(copy, (page - 1) * pageSize, 1);
-    expect({ copy: refusal(copy).refused, original: refusal(path) }).toEqual({ copy: true, original: { refused: false, message: "opened" } });
+    expect({ copy: refusal(copy).refused, original: refusal(path) }).toEqual({
+      copy: true,
+      original: { refused: false, message: "opened" },
+    });
   });
 });
 
 describe("storeProblem", () => {
   test("names the file and says to free space when recovery's terminal event met a full disk", () => {
-    const err = new RpcError("action_outcome_unknown", { arg: "c-1", details: { callId: "c-1", reason: "event store failed: database or disk is full" } });
+    const err = new RpcError("action_outcome_unknown", {
+      arg: "c-1",
+      details: { callId: "c-1", reason: "event store failed: database or disk is full" },
+    });
     const problem = storeProblem("/data/devicerail.sqlite", err);
     expect({ refused: problem instanceof DatabaseLockedError, message: problem?.message }).toEqual({
       refused: true,
-      message: "the disk holding /data/devicerail.sqlite is full (event store failed: database or disk is full); free space on it and start again, or choose another DEVICERAIL_DATA_DIR",
+      message:
+        "the disk holding /data/devicerail.sqlite is full (event store failed: database or disk is full); free space on it and start again, or choose another DEVICERAIL_DATA_DIR",
     });
   });
 
   test("names the folder when an Evidence write met a full disk", () => {
     const err = new RpcError("evidence_io_error", { details: { operation: "mkdir", errno: "ENOSPC" } });
-    expect(storeProblem("/data/evidence", err)?.message).toBe("the disk holding /data/evidence is full (evidence store I/O failed); free space on it and start again, or choose another DEVICERAIL_DATA_DIR");
+    expect(storeProblem("/data/evidence", err)?.message).toBe(
+      "the disk holding /data/evidence is full (evidence store I/O failed); free space on it and start again, or choose another DEVICERAIL_DATA_DIR",
+    );
   });
 
   test("leaves other failures alone when they are not about space or damage", () => {

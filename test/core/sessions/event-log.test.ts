@@ -13,12 +13,26 @@ const memoryLog = () => {
   return { raw: opened.raw, log: new EventLog(opened) };
 };
 
-const errorPayload = (n: number): TestEventPayload => ({ type: "error", error: { code: "x", message: `e${n}`, retryable: false, details: null } });
-const started = (id: string): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
+const errorPayload = (n: number): TestEventPayload => ({
+  type: "error",
+  error: { code: "x", message: `e${n}`, retryable: false, details: null },
+});
+const started = (id: string): TestEventPayload => ({
+  type: "actionStarted",
+  call: { id, name: "tap", arguments: { x: 1, y: 2 } },
+});
 const cancelled = (callId: string): TestEventPayload => ({
   type: "actionCompleted",
   callId,
-  outcome: { outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Requested", retryable: false, details: { reason: "requested" } } },
+  outcome: {
+    outcome: "cancelled",
+    error: {
+      code: "action_cancelled",
+      message: "request was cancelled: Requested",
+      retryable: false,
+      details: { reason: "requested" },
+    },
+  },
 });
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
@@ -34,14 +48,33 @@ describe("EventLog", () => {
   test("a new Session's first event is sessionStarted with sequence 1", async () => {
     const { log } = memoryLog();
     const { session, event } = await log.startSession({ requestId: "s-1", deviceId: "mock-1" });
-    expect(session).toEqual({ id: event.sessionId, state: "active", startedAtMs: expect.any(Number), endedAtMs: null, eventCount: 1, lastSequence: 1 });
-    expect(event).toEqual({ eventId: expect.any(String), sessionId: session.id, sequence: 1, requestId: "s-1", deviceId: "mock-1", atMs: expect.any(Number), payload: { type: "sessionStarted" } });
+    expect(session).toEqual({
+      id: event.sessionId,
+      state: "active",
+      startedAtMs: expect.any(Number),
+      endedAtMs: null,
+      eventCount: 1,
+      lastSequence: 1,
+    });
+    expect(event).toEqual({
+      eventId: expect.any(String),
+      sessionId: session.id,
+      sequence: 1,
+      requestId: "s-1",
+      deviceId: "mock-1",
+      atMs: expect.any(Number),
+      payload: { type: "sessionStarted" },
+    });
   });
 
   test("concurrent appends across Sessions get contiguous sequences and read back in order", async () => {
     const { log } = memoryLog();
     const ids = await Promise.all([1, 2, 3].map(async () => (await log.startSession()).session.id));
-    const acks = await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(ids[i % 3] as string, { requestId: i, payload: errorPayload(i) })));
+    const acks = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        log.append(ids[i % 3] as string, { requestId: i, payload: errorPayload(i) }),
+      ),
+    );
     for (const id of ids) {
       const events = log.read(id);
       expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 101 }, (_, i) => i + 1));
@@ -63,7 +96,13 @@ describe("EventLog", () => {
     const { log } = memoryLog();
     const { session } = await log.startSession();
     const end = await log.endSession(session.id, { outcome: "completed", reason: null, requestId: 9 });
-    expect(end.session).toEqual({ ...session, state: "ended", endedAtMs: expect.any(Number), eventCount: 2, lastSequence: 2 });
+    expect(end.session).toEqual({
+      ...session,
+      state: "ended",
+      endedAtMs: expect.any(Number),
+      eventCount: 2,
+      lastSequence: 2,
+    });
     expect(end.event.payload).toEqual({ type: "sessionEnded", outcome: "completed", reason: null });
     expect(await codeOf(log.append(session.id, { payload: errorPayload(1) }))).toBe("session_ended");
     expect(await codeOf(log.endSession(session.id, { outcome: "failed", reason: null }))).toBe("session_ended");
@@ -74,19 +113,40 @@ describe("EventLog", () => {
     const { session } = await log.startSession();
     const id = session.id;
     expect(await codeOf(log.append(id, { payload: { type: "sessionStarted" } }))).toBe("invalid_event");
-    expect(await codeOf(log.append(id, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }))).toBe("invalid_event");
-    expect(await codeOf(log.append("00000000-0000-4000-8000-000000000000", { payload: errorPayload(1) }))).toBe("session_not_found");
+    expect(
+      await codeOf(log.append(id, { payload: { type: "sessionEnded", outcome: "completed", reason: null } })),
+    ).toBe("invalid_event");
+    expect(await codeOf(log.append("00000000-0000-4000-8000-000000000000", { payload: errorPayload(1) }))).toBe(
+      "session_not_found",
+    );
     const call = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
     expect(await codeOf(log.append(id, { payload: cancelled(call) }))).toBe("action_not_started");
     await log.append(id, { requestId: 1, deviceId: "d", payload: started(call) });
-    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: started(call) }))).toBe("duplicate_action_call");
-    expect(await codeOf(log.append(id, { requestId: 2, deviceId: "d", payload: cancelled(call) }))).toBe("action_correlation_mismatch");
+    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: started(call) }))).toBe(
+      "duplicate_action_call",
+    );
+    expect(await codeOf(log.append(id, { requestId: 2, deviceId: "d", payload: cancelled(call) }))).toBe(
+      "action_correlation_mismatch",
+    );
     const mismatch: TestEventPayload = {
       type: "actionCompleted",
       callId: call,
-      outcome: { outcome: "succeeded", result: { callId: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11", startedAtMs: 1, finishedAtMs: 2, output: null, before: null, after: null, evidence: [] } },
+      outcome: {
+        outcome: "succeeded",
+        result: {
+          callId: "1f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11",
+          startedAtMs: 1,
+          finishedAtMs: 2,
+          output: null,
+          before: null,
+          after: null,
+          evidence: [],
+        },
+      },
     };
-    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: mismatch }))).toBe("action_result_mismatch");
+    expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: mismatch }))).toBe(
+      "action_result_mismatch",
+    );
     expect(await codeOf(log.append(id, { requestId: 1, deviceId: "d", payload: cancelled(call) }))).toBe("resolved");
     expect(log.read(id).map((e) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted"]);
   });
@@ -99,9 +159,17 @@ describe("EventLog", () => {
     const sha = "9387f2e81524bc51e5729791fb9b3483127b24276cb2adbcf0d7eb0d494944bd";
     const frame = (frameIndex: number, mediaType = "image/png"): TestEventPayload => ({
       type: "mediaFrameCaptured",
-      frame: { streamId, frameIndex, keyFrame: true, evidence: { id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha } },
+      frame: {
+        streamId,
+        frameIndex,
+        keyFrame: true,
+        evidence: { id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha },
+      },
     });
-    const start: TestEventPayload = { type: "mediaStreamStarted", stream: { id: streamId, kind: "screenshot", mediaType: "image/png" } };
+    const start: TestEventPayload = {
+      type: "mediaStreamStarted",
+      stream: { id: streamId, kind: "screenshot", mediaType: "image/png" },
+    };
     const end = (frameCount: number): TestEventPayload => ({ type: "mediaStreamEnded", streamId, frameCount });
     expect(await codeOf(log.append(id, { payload: frame(1) }))).toBe("media_stream_not_active");
     expect(await codeOf(log.append(id, { payload: start }))).toBe("resolved");
@@ -113,15 +181,30 @@ describe("EventLog", () => {
     expect(await codeOf(log.append(id, { payload: end(1) }))).toBe("resolved");
     expect(await codeOf(log.append(id, { payload: frame(2) }))).toBe("media_stream_not_active");
     expect(await codeOf(log.append(id, { payload: end(1) }))).toBe("media_stream_not_active");
-    expect(log.read(id).map((e) => e.payload.type)).toEqual(["sessionStarted", "mediaStreamStarted", "mediaFrameCaptured", "mediaStreamEnded"]);
+    expect(log.read(id).map((e) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "mediaStreamStarted",
+      "mediaFrameCaptured",
+      "mediaStreamEnded",
+    ]);
   });
 
   test("a failed batch rejects its events and leaves no gap in the sequence", async () => {
     const { raw, log } = memoryLog();
     const { session } = await log.startSession();
-    raw.run("CREATE TRIGGER refuse BEFORE INSERT ON events WHEN json_extract(NEW.body, '$.payload.error.message') = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    const bad = { payload: { type: "error", error: { code: "x", message: "boom", retryable: false, details: null } } as TestEventPayload };
-    const results = await Promise.allSettled([log.append(session.id, { payload: errorPayload(1) }), log.append(session.id, bad)]);
+    raw.run(
+      "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN json_extract(NEW.body, '$.payload.error.message') = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    const bad = {
+      payload: {
+        type: "error",
+        error: { code: "x", message: "boom", retryable: false, details: null },
+      } as TestEventPayload,
+    };
+    const results = await Promise.allSettled([
+      log.append(session.id, { payload: errorPayload(1) }),
+      log.append(session.id, bad),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(await codeOf(log.append(session.id, bad))).toBe("event_store_error");
     const next = await log.append(session.id, { payload: errorPayload(2) });
@@ -151,9 +234,18 @@ describe("EventLog", () => {
     const { log } = memoryLog();
     const { session } = await log.startSession();
     const row = (i: number) => ({ sha256: i.toString(16).padStart(64, "0"), mediaType: "image/png", byteLength: 1 });
-    await Promise.all(Array.from({ length: 100 }, (_, k) => log.append(session.id, { payload: errorPayload(k), evidence: Array.from({ length: 100 }, (_, i) => row(k * 100 + i)) })));
+    await Promise.all(
+      Array.from({ length: 100 }, (_, k) =>
+        log.append(session.id, {
+          payload: errorPayload(k),
+          evidence: Array.from({ length: 100 }, (_, i) => row(k * 100 + i)),
+        }),
+      ),
+    );
     expect(log.evidenceOf(session.id).size).toBe(MAX_SESSION_REFERENCES);
-    expect(await codeOf(log.append(session.id, { payload: errorPayload(1), evidence: [row(0), row(5)] }))).toBe("resolved");
+    expect(await codeOf(log.append(session.id, { payload: errorPayload(1), evidence: [row(0), row(5)] }))).toBe(
+      "resolved",
+    );
     let refused: unknown;
     try {
       await log.append(session.id, { payload: errorPayload(2), evidence: [row(0), row(MAX_SESSION_REFERENCES)] });
@@ -192,7 +284,9 @@ describe("EventLog on disk", () => {
       const first = openDatabase(path);
       const log = new EventLog(first);
       const { session } = await log.startSession();
-      const acked = await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(session.id, { requestId: `r${i}`, payload: errorPayload(i) })));
+      const acked = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => log.append(session.id, { requestId: `r${i}`, payload: errorPayload(i) })),
+      );
       log.dispose();
       first.raw.close();
       const second = openDatabase(path);
@@ -214,9 +308,18 @@ describe("EventLog on disk", () => {
       const call = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
       await log.append(active, { requestId: 7, deviceId: "mock-1", payload: started(call) });
       const streamId = "5f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
-      const png = { id: `sha256:${"a".repeat(64)}`, mediaType: "image/png", uri: `devicerail://assets/sha256/${"a".repeat(64)}`, sha256: "a".repeat(64) };
-      await log.append(active, { payload: { type: "mediaStreamStarted", stream: { id: streamId, kind: "screenshot", mediaType: "image/png" } } });
-      await log.append(active, { payload: { type: "mediaFrameCaptured", frame: { streamId, frameIndex: 1, keyFrame: true, evidence: png } } });
+      const png = {
+        id: `sha256:${"a".repeat(64)}`,
+        mediaType: "image/png",
+        uri: `devicerail://assets/sha256/${"a".repeat(64)}`,
+        sha256: "a".repeat(64),
+      };
+      await log.append(active, {
+        payload: { type: "mediaStreamStarted", stream: { id: streamId, kind: "screenshot", mediaType: "image/png" } },
+      });
+      await log.append(active, {
+        payload: { type: "mediaFrameCaptured", frame: { streamId, frameIndex: 1, keyFrame: true, evidence: png } },
+      });
       log.dispose();
       first.raw.close();
       const second = openDatabase(path);
@@ -237,7 +340,15 @@ describe("EventLog on disk", () => {
       expect(events[4]?.payload).toEqual({
         type: "actionCompleted",
         callId: call,
-        outcome: { outcome: "cancelled", error: { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } } },
+        outcome: {
+          outcome: "cancelled",
+          error: {
+            code: "action_cancelled",
+            message: "request was cancelled: Shutdown",
+            retryable: false,
+            details: { reason: "shutdown" },
+          },
+        },
       });
       expect(events[6]?.payload).toEqual({ type: "sessionEnded", outcome: "shutdown", reason: RECOVERY_REASON });
       expect(again.read(ended).length).toBe(2);
@@ -257,7 +368,10 @@ describe("EventLog when the database is full", () => {
   const failedWith = (callId: string, text: string): TestEventPayload => ({
     type: "actionCompleted",
     callId,
-    outcome: { outcome: "failed", error: { code: "driver_internal_error", message: text, retryable: false, details: null } },
+    outcome: {
+      outcome: "failed",
+      error: { code: "driver_internal_error", message: text, retryable: false, details: null },
+    },
   });
 
   test("writes a refused terminal event before sessionEnded, and refuses sessionEnded until then, when space returns", async () => {

@@ -5,7 +5,10 @@ import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
 import { RpcError } from "../../../src/rpc/rpc-error.ts";
 
 const SESSION = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
-const note = (n: number): TestEventPayload => ({ type: "error", error: { code: "x", message: `e${n}`, retryable: false, details: null } });
+const note = (n: number): TestEventPayload => ({
+  type: "error",
+  error: { code: "x", message: `e${n}`, retryable: false, details: null },
+});
 
 /** Records each batch as one transaction would commit it; refuses batches while `failing`. */
 class FakeStore implements BatchStore {
@@ -20,7 +23,11 @@ class FakeStore implements BatchStore {
 function setup() {
   const store = new FakeStore();
   const trace: string[] = [];
-  const writer = new GroupCommit(store, () => 1000, (batch) => trace.push(`committed ${batch.map((p) => p.event.sequence).join(",")}`));
+  const writer = new GroupCommit(
+    store,
+    () => 1000,
+    (batch) => trace.push(`committed ${batch.map((p) => p.event.sequence).join(",")}`),
+  );
   const s = newSessionState(SESSION, 1);
   return { store, trace, writer, s };
 }
@@ -47,8 +54,13 @@ const SHUTTING_DOWN = { code: "event_store_shutting_down", message: "event store
 describe("GroupCommit", () => {
   test("writes every append of one turn in one batch when they arrive together", async () => {
     const { store, writer, s } = setup();
-    const acks = await Promise.all([1, 2, 3, 4, 5].map((n) => writer.enqueue(s, { payload: note(n) }, n === 1, () => {})));
-    expect({ batches: store.batches, sequences: acks.map((e) => e.sequence) }).toEqual({ batches: [{ sequences: [1, 2, 3, 4, 5], atMs: 1000 }], sequences: [1, 2, 3, 4, 5] });
+    const acks = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => writer.enqueue(s, { payload: note(n) }, n === 1, () => {})),
+    );
+    expect({ batches: store.batches, sequences: acks.map((e) => e.sequence) }).toEqual({
+      batches: [{ sequences: [1, 2, 3, 4, 5], atMs: 1000 }],
+      sequences: [1, 2, 3, 4, 5],
+    });
   });
 
   test("writes one batch per turn when each append waits for the previous acknowledgement", async () => {
@@ -65,16 +77,32 @@ describe("GroupCommit", () => {
     ]);
     expect([plain, correlated]).toEqual([
       { eventId: expect.any(String), sessionId: SESSION, sequence: 1, atMs: 1000, payload: note(1) },
-      { eventId: expect.any(String), sessionId: SESSION, sequence: 2, requestId: "r-1", deviceId: "mock-1", atMs: 1000, payload: note(2) },
+      {
+        eventId: expect.any(String),
+        sessionId: SESSION,
+        sequence: 2,
+        requestId: "r-1",
+        deviceId: "mock-1",
+        atMs: 1000,
+        payload: note(2),
+      },
     ]);
   });
 
   test("counts an event as committed when its batch is written, not before", async () => {
     const { writer, s } = setup();
-    const ack = writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => {});
+    const ack = writer.enqueue(
+      s,
+      { payload: { type: "sessionEnded", outcome: "completed", reason: null } },
+      false,
+      () => {},
+    );
     const pending = { last: s.lastSequence, committed: s.committedSequence, ended: s.committedEnded };
     await ack;
-    expect({ pending, written: { last: s.lastSequence, committed: s.committedSequence, ended: s.committedEnded } }).toEqual({
+    expect({
+      pending,
+      written: { last: s.lastSequence, committed: s.committedSequence, ended: s.committedEnded },
+    }).toEqual({
       pending: { last: 1, committed: 0, ended: false },
       written: { last: 1, committed: 1, ended: true },
     });
@@ -82,7 +110,11 @@ describe("GroupCommit", () => {
 
   test("tells the watcher hook before any append resolves when a batch commits", async () => {
     const { trace, writer, s } = setup();
-    await Promise.all([1, 2].map((n) => writer.enqueue(s, { payload: note(n) }, false, () => {}).then((e) => trace.push(`resolved ${e.sequence}`))));
+    await Promise.all(
+      [1, 2].map((n) =>
+        writer.enqueue(s, { payload: note(n) }, false, () => {}).then((e) => trace.push(`resolved ${e.sequence}`)),
+      ),
+    );
     expect(trace).toEqual(["committed 1,2", "resolved 1", "resolved 2"]);
   });
 
@@ -91,7 +123,9 @@ describe("GroupCommit", () => {
     await writer.enqueue(s, { payload: note(0) }, false, () => {});
     store.failing = true;
     const undone: number[] = [];
-    const results = await Promise.all([1, 2, 3].map((n) => outcome(writer.enqueue(s, { payload: note(n) }, false, () => undone.push(n)))));
+    const results = await Promise.all(
+      [1, 2, 3].map((n) => outcome(writer.enqueue(s, { payload: note(n) }, false, () => undone.push(n)))),
+    );
     store.failing = false;
     const next = await writer.enqueue(s, { payload: note(4) }, false, () => {});
     const failure = { code: "event_store_error", message: "event store failed: disk full" };
@@ -117,7 +151,12 @@ describe("GroupCommit", () => {
     const ack = writer.enqueue(s, { payload: note(1) }, false, () => {});
     const before = thrown(() => writer.assertOpen());
     await writer.close();
-    expect({ before, written: store.batches.length, ack: (await ack).sequence, after: thrown(() => writer.assertOpen()) }).toEqual({
+    expect({
+      before,
+      written: store.batches.length,
+      ack: (await ack).sequence,
+      after: thrown(() => writer.assertOpen()),
+    }).toEqual({
       before: "open",
       written: 1,
       ack: 1,
@@ -158,11 +197,17 @@ function manualRetries() {
 }
 
 const CALL = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
-const startedPayload = (id = CALL): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
+const startedPayload = (id = CALL): TestEventPayload => ({
+  type: "actionStarted",
+  call: { id, name: "tap", arguments: { x: 1, y: 2 } },
+});
 const completedPayload = (id = CALL): TestEventPayload => ({
   type: "actionCompleted",
   callId: id,
-  outcome: { outcome: "failed", error: { code: "driver_internal_error", message: "x", retryable: false, details: null } },
+  outcome: {
+    outcome: "failed",
+    error: { code: "driver_internal_error", message: "x", retryable: false, details: null },
+  },
 });
 const OUTCOME_UNKNOWN = {
   code: "action_outcome_unknown",
@@ -183,7 +228,12 @@ function owedSetup() {
   const store = new FakeStore();
   const retries = manualRetries();
   const kinds: string[] = [];
-  const writer = new GroupCommit(store, () => 1000, (batch) => kinds.push(batch.map((p) => `${p.event.sequence}:${p.event.payload.type}`).join(",")), retries.timer);
+  const writer = new GroupCommit(
+    store,
+    () => 1000,
+    (batch) => kinds.push(batch.map((p) => `${p.event.sequence}:${p.event.payload.type}`).join(",")),
+    retries.timer,
+  );
   const s = newSessionState(SESSION, 1);
   return { store, retries, kinds, writer, s };
 }
@@ -206,7 +256,14 @@ describe("GroupCommit with an action's terminal event the store refused", () => 
     await retries.fire(writer);
     store.failing = false;
     await retries.fire(writer);
-    expect({ owedWhileFull, undone, kinds, committed: s.committedSequence, owed: writer.owedCount(), retryPending: retries.pending() }).toEqual({
+    expect({
+      owedWhileFull,
+      undone,
+      kinds,
+      committed: s.committedSequence,
+      owed: writer.owedCount(),
+      retryPending: retries.pending(),
+    }).toEqual({
       owedWhileFull: 1,
       undone: [],
       kinds: ["1:actionStarted", "2:actionCompleted"],
@@ -222,7 +279,12 @@ describe("GroupCommit with an action's terminal event the store refused", () => 
     store.failing = true;
     await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
     store.failing = false;
-    const ended = await writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => {});
+    const ended = await writer.enqueue(
+      s,
+      { payload: { type: "sessionEnded", outcome: "completed", reason: null } },
+      false,
+      () => {},
+    );
     expect({ kinds, ended: ended.sequence, batches: store.batches.map((b) => b.sequences) }).toEqual({
       kinds: ["1:actionStarted", "2:actionCompleted", "3:sessionEnded"],
       ended: 3,
@@ -236,8 +298,19 @@ describe("GroupCommit with an action's terminal event the store refused", () => 
     store.failing = true;
     await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
     const undone: string[] = [];
-    const end = await rpcData(writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () => undone.push("end")));
-    expect({ end, undone, kinds, last: s.lastSequence, committed: s.committedSequence, owed: writer.owedCount() }).toEqual({
+    const end = await rpcData(
+      writer.enqueue(s, { payload: { type: "sessionEnded", outcome: "completed", reason: null } }, false, () =>
+        undone.push("end"),
+      ),
+    );
+    expect({
+      end,
+      undone,
+      kinds,
+      last: s.lastSequence,
+      committed: s.committedSequence,
+      owed: writer.owedCount(),
+    }).toEqual({
       end: { code: "event_store_error", message: "event store failed: disk full", retryable: true, details: null },
       undone: ["end"],
       kinds: ["1:actionStarted"],
@@ -251,20 +324,40 @@ describe("GroupCommit with an action's terminal event the store refused", () => 
     const { store, retries, kinds, writer, s } = owedSetup();
     await writer.enqueue(s, { payload: startedPayload() }, true, () => {});
     store.failing = true;
-    await Promise.all([rpcData(writer.enqueue(s, { payload: note(1) }, false, () => {})), rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}))]);
+    await Promise.all([
+      rpcData(writer.enqueue(s, { payload: note(1) }, false, () => {})),
+      rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {})),
+    ]);
     store.failing = false;
     await retries.fire(writer);
     const next = await writer.enqueue(s, { payload: note(2) }, false, () => {});
-    expect({ kinds, next: next.sequence }).toEqual({ kinds: ["1:actionStarted", "2:actionCompleted", "3:error"], next: 3 });
+    expect({ kinds, next: next.sequence }).toEqual({
+      kinds: ["1:actionStarted", "2:actionCompleted", "3:error"],
+      next: 3,
+    });
   });
 
   test("gives a terminal event back like any other when its actionStarted is in the same failed batch", async () => {
     const { store, retries, writer, s } = owedSetup();
     await writer.enqueue(s, { payload: note(0) }, true, () => {});
     store.failing = true;
-    const [start, end] = await Promise.all([rpcData(writer.enqueue(s, { payload: startedPayload() }, false, () => {})), rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}))]);
-    const failure = { code: "event_store_error", message: "event store failed: disk full", retryable: true, details: null };
-    expect({ start, end, owed: writer.owedCount(), last: s.lastSequence, retryPending: retries.pending() }).toEqual({ start: failure, end: failure, owed: 0, last: 1, retryPending: false });
+    const [start, end] = await Promise.all([
+      rpcData(writer.enqueue(s, { payload: startedPayload() }, false, () => {})),
+      rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {})),
+    ]);
+    const failure = {
+      code: "event_store_error",
+      message: "event store failed: disk full",
+      retryable: true,
+      details: null,
+    };
+    expect({ start, end, owed: writer.owedCount(), last: s.lastSequence, retryPending: retries.pending() }).toEqual({
+      start: failure,
+      end: failure,
+      owed: 0,
+      last: 1,
+      retryPending: false,
+    });
   });
 
   test("retries with a back-off doubling from 50 ms up to 2 s when the store keeps refusing", async () => {
@@ -283,6 +376,10 @@ describe("GroupCommit with an action's terminal event the store refused", () => 
     await rpcData(writer.enqueue(s, { payload: completedPayload() }, false, () => {}));
     store.failing = false;
     await writer.close();
-    expect({ kinds, owed: writer.owedCount(), retryPending: retries.pending() }).toEqual({ kinds: ["1:actionStarted", "2:actionCompleted"], owed: 0, retryPending: false });
+    expect({ kinds, owed: writer.owedCount(), retryPending: retries.pending() }).toEqual({
+      kinds: ["1:actionStarted", "2:actionCompleted"],
+      owed: 0,
+      retryPending: false,
+    });
   });
 });

@@ -12,11 +12,24 @@ import { countTransactions } from "../../support/transactions.ts";
 
 const A = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const B = "4c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
-const note: TestEventPayload = { type: "error", error: { code: "x", message: "note", retryable: false, details: null } };
+const note: TestEventPayload = {
+  type: "error",
+  error: { code: "x", message: "note", retryable: false, details: null },
+};
 
 /** A numbered event as GroupCommit hands it over. */
-function pending(state: SessionState, sequence: number, payload: TestEventPayload, evidence: readonly EvidenceRow[] = []): PendingAppend {
-  return { state, event: { eventId: `e-${state.id}-${sequence}`, sessionId: state.id, sequence, atMs: 10 + sequence, payload }, evidence, create: sequence === 1 };
+function pending(
+  state: SessionState,
+  sequence: number,
+  payload: TestEventPayload,
+  evidence: readonly EvidenceRow[] = [],
+): PendingAppend {
+  return {
+    state,
+    event: { eventId: `e-${state.id}-${sequence}`, sessionId: state.id, sequence, atMs: 10 + sequence, payload },
+    evidence,
+    create: sequence === 1,
+  };
 }
 
 function memory() {
@@ -58,7 +71,13 @@ describe("RawStatements", () => {
         { session_id: B, sequence: 2, event_id: `e-${B}-2`, kind: "sessionEnded", at_ms: 12 },
       ],
       evidence: [
-        { sha256: inline.sha256, media_type: "image/png", byte_length: 3, created_at_ms: 77, inline_bytes: new Uint8Array([1, 2, 3]) },
+        {
+          sha256: inline.sha256,
+          media_type: "image/png",
+          byte_length: 3,
+          created_at_ms: 77,
+          inline_bytes: new Uint8Array([1, 2, 3]),
+        },
         { sha256: file.sha256, media_type: "image/jpeg", byte_length: 4, created_at_ms: 77, inline_bytes: null },
       ],
       refs: [
@@ -80,8 +99,14 @@ describe("RawStatements", () => {
     const { statements, rows } = memory();
     const a = newSessionState(A, 5);
     const sha256 = "c".repeat(64);
-    statements.writeBatch([pending(a, 1, { type: "sessionStarted" }, [{ sha256, mediaType: "image/png", byteLength: 1 }])], 1);
-    statements.writeBatch([pending(a, 2, note, [{ sha256, mediaType: "image/jpeg", byteLength: 2, inline: new Uint8Array([9, 9]) }])], 2);
+    statements.writeBatch(
+      [pending(a, 1, { type: "sessionStarted" }, [{ sha256, mediaType: "image/png", byteLength: 1 }])],
+      1,
+    );
+    statements.writeBatch(
+      [pending(a, 2, note, [{ sha256, mediaType: "image/jpeg", byteLength: 2, inline: new Uint8Array([9, 9]) }])],
+      2,
+    );
     expect({ evidence: rows("SELECT * FROM evidence"), refs: rows("SELECT * FROM session_evidence") }).toEqual({
       evidence: [{ sha256, media_type: "image/png", byte_length: 1, created_at_ms: 1, inline_bytes: null }],
       refs: [{ session_id: A, sha256 }],
@@ -94,10 +119,21 @@ describe("RawStatements", () => {
     statements.writeBatch([pending(a, 1, { type: "sessionStarted" })], 1);
     const transactions = countTransactions(raw);
     const duplicate = pending(a, 2, note);
-    expect(() => statements.writeBatch([duplicate, pending(a, 3, note, [{ sha256: "d".repeat(64), mediaType: "image/png", byteLength: 1 }]), duplicate], 2)).toThrow(
-      /UNIQUE constraint failed/,
-    );
-    expect({ transactions: transactions(), events: rows("SELECT sequence FROM events"), evidence: rows("SELECT sha256 FROM evidence") }).toEqual({
+    expect(() =>
+      statements.writeBatch(
+        [
+          duplicate,
+          pending(a, 3, note, [{ sha256: "d".repeat(64), mediaType: "image/png", byteLength: 1 }]),
+          duplicate,
+        ],
+        2,
+      ),
+    ).toThrow(/UNIQUE constraint failed/);
+    expect({
+      transactions: transactions(),
+      events: rows("SELECT sequence FROM events"),
+      evidence: rows("SELECT sha256 FROM evidence"),
+    }).toEqual({
       transactions: 1,
       events: [{ sequence: 1 }],
       evidence: [],
@@ -108,7 +144,15 @@ describe("RawStatements", () => {
     const { raw, statements } = memory();
     const a = newSessionState(A, 5);
     const b = { ...newSessionState(B, 6), endedAtMs: 8 };
-    statements.writeBatch([pending(a, 1, { type: "sessionStarted" }), pending(a, 2, note), pending(a, 3, note), pending(b, 1, { type: "sessionStarted" })], 1);
+    statements.writeBatch(
+      [
+        pending(a, 1, { type: "sessionStarted" }),
+        pending(a, 2, note),
+        pending(a, 3, note),
+        pending(b, 1, { type: "sessionStarted" }),
+      ],
+      1,
+    );
     statements.writeBatch([pending(b, 2, { type: "sessionEnded", outcome: "completed", reason: null })], 2);
     raw.run("INSERT INTO sessions (id, state, started_at_ms, ended_at_ms) VALUES ('gone', 'deleted', 1, 2)");
     expect(statements.loadSessions().sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([
@@ -130,7 +174,9 @@ describe("RawStatements", () => {
       first.raw.close();
       const second = openDatabase(path);
       const again = new RawStatements(second.raw);
-      expect(again.loadSessions()).toEqual([{ id: A, state: "active", startedAtMs: 5, endedAtMs: null, lastSequence: 1 }]);
+      expect(again.loadSessions()).toEqual([
+        { id: A, state: "active", startedAtMs: 5, endedAtMs: null, lastSequence: 1 },
+      ]);
       again.finalize();
       second.raw.close();
     } finally {

@@ -3,7 +3,13 @@ import type { AppendInput } from "../../../src/core/sessions/append-input.ts";
 import { admitAppend } from "../../../src/core/sessions/append-invariants.ts";
 import { openDatabase } from "../../../src/core/sessions/db.ts";
 import { EventLog } from "../../../src/core/sessions/event-log.ts";
-import { type CommittedLog, RECOVERY_REASON, type RecoveryWriter, recoverSessions, restoreSessions } from "../../../src/core/sessions/recovery.ts";
+import {
+  type CommittedLog,
+  RECOVERY_REASON,
+  type RecoveryWriter,
+  recoverSessions,
+  restoreSessions,
+} from "../../../src/core/sessions/recovery.ts";
 import { newSessionState, type SessionState } from "../../../src/core/sessions/session-state.ts";
 import type { TestEvent, TestEventPayload } from "../../../src/protocol/types/event.ts";
 import { countTransactions } from "../../support/transactions.ts";
@@ -13,11 +19,27 @@ const B = "4c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const C = "5c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const CALL = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";
 const STREAM = "d9c8b7a6-9584-4736-a251-40f9e8d7c6b5";
-const SHUTDOWN_ERROR = { code: "action_cancelled", message: "request was cancelled: Shutdown", retryable: false, details: { reason: "shutdown" } };
+const SHUTDOWN_ERROR = {
+  code: "action_cancelled",
+  message: "request was cancelled: Shutdown",
+  retryable: false,
+  details: { reason: "shutdown" },
+};
 
-const started = (id = CALL): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
-const streamStarted: TestEventPayload = { type: "mediaStreamStarted", stream: { id: STREAM, kind: "screenshot", mediaType: "image/png" } };
-const event = (sessionId: string, sequence: number, payload: TestEventPayload, correlation: Partial<TestEvent> = {}): TestEvent => ({
+const started = (id = CALL): TestEventPayload => ({
+  type: "actionStarted",
+  call: { id, name: "tap", arguments: { x: 1, y: 2 } },
+});
+const streamStarted: TestEventPayload = {
+  type: "mediaStreamStarted",
+  stream: { id: STREAM, kind: "screenshot", mediaType: "image/png" },
+};
+const event = (
+  sessionId: string,
+  sequence: number,
+  payload: TestEventPayload,
+  correlation: Partial<TestEvent> = {},
+): TestEvent => ({
   eventId: `e${sequence}`,
   sessionId,
   sequence,
@@ -45,7 +67,11 @@ describe("restoreSessions", () => {
     const log: CommittedLog = {
       read: (id) => {
         read.push(id);
-        return [event(id, 1, { type: "sessionStarted" }), event(id, 2, started(), { requestId: 7, deviceId: "d" }), event(id, 3, streamStarted)];
+        return [
+          event(id, 1, { type: "sessionStarted" }),
+          event(id, 2, started(), { requestId: 7, deviceId: "d" }),
+          event(id, 3, streamStarted),
+        ];
       },
       evidenceOf: () => new Set(["a".repeat(64)]),
     };
@@ -78,7 +104,15 @@ describe("restoreSessions", () => {
         refs: new Set(["a".repeat(64)]),
         media: [{ streamId: STREAM, frameCount: 0 }],
       },
-      b: { ...newSessionState(B, 2), state: "ended", endedAtMs: 9, lastSequence: 4, committedSequence: 4, committedEnded: true, media: [] },
+      b: {
+        ...newSessionState(B, 2),
+        state: "ended",
+        endedAtMs: 9,
+        lastSequence: 4,
+        committedSequence: 4,
+        committedEnded: true,
+        media: [],
+      },
     });
   });
 });
@@ -96,7 +130,12 @@ describe("recoverSessions", () => {
       result: { sealed: [A, B], interruptedActions: 1 },
       calls: [
         { end: A, outcome: "shutdown", reason: RECOVERY_REASON },
-        { append: B, requestId: 7, deviceId: "d", payload: { type: "actionCompleted", callId: CALL, outcome: { outcome: "cancelled", error: SHUTDOWN_ERROR } } },
+        {
+          append: B,
+          requestId: 7,
+          deviceId: "d",
+          payload: { type: "actionCompleted", callId: CALL, outcome: { outcome: "cancelled", error: SHUTDOWN_ERROR } },
+        },
         { append: B, payload: { type: "mediaStreamEnded", streamId: STREAM, frameCount: 0 } },
         { end: B, outcome: "shutdown", reason: RECOVERY_REASON },
       ],
@@ -113,7 +152,11 @@ describe("recoverSessions", () => {
     const opened = openDatabase(":memory:");
     const before = new EventLog(opened);
     const ids = await Promise.all([1, 2, 3].map(async () => (await before.startSession()).session.id));
-    await Promise.all(ids.map((id, i) => before.append(id, { requestId: i, payload: started(`${i}f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11`) })));
+    await Promise.all(
+      ids.map((id, i) =>
+        before.append(id, { requestId: i, payload: started(`${i}f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11`) }),
+      ),
+    );
     // The daemon dies here: no end, no close; the next one starts over the same database.
     before.dispose();
     const after = new EventLog(opened);

@@ -20,7 +20,16 @@ function seeded() {
     ])
     .run();
   db.insert(events)
-    .values([A, A, B].map((sessionId, i) => ({ sessionId, sequence: i + 1, eventId: `e${i}`, kind: "error", atMs: 1, body: "{}" })))
+    .values(
+      [A, A, B].map((sessionId, i) => ({
+        sessionId,
+        sequence: i + 1,
+        eventId: `e${i}`,
+        kind: "error",
+        atMs: 1,
+        body: "{}",
+      })),
+    )
     .run();
   db.insert(evidence)
     .values([SHARED, OWN_1, OWN_2].map((sha256) => ({ sha256, mediaType: "image/png", byteLength: 1, createdAtMs: 1 })))
@@ -35,7 +44,11 @@ function seeded() {
     .run();
   const tables = () => ({
     sessions: db.select({ id: sessions.id, state: sessions.state }).from(sessions).orderBy(sessions.id).all(),
-    events: db.select({ sessionId: events.sessionId, sequence: events.sequence }).from(events).orderBy(events.sequence).all(),
+    events: db
+      .select({ sessionId: events.sessionId, sequence: events.sequence })
+      .from(events)
+      .orderBy(events.sequence)
+      .all(),
     evidence: db.select({ sha256: evidence.sha256 }).from(evidence).orderBy(evidence.sha256).all(),
     refs: db.select().from(sessionEvidence).orderBy(sessionEvidence.sha256).all(),
   });

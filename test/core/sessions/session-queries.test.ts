@@ -22,11 +22,25 @@ const event = (sessionId: string, sequence: number): TestEvent => ({
 /** Session A with 10 events and both kinds of Evidence, Session B with 3 events and the file object. */
 function seeded() {
   const { db } = openDatabase(":memory:");
-  db.insert(sessions).values([A, B].map((id) => ({ id, state: "active" as const, startedAtMs: 1 }))).run();
-  const rows = [...Array.from({ length: 10 }, (_, i) => event(A, i + 1)), ...Array.from({ length: 3 }, (_, i) => event(B, i + 1))];
+  db.insert(sessions)
+    .values([A, B].map((id) => ({ id, state: "active" as const, startedAtMs: 1 })))
+    .run();
+  const rows = [
+    ...Array.from({ length: 10 }, (_, i) => event(A, i + 1)),
+    ...Array.from({ length: 3 }, (_, i) => event(B, i + 1)),
+  ];
   // Inserted out of order: reads must order by sequence, not by insertion.
   db.insert(events)
-    .values(rows.reverse().map((e) => ({ sessionId: e.sessionId, sequence: e.sequence, eventId: e.eventId, kind: e.payload.type, atMs: e.atMs, body: JSON.stringify(e) })))
+    .values(
+      rows.reverse().map((e) => ({
+        sessionId: e.sessionId,
+        sequence: e.sequence,
+        eventId: e.eventId,
+        kind: e.payload.type,
+        atMs: e.atMs,
+        body: JSON.stringify(e),
+      })),
+    )
     .run();
   db.insert(evidence)
     .values([
@@ -63,7 +77,12 @@ describe("SessionQueries", () => {
 
   test("returns the stored events whole, and only the Session's own, when reading without a limit", () => {
     const { queries } = seeded();
-    expect({ all: queries.read(B), after: queries.read(B, 2), past: queries.read(B, 3), unknown: queries.read(UNKNOWN) }).toEqual({
+    expect({
+      all: queries.read(B),
+      after: queries.read(B, 2),
+      past: queries.read(B, 3),
+      unknown: queries.read(UNKNOWN),
+    }).toEqual({
       all: [event(B, 1), event(B, 2), event(B, 3)],
       after: [event(B, 3)],
       past: [],
@@ -73,7 +92,11 @@ describe("SessionQueries", () => {
 
   test("answers which Evidence a Session references and whether a digest is referenced at all when Sessions share an object", () => {
     const { queries } = seeded();
-    expect({ a: [...queries.evidenceOf(A)].sort(), b: [...queries.evidenceOf(B)], referenced: [INLINE, FILE, UNKNOWN].map((d) => queries.isReferenced(d)) }).toEqual({
+    expect({
+      a: [...queries.evidenceOf(A)].sort(),
+      b: [...queries.evidenceOf(B)],
+      referenced: [INLINE, FILE, UNKNOWN].map((d) => queries.isReferenced(d)),
+    }).toEqual({
       a: [INLINE, FILE],
       b: [FILE],
       referenced: [true, true, false],
@@ -89,7 +112,13 @@ describe("SessionQueries", () => {
       buffer: Buffer.isBuffer(bytes),
       file: queries.inlineEvidence(FILE),
       unknown: queries.inlineEvidence(UNKNOWN),
-    }).toEqual({ has: [true, true, false], inline: new Uint8Array([1, 2, 3]), buffer: false, file: null, unknown: null });
+    }).toEqual({
+      has: [true, true, false],
+      inline: new Uint8Array([1, 2, 3]),
+      buffer: false,
+      file: null,
+      unknown: null,
+    });
   });
 
   test("sees the transaction's uncommitted changes when built on a transaction, and not after it rolled back", () => {

@@ -7,13 +7,34 @@ import type { SessionSummary } from "../../../src/protocol/types/extensions.ts";
 
 const CALLS = Array.from({ length: 6 }, (_, i) => `0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d1${i}`);
 const failure = (code: string) => ({ code, message: code, retryable: false, details: null });
-const started = (id: string): TestEventPayload => ({ type: "actionStarted", call: { id, name: "tap", arguments: { x: 1, y: 2 } } });
-const result = (callId: string) => ({ callId, startedAtMs: 1, finishedAtMs: 2, output: { accepted: true }, before: null, after: null, evidence: [] });
+const started = (id: string): TestEventPayload => ({
+  type: "actionStarted",
+  call: { id, name: "tap", arguments: { x: 1, y: 2 } },
+});
+const result = (callId: string) => ({
+  callId,
+  startedAtMs: 1,
+  finishedAtMs: 2,
+  output: { accepted: true },
+  before: null,
+  after: null,
+  evidence: [],
+});
 const observation = (deviceId: string): TestEventPayload => ({
   type: "observationCaptured",
-  observation: { id: CALLS[5] as string, deviceId, capturedAtMs: 1, viewport: { width: 1, height: 1, scaleFactor: 1 }, screenshot: null, metadata: {} },
+  observation: {
+    id: CALLS[5] as string,
+    deviceId,
+    capturedAtMs: 1,
+    viewport: { width: 1, height: 1, scaleFactor: 1 },
+    screenshot: null,
+    metadata: {},
+  },
 });
-const verdict = (status: "pass" | "fail" | "unknown", summary: string): TestEventPayload => ({ type: "verdictRecorded", verdict: { status, summary, evidence: [] } });
+const verdict = (status: "pass" | "fail" | "unknown", summary: string): TestEventPayload => ({
+  type: "verdictRecorded",
+  verdict: { status, summary, evidence: [] },
+});
 
 /** A log on an in-memory database whose clock the test moves. */
 function clockedLog() {
@@ -45,20 +66,45 @@ describe("sessionSummaries", () => {
     const { session } = await log.startSession({ deviceId: "mock-1" });
     const id = session.id;
     const [ok, failed, cancelled, timedOut, open] = CALLS as [string, string, string, string, string];
-    for (const call of [ok, failed, cancelled, timedOut]) await log.append(id, { deviceId: "mock-1", payload: started(call) });
-    await log.append(id, { deviceId: "mock-1", payload: { type: "actionCompleted", callId: ok, outcome: { outcome: "succeeded", result: result(ok) } } });
-    await log.append(id, { deviceId: "mock-1", payload: { type: "actionCompleted", callId: failed, outcome: { outcome: "failed", error: failure("invalid_arguments") } } });
-    await log.append(id, { deviceId: "mock-1", payload: { type: "actionCompleted", callId: cancelled, outcome: { outcome: "cancelled", error: failure("action_cancelled") } } });
+    for (const call of [ok, failed, cancelled, timedOut])
+      await log.append(id, { deviceId: "mock-1", payload: started(call) });
     await log.append(id, {
       deviceId: "mock-1",
-      payload: { type: "actionCompleted", callId: timedOut, outcome: { outcome: "timedOut", error: failure("action_timeout"), timeoutMs: 30 } },
+      payload: { type: "actionCompleted", callId: ok, outcome: { outcome: "succeeded", result: result(ok) } },
+    });
+    await log.append(id, {
+      deviceId: "mock-1",
+      payload: {
+        type: "actionCompleted",
+        callId: failed,
+        outcome: { outcome: "failed", error: failure("invalid_arguments") },
+      },
+    });
+    await log.append(id, {
+      deviceId: "mock-1",
+      payload: {
+        type: "actionCompleted",
+        callId: cancelled,
+        outcome: { outcome: "cancelled", error: failure("action_cancelled") },
+      },
+    });
+    await log.append(id, {
+      deviceId: "mock-1",
+      payload: {
+        type: "actionCompleted",
+        callId: timedOut,
+        outcome: { outcome: "timedOut", error: failure("action_timeout"), timeoutMs: 30 },
+      },
     });
     await log.append(id, { deviceId: "mock-1", payload: { type: "error", error: failure("driver_timed_out") } });
     await log.append(id, { payload: verdict("fail", "the first look was wrong") });
     await log.append(id, { payload: verdict("pass", "signed in and synced 3 items") });
     // One more action after the verdict: the verdict is the last verdictRecorded, not the last event.
     await log.append(id, { deviceId: "mock-1", payload: started(open) });
-    await log.append(id, { deviceId: "mock-1", payload: { type: "actionCompleted", callId: open, outcome: { outcome: "succeeded", result: result(open) } } });
+    await log.append(id, {
+      deviceId: "mock-1",
+      payload: { type: "actionCompleted", callId: open, outcome: { outcome: "succeeded", result: result(open) } },
+    });
     clock.now = 1_750;
     await log.endSession(id, { outcome: "failed", reason: "assertion failed", deviceId: "mock-1" });
     clock.now = 9_999;
@@ -94,7 +140,15 @@ describe("sessionSummaries", () => {
     clock.now = 1_100;
     await log.endSession(session.id, { outcome: "completed", reason: null });
     expect(log.summaries()).toEqual([
-      { ...quiet(session.id, 1_000, 1_100), state: "ended", endedAtMs: 1_100, eventCount: 2, lastSequence: 2, outcome: "completed", reason: null },
+      {
+        ...quiet(session.id, 1_000, 1_100),
+        state: "ended",
+        endedAtMs: 1_100,
+        eventCount: 2,
+        lastSequence: 2,
+        outcome: "completed",
+        reason: null,
+      },
     ]);
   });
 
@@ -133,10 +187,16 @@ describe("sessionSummaries", () => {
     const { log } = clockedLog();
     // A client without device.routing.v1: its Session-level events carry no deviceId.
     const observed = (await log.startSession()).session.id;
-    await log.append(observed, { deviceId: "android-adb:emulator-5554", payload: observation("android-adb:emulator-5554") });
+    await log.append(observed, {
+      deviceId: "android-adb:emulator-5554",
+      payload: observation("android-adb:emulator-5554"),
+    });
     const untouched = (await log.startSession()).session.id;
     const byId = new Map(log.summaries().map((s) => [s.id, s.deviceId]));
-    expect({ observed: byId.get(observed), untouched: byId.get(untouched) }).toEqual({ observed: "android-adb:emulator-5554", untouched: null });
+    expect({ observed: byId.get(observed), untouched: byId.get(untouched) }).toEqual({
+      observed: "android-adb:emulator-5554",
+      untouched: null,
+    });
   });
 
   test("agrees with sessions.list on every SessionInfo field when Sessions are active, ended and deleted", async () => {
@@ -150,7 +210,14 @@ describe("sessionSummaries", () => {
     clock.now = 3_000;
     for (const id of ids.slice(0, 2)) await log.endSession(id, { outcome: "completed", reason: null });
     await log.deleteSession(ids[0] as string);
-    const info = ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence }: SessionSummary) => ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence });
+    const info = ({ id, state, startedAtMs, endedAtMs, eventCount, lastSequence }: SessionSummary) => ({
+      id,
+      state,
+      startedAtMs,
+      endedAtMs,
+      eventCount,
+      lastSequence,
+    });
     const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
     expect(log.summaries().map(info).sort(byId)).toEqual(log.list().sort(byId));
   });

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { CAPABILITY_TTL_MS, EventStreams, MAX_CAPABILITIES, MAX_SUBSCRIBERS_PER_SESSION } from "../../../src/core/streams/event-stream.ts";
+import {
+  CAPABILITY_TTL_MS,
+  EventStreams,
+  MAX_CAPABILITIES,
+  MAX_SUBSCRIBERS_PER_SESSION,
+} from "../../../src/core/streams/event-stream.ts";
 import type { TestEvent } from "../../../src/protocol/types/event.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 
@@ -31,7 +36,11 @@ describe("EventStreams capabilities", () => {
     const { streams, sessionId, advance } = await setup();
     const a = streams.open(sessionId, { kind: "absent" });
     expect(a.token).toMatch(/^[0-9a-f]{64}$/);
-    expect(streams.consume(a.token, null)).toEqual({ sessionId, originPolicy: { kind: "absent" }, expiresAtMs: a.expiresAtMs });
+    expect(streams.consume(a.token, null)).toEqual({
+      sessionId,
+      originPolicy: { kind: "absent" },
+      expiresAtMs: a.expiresAtMs,
+    });
     expect(streams.consume(a.token, null)).toBeNull();
     const b = streams.open(sessionId, { kind: "absent" });
     advance(CAPABILITY_TTL_MS);
@@ -51,8 +60,20 @@ describe("EventStreams capabilities", () => {
 
   test("exact origins other than http(s)://127.0.0.1 with an explicit non-default port are invalid_stream_origin", async () => {
     const { streams, sessionId } = await setup();
-    const bad = ["http://localhost:8080", "http://127.0.0.1", "http://127.0.0.1:80", "https://127.0.0.1:443", "http://127.0.0.1:0", "http://127.0.0.1:08080", "http://127.0.0.1:65536", "ftp://127.0.0.1:21", "http://127.0.0.1:8080/"];
-    expect(bad.map((origin) => codeOf(() => streams.open(sessionId, { kind: "exact", origin })))).toEqual(bad.map(() => "invalid_stream_origin"));
+    const bad = [
+      "http://localhost:8080",
+      "http://127.0.0.1",
+      "http://127.0.0.1:80",
+      "https://127.0.0.1:443",
+      "http://127.0.0.1:0",
+      "http://127.0.0.1:08080",
+      "http://127.0.0.1:65536",
+      "ftp://127.0.0.1:21",
+      "http://127.0.0.1:8080/",
+    ];
+    expect(bad.map((origin) => codeOf(() => streams.open(sessionId, { kind: "exact", origin })))).toEqual(
+      bad.map(() => "invalid_stream_origin"),
+    );
     expect(codeOf(() => streams.open(sessionId, { kind: "exact", origin: "https://127.0.0.1:8443" }))).toBe("no error");
   });
 
@@ -66,13 +87,25 @@ describe("EventStreams capabilities", () => {
 
   test("after shutdown nothing is issued and live subscribers end with serverShutdown", async () => {
     const { streams, sessionId } = await setup();
-    const cap = streams.consume(streams.open(sessionId, { kind: "absent" }).token, null) as NonNullable<ReturnType<EventStreams["consume"]>>;
+    const cap = streams.consume(streams.open(sessionId, { kind: "absent" }).token, null) as NonNullable<
+      ReturnType<EventStreams["consume"]>
+    >;
     const { feed } = streams.subscribe(cap, { sessionId }, 5);
     const ends: unknown[] = [];
     feed.start({ event: () => {}, end: (t) => ends.push(t) });
     streams.shutdown();
     expect(codeOf(() => streams.open(sessionId, { kind: "absent" }))).toBe("stream_server_shutdown");
-    expect(ends).toEqual([{ reason: "serverShutdown", error: { code: "stream_server_shutdown", message: "event stream server is shutting down", retryable: true, details: null } }]);
+    expect(ends).toEqual([
+      {
+        reason: "serverShutdown",
+        error: {
+          code: "stream_server_shutdown",
+          message: "event stream server is shutting down",
+          retryable: true,
+          details: null,
+        },
+      },
+    ]);
   });
 });
 
@@ -80,13 +113,25 @@ describe("EventStreams subscriptions", () => {
   test("a subscriber registered while appends are in flight sees every event once and in order", async () => {
     const { h, streams, sessionId } = await setup();
     const appends: Promise<unknown>[] = [];
-    for (let i = 0; i < 50; i++) appends.push(h.core.log.append(sessionId, { payload: { type: "verdictRecorded", verdict: { status: "pass", summary: `v${i}`, evidence: [] } } }));
+    for (let i = 0; i < 50; i++)
+      appends.push(
+        h.core.log.append(sessionId, {
+          payload: { type: "verdictRecorded", verdict: { status: "pass", summary: `v${i}`, evidence: [] } },
+        }),
+      );
     await appends[10];
-    const cap = streams.consume(streams.open(sessionId, { kind: "absent" }).token, null) as NonNullable<ReturnType<EventStreams["consume"]>>;
+    const cap = streams.consume(streams.open(sessionId, { kind: "absent" }).token, null) as NonNullable<
+      ReturnType<EventStreams["consume"]>
+    >;
     const { feed } = streams.subscribe(cap, { sessionId }, 5);
     const seen: number[] = [];
     feed.start({ event: (e: TestEvent) => void seen.push(e.sequence), end: () => {} });
-    for (let i = 0; i < 50; i++) appends.push(h.core.log.append(sessionId, { payload: { type: "verdictRecorded", verdict: { status: "pass", summary: `w${i}`, evidence: [] } } }));
+    for (let i = 0; i < 50; i++)
+      appends.push(
+        h.core.log.append(sessionId, {
+          payload: { type: "verdictRecorded", verdict: { status: "pass", summary: `w${i}`, evidence: [] } },
+        }),
+      );
     await Promise.all(appends);
     expect(seen).toEqual(Array.from({ length: 101 }, (_, i) => i + 1));
   });
@@ -94,7 +139,10 @@ describe("EventStreams subscriptions", () => {
   test("at most MAX_SUBSCRIBERS_PER_SESSION subscribe to one Session; a stopped one frees its place", async () => {
     const { streams, sessionId } = await setup();
     const cap = { sessionId, originPolicy: { kind: "absent" as const }, expiresAtMs: 0 };
-    const feeds = Array.from({ length: MAX_SUBSCRIBERS_PER_SESSION }, () => streams.subscribe(cap, { sessionId }, 5).feed);
+    const feeds = Array.from(
+      { length: MAX_SUBSCRIBERS_PER_SESSION },
+      () => streams.subscribe(cap, { sessionId }, 5).feed,
+    );
     expect(codeOf(() => streams.subscribe(cap, { sessionId }, 5))).toBe("stream_subscription_limit");
     feeds[0]?.stop();
     expect(codeOf(() => streams.subscribe(cap, { sessionId }, 5))).toBe("no error");
@@ -103,9 +151,21 @@ describe("EventStreams subscriptions", () => {
   test("an unknown Session is session_not_found and a deleted one stream_session_deleted", async () => {
     const { h, streams, sessionId } = await setup();
     const unknown = "3f0c6b1e-8a2d-4c5b-9e7f-1a2b3c4d5e6f";
-    expect(codeOf(() => streams.subscribe({ sessionId: unknown, originPolicy: { kind: "absent" }, expiresAtMs: 0 }, { sessionId: unknown }, 5))).toBe("session_not_found");
+    expect(
+      codeOf(() =>
+        streams.subscribe(
+          { sessionId: unknown, originPolicy: { kind: "absent" }, expiresAtMs: 0 },
+          { sessionId: unknown },
+          5,
+        ),
+      ),
+    ).toBe("session_not_found");
     await h.core.log.endSession(sessionId, { outcome: "completed", reason: null });
     await h.core.log.deleteSession(sessionId);
-    expect(codeOf(() => streams.subscribe({ sessionId, originPolicy: { kind: "absent" }, expiresAtMs: 0 }, { sessionId }, 5))).toBe("stream_session_deleted");
+    expect(
+      codeOf(() =>
+        streams.subscribe({ sessionId, originPolicy: { kind: "absent" }, expiresAtMs: 0 }, { sessionId }, 5),
+      ),
+    ).toBe("stream_session_deleted");
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { createServer } from "node:net";
-import { hostRequest, listeningAddresses, parseDevices, parseProcNetTcp, parseSsListen } from "../../../src/daemon/cli/adb-host.ts";
+import {
+  hostRequest,
+  listeningAddresses,
+  parseDevices,
+  parseProcNetTcp,
+  parseSsListen,
+} from "../../../src/daemon/cli/adb-host.ts";
 
 // Recorded from Linux 6.x: a 0.0.0.0 listener, a 127.0.0.1 listener, and an established connection.
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -46,7 +52,11 @@ LISTEN 0      4096               *:5037            *:*
 
 describe("adb host requests", () => {
   test("parseDevices splits serial and state, keeping a state's reason", () => {
-    expect(parseDevices("emulator-5554\tdevice\nR58M\tunauthorized\n1-1\tno permissions (user in plugdev group; see [http://x])\n")).toEqual([
+    expect(
+      parseDevices(
+        "emulator-5554\tdevice\nR58M\tunauthorized\n1-1\tno permissions (user in plugdev group; see [http://x])\n",
+      ),
+    ).toEqual([
       { serial: "emulator-5554", state: "device" },
       { serial: "R58M", state: "unauthorized" },
       { serial: "1-1", state: "no permissions (user in plugdev group; see [http://x])" },

@@ -5,12 +5,42 @@ import { DaemonProcess, daemonCommand, daemonEnv, spawnDaemon, tempDataDir } fro
 import type { Check } from "../../../src/daemon/cli/doctor-checks.ts";
 import { cli, cliJson, sha256, tempCwd } from "./run.ts";
 
-const COMMANDS = ["serve", "devices", "screenshot", "ui", "tap", "swipe", "type", "key", "launch", "open-url", "find", "wait-for", "sessions", "report", "export", "doctor", "mcp"];
+const COMMANDS = [
+  "serve",
+  "devices",
+  "screenshot",
+  "ui",
+  "tap",
+  "swipe",
+  "type",
+  "key",
+  "launch",
+  "open-url",
+  "find",
+  "wait-for",
+  "sessions",
+  "report",
+  "export",
+  "doctor",
+  "mcp",
+];
 /** The Mock's own actions, then the semantic ones core adds (the CLI negotiates them, and protected actions for type --secret). */
-const MOCK_ACTIONS = "tap, inputText, scroll, back, inputSecret, findElement, tapElement, clearElement, setElementValue, waitForElement";
+const MOCK_ACTIONS =
+  "tap, inputText, scroll, back, inputSecret, findElement, tapElement, clearElement, setElementValue, waitForElement";
 
-const mockDevice = { id: "mock-1", name: "DeviceRail Mock Device", platform: { kind: "mock" }, osVersion: "0.1", connected: false };
-const assetRef = (sha: string, mediaType: string) => ({ id: `sha256:${sha}`, mediaType, uri: `devicerail://assets/sha256/${sha}`, sha256: sha });
+const mockDevice = {
+  id: "mock-1",
+  name: "DeviceRail Mock Device",
+  platform: { kind: "mock" },
+  osVersion: "0.1",
+  connected: false,
+};
+const assetRef = (sha: string, mediaType: string) => ({
+  id: `sha256:${sha}`,
+  mediaType,
+  uri: `devicerail://assets/sha256/${sha}`,
+  sha256: sha,
+});
 
 describe("devicerail --help and usage errors", () => {
   test("every command's --help exits 0 with its usage on stdout", async () => {
@@ -22,9 +52,39 @@ describe("devicerail --help and usage errors", () => {
       if (name !== "serve" && name !== "mcp") expect(r.stdout).toContain("--json");
     }
     const root = await cli(["--help"]);
-    expect([root.code, root.stdout.split("\n").filter((l) => /^ {2}devicerail \S/.test(l)).map((l) => l.trim().split(/\s+/)[1])]).toEqual([
+    expect([
+      root.code,
+      root.stdout
+        .split("\n")
+        .filter((l) => /^ {2}devicerail \S/.test(l))
+        .map((l) => l.trim().split(/\s+/)[1]),
+    ]).toEqual([
       0,
-      ["serve", "serve", "daemon", "devices", "screenshot", "ui", "tap", "launch", "tap", "wait-for", "sessions", "sessions", "report", "report", "export", "farm", "farm", "farm", "farm", "mcp", "doctor", "--version", "--help"],
+      [
+        "serve",
+        "serve",
+        "daemon",
+        "devices",
+        "screenshot",
+        "ui",
+        "tap",
+        "launch",
+        "tap",
+        "wait-for",
+        "sessions",
+        "sessions",
+        "report",
+        "report",
+        "export",
+        "farm",
+        "farm",
+        "farm",
+        "farm",
+        "mcp",
+        "doctor",
+        "--version",
+        "--help",
+      ],
     ]);
   });
 
@@ -32,10 +92,22 @@ describe("devicerail --help and usage errors", () => {
     const cases: [string[], string][] = [
       [["frobnicate"], "devicerail: unknown command 'frobnicate'"],
       [["tap", "10"], "devicerail: missing required argument 'y'"],
-      [["tap", "10", "-3"], "devicerail: command-argument value '-3' is invalid for argument 'y'. expected an integer from 0 to 4294967295"],
-      [["tap", "10", "abc"], "devicerail: command-argument value 'abc' is invalid for argument 'y'. expected an integer from 0 to 4294967295"],
-      [["swipe", "1", "2", "3", "4", "--duration", "0"], "devicerail: option '--duration <ms>' argument '0' is invalid. expected an integer from 1 to 60000"],
-      [["doctor", "--smoke", "-n", "x"], "devicerail: option '-n, --cycles <n>' argument 'x' is invalid. expected an integer from 1 to 10000"],
+      [
+        ["tap", "10", "-3"],
+        "devicerail: command-argument value '-3' is invalid for argument 'y'. expected an integer from 0 to 4294967295",
+      ],
+      [
+        ["tap", "10", "abc"],
+        "devicerail: command-argument value 'abc' is invalid for argument 'y'. expected an integer from 0 to 4294967295",
+      ],
+      [
+        ["swipe", "1", "2", "3", "4", "--duration", "0"],
+        "devicerail: option '--duration <ms>' argument '0' is invalid. expected an integer from 1 to 60000",
+      ],
+      [
+        ["doctor", "--smoke", "-n", "x"],
+        "devicerail: option '-n, --cycles <n>' argument 'x' is invalid. expected an integer from 1 to 10000",
+      ],
       [["doctor", "-n", "3"], "devicerail: -d, -n and --tap belong to --smoke"],
       [["export"], "devicerail: missing required argument 'session'"],
       [["devices", "extra"], "devicerail: too many arguments for 'devices'. Expected 0 arguments but got 1."],
@@ -48,8 +120,15 @@ describe("devicerail --help and usage errors", () => {
 
   test("no arguments print the usage and exit 2 when stdin is a terminal", async () => {
     // script(1) gives the command a pseudo-terminal; what it prints comes back on script's stdout.
-    const command = daemonCommand([]).map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
-    const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], { env: daemonEnv(), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const command = daemonCommand([])
+      .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+      .join(" ");
+    const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], {
+      env: daemonEnv(),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     expect(code).toBe(2);
     expect(out).toStartWith("devicerail ");
@@ -65,7 +144,11 @@ describe("devicerail --help and usage errors", () => {
 
   test("an invalid environment setting is a usage error (exit 2) for the device commands", async () => {
     const r = await cli(["devices"], { DEVICERAIL_SCREENSHOT_POLICY: "sometimes" });
-    expect([r.code, r.stdout, r.stderr]).toEqual([2, "", 'devicerail: invalid DEVICERAIL_SCREENSHOT_POLICY="sometimes": Invalid type: Expected ("capture" | "omit") but received "sometimes"\n']);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      2,
+      "",
+      'devicerail: invalid DEVICERAIL_SCREENSHOT_POLICY="sometimes": Invalid type: Expected ("capture" | "omit") but received "sometimes"\n',
+    ]);
   });
 });
 
@@ -78,12 +161,17 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
 
   test("devices shows the Session that holds a device", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_MOCK_HANG: "execute" };
-    const held = Bun.spawn(daemonCommand(["tap", "1", "1"]), { env: daemonEnv(env), stdout: "ignore", stderr: "ignore" });
+    const held = Bun.spawn(daemonCommand(["tap", "1", "1"]), {
+      env: daemonEnv(env),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     try {
       let row = "";
       const deadline = Date.now() + 10_000;
       // The Session leases the device a moment before its connect finishes: wait for both.
-      while (!/\tconnected\t[0-9a-f-]{36}\n$/.test(row) && Date.now() < deadline) row = (await cli(["devices"], env)).stdout;
+      while (!/\tconnected\t[0-9a-f-]{36}\n$/.test(row) && Date.now() < deadline)
+        row = (await cli(["devices"], env)).stdout;
       const { sessions } = await cliJson(["sessions"], env);
       expect(row).toBe(`mock-1\tmock\tDeviceRail Mock Device\t0.1\tconnected\t${sessions[0].id}\n`);
     } finally {
@@ -98,14 +186,22 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
     expect(file).toBe("shot.png");
     expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     expect(observation).toEqual(
-      expect.objectContaining({ deviceId: "mock-1", viewport: { width: 1280, height: 720, scaleFactor: 1 }, screenshot: assetRef(sha256(bytes), "image/png") }),
+      expect.objectContaining({
+        deviceId: "mock-1",
+        viewport: { width: 1280, height: 720, scaleFactor: 1 },
+        screenshot: assetRef(sha256(bytes), "image/png"),
+      }),
     );
   });
 
   test("-o naming a missing folder is a usage error before any device work; -o naming a folder writes into it", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const missing = await cli(["screenshot", "-o", "/nonexistent-folder/x.png"], env);
-    expect([missing.code, missing.stdout, missing.stderr]).toEqual([2, "", "devicerail: cannot write /nonexistent-folder/x.png: the folder /nonexistent-folder does not exist\n"]);
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([
+      2,
+      "",
+      "devicerail: cannot write /nonexistent-folder/x.png: the folder /nonexistent-folder does not exist\n",
+    ]);
     expect(await cliJson(["sessions"], env)).toEqual({ sessions: [] });
     const dir = tempCwd();
     const r = await cli(["screenshot", "-o", dir], env);
@@ -143,7 +239,12 @@ describe("devicerail devices, screenshot and ui on the Mock", () => {
       rootStableNodeIds: ["login"],
       nodes: expect.any(Array),
     });
-    expect(snapshot.nodes.map((n: { stableNodeId: string; parentStableNodeId: string | null }) => [n.stableNodeId, n.parentStableNodeId])).toEqual([
+    expect(
+      snapshot.nodes.map((n: { stableNodeId: string; parentStableNodeId: string | null }) => [
+        n.stableNodeId,
+        n.parentStableNodeId,
+      ]),
+    ).toEqual([
       ["login", null],
       ["login/title", "login"],
       ["login/username", "login"],
@@ -165,7 +266,11 @@ describe("one-shot actions on the Mock", () => {
     const env = { DEVICERAIL_DATA_DIR: dataDir };
     const result = await cliJson(["tap", "640", "300"], env);
     expect(result).toEqual(
-      expect.objectContaining({ callId: expect.any(String), output: { accepted: true, x: 640, y: 300 }, after: expect.objectContaining({ deviceId: "mock-1" }) }),
+      expect.objectContaining({
+        callId: expect.any(String),
+        output: { accepted: true, x: 640, y: 300 },
+        after: expect.objectContaining({ deviceId: "mock-1" }),
+      }),
     );
     const { sessions } = await cliJson(["sessions"], env);
     const summary = {
@@ -192,7 +297,10 @@ describe("one-shot actions on the Mock", () => {
 
     const out = join(tempCwd(), "export");
     const manifest = await cliJson(["export", id, "-o", out], env);
-    const events = readFileSync(join(out, "events.ndjson"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(join(out, "events.ndjson"), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => [e.sequence, e.payload.type])).toEqual([
       [1, "sessionStarted"],
       [2, "actionStarted"],
@@ -222,10 +330,22 @@ describe("one-shot actions on the Mock", () => {
     const again = await cliJson(["export", id, "-o", out], env);
     expect(again.dir).toBe(join(out, `devicerail-session-${id}`));
     const third = await cli(["export", id, "-o", out], env);
-    expect([third.code, third.stderr]).toEqual([2, `devicerail: ${again.dir} already exists and is not empty; choose another folder with -o DIR\n`]);
-    expect(readdirSync(out).sort()).toEqual(["README.txt", `devicerail-session-${id}`, "events.ndjson", "evidence", "manifest.json"]);
+    expect([third.code, third.stderr]).toEqual([
+      2,
+      `devicerail: ${again.dir} already exists and is not empty; choose another folder with -o DIR\n`,
+    ]);
+    expect(readdirSync(out).sort()).toEqual([
+      "README.txt",
+      `devicerail-session-${id}`,
+      "events.ndjson",
+      "evidence",
+      "manifest.json",
+    ]);
     const unknown = await cli(["export", "00000000-0000-4000-8000-000000000000", "-o", join(tempCwd(), "x")], env);
-    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([1, "devicerail: session_not_found: session not found"]);
+    expect([unknown.code, unknown.stderr.split(":").slice(0, 3).join(":")]).toEqual([
+      1,
+      "devicerail: session_not_found: session not found",
+    ]);
   });
 
   test("type and key back run the Mock's actions; each prints what it did", async () => {
@@ -233,7 +353,9 @@ describe("one-shot actions on the Mock", () => {
     expect(typed.output).toEqual({ accepted: true, characters: 5 });
     const r = await cli(["key", "back"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ok key back on mock-1 \(back, \d+ ms, session [0-9a-f-]{36}\)\noutput: \{"accepted":true\}\nafter: observation [0-9a-f-]{36} \(screenshot sha256 [0-9a-f]{64}\)\n$/);
+    expect(r.stdout).toMatch(
+      /^ok key back on mock-1 \(back, \d+ ms, session [0-9a-f-]{36}\)\noutput: \{"accepted":true\}\nafter: observation [0-9a-f-]{36} \(screenshot sha256 [0-9a-f]{64}\)\n$/,
+    );
   });
 
   test("an action the Mock lacks fails with exit 1 listing its actions, and records no Session", async () => {
@@ -246,7 +368,11 @@ describe("one-shot actions on the Mock", () => {
     ];
     for (const [args, what] of cases) {
       const r = await cli(args, env);
-      expect([r.code, r.stdout, r.stderr]).toEqual([1, "", `devicerail: device mock-1 has no ${what}; its actions are: ${MOCK_ACTIONS}\n`]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([
+        1,
+        "",
+        `devicerail: device mock-1 has no ${what}; its actions are: ${MOCK_ACTIONS}\n`,
+      ]);
     }
     expect(await cliJson(["sessions"], env)).toEqual({ sessions: [] });
   });
@@ -254,8 +380,12 @@ describe("one-shot actions on the Mock", () => {
   test("a daemon error exits 1 with what to fix, no method or number; --json prints the JSON-RPC error on stdout", async () => {
     const r = await cli(["tap", "1", "1", "-d", "mock-9", "--json"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe("devicerail: device_not_found: device is not registered: mock-9\n  list the devices with `devicerail devices`\n");
-    expect(JSON.parse(r.stdout)).toEqual({ error: { code: -32011, message: expect.any(String), data: expect.objectContaining({ code: "device_not_found" }) } });
+    expect(r.stderr).toBe(
+      "devicerail: device_not_found: device is not registered: mock-9\n  list the devices with `devicerail devices`\n",
+    );
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: { code: -32011, message: expect.any(String), data: expect.objectContaining({ code: "device_not_found" }) },
+    });
     // The protocol's view (the method, the number) only when debugging.
     const debug = await cli(["tap", "1", "1", "-d", "mock-9"], { DEVICERAIL_DEBUG: "1" });
     expect(debug.stderr).toEndWith("\n  (debug: device.select answered JSON-RPC error -32011)\n");
@@ -266,7 +396,9 @@ describe("one-shot actions on the Mock", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toStartWith("devicerail: device_selection_required: ");
     expect(r.stderr).toEndWith("\n  available devices: mock-1, mock-2 (choose one with -d)\n");
-    expect((await cliJson(["tap", "1", "1", "-d", "mock-2"], { DEVICERAIL_MOCK_DEVICES: "2" })).after.deviceId).toBe("mock-2");
+    expect((await cliJson(["tap", "1", "1", "-d", "mock-2"], { DEVICERAIL_MOCK_DEVICES: "2" })).after.deviceId).toBe(
+      "mock-2",
+    );
   });
 
   test("a data directory held by a daemon serving stdio only fails the commands with exit 1 and says so", async () => {
@@ -299,9 +431,24 @@ describe("devicerail doctor on the Mock", () => {
         { name: "adb", status: "skip", detail: "DEVICERAIL_ANDROID=off: Android devices are not used", fix: null },
         { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
         { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
-        { name: "listen address", status: "skip", detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)", fix: null },
-        { name: "daemon TCP port", status: "skip", detail: "no devicerail daemon runs on this data directory", fix: null },
-        { name: "daemon socket", status: "ok", detail: `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`, fix: null },
+        {
+          name: "listen address",
+          status: "skip",
+          detail: "DEVICERAIL_RPC_LISTEN is not set (serve uses stdio)",
+          fix: null,
+        },
+        {
+          name: "daemon TCP port",
+          status: "skip",
+          detail: "no devicerail daemon runs on this data directory",
+          fix: null,
+        },
+        {
+          name: "daemon socket",
+          status: "ok",
+          detail: `the Unix socket admits your uid (${process.getuid?.()}) and root only: the peer's uid is checked on every connection, besides the 0600 socket in a 0700 folder`,
+          fix: null,
+        },
       ],
     });
   });
@@ -314,7 +461,12 @@ describe("devicerail doctor on the Mock", () => {
       const checks: Check[] = JSON.parse(r.stdout).checks;
       expect(r.code).toBe(1);
       expect(checks.filter((c) => c.name === "configuration" || c.name === "listen address")).toEqual([
-        { name: "configuration", status: "fail", detail: expect.stringMatching(/^invalid DEVICERAIL_MOCK_HANG="sometimes"/), fix: "correct DEVICERAIL_MOCK_HANG or unset it" },
+        {
+          name: "configuration",
+          status: "fail",
+          detail: expect.stringMatching(/^invalid DEVICERAIL_MOCK_HANG="sometimes"/),
+          fix: "correct DEVICERAIL_MOCK_HANG or unset it",
+        },
         {
           name: "listen address",
           status: "fail",
@@ -334,7 +486,14 @@ describe("devicerail doctor on the Mock", () => {
     const stat = { p50Ms: expect.any(Number), p95Ms: expect.any(Number) };
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const r = await cliJson(["doctor", "--smoke", "-d", "mock-1", "-n", "4"], env);
-    expect(r.smoke).toEqual({ deviceId: "mock-1", cycles: 4, observe: stat, tap: null, tapAt: null, report: expect.any(Object) });
+    expect(r.smoke).toEqual({
+      deviceId: "mock-1",
+      cycles: 4,
+      observe: stat,
+      tap: null,
+      tapAt: null,
+      report: expect.any(Object),
+    });
     // No tap on a screen nobody has looked at: the Session holds no action.
     const { sessions } = await cliJson(["sessions"], env);
     expect(sessions.map((x: { actions: number }) => x.actions)).toEqual([0]);
@@ -342,14 +501,25 @@ describe("devicerail doctor on the Mock", () => {
     const report = r.smoke.report;
     expect(report.device).toEqual({ name: expect.any(String), platform: "mock", osVersion: expect.anything() });
     expect(report.actions).toContain("tap");
-    expect(report.observation.viewport).toEqual({ width: expect.any(Number), height: expect.any(Number), scaleFactor: expect.any(Number) });
+    expect(report.observation.viewport).toEqual({
+      width: expect.any(Number),
+      height: expect.any(Number),
+      scaleFactor: expect.any(Number),
+    });
     expect(report.observation.uiNodes).toBeGreaterThan(0);
     expect(report.tapOutput).toBeNull();
     expect(r.smoke.observe.p95Ms).toBeGreaterThanOrEqual(r.smoke.observe.p50Ms);
-    expect(r.checks.at(-1)).toEqual({ name: "smoke", status: "ok", detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 [\d.]+ ms, no taps \(--tap X,Y to time one\)$/), fix: null });
+    expect(r.checks.at(-1)).toEqual({
+      name: "smoke",
+      status: "ok",
+      detail: expect.stringMatching(/^4 cycles on mock-1: observe p50 [\d.]+ ms, no taps \(--tap X,Y to time one\)$/),
+      fix: null,
+    });
     const text = await cli(["doctor", "--smoke", "-n", "3"], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/\nsmoke: 3 observe cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}none: nothing on the device was touched \(--tap X,Y times a tap there\)\n$/);
+    expect(text.stdout).toMatch(
+      /\nsmoke: 3 observe cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}none: nothing on the device was touched \(--tap X,Y times a tap there\)\n$/,
+    );
   });
 
   test("--smoke --tap X,Y also taps there in each cycle and times it; a malformed point is a usage error", async () => {
@@ -362,9 +532,14 @@ describe("devicerail doctor on the Mock", () => {
     const { sessions } = await cliJson(["sessions"], env);
     expect(sessions.map((x: { actions: number }) => x.actions)).toEqual([3]);
     const text = await cli(["doctor", "--smoke", "-n", "2", "--tap", "640,300"], env);
-    expect(text.stdout).toMatch(/\nsmoke: 2 observe \+ tap cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}p50 \d+\.\d ms {2}p95 \d+\.\d ms {2}\(at 640,300\)\n$/);
+    expect(text.stdout).toMatch(
+      /\nsmoke: 2 observe \+ tap cycles on mock-1\n {2}observe {2}p50 \d+\.\d ms {2}p95 \d+\.\d ms\n {2}tap {6}p50 \d+\.\d ms {2}p95 \d+\.\d ms {2}\(at 640,300\)\n$/,
+    );
     for (const [args, message] of [
-      [["doctor", "--smoke", "--tap", "640"], "devicerail: option '--tap <x,y>' argument '640' is invalid. expected X,Y in screen pixels, e.g. 540,1200"],
+      [
+        ["doctor", "--smoke", "--tap", "640"],
+        "devicerail: option '--tap <x,y>' argument '640' is invalid. expected X,Y in screen pixels, e.g. 540,1200",
+      ],
       [["doctor", "--tap", "1,2"], "devicerail: -d, -n and --tap belong to --smoke"],
     ] as const) {
       const bad = await cli([...args], env);

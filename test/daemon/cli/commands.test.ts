@@ -14,13 +14,25 @@ const def = (name: string) => ({ name, description: name, inputSchema: { type: "
 describe("pickAction", () => {
   test("uses the device's own action name and arguments when it has the action", () => {
     expect(pickAction(tapRequest(1, 2), [def("tap")], "mock-1")).toEqual({ name: "tap", arguments: { x: 1, y: 2 } });
-    expect(pickAction(swipeRequest(1, 2, 3, 4, 300), [def("swipe")], "a")).toEqual({ name: "swipe", arguments: { startX: 1, startY: 2, endX: 3, endY: 4, durationMs: 300 } });
+    expect(pickAction(swipeRequest(1, 2, 3, 4, 300), [def("swipe")], "a")).toEqual({
+      name: "swipe",
+      arguments: { startX: 1, startY: 2, endX: 3, endY: 4, durationMs: 300 },
+    });
   });
 
   test("maps a navigation key to its own action, else to keyPress", () => {
-    expect(pickAction(keyRequest("back"), [def("keyPress"), def("back")], "a")).toEqual({ name: "back", arguments: {} });
-    expect(pickAction(keyRequest("back"), [def("keyPress")], "a")).toEqual({ name: "keyPress", arguments: { key: "back" } });
-    expect(pickAction(keyRequest("enter"), [def("keyPress"), def("back")], "a")).toEqual({ name: "keyPress", arguments: { key: "enter" } });
+    expect(pickAction(keyRequest("back"), [def("keyPress"), def("back")], "a")).toEqual({
+      name: "back",
+      arguments: {},
+    });
+    expect(pickAction(keyRequest("back"), [def("keyPress")], "a")).toEqual({
+      name: "keyPress",
+      arguments: { key: "back" },
+    });
+    expect(pickAction(keyRequest("enter"), [def("keyPress"), def("back")], "a")).toEqual({
+      name: "keyPress",
+      arguments: { key: "enter" },
+    });
   });
 
   test("names the device's actions when it lacks the one asked for", () => {
@@ -35,7 +47,12 @@ describe("deviceRow", () => {
   test("takes the adb state from an Android device's name, else connected or available", () => {
     expect(deviceRow({ ...android, name: "Android (X) (unauthorized)" }, null).state).toBe("unauthorized");
     expect(deviceRow({ ...android, name: "Pixel (no permissions)" }, null).state).toBe("no permissions");
-    expect(deviceRow({ ...android, name: "Pixel 7" }, "s-1")).toEqual({ ...android, name: "Pixel 7", state: "available", leasedBy: "s-1" });
+    expect(deviceRow({ ...android, name: "Pixel 7" }, "s-1")).toEqual({
+      ...android,
+      name: "Pixel 7",
+      state: "available",
+      leasedBy: "s-1",
+    });
     expect(deviceRow({ ...android, name: "Pixel 7", connected: true }, null).state).toBe("connected");
     expect(deviceRow({ ...android, platform: { kind: "mock" }, name: "x (offline)" }, null).state).toBe("available");
   });
@@ -62,13 +79,24 @@ describe("formatTree", () => {
       node("b", "a", { role: "Image", name: "logo" }),
       node("c", "r"),
     ];
-    expect(formatTree(nodes, plain)).toBe('Window [0,0,100,51]\n  Button "say \\"hi\\"" #hi\n    Image "logo"\n  View\n');
+    expect(formatTree(nodes, plain)).toBe(
+      'Window [0,0,100,51]\n  Button "say \\"hi\\"" #hi\n    Image "logo"\n  View\n',
+    );
   });
 });
 
 describe("output", () => {
   test("table pads columns two spaces apart and trims line ends", () => {
-    expect(table(["A", "BB", "C"], [["xxx", "y", ""], ["", "", "z"]], plain)).toBe("A    BB  C\nxxx  y\n         z\n");
+    expect(
+      table(
+        ["A", "BB", "C"],
+        [
+          ["xxx", "y", ""],
+          ["", "", "z"],
+        ],
+        plain,
+      ),
+    ).toBe("A    BB  C\nxxx  y\n         z\n");
   });
 
   test("colour needs a TTY or FORCE_COLOR, and NO_COLOR wins", () => {
@@ -90,7 +118,14 @@ test("percentile is nearest-rank to 0.1 ms", () => {
 test("referencedEvidence finds every canonical AssetRef once", () => {
   const sha = (c: string) => c.repeat(64);
   const ref = (c: string, mediaType: string) => ({ id: `sha256:${sha(c)}`, mediaType, uri: "u", sha256: sha(c) });
-  const events = [{ payload: { observation: { screenshot: ref("a", "image/png"), uiSnapshot: { evidence: ref("b", "application/json") } } } }, { x: [ref("a", "image/png"), { sha256: sha("c") }] }];
+  const events = [
+    {
+      payload: {
+        observation: { screenshot: ref("a", "image/png"), uiSnapshot: { evidence: ref("b", "application/json") } },
+      },
+    },
+    { x: [ref("a", "image/png"), { sha256: sha("c") }] },
+  ];
   expect([...referencedEvidence(events)]).toEqual([
     [sha("a"), "image/png"],
     [sha("b"), "application/json"],

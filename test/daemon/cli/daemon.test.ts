@@ -25,7 +25,13 @@ describe("devicerail daemon", () => {
     expect(await cliJson(["daemon", "status"], env).catch((e: Error) => e.message)).toContain("exited 3");
 
     const started = await cliJson(["daemon", "start"], env);
-    expect(started).toMatchObject({ running: true, started: true, dataDir: env.DEVICERAIL_DATA_DIR, devices: ["mock-1"], openSessions: [] });
+    expect(started).toMatchObject({
+      running: true,
+      started: true,
+      dataDir: env.DEVICERAIL_DATA_DIR,
+      devices: ["mock-1"],
+      openSessions: [],
+    });
     expect(started.listeners.socket).toBe(join(env.DEVICERAIL_DATA_DIR, "daemon.sock"));
     expect(started.listeners.tcp).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(alive(started.pid)).toBe(true);
@@ -39,7 +45,9 @@ describe("devicerail daemon", () => {
     expect(stopped).toEqual({ stopped: true, dataDir: env.DEVICERAIL_DATA_DIR, pid: started.pid });
     expect(alive(started.pid)).toBe(false);
     expect(existsSync(join(env.DEVICERAIL_DATA_DIR, "listen.json"))).toBe(false);
-    expect((await cli(["daemon", "stop"], env)).stdout).toBe(`no devicerail daemon runs on ${env.DEVICERAIL_DATA_DIR}\n`);
+    expect((await cli(["daemon", "stop"], env)).stdout).toBe(
+      `no devicerail daemon runs on ${env.DEVICERAIL_DATA_DIR}\n`,
+    );
   }, 30_000);
 
   test("separate commands drive one app: tap, type, tap, type, tap signs in on the Mock", async () => {
@@ -60,12 +68,19 @@ describe("devicerail daemon", () => {
     expect(texts).toContain("Welcome, alice");
     // Each one-shot command was its own Session, all on the same daemon.
     const { sessions } = await cliJson(["sessions"], env);
-    expect(sessions.map((s: { actions: number; outcome: string }) => [s.actions, s.outcome])).toEqual([[0, "completed"], ...Array(5).fill([1, "completed"])]);
+    expect(sessions.map((s: { actions: number; outcome: string }) => [s.actions, s.outcome])).toEqual([
+      [0, "completed"],
+      ...Array(5).fill([1, "completed"]),
+    ]);
   }, 60_000);
 
   test("parallel commands on one device take turns instead of failing", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
-    const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => cli(["screenshot", "-o", join(env.DEVICERAIL_DATA_DIR, `shot-${i}.png`)], env)));
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        cli(["screenshot", "-o", join(env.DEVICERAIL_DATA_DIR, `shot-${i}.png`)], env),
+      ),
+    );
     expect(runs.map((r) => [r.code, r.stderr])).toEqual(Array(4).fill([0, ""]));
     // One daemon served all four: its record names one pid, and the log shows one start.
     expect(alive(record(env.DEVICERAIL_DATA_DIR).pid)).toBe(true);
@@ -134,7 +149,16 @@ describe("devicerail daemon", () => {
       },
     });
     try {
-      writeFileSync(join(dataDir, "listen.json"), JSON.stringify({ pid: process.pid, version: "0.0.1", startedAtMs: Date.now(), host: "127.0.0.1", port: server.port }));
+      writeFileSync(
+        join(dataDir, "listen.json"),
+        JSON.stringify({
+          pid: process.pid,
+          version: "0.0.1",
+          startedAtMs: Date.now(),
+          host: "127.0.0.1",
+          port: server.port,
+        }),
+      );
       const r = await cli(["devices"], { DEVICERAIL_DATA_DIR: dataDir });
       expect(r.code).toBe(0);
       expect(r.stderr).toContain("the running devicerail daemon is version 0.0.1, this command is");
@@ -146,7 +170,12 @@ describe("devicerail daemon", () => {
   }, 30_000);
 
   test("a daemon that cannot start says why, with its log", async () => {
-    const env = { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_ANDROID: "required", DEVICERAIL_ADB_PATH: "/nonexistent/adb", ANDROID_ADB_SERVER_PORT: "1" };
+    const env = {
+      DEVICERAIL_DATA_DIR: tempDataDir(),
+      DEVICERAIL_ANDROID: "required",
+      DEVICERAIL_ADB_PATH: "/nonexistent/adb",
+      ANDROID_ADB_SERVER_PORT: "1",
+    };
     const r = await cli(["devices"], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the devicerail daemon could not start (exit 1)");
@@ -176,7 +205,11 @@ describe("devicerail daemon", () => {
   test("sessions --follow prints the next Session's events as they happen and ends with it", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     await cliJson(["daemon", "start"], env);
-    const follow = Bun.spawn(daemonCommand(["sessions", "--follow", "--json"]), { env: daemonEnv(env), stdout: "pipe", stderr: "pipe" });
+    const follow = Bun.spawn(daemonCommand(["sessions", "--follow", "--json"]), {
+      env: daemonEnv(env),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const stderr = (async () => {
       let text = "";
       for await (const chunk of follow.stderr) {
@@ -188,22 +221,41 @@ describe("devicerail daemon", () => {
     expect(await stderr).toContain("no active Session; waiting for one to start");
     expect((await cli(["tap", "640", "148"], env)).code).toBe(0);
     expect(await follow.exited).toBe(0);
-    const events = (await new Response(follow.stdout).text()).trim().split("\n").map((l) => JSON.parse(l));
-    expect(events.map((e: { payload: { type: string } }) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted", "sessionEnded"]);
+    const events = (await new Response(follow.stdout).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events.map((e: { payload: { type: string } }) => e.payload.type)).toEqual([
+      "sessionStarted",
+      "actionStarted",
+      "actionCompleted",
+      "sessionEnded",
+    ]);
   }, 30_000);
 
   test("sessions prune deletes ended Sessions by count or age, and needs to be told which", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     for (let i = 0; i < 3; i++) expect((await cli(["tap", "1", "1"], env)).code).toBe(0);
     const before = (await cliJson(["sessions"], env)).sessions.map((s: { id: string }) => s.id);
-    expect(await cliJson(["sessions", "prune", "--older-than", "1h", "--dry-run"], env)).toEqual({ deleted: [], dryRun: true });
-    expect(await cliJson(["sessions", "prune", "--keep", "1"], env)).toEqual({ deleted: before.slice(1), dryRun: false });
+    expect(await cliJson(["sessions", "prune", "--older-than", "1h", "--dry-run"], env)).toEqual({
+      deleted: [],
+      dryRun: true,
+    });
+    expect(await cliJson(["sessions", "prune", "--keep", "1"], env)).toEqual({
+      deleted: before.slice(1),
+      dryRun: false,
+    });
     expect((await cliJson(["sessions"], env)).sessions.map((s: { id: string }) => s.id)).toEqual(before.slice(0, 1));
     const neither = await cli(["sessions", "prune"], env);
-    expect([neither.code, neither.stderr]).toEqual([2, "devicerail: say which Sessions to delete: --older-than AGE or --keep N (one of them)\n"]);
+    expect([neither.code, neither.stderr]).toEqual([
+      2,
+      "devicerail: say which Sessions to delete: --older-than AGE or --keep N (one of them)\n",
+    ]);
     const bad = await cli(["sessions", "prune", "--older-than", "soon", "--json"], env);
     expect(bad.code).toBe(2);
     const message = expect.stringContaining("expected an age such as 7d, 12h or 30m");
-    expect(JSON.parse(bad.stdout)).toEqual({ error: { code: -32097, message, data: { code: "usage_error", message, retryable: false, details: null } } });
+    expect(JSON.parse(bad.stdout)).toEqual({
+      error: { code: -32097, message, data: { code: "usage_error", message, retryable: false, details: null } },
+    });
   }, 30_000);
 });

@@ -9,7 +9,14 @@ import { AdbkitPort } from "../../../drivers/android/adbkit-port.ts";
 import { AndroidShell } from "../../../drivers/android/android-shell.ts";
 import { type PhoneCheckFn, runPhoneChecks } from "../../../drivers/android/phone-checks.ts";
 import { serverExecutable } from "../../../src/daemon/cli/adb-host.ts";
-import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
+import {
+  ADB_PATH,
+  type AdbServer,
+  demoScenario,
+  describeWithAdb,
+  startAdbServer,
+  startFakeDevice,
+} from "../../support/adb-device/index.ts";
 import { ctx } from "../../support/adb-device/driver-harness.ts";
 import { OtherVersionServer } from "../../support/adb-device/other-version-server.ts";
 import { cli } from "./run.ts";
@@ -22,7 +29,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const env = (port = server.port) => ({ DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(port) });
+const env = (port = server.port) => ({
+  DEVICERAIL_ANDROID: "auto",
+  DEVICERAIL_ADB_PATH: ADB_PATH,
+  ANDROID_ADB_SERVER_PORT: String(port),
+});
 type Check = { name: string; status: string; detail: string; fix: string | null };
 async function doctor(port?: number): Promise<{ code: number; checks: Check[]; text: string }> {
   const json = await cli(["doctor", "--json"], env(port));
@@ -46,7 +57,9 @@ describeWithAdb("doctor on a phone", () => {
     const at = names.indexOf(`device ${phone.serial}`);
     expect(names.slice(at, at + 5)).toEqual([
       `device ${phone.serial}`,
-      ...["input permission", "screen and lock", "animations", "UI automation bridge"].map((c) => `phone ${phone.serial}: ${c}`),
+      ...["input permission", "screen and lock", "animations", "UI automation bridge"].map(
+        (c) => `phone ${phone.serial}: ${c}`,
+      ),
     ]);
     expect(before.checks.find((c) => c.name === `phone ${phone.serial}: animations`)).toEqual({
       name: `phone ${phone.serial}: animations`,
@@ -100,7 +113,12 @@ describeWithAdb("doctor on a phone", () => {
       hungSignal = c.signal;
       return new Promise(() => {});
     };
-    const fine: PhoneCheckFn = async (sh, serial, c) => ({ name: "echo", status: "ok", detail: (await sh.run(serial, "echo hi", c)).trim(), fix: null });
+    const fine: PhoneCheckFn = async (sh, serial, c) => ({
+      name: "echo",
+      status: "ok",
+      detail: (await sh.run(serial, "echo hi", c)).trim(),
+      fix: null,
+    });
     const checks = [
       { name: "throws", run: throws },
       { name: "hangs", run: hangs },
@@ -109,7 +127,12 @@ describeWithAdb("doctor on a phone", () => {
     const results = await runPhoneChecks(shell, phone.serial, ctx(), checks, 300);
     const fix = `make sure the phone is awake and responds (adb -s ${phone.serial} shell true), then run devicerail doctor again`;
     expect(results).toEqual([
-      { name: "throws", status: "fail", detail: "the check failed: android_mutation_remote_error: false exited 1: ", fix },
+      {
+        name: "throws",
+        status: "fail",
+        detail: "the check failed: android_mutation_remote_error: false exited 1: ",
+        fix,
+      },
       { name: "hangs", status: "fail", detail: "the check did not finish within 300 ms", fix },
       { name: "echo", status: "ok", detail: "hi", fix: null },
     ]);
@@ -120,7 +143,11 @@ describeWithAdb("doctor on a phone", () => {
 
 describeWithAdb("doctor and an adb server of another version", () => {
   test("doctor warns that the server and the adb differ, says which adb to use, and never kills the server", async () => {
-    const mine = Number(/^Android Debug Bridge version \d+\.\d+\.(\d+)$/m.exec(Bun.spawnSync([ADB_PATH, "version"]).stdout.toString())?.[1] ?? 41);
+    const mine = Number(
+      /^Android Debug Bridge version \d+\.\d+\.(\d+)$/m.exec(
+        Bun.spawnSync([ADB_PATH, "version"]).stdout.toString(),
+      )?.[1] ?? 41,
+    );
     await using other = await OtherVersionServer.start(mine - 1);
     const r = await doctor(other.port);
     expect(r.checks.find((c) => c.name === "adb server")).toEqual({
@@ -134,7 +161,10 @@ describeWithAdb("doctor and an adb server of another version", () => {
         `or stop this server and use only ${ADB_PATH} (the adb you run yourself), pointing DEVICERAIL_ADB_PATH at it`,
     });
     expect(r.text).toContain("warn  adb server");
-    expect([other.killed, other.requests.filter((q) => q !== "host:version" && q !== "host:devices")]).toEqual([false, []]);
+    expect([other.killed, other.requests.filter((q) => q !== "host:version" && q !== "host:devices")]).toEqual([
+      false,
+      [],
+    ]);
   }, 60_000);
 
   test("serverExecutable names the adb binary that serves a port, and null for a port no adb serves", async () => {

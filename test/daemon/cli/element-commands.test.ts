@@ -38,7 +38,9 @@ describe("element commands through the CLI on the Mock", () => {
       ].join("\n"),
     );
     expect(await ok(["type", "alice", "--into", "--id", "username"], env)).toMatch(
-      new RegExp(`^ok type "alice" into --id username on mock-1 \\(tapElement \\+ inputText, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username \\[400,120,480,56\\]\n${OBSERVATION}\n$`),
+      new RegExp(
+        `^ok type "alice" into --id username on mock-1 \\(tapElement \\+ inputText, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username \\[400,120,480,56\\]\n${OBSERVATION}\n$`,
+      ),
     );
     expect(await ok(["ui"], env)).toBe(
       [
@@ -64,11 +66,17 @@ describe("element commands through the CLI on the Mock", () => {
       ),
     );
     expect(await ok(["wait-for", "--text", "Welcome, alice"], env)).toMatch(
-      new RegExp(`^ok wait-for --text "Welcome, alice" on mock-1 \\(present after \\d+ ms, session ${SESSION}\\)\nelement: Text "Welcome, alice" #title \\[400,40,480,64\\]\n$`),
+      new RegExp(
+        `^ok wait-for --text "Welcome, alice" on mock-1 \\(present after \\d+ ms, session ${SESSION}\\)\nelement: Text "Welcome, alice" #title \\[400,40,480,64\\]\n$`,
+      ),
     );
     // Each command was one Session of its own, ended as completed; the tap's records its ambiguous first try.
     const { sessions } = await cliJson(["sessions"], env);
-    expect(sessions.map((s: { outcome: string; actions: number; errors: number }) => [s.outcome, s.actions, s.errors]).reverse()).toEqual([
+    expect(
+      sessions
+        .map((s: { outcome: string; actions: number; errors: number }) => [s.outcome, s.actions, s.errors])
+        .reverse(),
+    ).toEqual([
       ["completed", 0, 0],
       ["completed", 2, 0],
       ["completed", 0, 0],
@@ -82,19 +90,36 @@ describe("element commands through the CLI on the Mock", () => {
   test("tap --ref taps the node a ui listing named, and a ref from a screen no longer shown is refused as stale", async () => {
     const env = shared();
     await ok(["ui"], env);
-    expect(await ok(["tap", "--ref", "@e2"], env)).toMatch(new RegExp(`^ok tap --ref @e2 on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username `));
-    expect((await ok(["ui"], env)).split("\n")[2]).toBe('@e2   TextField "User name" #username [400,120,480,56] [focused]');
+    expect(await ok(["tap", "--ref", "@e2"], env)).toMatch(
+      new RegExp(
+        `^ok tap --ref @e2 on mock-1 \\(tapElement, \\d+ ms, session ${SESSION}\\)\nelement: @e2 TextField "User name" #username `,
+      ),
+    );
+    expect((await ok(["ui"], env)).split("\n")[2]).toBe(
+      '@e2   TextField "User name" #username [400,120,480,56] [focused]',
+    );
     await ok(["type", "alice"], env);
     await ok(["tap", "--ref", "e3"], env);
     await ok(["type", "pw"], env);
     await ok(["tap", "--ref", "@e4"], env);
     const stale = await cli(["tap", "--ref", "@e2"], env);
-    expect([stale.code, stale.stdout, stale.stderr]).toEqual([1, "", "devicerail: the screen changed since `devicerail ui`; run it again\n"]);
+    expect([stale.code, stale.stdout, stale.stderr]).toEqual([
+      1,
+      "",
+      "devicerail: the screen changed since `devicerail ui`; run it again\n",
+    ]);
     const unknown = await cli(["tap", "--ref", "@e9"], env);
-    expect([unknown.code, unknown.stderr]).toEqual([1, "devicerail: @e9 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e4); run devicerail ui again\n"]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      "devicerail: @e9 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e4); run devicerail ui again\n",
+    ]);
     // The stale tap's Session says why it failed; the unknown ref never reached the device.
     const { sessions } = await cliJson(["sessions"], env);
-    expect([sessions.length, sessions[0].outcome, sessions[0].reason]).toEqual([8, "failed", "the screen changed since `devicerail ui`; run it again"]);
+    expect([sessions.length, sessions[0].outcome, sessions[0].reason]).toEqual([
+      8,
+      "failed",
+      "the screen changed since `devicerail ui`; run it again",
+    ]);
   });
 
   test("find prints the element with its ref, and --json the findElement result", async () => {
@@ -103,25 +128,47 @@ describe("element commands through the CLI on the Mock", () => {
     // No ui listing yet: nothing to call the element by.
     expect([before.code, before.stdout]).toEqual([0, 'Button "Sign in" #sign_in [400,264,480,56] [disabled]\n']);
     await ok(["ui"], env);
-    expect(await ok(["find", "--name", "Password"], env)).toBe('@e3 SecureTextField "Password" #password [400,192,480,56] [password]\n');
+    expect(await ok(["find", "--name", "Password"], env)).toBe(
+      '@e3 SecureTextField "Password" #password [400,192,480,56] [password]\n',
+    );
     const result = await cliJson(["find", "--text", "Sign", "--contains", "--role", "Text"], env);
-    expect(result.output).toEqual({ element: { observationId: result.before.id, context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" }, stableNodeId: "login/title" } });
+    expect(result.output).toEqual({
+      element: {
+        observationId: result.before.id,
+        context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" },
+        stableNodeId: "login/title",
+      },
+    });
   });
 
   test("wait-for --gone returns once the element is absent, and wait-for exits 1 saying what did not happen in time", async () => {
     const env = shared();
     const stillThere = await cli(["wait-for", "--gone", "--id", "username", "--timeout", "300ms"], env);
-    expect([stillThere.code, stillThere.stdout, stillThere.stderr]).toEqual([1, "", `devicerail: wait-for: --id username was still there after 300 ms\n  ${LOGIN}\n`]);
+    expect([stillThere.code, stillThere.stdout, stillThere.stderr]).toEqual([
+      1,
+      "",
+      `devicerail: wait-for: --id username was still there after 300 ms\n  ${LOGIN}\n`,
+    ]);
     const never = await cli(["wait-for", "--text", "Welcome, bob", "--timeout", "1s"], env);
-    expect([never.code, never.stdout, never.stderr]).toEqual([1, "", `devicerail: wait-for: no element matching --text "Welcome, bob" appeared within 1 s\n  ${LOGIN}\n`]);
+    expect([never.code, never.stdout, never.stderr]).toEqual([
+      1,
+      "",
+      `devicerail: wait-for: no element matching --text "Welcome, bob" appeared within 1 s\n  ${LOGIN}\n`,
+    ]);
     await ok(["type", "alice", "--into", "--id", "username"], env);
     await ok(["type", "pw", "--into", "--id", "password"], env);
     await ok(["tap", "--role", "Button", "--name", "Sign in"], env);
-    expect(await ok(["wait-for", "--gone", "--id", "username"], env)).toMatch(new RegExp(`^ok wait-for --gone --id username on mock-1 \\(absent after \\d+ ms, session ${SESSION}\\)\n$`));
+    expect(await ok(["wait-for", "--gone", "--id", "username"], env)).toMatch(
+      new RegExp(`^ok wait-for --gone --id username on mock-1 \\(absent after \\d+ ms, session ${SESSION}\\)\n$`),
+    );
     // The daemon's own wait: the sync finishes three observations after the tap, well within it.
     await ok(["tap", "--id", "sync"], env);
     const synced = await cliJson(["wait-for", "--text", "Synced 3 items"], env);
-    expect([synced.output.matched, synced.output.condition, synced.output.element.stableNodeId]).toEqual([true, "present", "home/status"]);
+    expect([synced.output.matched, synced.output.condition, synced.output.element.stableNodeId]).toEqual([
+      true,
+      "present",
+      "home/status",
+    ]);
   });
 
   test("a selector that finds nothing or too much lists the closest elements and the screen, in words and in --json", async () => {
@@ -150,14 +197,22 @@ describe("element commands through the CLI on the Mock", () => {
       "  add --role, --id or --name to tell them apart, or use --ref from devicerail ui",
     ]);
     const { error } = JSON.parse(both.stdout);
-    expect([error.code, error.data.code, error.closest.map((c: { ref: string; node: UiNode }) => [c.ref, c.node.stableNodeId]), error.screen]).toEqual([
+    expect([
+      error.code,
+      error.data.code,
+      error.closest.map((c: { ref: string; node: UiNode }) => [c.ref, c.node.stableNodeId]),
+      error.screen,
+    ]).toEqual([
       -32000,
       "element_ambiguous",
       [
         ["@e1", "login/title"],
         ["@e4", "login/sign_in"],
       ],
-      { foreground: "com.devicerail.mock (login)", context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" } },
+      {
+        foreground: "com.devicerail.mock (login)",
+        context: { contextKind: "native", contextId: "com.devicerail.mock", documentEpoch: "login-1" },
+      },
     ]);
     const disabled = await cli(["tap", "--id", "sign_in"], env);
     expect([disabled.code, disabled.stderr.split("\n").slice(0, 5)]).toEqual([
@@ -174,10 +229,16 @@ describe("element commands through the CLI on the Mock", () => {
 
   test("usage errors exit 2 with a message and nothing on stdout", async () => {
     const cases: [string[], string][] = [
-      [["tap", "10", "20", "--text", "Sign in"], "devicerail: give either X Y or an element (--text, --id, --role, --name or --ref), not both"],
+      [
+        ["tap", "10", "20", "--text", "Sign in"],
+        "devicerail: give either X Y or an element (--text, --id, --role, --name or --ref), not both",
+      ],
       [["tap"], "devicerail: tap needs X Y or an element: --text, --id, --role, --name or --ref"],
       [["tap", "10"], "devicerail: missing required argument 'y'"],
-      [["tap", "--ref", "@e1", "--id", "x"], "devicerail: --ref names one element by itself; leave out --text, --id, --role and --name"],
+      [
+        ["tap", "--ref", "@e1", "--id", "x"],
+        "devicerail: --ref names one element by itself; leave out --text, --id, --role and --name",
+      ],
       [["tap", "--ref", "button"], 'devicerail: --ref expects a ref from devicerail ui such as @e3, not "button"'],
       [["tap", "--text", " "], "devicerail: --text needs a value that is not blank"],
       [["find", "--contains"], "devicerail: --contains applies to --text; give --text too"],
@@ -185,7 +246,10 @@ describe("element commands through the CLI on the Mock", () => {
       [["find"], "devicerail: find needs an element: --text, --id, --role or --name"],
       [["wait-for", "--gone"], "devicerail: wait-for needs an element: --text, --id, --role or --name"],
       [["wait-for", "--ref", "@e1"], "devicerail: unknown option '--ref'"],
-      [["type", "alice", "--id", "username"], "devicerail: an element to type into needs --into: devicerail type TEXT --into --id FIELD"],
+      [
+        ["type", "alice", "--id", "username"],
+        "devicerail: an element to type into needs --into: devicerail type TEXT --into --id FIELD",
+      ],
       [["type", "alice", "--into"], "devicerail: --into needs the field: --text, --id, --role, --name or --ref"],
     ];
     for (const [args, message] of cases) {
@@ -208,22 +272,36 @@ const node = (id: string, over: Partial<UiNode> = {}): UiNode => ({
   hittable: false,
   ...over,
 });
-const selector = (over: Partial<ElementSelector>): ElementSelector => ({ context: null, role: null, name: null, value: null, identifier: null, text: null, css: null, ...over });
+const selector = (over: Partial<ElementSelector>): ElementSelector => ({
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+  ...over,
+});
 
 describe("similarity", () => {
   test("counts edits over code points when strings differ", () => {
-    expect([editDistance("sign in", "sign on"), editDistance("", "abc"), editDistance("kitten", "sitting"), editDistance("😀a", "a")]).toEqual([1, 3, 3, 1]);
+    expect([
+      editDistance("sign in", "sign on"),
+      editDistance("", "abc"),
+      editDistance("kitten", "sitting"),
+      editDistance("😀a", "a"),
+    ]).toEqual([1, 3, 3, 1]);
   });
 
   test("is 1 for equal text ignoring case and spacing, high for typos, shared words and containment, and 0 for nothing shared", () => {
-    expect([similarity("Sign in", " sign  IN "), similarity("Sign on", "Sign in"), similarity("in sign", "Sign in"), similarity("Sign", "Sign in now"), similarity("", "x"), similarity("xyz", "abc")]).toEqual([
-      1,
-      1 - 1 / 7,
-      1,
-      0.5 + (0.4 * 4) / 11,
-      0,
-      0,
-    ]);
+    expect([
+      similarity("Sign in", " sign  IN "),
+      similarity("Sign on", "Sign in"),
+      similarity("in sign", "Sign in"),
+      similarity("Sign", "Sign in now"),
+      similarity("", "x"),
+      similarity("xyz", "abc"),
+    ]).toEqual([1, 1 - 1 / 7, 1, 0.5 + (0.4 * 4) / 11, 0, 0]);
   });
 });
 
@@ -240,15 +318,27 @@ describe("closestNodes", () => {
   ];
 
   test("ranks matching nodes first, then near misses, in tree order on ties, when a selector names nothing exactly", () => {
-    expect(closestNodes(nodes, selector({ text: { value: "Sign on", mode: "exact", caseSensitive: true } }))).toEqual([1, 3]);
-    expect(closestNodes(nodes, selector({ text: { value: "SIGN IN", mode: "exact", caseSensitive: true } }))).toEqual([3, 1]);
+    expect(closestNodes(nodes, selector({ text: { value: "Sign on", mode: "exact", caseSensitive: true } }))).toEqual([
+      1, 3,
+    ]);
+    expect(closestNodes(nodes, selector({ text: { value: "SIGN IN", mode: "exact", caseSensitive: true } }))).toEqual([
+      3, 1,
+    ]);
     expect(closestNodes(nodes, selector({ identifier: "signin" }))).toEqual([3]);
-    expect(closestNodes(nodes, selector({ role: "Button", text: { value: "Sign in", mode: "exact", caseSensitive: true } }), 2)).toEqual([3, 1]);
+    expect(
+      closestNodes(
+        nodes,
+        selector({ role: "Button", text: { value: "Sign in", mode: "exact", caseSensitive: true } }),
+        2,
+      ),
+    ).toEqual([3, 1]);
   });
 
   test("uses the daemon's matching for regex and contains when the text mode asks for it", () => {
     expect(closestNodes(nodes, selector({ text: { value: "^E.a", mode: "regex", caseSensitive: true } }))).toEqual([2]);
-    expect(closestNodes(nodes, selector({ text: { value: "mai", mode: "contains", caseSensitive: true } }))).toEqual([2]);
+    expect(closestNodes(nodes, selector({ text: { value: "mai", mode: "contains", caseSensitive: true } }))).toEqual([
+      2,
+    ]);
   });
 
   test("shows nothing when no node shares enough with the selector", () => {
@@ -258,9 +348,16 @@ describe("closestNodes", () => {
 
 describe("wantedFrom", () => {
   test("makes one selector of every option given, in the daemon's shape, with a label in the command's words", () => {
-    expect(wantedFrom({ text: "Sign in", regex: true, ignoreCase: true, role: "Button", id: "sign_in", name: "Sign in" })).toEqual({
+    expect(
+      wantedFrom({ text: "Sign in", regex: true, ignoreCase: true, role: "Button", id: "sign_in", name: "Sign in" }),
+    ).toEqual({
       kind: "selector",
-      selector: selector({ role: "Button", name: "Sign in", identifier: "sign_in", text: { value: "Sign in", mode: "regex", caseSensitive: false } }),
+      selector: selector({
+        role: "Button",
+        name: "Sign in",
+        identifier: "sign_in",
+        text: { value: "Sign in", mode: "regex", caseSensitive: false },
+      }),
       label: '--role Button --name "Sign in" --id sign_in --text "Sign in" --regex --ignore-case',
     });
     expect(wantedFrom({ ref: "e3" })).toEqual({ kind: "ref", ref: "e3", label: "--ref e3" });
@@ -276,7 +373,10 @@ describe("wantedFrom", () => {
       }
       return null;
     };
-    expect(refused(() => wantedFrom({ ignoreCase: true, id: "x" }))).toEqual([2, "--ignore-case applies to --text; give --text too"]);
+    expect(refused(() => wantedFrom({ ignoreCase: true, id: "x" }))).toEqual([
+      2,
+      "--ignore-case applies to --text; give --text too",
+    ]);
     expect(refused(() => wantedFrom({ name: "" }))).toEqual([2, "--name needs a value that is not blank"]);
   });
 });
@@ -304,14 +404,26 @@ describe("refs", () => {
     expect(loadListing(dir, null)).toBeNull();
     saveListing(dir, listing);
     saveListing(dir, { ...listing, deviceId: "mock-2", numbers: { x: 1 }, next: 2, listed: ["x"] });
-    expect([loadListing(dir, null)?.deviceId, loadListing(dir, "mock-1"), statSync(refsPath(dir)).mode & 0o777]).toEqual(["mock-2", listing, 0o600]);
+    expect([
+      loadListing(dir, null)?.deviceId,
+      loadListing(dir, "mock-1"),
+      statSync(refsPath(dir)).mode & 0o777,
+    ]).toEqual(["mock-2", listing, 0o600]);
     expect(JSON.parse(readFileSync(refsPath(dir), "utf8")).last).toBe("mock-2");
   });
 
   test("turns a ref into the node reference of its listing, and shows a ref only while the listing is of the same document", () => {
-    expect(nodeRefOf(listing, "@e3")).toEqual({ observationId: listing.observationId, context, stableNodeId: "login/user" });
-    expect(() => nodeRefOf(listing, "@e2")).toThrow("@e2 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again");
-    expect(() => nodeRefOf(listing, "@e4")).toThrow("@e4 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again");
+    expect(nodeRefOf(listing, "@e3")).toEqual({
+      observationId: listing.observationId,
+      context,
+      stableNodeId: "login/user",
+    });
+    expect(() => nodeRefOf(listing, "@e2")).toThrow(
+      "@e2 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again",
+    );
+    expect(() => nodeRefOf(listing, "@e4")).toThrow(
+      "@e4 is not in the last devicerail ui listing of mock-1 (it has @e1 to @e3); run devicerail ui again",
+    );
     expect([
       currentRef(listing, context, "login/title"),
       currentRef(listing, { ...context, documentEpoch: "login-2" }, "login/title"),
@@ -324,15 +436,24 @@ describe("refs", () => {
 
 describe("ui printing", () => {
   test("reads only known states of the right shape from metadata.uiStates", () => {
-    expect(uiStatesOf({ uiStates: { a: ["password", "focused", "blinking"], b: "checked", c: [] } })).toEqual({ a: ["focused", "password"] });
+    expect(uiStatesOf({ uiStates: { a: ["password", "focused", "blinking"], b: "checked", c: [] } })).toEqual({
+      a: ["focused", "password"],
+    });
     expect([uiStatesOf({}), uiStatesOf({ uiStates: ["x"] }), uiStatesOf(undefined)]).toEqual([{}, {}, {}]);
   });
 
   test("puts refs in a column of their own, blank for a node without one, and states after the bounds when both are asked", () => {
-    const nodes = [node("r", { role: "Window" }), ...Array.from({ length: 10 }, (_, i) => node(`n${i}`, { role: "Switch", enabled: i !== 9 }))];
+    const nodes = [
+      node("r", { role: "Window" }),
+      ...Array.from({ length: 10 }, (_, i) => node(`n${i}`, { role: "Switch", enabled: i !== 9 })),
+    ];
     const refs = Object.fromEntries(nodes.slice(1).map((n, i) => [n.stableNodeId, `@e${i + 1}`]));
     const lines = formatTree(nodes, style(false), { refs, states: { n0: ["checked", "focused"] } }).split("\n");
-    expect([lines[0], lines[1], lines[10]]).toEqual(["     Window", "@e1    Switch [checked] [focused]", "@e10   Switch [disabled]"]);
+    expect([lines[0], lines[1], lines[10]]).toEqual([
+      "     Window",
+      "@e1    Switch [checked] [focused]",
+      "@e10   Switch [disabled]",
+    ]);
   });
 
   test("names the foreground app as adb does, or the Mock's app and screen", () => {
@@ -342,6 +463,12 @@ describe("ui printing", () => {
       foregroundOf({ foreground: { packageName: "com.example.shop", activity: null } }),
       foregroundOf({ foregroundApp: "com.devicerail.mock", screen: "home" }),
       foregroundOf({}),
-    ]).toEqual(["com.example.shop/.LoginActivity", "com.example.shop/org.other.Main", "com.example.shop", "com.devicerail.mock (home)", null]);
+    ]).toEqual([
+      "com.example.shop/.LoginActivity",
+      "com.example.shop/org.other.Main",
+      "com.example.shop",
+      "com.devicerail.mock (home)",
+      null,
+    ]);
   });
 });

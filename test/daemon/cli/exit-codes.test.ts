@@ -8,7 +8,11 @@ import { tempDataDir } from "../../support/daemon.ts";
 import { cli } from "./run.ts";
 
 const shape = (numeric: number, code: string) => ({
-  error: { code: numeric, message: expect.any(String), data: { code, message: expect.any(String), retryable: expect.any(Boolean), details: null } },
+  error: {
+    code: numeric,
+    message: expect.any(String),
+    data: { code, message: expect.any(String), retryable: expect.any(Boolean), details: null },
+  },
 });
 const jsonOf = (stdout: string) => {
   const j = JSON.parse(stdout);
@@ -26,7 +30,10 @@ describe("exit codes and the --json error shape", () => {
 
   test("a usage error a command finds: 2, usage_error, the same shape", async () => {
     const r = await cli(["sessions", "prune", "--json"]);
-    expect([r.code, r.stderr]).toEqual([2, "devicerail: say which Sessions to delete: --older-than AGE or --keep N (one of them)\n"]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      "devicerail: say which Sessions to delete: --older-than AGE or --keep N (one of them)\n",
+    ]);
     expect(jsonOf(r.stdout)).toEqual(shape(-32097, "usage_error"));
   });
 

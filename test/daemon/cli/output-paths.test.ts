@@ -14,7 +14,8 @@ async function oneSession(env: Record<string, string>): Promise<string> {
   expect((await cli(["tap", "10", "10"], env)).code).toBe(0);
   return (await cliJson(["sessions"], env)).sessions[0].id as string;
 }
-const actionsRecorded = async (env: Record<string, string>) => (await cliJson(["sessions"], env)).sessions.length as number;
+const actionsRecorded = async (env: Record<string, string>) =>
+  (await cliJson(["sessions"], env)).sessions.length as number;
 
 describe("output paths on every command", () => {
   test("DIR/ that does not exist is a usage error for screenshot, report and --junit, before any device work, and writes nothing", async () => {
@@ -28,7 +29,12 @@ describe("output paths on every command", () => {
     ]) {
       const r = await cli(args, env, cwd);
       const folder = join(cwd, (args.at(-1) as string).slice(0, -1));
-      expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, 2, "", `devicerail: cannot write ${args.at(-1)}: the folder ${folder} does not exist`]);
+      expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([
+        args,
+        2,
+        "",
+        `devicerail: cannot write ${args.at(-1)}: the folder ${folder} does not exist`,
+      ]);
     }
     expect(readdirSync(cwd)).toEqual([]);
     // The screenshot never started a Session: the one from the tap is all there is.
@@ -58,7 +64,10 @@ describe("output paths on every command", () => {
     const cwd = tempCwd();
     writeFileSync(join(cwd, "a-file"), "x");
     for (const [out, message] of [
-      ["nope/deeper/x", `devicerail: cannot write nope/deeper/x: the folder ${join(cwd, "nope/deeper")} does not exist`],
+      [
+        "nope/deeper/x",
+        `devicerail: cannot write nope/deeper/x: the folder ${join(cwd, "nope/deeper")} does not exist`,
+      ],
       ["a-file", `devicerail: cannot write a-file: ${join(cwd, "a-file")} is a file, not a folder`],
     ] as const) {
       const r = await cli(["export", id, "-o", out], env, cwd);

@@ -9,7 +9,9 @@ describe("rowsText", () => {
   ];
 
   test("keeps each row on one line and each cell in its column when a verdict or a device name holds line breaks, tabs or escapes, on a pipe", () => {
-    expect(rowsText(headers, rows, false)).toBe("s1\tmock-1\tfail: cart total wrong\\ns2\\tmock-2\\tpass: forged\ns3\tmock\\u001b[2J-2\tpass: ok\\r\\u2028\\u0085done\n");
+    expect(rowsText(headers, rows, false)).toBe(
+      "s1\tmock-1\tfail: cart total wrong\\ns2\\tmock-2\\tpass: forged\ns3\tmock\\u001b[2J-2\tpass: ok\\r\\u2028\\u0085done\n",
+    );
   });
 
   test("keeps each row on one line when written as a table for a terminal", () => {

@@ -15,12 +15,27 @@ export const tempCwd = tempDataDir;
  * logs) on `env.DEVICERAIL_DATA_DIR` or a fresh data directory; colour settings of the outer
  * shell are removed so outputs compare exactly. `input`, when given, is all of stdin.
  */
-export async function cli(args: string[], env: Record<string, string> = {}, cwd = tempCwd(), input?: string): Promise<CliRun> {
+export async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd = tempCwd(),
+  input?: string,
+): Promise<CliRun> {
   const base = daemonEnv({ DEVICERAIL_DATA_DIR: env.DEVICERAIL_DATA_DIR ?? tempDataDir(), ...env });
   if (!("NO_COLOR" in env)) delete base.NO_COLOR;
   if (!("FORCE_COLOR" in env)) delete base.FORCE_COLOR;
-  const proc = Bun.spawn(daemonCommand(args), { cwd, env: base, stdin: input === undefined ? "ignore" : new Blob([input]), stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(daemonCommand(args), {
+    cwd,
+    env: base,
+    stdin: input === undefined ? "ignore" : new Blob([input]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 

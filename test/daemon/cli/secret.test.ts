@@ -36,9 +36,14 @@ describe("devicerail type --secret", () => {
     const sessionId = /session ([0-9a-f-]{36})\)/.exec(typed.stdout)?.[1] as string;
     const out = join(tempCwd(), "export");
     expect((await cli(["export", sessionId, "-o", out], env)).code).toBe(0);
-    const events = readFileSync(join(out, "events.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(join(out, "events.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const started = events.filter((e) => e.payload.type === "actionStarted").map((e) => e.payload.call);
-    expect(started.map((c) => [c.name, c.arguments === null ? null : Object.keys(c.arguments), c.argumentsRedacted])).toEqual([
+    expect(
+      started.map((c) => [c.name, c.arguments === null ? null : Object.keys(c.arguments), c.argumentsRedacted]),
+    ).toEqual([
       ["tapElement", ["target"], undefined],
       ["inputSecret", null, true],
     ]);
@@ -59,10 +64,18 @@ describe("devicerail type --secret", () => {
   test("a value on the command line, an empty stdin, and no text at all are usage errors (exit 2) before any device work", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const cases: [string[], string | undefined, string][] = [
-      [["type", SECRET, "--secret"], undefined, "devicerail: --secret takes the text from stdin or a prompt, never from the command line (other users can read a command's arguments)\n"],
+      [
+        ["type", SECRET, "--secret"],
+        undefined,
+        "devicerail: --secret takes the text from stdin or a prompt, never from the command line (other users can read a command's arguments)\n",
+      ],
       [["type", "--secret"], "", "devicerail: type --secret read nothing from stdin\n"],
       [["type", "--secret"], "\n", "devicerail: type --secret read nothing from stdin\n"],
-      [["type"], undefined, "devicerail: missing the text to type: devicerail type TEXT (or --secret to read it from stdin)\n"],
+      [
+        ["type"],
+        undefined,
+        "devicerail: missing the text to type: devicerail type TEXT (or --secret to read it from stdin)\n",
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = await cli(args, env, tempCwd(), input);
@@ -75,8 +88,15 @@ describe("devicerail type --secret", () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     expect((await cli(["tap", "640", "220"], env)).code).toBe(0);
     // script(1) gives the command a pseudo-terminal; its stdin is what is typed there.
-    const command = daemonCommand(["type", "--secret"]).map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
-    const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], { env: daemonEnv(env), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const command = daemonCommand(["type", "--secret"])
+      .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+      .join(" ");
+    const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], {
+      env: daemonEnv(env),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const reader = proc.stdout.getReader();
     let shown = "";
     while (!shown.includes("secret (not shown): ")) {

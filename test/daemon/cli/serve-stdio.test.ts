@@ -9,11 +9,23 @@ import { tempDataDir } from "../../support/daemon.ts";
 import { helloParams } from "../../support/hello.ts";
 import { cli, cliJson } from "./run.ts";
 
-const line = (id: number | string, method: string, extra: object = {}) => JSON.stringify({ jsonrpc: "2.0", id, method, ...extra });
-const hello = line(1, "system.hello", { params: helloParams({ optional: ["events.snapshot.v1", "request.control.v1"] }) });
-const tap = (timeoutMs: number) => ({ timeoutMs, params: { id: "0d9c2f0e-7d7b-4f7e-9a53-2b8f3f7f6a10", name: "tap", arguments: { x: 640, y: 360 } } });
+const line = (id: number | string, method: string, extra: object = {}) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, ...extra });
+const hello = line(1, "system.hello", {
+  params: helloParams({ optional: ["events.snapshot.v1", "request.control.v1"] }),
+});
+const tap = (timeoutMs: number) => ({
+  timeoutMs,
+  params: { id: "0d9c2f0e-7d7b-4f7e-9a53-2b8f3f7f6a10", name: "tap", arguments: { x: 640, y: 360 } },
+});
 /** The first exchange of docs/protocol/README.md, sent in one go. */
-const EXAMPLE = [hello, line(2, "session.start"), line(3, "device.connect"), line(4, "device.execute", tap(5000)), line(5, "session.end")];
+const EXAMPLE = [
+  hello,
+  line(2, "session.start"),
+  line(3, "device.connect"),
+  line(4, "device.execute", tap(5000)),
+  line(5, "session.end"),
+];
 
 /** The answers on stdout, by id. */
 function byId(stdout: string): Record<string, any> {
@@ -30,7 +42,10 @@ const serve = (lines: string[], env: Record<string, string>) => cli(["serve"], e
 
 /** Both ways serve runs on stdio: in-process (no daemon runs), and relayed to a running background daemon. */
 const MODES = ["in-process", "relayed"] as const;
-async function dataDirFor(mode: (typeof MODES)[number], extra: Record<string, string> = {}): Promise<Record<string, string>> {
+async function dataDirFor(
+  mode: (typeof MODES)[number],
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const env = { DEVICERAIL_DATA_DIR: tempDataDir(), ...extra };
   if (mode === "relayed") expect((await cliJson(["daemon", "start"], env)).running).toBe(true);
   return env;
@@ -55,10 +70,18 @@ describe("devicerail serve on stdio", () => {
     test(`${mode}: a request still running at EOF is answered within its own deadline, not cancelled`, async () => {
       const env = await dataDirFor(mode, { DEVICERAIL_MOCK_HANG: "execute" });
       const t0 = performance.now();
-      const r = await serve([hello, line(2, "device.connect"), line(3, "session.start"), line(4, "device.execute", tap(400))], env);
+      const r = await serve(
+        [hello, line(2, "device.connect"), line(3, "session.start"), line(4, "device.execute", tap(400))],
+        env,
+      );
       expect([r.code, r.stderr]).toEqual([0, ""]);
       const got = byId(r.stdout);
-      expect(got["4"].error.data).toEqual({ code: "request_timed_out", message: "Request timed out after 400 ms", retryable: true, details: { scope: "request", timeoutMs: 400 } });
+      expect(got["4"].error.data).toEqual({
+        code: "request_timed_out",
+        message: "Request timed out after 400 ms",
+        retryable: true,
+        details: { scope: "request", timeoutMs: 400 },
+      });
       expect(performance.now() - t0).toBeGreaterThan(400);
       // Its Session ended with the connection, and the action's end is in its log.
       const sessions = await cliJson(["sessions"], env);
@@ -70,7 +93,14 @@ describe("devicerail serve on stdio", () => {
     const env = await dataDirFor("relayed");
     const { pid } = await cliJson(["daemon", "status"], env);
     // Lines that are answered the same whoever serves them: before the hello, not JSON, CRLF, a letter first.
-    const lines = [line(1, "system.describe"), "garbage", `${line(2, "system.hello", { params: { nope: 1 } })}\r`, "GET / HTTP/1.1", " ", "[]"];
+    const lines = [
+      line(1, "system.describe"),
+      "garbage",
+      `${line(2, "system.hello", { params: { nope: 1 } })}\r`,
+      "GET / HTTP/1.1",
+      " ",
+      "[]",
+    ];
     const relayed = await serve(lines, env);
     const inProcess = await serve(lines, { DEVICERAIL_DATA_DIR: tempDataDir() });
     expect([relayed.code, relayed.stderr]).toEqual([0, ""]);
@@ -93,8 +123,11 @@ describe("devicerail serve on stdio", () => {
     const started = await cliJson(["daemon", "start"], env);
     expect(started.listeners.tcp).toBe(`127.0.0.1:${port}`);
     // A bad value fails the start with serve's own message.
-    const bad = await cli(["daemon", "start"], { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_RPC_LISTEN: "nowhere" });
+    const bad = await cli(["daemon", "start"], {
+      DEVICERAIL_DATA_DIR: tempDataDir(),
+      DEVICERAIL_RPC_LISTEN: "nowhere",
+    });
     // A configuration error: exit 2, as for any bad setting (README: exit codes).
-    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("invalid DEVICERAIL_RPC_LISTEN=\"nowhere\"")]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('invalid DEVICERAIL_RPC_LISTEN="nowhere"')]);
   }, 30_000);
 });

@@ -18,7 +18,8 @@ async function threeSessions(env: Record<string, string>): Promise<string[]> {
 
 /** The shortest prefix of `id` that no other id shares, with at least `min` characters. */
 const shortest = (id: string, all: string[], min = 4) => {
-  for (let n = min; n <= id.length; n++) if (all.filter((x) => x.startsWith(id.slice(0, n))).length === 1) return id.slice(0, n);
+  for (let n = min; n <= id.length; n++)
+    if (all.filter((x) => x.startsWith(id.slice(0, n))).length === 1) return id.slice(0, n);
   return id;
 };
 
@@ -36,7 +37,13 @@ describe("Session ids and prefixes on the command line", () => {
     expect(existsSync(join(cwd, `devicerail-report-${newest}.html`))).toBe(true);
     // An ended Session is replayed whole and --follow returns at its terminal.
     const follow = await cli(["sessions", "--follow", prefix, "--json"], env);
-    expect([follow.code, follow.stdout.trim().split("\n").map((l) => JSON.parse(l).sessionId)]).toEqual([0, expect.arrayContaining([newest])]);
+    expect([
+      follow.code,
+      follow.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).sessionId),
+    ]).toEqual([0, expect.arrayContaining([newest])]);
   });
 
   test("a prefix that names no Session exits 1, one too short or not hex exits 2, both before anything is written", async () => {
@@ -47,8 +54,16 @@ describe("Session ids and prefixes on the command line", () => {
     for (const [args, code, message] of [
       [["export", none], 1, `devicerail: no Session starts with ${none}; devicerail sessions lists them`],
       [["report", none], 1, `devicerail: no Session starts with ${none}; devicerail sessions lists them`],
-      [["export", "abc"], 2, 'devicerail: "abc" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters'],
-      [["report", "last-one"], 2, 'devicerail: "last-one" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters'],
+      [
+        ["export", "abc"],
+        2,
+        'devicerail: "abc" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters',
+      ],
+      [
+        ["report", "last-one"],
+        2,
+        'devicerail: "last-one" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters',
+      ],
     ] as const) {
       const r = await cli([...args], env, cwd);
       expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, code, "", message]);
@@ -74,22 +89,45 @@ describe("Session ids and prefixes on the command line", () => {
     // Random ids rarely share 4 hex characters: then the check is of the empty-prefix rule only.
     if (!shared) {
       const r = await cli(["export", ""], env);
-      expect([r.code, r.stderr.split("\n")[0]]).toEqual([2, 'devicerail: "" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters']);
+      expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+        2,
+        'devicerail: "" is not a Session id: give the id devicerail sessions lists, or its first 4 or more characters',
+      ]);
       return;
     }
     const r = await cli(["export", shared.prefix], env);
-    expect([r.code, r.stderr.split("\n")[0]]).toEqual([2, expect.stringMatching(new RegExp(`^devicerail: ${shared.prefix} names \\d+ Sessions \\(.*${shared.ids[0]}.*\\): give more of the id$`))]);
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      2,
+      expect.stringMatching(
+        new RegExp(
+          `^devicerail: ${shared.prefix} names \\d+ Sessions \\(.*${shared.ids[0]}.*\\): give more of the id$`,
+        ),
+      ),
+    ]);
   });
 
   test("sessions --limit N lists the newest N; --limit with --follow is a usage error", async () => {
     const env = { DEVICERAIL_DATA_DIR: tempDataDir() };
     const ids = await threeSessions(env);
-    expect((await cliJson(["sessions", "--limit", "2"], env)).sessions.map((s: { id: string }) => s.id)).toEqual(ids.slice(0, 2));
+    expect((await cliJson(["sessions", "--limit", "2"], env)).sessions.map((s: { id: string }) => s.id)).toEqual(
+      ids.slice(0, 2),
+    );
     const text = await cli(["sessions", "--limit", "1"], env);
-    expect(text.stdout.trim().split("\n").map((l) => l.split("\t")[0])).toEqual([ids[0]]);
+    expect(
+      text.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split("\t")[0]),
+    ).toEqual([ids[0]]);
     for (const [args, message] of [
-      [["sessions", "--limit", "0"], "devicerail: option '--limit <n>' argument '0' is invalid. expected an integer from 1 to 1000"],
-      [["sessions", "--limit", "2", "--follow"], "devicerail: --limit belongs to the listing, not to --follow or --open"],
+      [
+        ["sessions", "--limit", "0"],
+        "devicerail: option '--limit <n>' argument '0' is invalid. expected an integer from 1 to 1000",
+      ],
+      [
+        ["sessions", "--limit", "2", "--follow"],
+        "devicerail: --limit belongs to the listing, not to --follow or --open",
+      ],
     ] as const) {
       const r = await cli([...args], env);
       expect([r.code, r.stderr.split("\n")[0]]).toEqual([2, message]);

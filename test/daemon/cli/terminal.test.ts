@@ -12,7 +12,12 @@ const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
 
 /** `devicerail ARGS` on a pseudo-terminal; `output` accumulates what the terminal shows. */
 function onTerminal(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn(["script", "-qefc", daemonCommand(args).map(quote).join(" "), "/dev/null"], { env: daemonEnv(env), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["script", "-qefc", daemonCommand(args).map(quote).join(" "), "/dev/null"], {
+    env: daemonEnv(env),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const t = { proc, output: "", waiters: [] as (() => void)[] };
   void (async () => {
     for await (const chunk of proc.stdout) {
@@ -58,7 +63,13 @@ describe("devicerail at a terminal", () => {
     expect(t.output()).toContain("cancelling… (Ctrl-C again to quit now)");
     expect(t.output()).not.toContain("    at ");
     const { sessions } = await cliJson(["sessions"], { DEVICERAIL_DATA_DIR: env.DEVICERAIL_DATA_DIR });
-    expect(sessions[0]).toMatchObject({ state: "ended", outcome: "cancelled", reason: "interrupted by the user", actions: 1, errors: 1 });
+    expect(sessions[0]).toMatchObject({
+      state: "ended",
+      outcome: "cancelled",
+      reason: "interrupted by the user",
+      actions: 1,
+      errors: 1,
+    });
   }, 30_000);
 
   test("a second Ctrl-C quits at once, and the daemon still ends the Session when the connection drops", async () => {

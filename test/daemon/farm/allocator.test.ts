@@ -12,7 +12,10 @@ import { type PgCluster, describeWithPostgres, startPostgres } from "../../suppo
 
 const LEASE = 30_000;
 
-async function farmWith(pg: PgCluster, devices: { host: string; id: string; platform?: string; os?: string; name?: string; capabilities?: string[] }[]) {
+async function farmWith(
+  pg: PgCluster,
+  devices: { host: string; id: string; platform?: string; os?: string; name?: string; capabilities?: string[] }[],
+) {
   const sql = new SQL({ url: pg.url, max: 8 });
   await migrateFarm(sql);
   for (const host of new Set(devices.map((d) => d.host)))
@@ -43,23 +46,38 @@ describeWithPostgres("farm allocation queue", () => {
       { host: "h2", id: "ios", platform: "ios", os: "17", name: "iPhone 15" },
     ]);
     const a = await acquire(sql, { platform: "android", os: ">=14", priority: 0, waitMs: 0 }, { leaseMs: LEASE });
-    expect([a.hostId, a.deviceId, a.host, a.device]).toEqual(["h1", "p14", "name-h1", { name: "Pixel 8", platform: "android", osVersion: "14.1" }]);
+    expect([a.hostId, a.deviceId, a.host, a.device]).toEqual([
+      "h1",
+      "p14",
+      "name-h1",
+      { name: "Pixel 8", platform: "android", osVersion: "14.1" },
+    ]);
     expect(verifyCredential(await farmKey(sql), a.credential)).toEqual({ a: a.allocationId, h: "h1", d: "p14" });
     expect((await acquire(sql, { model: "iphone*", priority: 0, waitMs: 0 }, { leaseMs: LEASE })).deviceId).toBe("ios");
-    expect(await failure(acquire(sql, { capability: "swipe", priority: 0, waitMs: 0 }, { leaseMs: LEASE }))).toEqual({ reason: "timedOut", message: "no matching device became free within 0 ms" });
-    expect(await failure(acquire(sql, { platform: "android", os: "<13", priority: 0, waitMs: 5_000 }, { leaseMs: LEASE }))).toEqual({
+    expect(await failure(acquire(sql, { capability: "swipe", priority: 0, waitMs: 0 }, { leaseMs: LEASE }))).toEqual({
+      reason: "timedOut",
+      message: "no matching device became free within 0 ms",
+    });
+    expect(
+      await failure(acquire(sql, { platform: "android", os: "<13", priority: 0, waitMs: 5_000 }, { leaseMs: LEASE })),
+    ).toEqual({
       reason: "noMatchingDevice",
       message: "no device in the farm matches the constraints",
     });
     // Released, the device is free for the next request.
     expect(await release(sql, a.allocationId, "released")).toBe(true);
     expect(await release(sql, a.allocationId, "released")).toBe(false);
-    expect((await acquire(sql, { capability: "swipe", priority: 0, waitMs: 0 }, { leaseMs: LEASE })).deviceId).toBe("p14");
+    expect((await acquire(sql, { capability: "swipe", priority: 0, waitMs: 0 }, { leaseMs: LEASE })).deviceId).toBe(
+      "p14",
+    );
   }, 60_000);
 
   test("100 clients racing for 10 devices: each device goes to one client at a time, and waiters are served as devices come back", async () => {
     await using pg = await startPostgres();
-    await using sql = await farmWith(pg, Array.from({ length: 10 }, (_, i) => ({ host: `h${i % 3}`, id: `d${i}` })));
+    await using sql = await farmWith(
+      pg,
+      Array.from({ length: 10 }, (_, i) => ({ host: `h${i % 3}`, id: `d${i}` })),
+    );
     const holding = new Set<string>();
     let overlaps = 0;
     const served: string[] = [];
@@ -89,10 +107,12 @@ describeWithPostgres("farm allocation queue", () => {
     const queued = async (holder: string, priority: number) => {
       const ready = Promise.withResolvers<void>();
       waiters.push(
-        acquire(sql, { holder, priority, waitMs: 30_000 }, { leaseMs: LEASE, queued: () => ready.resolve() }).then(async (a) => {
-          order.push(holder);
-          await release(sql, a.allocationId, "released");
-        }),
+        acquire(sql, { holder, priority, waitMs: 30_000 }, { leaseMs: LEASE, queued: () => ready.resolve() }).then(
+          async (a) => {
+            order.push(holder);
+            await release(sql, a.allocationId, "released");
+          },
+        ),
       );
       await ready.promise;
     };
@@ -114,12 +134,20 @@ describeWithPostgres("farm allocation queue", () => {
     const held = await acquire(sql, { platform: "android", priority: 0, waitMs: 0 }, { leaseMs: LEASE });
     const order: string[] = [];
     const ready = Promise.withResolvers<void>();
-    const waiter = acquire(sql, { platform: "android", holder: "waiter", priority: 0, waitMs: 30_000 }, { leaseMs: LEASE, queued: () => ready.resolve() }).then((a) => order.push(`waiter:${a.deviceId}`));
+    const waiter = acquire(
+      sql,
+      { platform: "android", holder: "waiter", priority: 0, waitMs: 30_000 },
+      { leaseMs: LEASE, queued: () => ready.resolve() },
+    ).then((a) => order.push(`waiter:${a.deviceId}`));
     await ready.promise;
     // Any device will do for this one: the iPhone, which the waiter cannot use, is taken at once.
     expect((await acquire(sql, { holder: "any", priority: 0, waitMs: 0 }, { leaseMs: LEASE })).deviceId).toBe("iphone");
     const queued = Promise.withResolvers<void>();
-    const late = acquire(sql, { platform: "android", holder: "late", priority: 0, waitMs: 30_000 }, { leaseMs: LEASE, queued: () => queued.resolve() }).then(async (a) => {
+    const late = acquire(
+      sql,
+      { platform: "android", holder: "late", priority: 0, waitMs: 30_000 },
+      { leaseMs: LEASE, queued: () => queued.resolve() },
+    ).then(async (a) => {
       order.push(`late:${a.deviceId}`);
     });
     await queued.promise;
@@ -141,7 +169,13 @@ describeWithPostgres("farm allocation queue", () => {
       VALUES ('dead', 0, 'dead', '{}'::jsonb, now(), now() + interval '1 hour', now() + make_interval(secs => ${ALIVE_MS} / 1000.0), 'waiting')`;
     const controller = new AbortController();
     const ready = Promise.withResolvers<void>();
-    const cancelled = failure(acquire(sql, { holder: "gone", priority: 0, waitMs: 60_000 }, { leaseMs: LEASE, signal: controller.signal, queued: () => ready.resolve() }));
+    const cancelled = failure(
+      acquire(
+        sql,
+        { holder: "gone", priority: 0, waitMs: 60_000 },
+        { leaseMs: LEASE, signal: controller.signal, queued: () => ready.resolve() },
+      ),
+    );
     await ready.promise;
     controller.abort();
     expect(await cancelled).toEqual({ reason: "cancelled", message: "the request was cancelled" });
@@ -150,7 +184,9 @@ describeWithPostgres("farm allocation queue", () => {
     expect(next.deviceId).toBe("only");
     const states = await sql`SELECT id, state FROM requests WHERE holder IN ('dead', 'gone') ORDER BY id`;
     expect(states.map((r: { state: string }) => r.state)).toEqual(["cancelled", "cancelled"]);
-    const [lapsed] = (await sql`SELECT release_reason FROM allocations WHERE id = ${held.allocationId}`) as { release_reason: string }[];
+    const [lapsed] = (await sql`SELECT release_reason FROM allocations WHERE id = ${held.allocationId}`) as {
+      release_reason: string;
+    }[];
     expect(lapsed?.release_reason).toBe("expired");
     expect(await dispatch(sql, LEASE)).toBe(0);
   }, 60_000);

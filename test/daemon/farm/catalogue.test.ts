@@ -21,7 +21,8 @@ function withHook(sql: SQL, afterFailuresWritten: () => void): SQL {
       sql.begin((tx) => {
         const hooked = ((strings: TemplateStringsArray, ...values: unknown[]) => {
           const q = tx(strings, ...values);
-          if (strings.join("").includes("INSERT INTO failures")) return q.then((r: unknown) => (afterFailuresWritten(), r));
+          if (strings.join("").includes("INSERT INTO failures"))
+            return q.then((r: unknown) => (afterFailuresWritten(), r));
           return q;
         }) as unknown as SQL;
         Object.assign(hooked, { array: tx.array.bind(tx) });
@@ -58,7 +59,9 @@ describeWithPostgres("farm catalogue", () => {
     const rows = await sql`SELECT detail FROM failures ORDER BY id`;
     expect(rows.map((r: { detail: string }) => r.detail)).toEqual(["first", "second"]);
     const [device] = await sql`SELECT quarantined_reason FROM devices WHERE device_id = ${DEVICE}`;
-    expect(device.quarantined_reason).toBe("2 infrastructure failures within 1 min (last: device did not answer in time)");
+    expect(device.quarantined_reason).toBe(
+      "2 infrastructure failures within 1 min (last: device did not answer in time)",
+    );
   }, 60_000);
 
   test("failures of a flush whose transaction fails are kept, in order, for the next one", async () => {

@@ -2,7 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { signCredential, verifyCredential } from "../../../src/daemon/farm/credential.ts";
 import { tokenProblem } from "../../../src/transports/token.ts";
 
-const claims = { a: "0b7c4a52-8f5e-4d5f-9f3a-7d8e9f0a1b2c", h: "5e0f7c1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a", d: "android-adb:emulator-5554" };
+const claims = {
+  a: "0b7c4a52-8f5e-4d5f-9f3a-7d8e9f0a1b2c",
+  h: "5e0f7c1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a",
+  d: "android-adb:emulator-5554",
+};
 
 describe("allocation credentials", () => {
   test("a credential verifies with the key it was signed with, and passes as a token", () => {

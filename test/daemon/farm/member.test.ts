@@ -5,7 +5,8 @@ import { until } from "../../support/wait.ts";
 /** A logger that keeps what it is told. */
 function memoryLog() {
   const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
-  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => void lines.push({ level, fields, msg });
+  const at = (level: string) => (fields: Record<string, unknown>, msg: string) =>
+    void lines.push({ level, fields, msg });
   return { lines, log: { info: at("info"), warn: at("warn"), error: at("error"), debug: at("debug") } as never };
 }
 
@@ -13,7 +14,11 @@ describe("farm member", () => {
   test("a database that accepts connections and never answers is reported unreachable, and the heartbeat goes on", async () => {
     // A silent peer: the TCP handshake succeeds, no byte ever comes back.
     let connections = 0;
-    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => void connections++, data() {} } });
+    const silent = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: { open: () => void connections++, data() {} },
+    });
     const { lines, log } = memoryLog();
     const member = new FarmMember({
       url: `postgres://farm:secret-pw@127.0.0.1:${silent.port}/farm`,
@@ -29,7 +34,10 @@ describe("farm member", () => {
       await member.start();
       await until("the outage reported", () => lines.find((l) => l.level === "warn"), 10_000);
       const warn = lines.find((l) => l.level === "warn");
-      expect([warn?.msg, warn?.fields.farm]).toEqual(["farm database unreachable; serving local clients, retrying", `127.0.0.1:${silent.port}/farm`]);
+      expect([warn?.msg, warn?.fields.farm]).toEqual([
+        "farm database unreachable; serving local clients, retrying",
+        `127.0.0.1:${silent.port}/farm`,
+      ]);
       expect(JSON.stringify(lines)).not.toContain("secret-pw");
       expect(member.currentEpoch).toBeNull();
       // It keeps trying: later heartbeats open new connections.
@@ -42,6 +50,10 @@ describe("farm member", () => {
   }, 30_000);
 
   test("names the database by host, port and name only", () => {
-    expect([farmWhere("postgres://u:p@db.example:6543/farm?sslmode=require"), farmWhere("postgresql://db/farm"), farmWhere("::")]).toEqual(["db.example:6543/farm", "db/farm", "(unparsable URL)"]);
+    expect([
+      farmWhere("postgres://u:p@db.example:6543/farm?sslmode=require"),
+      farmWhere("postgresql://db/farm"),
+      farmWhere("::"),
+    ]).toEqual(["db.example:6543/farm", "db/farm", "(unparsable URL)"]);
   });
 });

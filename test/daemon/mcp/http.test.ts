@@ -12,7 +12,12 @@ import { tempDataDir } from "../../support/daemon.ts";
 
 /** The daemon's MCP endpoint in this process, so what it keeps can be counted on its heap. */
 async function inProcessMcp() {
-  const env = { DEVICERAIL_DATA_DIR: tempDataDir(), DEVICERAIL_ANDROID: "off", DEVICERAIL_IOS: "off", DEVICERAIL_MOCK_DEVICES: "1" };
+  const env = {
+    DEVICERAIL_DATA_DIR: tempDataDir(),
+    DEVICERAIL_ANDROID: "off",
+    DEVICERAIL_IOS: "off",
+    DEVICERAIL_MOCK_DEVICES: "1",
+  };
   const daemon = await createDaemon(loadConfig(env), silentLogger, env);
   const hub = new McpHub({
     connect: localConnect(daemon.dispatcher, daemon.services, silentLogger),
@@ -23,7 +28,11 @@ async function inProcessMcp() {
     actionTimeoutMs: 10_000,
   });
   const mcp = new McpHttp(hub, { log: silentLogger, idleMs: 60_000, graceMs: 5_000, maxSessions: 4 });
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => mcp.handle(req, req.method === "POST" ? await req.text() : "") });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: async (req) => mcp.handle(req, req.method === "POST" ? await req.text() : ""),
+  });
   return {
     url: new URL(`http://127.0.0.1:${server.port}/mcp`),
     async [Symbol.asyncDispose]() {

@@ -5,7 +5,13 @@ import { noisePng } from "../../support/png.ts";
 describe("screenshots for a model", () => {
   test("scales a phone screen to a long edge of 1568 px and states the scale", async () => {
     const img = await encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 1568, maxBytes: 400_000 });
-    expect([img.width, img.height, img.mimeType, img.sourceWidth, img.sourceHeight]).toEqual([706, 1568, "image/jpeg", 1080, 2400]);
+    expect([img.width, img.height, img.mimeType, img.sourceWidth, img.sourceHeight]).toEqual([
+      706,
+      1568,
+      "image/jpeg",
+      1080,
+      2400,
+    ]);
     expect(img.scale).toBeCloseTo(706 / 1080, 6);
     expect(img.data.length).toBeLessThanOrEqual(400_000);
     expect(await new Bun.Image(img.data).metadata()).toEqual({ width: 706, height: 1568, format: "jpeg" });
@@ -25,7 +31,9 @@ describe("screenshots for a model", () => {
   });
 
   test("refuses what no size brings under the limit", async () => {
-    await expect(encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 4096, maxBytes: 10 })).rejects.toBeInstanceOf(ImageTooLargeError);
+    await expect(
+      encodeForModel(await noisePng(1080, 2400), { format: "jpeg", maxEdge: 4096, maxBytes: 10 }),
+    ).rejects.toBeInstanceOf(ImageTooLargeError);
   });
 
   test("encodes an unchanged screen once", async () => {

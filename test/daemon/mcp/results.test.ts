@@ -1,15 +1,42 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_RESULT_BYTES, ToolError, failure, success } from "../../../src/daemon/mcp/results.ts";
 
-const image = (bytes: number) => ({ data: new Uint8Array(bytes), mimeType: "image/jpeg" as const, width: 10, height: 10, scale: 1, sourceWidth: 10, sourceHeight: 10, quality: 75, encodeMs: 1 });
+const image = (bytes: number) => ({
+  data: new Uint8Array(bytes),
+  mimeType: "image/jpeg" as const,
+  width: 10,
+  height: 10,
+  scale: 1,
+  sourceWidth: 10,
+  sourceHeight: 10,
+  quality: 75,
+  encodeMs: 1,
+});
 
 describe("tool results", () => {
   test("an error carries its code, reason and retryability as text and structured content", () => {
-    const r = failure(new ToolError("element_not_found", "no element matches", false, { selector: { identifier: "x" } }, ["closest elements:", "  @e2 Button"]));
+    const r = failure(
+      new ToolError("element_not_found", "no element matches", false, { selector: { identifier: "x" } }, [
+        "closest elements:",
+        "  @e2 Button",
+      ]),
+    );
     expect(r).toEqual({
       isError: true,
-      content: [{ type: "text", text: 'element_not_found: no element matches\nretryable: false\ndetails: {"selector":{"identifier":"x"}}\nclosest elements:\n  @e2 Button' }],
-      structuredContent: { error: { code: "element_not_found", message: "no element matches", retryable: false, details: { selector: { identifier: "x" } } } },
+      content: [
+        {
+          type: "text",
+          text: 'element_not_found: no element matches\nretryable: false\ndetails: {"selector":{"identifier":"x"}}\nclosest elements:\n  @e2 Button',
+        },
+      ],
+      structuredContent: {
+        error: {
+          code: "element_not_found",
+          message: "no element matches",
+          retryable: false,
+          details: { selector: { identifier: "x" } },
+        },
+      },
     });
   });
 

@@ -21,7 +21,9 @@ let dir: string;
 let mine: number;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "devicerail-adb-version-"));
-  const m = /^Android Debug Bridge version \d+\.\d+\.(\d+)$/m.exec(Bun.spawnSync([ADB_PATH, "version"]).stdout.toString());
+  const m = /^Android Debug Bridge version \d+\.\d+\.(\d+)$/m.exec(
+    Bun.spawnSync([ADB_PATH, "version"]).stdout.toString(),
+  );
   mine = Number(m?.[1] ?? 41);
 });
 afterAll(() => {
@@ -38,13 +40,19 @@ function wrapper(name: string): { bin: string; invocations: () => string } {
 }
 
 const mismatchWarnings = (lines: unknown[]) =>
-  (lines as { level: string; obj: object; msg?: string }[]).filter((l) => l.level === "warn" && /is version \d+ but .* is version \d+/.test(l.msg ?? ""));
+  (lines as { level: string; obj: object; msg?: string }[]).filter(
+    (l) => l.level === "warn" && /is version \d+ but .* is version \d+/.test(l.msg ?? ""),
+  );
 
 describeWithAdb("AndroidDriver and an adb server of another version", () => {
   test("the real adb's start-server kills a server of another version (what devicerail must never run against it)", async () => {
     await using other = await OtherVersionServer.start(mine - 1);
     // Spawned, not spawnSync: the stand-in server answers from this process's event loop.
-    const proc = Bun.spawn([ADB_PATH, "-P", String(other.port), "start-server"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TMPDIR: dir }, stderr: "pipe", timeout: 15_000 });
+    const proc = Bun.spawn([ADB_PATH, "-P", String(other.port), "start-server"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TMPDIR: dir },
+      stderr: "pipe",
+      timeout: 15_000,
+    });
     const [stderr] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     expect(stderr).toStartWith(`adb server version (${mine - 1}) doesn't match this client (${mine}); killing...\n`);
     expect(other.requests.slice(0, 2)).toEqual(["host:version", "host:kill"]);
@@ -61,8 +69,16 @@ describeWithAdb("AndroidDriver and an adb server of another version", () => {
       expect(other.requests).toEqual(["host:version", "host:track-devices", "host:devices"]);
       // The server went away and came back (another adb restarted it): followed again, not replaced.
       other.dropTrackers();
-      await until("the driver to follow the server again", () => other.requests.filter((r) => r === "host:track-devices").length === 2, 10_000);
-      await until("the driver to list its devices again", () => other.requests.filter((r) => r === "host:devices").length === 2, 10_000);
+      await until(
+        "the driver to follow the server again",
+        () => other.requests.filter((r) => r === "host:track-devices").length === 2,
+        10_000,
+      );
+      await until(
+        "the driver to list its devices again",
+        () => other.requests.filter((r) => r === "host:devices").length === 2,
+        10_000,
+      );
     } finally {
       await driver.stop();
     }
@@ -108,7 +124,10 @@ describeWithAdb("AndroidDriver and an adb server of another version", () => {
       expect([err.data.details, adb.invocations()]).toEqual([{ platformCode: "android_adb_process_failed" }, ""]);
     } finally {
       // Before the fix adbkit ran `<bin> -P <port> start-server` here: stop what it started.
-      if (adb.invocations()) Bun.spawnSync([ADB_PATH, "-P", String(port), "kill-server"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TMPDIR: dir } });
+      if (adb.invocations())
+        Bun.spawnSync([ADB_PATH, "-P", String(port), "kill-server"], {
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TMPDIR: dir },
+        });
     }
   }, 30_000);
 });

@@ -4,8 +4,29 @@
  * validation before anything runs.
  */
 import { expect, test } from "bun:test";
-import { type CommandFn, DEMO_PACKAGE, describeWithAdb, type FakePhone, type Scenario, adbServerForFile } from "../../support/adb-device/index.ts";
-import { type Attached, attach, clearLogs, ctx, driverError, dumpsIn, invalidArguments, platformError, ran, TRAILER, withoutDumps, exec, demo } from "../../support/adb-device/driver-harness.ts";
+import {
+  type CommandFn,
+  DEMO_PACKAGE,
+  describeWithAdb,
+  type FakePhone,
+  type Scenario,
+  adbServerForFile,
+} from "../../support/adb-device/index.ts";
+import {
+  type Attached,
+  attach,
+  clearLogs,
+  ctx,
+  driverError,
+  dumpsIn,
+  invalidArguments,
+  platformError,
+  ran,
+  TRAILER,
+  withoutDumps,
+  exec,
+  demo,
+} from "../../support/adb-device/driver-harness.ts";
 
 const adb = adbServerForFile();
 
@@ -14,7 +35,6 @@ async function focusUsername(a: Attached): Promise<void> {
   await exec(a, "tap", { x: 540, y: 440 });
   clearLogs(a.phone);
 }
-
 
 /** A full-screen scrollable list that records how far each swipe asked it to move. */
 const scrolled: { dx: number; dy: number }[] = [];
@@ -38,7 +58,9 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
   test("tap runs one quoted input tap that hits the node when the point is on it", async () => {
     await using a = await attach(adb.server());
     expect(await exec(a, "tap", { x: 540, y: 440 })).toEqual({ output: { accepted: true, x: 540, y: 440 } });
-    expect(a.phone.serviceLog.map((s) => s.command)).toEqual([`'input' 'tap' '540' '440'; echo "\n__devicerail_exit_$?"`]);
+    expect(a.phone.serviceLog.map((s) => s.command)).toEqual([
+      `'input' 'tap' '540' '440'; echo "\n__devicerail_exit_$?"`,
+    ]);
     expect([ran(a.phone), a.phone.inputLog, a.phone.problems]).toEqual([
       [["input", "tap", "540", "440"], TRAILER],
       [{ kind: "tap", x: 540, y: 440, target: "com.example.app:id/username" }],
@@ -51,21 +73,29 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
     expect(await exec(a, "doubleTap", { x: 540, y: 760 })).toEqual({ output: { accepted: true, x: 540, y: 760 } });
     expect([a.phone.serviceLog.length, ran(a.phone), demo(a.phone).remember]).toEqual([
       1,
-      [
-        ["input", "tap", "540", "760"],
-        ["input", "tap", "540", "760"],
-        TRAILER,
-      ],
+      [["input", "tap", "540", "760"], ["input", "tap", "540", "760"], TRAILER],
       false,
     ]);
-    expect(a.phone.inputLog.map((r) => r.kind === "tap" && r.target)).toEqual(["com.example.app:id/remember", "com.example.app:id/remember"]);
+    expect(a.phone.inputLog.map((r) => r.kind === "tap" && r.target)).toEqual([
+      "com.example.app:id/remember",
+      "com.example.app:id/remember",
+    ]);
   });
 
   test("longPress is a swipe on the spot for 800 ms when durationMs is absent, else for durationMs", async () => {
     await using a = await attach(adb.server());
-    expect(await exec(a, "longPress", { x: 540, y: 760 })).toEqual({ output: { accepted: true, x: 540, y: 760, durationMs: 800 } });
-    expect(await exec(a, "longPress", { x: 10, y: 20, durationMs: 1500 })).toEqual({ output: { accepted: true, x: 10, y: 20, durationMs: 1500 } });
-    expect(ran(a.phone)).toEqual([["input", "swipe", "540", "760", "540", "760", "800"], TRAILER, ["input", "swipe", "10", "20", "10", "20", "1500"], TRAILER]);
+    expect(await exec(a, "longPress", { x: 540, y: 760 })).toEqual({
+      output: { accepted: true, x: 540, y: 760, durationMs: 800 },
+    });
+    expect(await exec(a, "longPress", { x: 10, y: 20, durationMs: 1500 })).toEqual({
+      output: { accepted: true, x: 10, y: 20, durationMs: 1500 },
+    });
+    expect(ran(a.phone)).toEqual([
+      ["input", "swipe", "540", "760", "540", "760", "800"],
+      TRAILER,
+      ["input", "swipe", "10", "20", "10", "20", "1500"],
+      TRAILER,
+    ]);
     expect(a.phone.inputLog).toEqual([
       { kind: "swipe", x1: 540, y1: 760, x2: 540, y2: 760, durationMs: 800, target: null },
       { kind: "swipe", x1: 10, y1: 20, x2: 10, y2: 20, durationMs: 1500, target: null },
@@ -77,7 +107,10 @@ describeWithAdb("AndroidDriver.execute pointer actions", () => {
     scrolled.length = 0;
     const args = { startX: 540, startY: 1800, endX: 500, endY: 600, durationMs: 250 };
     expect(await exec(a, "swipe", args)).toEqual({ output: { accepted: true, ...args } });
-    expect([ran(a.phone), scrolled]).toEqual([[["input", "swipe", "540", "1800", "500", "600", "250"], TRAILER], [{ dx: 40, dy: 1200 }]]);
+    expect([ran(a.phone), scrolled]).toEqual([
+      [["input", "swipe", "540", "1800", "500", "600", "250"], TRAILER],
+      [{ dx: 40, dy: 1200 }],
+    ]);
   });
 
   test("scroll is a 300 ms centred swipe kept 25 % inside the edges when the deltas are positive, negative or huge", async () => {
@@ -112,13 +145,42 @@ describeWithAdb("AndroidDriver.execute keys and navigation", () => {
     await focusUsername(a);
     await exec(a, "inputText", { text: "abc" });
     a.phone.commandLog.length = 0;
-    const keys = { enter: 66, tab: 61, escape: 111, delete: 67, space: 62, arrowUp: 19, arrowDown: 20, arrowLeft: 21, arrowRight: 22 };
+    const keys = {
+      enter: 66,
+      tab: 61,
+      escape: 111,
+      delete: 67,
+      space: 62,
+      arrowUp: 19,
+      arrowDown: 20,
+      arrowLeft: 21,
+      arrowRight: 22,
+    };
     const outputs = [];
-    for (const key of ["arrowLeft", "delete", "space", "arrowRight", "arrowUp", "arrowDown", "tab", "escape", "enter"] as const)
+    for (const key of [
+      "arrowLeft",
+      "delete",
+      "space",
+      "arrowRight",
+      "arrowUp",
+      "arrowDown",
+      "tab",
+      "escape",
+      "enter",
+    ] as const)
       outputs.push((await exec(a, "keyPress", { key })).output);
-    expect(outputs).toEqual(["arrowLeft", "delete", "space", "arrowRight", "arrowUp", "arrowDown", "tab", "escape", "enter"].map((key) => ({ accepted: true, key })));
+    expect(outputs).toEqual(
+      ["arrowLeft", "delete", "space", "arrowRight", "arrowUp", "arrowDown", "tab", "escape", "enter"].map((key) => ({
+        accepted: true,
+        key,
+      })),
+    );
     expect(ran(a.phone).filter((c) => c !== TRAILER)).toEqual(
-      ["arrowLeft", "delete", "space", "arrowRight", "arrowUp", "arrowDown", "tab", "escape", "enter"].map((k) => ["input", "keyevent", String(keys[k as keyof typeof keys])]),
+      ["arrowLeft", "delete", "space", "arrowRight", "arrowUp", "arrowDown", "tab", "escape", "enter"].map((k) => [
+        "input",
+        "keyevent",
+        String(keys[k as keyof typeof keys]),
+      ]),
     );
     // "abc", cursor left of c; DEL removes b; space is typed there.
     expect(demo(a.phone).username).toBe("a c");
@@ -132,23 +194,57 @@ describeWithAdb("AndroidDriver.execute keys and navigation", () => {
     expect(await exec(a, "home")).toEqual({ output: { accepted: true } });
     expect(a.phone.foreground).toBe("com.android.launcher3");
     expect(await exec(a, "recentApps")).toEqual({ output: { accepted: true } });
-    expect(ran(a.phone)).toEqual([["input", "keyevent", "4"], TRAILER, ["input", "keyevent", "3"], TRAILER, ["input", "keyevent", "187"], TRAILER]);
+    expect(ran(a.phone)).toEqual([
+      ["input", "keyevent", "4"],
+      TRAILER,
+      ["input", "keyevent", "3"],
+      TRAILER,
+      ["input", "keyevent", "187"],
+      TRAILER,
+    ]);
   });
 });
 
-const RESOLVE = ["cmd", "package", "resolve-activity", "--brief", "--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER"];
+const RESOLVE = [
+  "cmd",
+  "package",
+  "resolve-activity",
+  "--brief",
+  "--user",
+  "current",
+  "-a",
+  "android.intent.action.MAIN",
+  "-c",
+  "android.intent.category.LAUNCHER",
+];
 const quoted = (argv: string[]) => `${argv.map((a) => `'${a}'`).join(" ")}; echo "\n__devicerail_exit_$?"`;
 /** Makes the phone answer every `cmd` (or `am`) with `out`, as a different Android build might. */
-const answer = (phone: FakePhone, command: "cmd" | "am", out: string) => phone.commands.set(command, (_argv, io) => (io.out(out), 0));
+const answer = (phone: FakePhone, command: "cmd" | "am", out: string) =>
+  phone.commands.set(command, (_argv, io) => (io.out(out), 0));
 
 describeWithAdb("AndroidDriver.execute launch", () => {
   test("launch resolves the launcher activity for the current user and starts it with am start -W when the package is installed", async () => {
     await using a = await attach(adb.server());
     expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
-    const start = ["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Settings"];
+    const start = [
+      "am",
+      "start",
+      "-W",
+      "--user",
+      "current",
+      "-n",
+      "com.android.settings/com.android.settings.Settings",
+    ];
     // Every argument reaches the shell single-quoted, the resolved component included.
-    expect(a.phone.serviceLog.map((s) => s.command)).toEqual([quoted([...RESOLVE, "com.android.settings"]), quoted(start)]);
-    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([[[...RESOLVE, "com.android.settings"], TRAILER, start, TRAILER], "com.android.settings", []]);
+    expect(a.phone.serviceLog.map((s) => s.command)).toEqual([
+      quoted([...RESOLVE, "com.android.settings"]),
+      quoted(start),
+    ]);
+    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([
+      [[...RESOLVE, "com.android.settings"], TRAILER, start, TRAILER],
+      "com.android.settings",
+      [],
+    ]);
   });
 
   test("launch settles only after am start -W has reported when the launch is slow, so the next observation shows the app", async () => {
@@ -166,36 +262,60 @@ describeWithAdb("AndroidDriver.execute launch", () => {
     gate.resolve();
     expect(await launched).toEqual({ output: { accepted: true } });
     const after = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
-    expect([after.uiTree?.context.contextId, (after.metadata.foreground as { packageName: string }).packageName, after.screenshot]).toEqual([
-      "com.android.settings",
-      "com.android.settings",
-      a.phone.screenshot(),
-    ]);
+    expect([
+      after.uiTree?.context.contextId,
+      (after.metadata.foreground as { packageName: string }).packageName,
+      after.screenshot,
+    ]).toEqual(["com.android.settings", "com.android.settings", a.phone.screenshot()]);
   });
 
   test("launch fails with android_app_launch_error and starts nothing when the package is unknown or has no launcher activity", async () => {
     await using a = await attach(adb.server());
     const errors = [];
-    for (const packageName of ["com.example.missing", "com.android.launcher3"]) errors.push(await driverError(exec(a, "launch", { packageName })));
-    expect(errors).toEqual([platformError("android_app_launch_error", false), platformError("android_app_launch_error", false)]);
-    expect([ran(a.phone), a.phone.foreground]).toEqual([[[...RESOLVE, "com.example.missing"], TRAILER, [...RESOLVE, "com.android.launcher3"], TRAILER], DEMO_PACKAGE]);
+    for (const packageName of ["com.example.missing", "com.android.launcher3"])
+      errors.push(await driverError(exec(a, "launch", { packageName })));
+    expect(errors).toEqual([
+      platformError("android_app_launch_error", false),
+      platformError("android_app_launch_error", false),
+    ]);
+    expect([ran(a.phone), a.phone.foreground]).toEqual([
+      [[...RESOLVE, "com.example.missing"], TRAILER, [...RESOLVE, "com.android.launcher3"], TRAILER],
+      DEMO_PACKAGE,
+    ]);
   });
 
   test("launch fails with android_app_launch_error when am start prints an Error line or the package resolves to another package's activity", async () => {
     await using a = await attach(adb.server());
-    answer(a.phone, "cmd", "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Gone\n");
-    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_error", false));
+    answer(
+      a.phone,
+      "cmd",
+      "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Gone\n",
+    );
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(
+      platformError("android_app_launch_error", false),
+    );
     // (The platform's chooser, android/…ResolverActivity, is an app with several launcher
     // activities: real-platform.test.ts covers it.)
-    answer(a.phone, "cmd", "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.chrome/com.google.android.apps.chrome.Main\n");
-    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_error", false));
-    expect([ran(a.phone).filter((c) => c[0] === "am"), a.phone.foreground]).toEqual([[["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Gone"]], DEMO_PACKAGE]);
+    answer(
+      a.phone,
+      "cmd",
+      "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.chrome/com.google.android.apps.chrome.Main\n",
+    );
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(
+      platformError("android_app_launch_error", false),
+    );
+    expect([ran(a.phone).filter((c) => c[0] === "am"), a.phone.foreground]).toEqual([
+      [["am", "start", "-W", "--user", "current", "-n", "com.android.settings/com.android.settings.Gone"]],
+      DEMO_PACKAGE,
+    ]);
   });
 
   test("launch fails with a retryable android_app_launch_timeout when am start -W reports Status: timeout, and succeeds when retried", async () => {
     await using a = await attach(adb.server());
     a.phone.faults.launchTimeouts = 1;
-    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(platformError("android_app_launch_timeout", true));
+    expect(await driverError(exec(a, "launch", { packageName: "com.android.settings" }))).toEqual(
+      platformError("android_app_launch_timeout", true),
+    );
     expect(await exec(a, "launch", { packageName: "com.android.settings" })).toEqual({ output: { accepted: true } });
     expect(ran(a.phone).filter((c) => c[0] === "am").length).toBe(2);
   });
@@ -220,7 +340,11 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
     await using a = await attach(adb.server());
     demo(a.phone).username = "kept?";
     expect(await exec(a, "terminate", { packageName: DEMO_PACKAGE })).toEqual({ output: { accepted: true } });
-    expect([ran(a.phone), a.phone.foreground, a.phone.apps.get(DEMO_PACKAGE)?.runtime]).toEqual([[["am", "force-stop", DEMO_PACKAGE], TRAILER], "com.android.launcher3", null]);
+    expect([ran(a.phone), a.phone.foreground, a.phone.apps.get(DEMO_PACKAGE)?.runtime]).toEqual([
+      [["am", "force-stop", DEMO_PACKAGE], TRAILER],
+      "com.android.launcher3",
+      null,
+    ]);
   });
 
   test("openUrl starts a VIEW intent and waits, and fails with android_app_launch_error when nothing handles the URL", async () => {
@@ -228,7 +352,9 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
     const url = "https://example.com/a?b=1&c=2#top";
     expect(await exec(a, "openUrl", { url })).toEqual({ output: { accepted: true } });
     expect([a.phone.foreground, a.phone.apps.get("com.android.chrome")?.url]).toEqual(["com.android.chrome", url]);
-    expect(await driverError(exec(a, "openUrl", { url: "nohandler://x" }))).toEqual(platformError("android_app_launch_error", false));
+    expect(await driverError(exec(a, "openUrl", { url: "nohandler://x" }))).toEqual(
+      platformError("android_app_launch_error", false),
+    );
     expect(ran(a.phone)).toEqual([
       ["am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url],
       TRAILER,
@@ -242,7 +368,11 @@ describeWithAdb("AndroidDriver.execute apps, links and rotation", () => {
     const seen = [];
     for (const orientation of ["landscape", "reversePortrait", "reverseLandscape", "portrait"]) {
       expect(await exec(a, "rotate", { orientation })).toEqual({ output: { accepted: true, orientation } });
-      seen.push([a.phone.settings.get("system/accelerometer_rotation"), a.phone.settings.get("system/user_rotation"), a.phone.rotation]);
+      seen.push([
+        a.phone.settings.get("system/accelerometer_rotation"),
+        a.phone.settings.get("system/user_rotation"),
+        a.phone.rotation,
+      ]);
     }
     expect(seen).toEqual([
       ["0", "1", 1],
@@ -280,7 +410,9 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
   test("sends a newline and a tab as ENTER and TAB key events between input text calls", async () => {
     await using a = await attach(adb.server());
     await focusUsername(a);
-    expect(await exec(a, "inputText", { text: "ab\ncd\te" })).toEqual({ output: { accepted: true, byteLength: 7, via: "input" } });
+    expect(await exec(a, "inputText", { text: "ab\ncd\te" })).toEqual({
+      output: { accepted: true, byteLength: 7, via: "input" },
+    });
     expect(ran(a.phone)).toEqual([
       ["input", "text", "ab"],
       ["input", "keyevent", "66"],
@@ -296,7 +428,9 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
     await using a = await attach(adb.server(), { clipboardShell: true });
     await focusUsername(a);
     const text = "Grüße, 東京 👋";
-    expect(await exec(a, "inputText", { text })).toEqual({ output: { accepted: true, byteLength: new TextEncoder().encode(text).length, via: "mixed" } });
+    expect(await exec(a, "inputText", { text })).toEqual({
+      output: { accepted: true, byteLength: new TextEncoder().encode(text).length, via: "mixed" },
+    });
     expect([withoutDumps(ran(a.phone)), a.phone.problems]).toEqual([
       [
         // Asked once per device before anything is typed, so a refusal leaves the field untouched.
@@ -327,7 +461,7 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
         "android_text_unsupported",
         false,
         "stock Android offers no shell path for non-ASCII text: `input text` types ASCII only and the clipboard service has no shell command on any Android release " +
-          "(`cmd clipboard` answers \"No shell command implementation.\"). devicerail will type it through an on-device helper, Appium's io.appium.settings Unicode IME " +
+          '(`cmd clipboard` answers "No shell command implementation."). devicerail will type it through an on-device helper, Appium\'s io.appium.settings Unicode IME ' +
           "(the Android helpers work, not available yet); for now type ASCII text only (printable ASCII, newline and tab)",
       ),
     );
@@ -336,7 +470,20 @@ describeWithAdb("AndroidDriver.execute inputText", () => {
   });
 });
 
-const NASTY = ["a;id", "$(id)", "`id`", "it's", 'say "hi"', "back\\slash\\", "x && reboot", "a | cat", "> /sdcard/pwn", "${HOME}$? $0", "--help", "-e"];
+const NASTY = [
+  "a;id",
+  "$(id)",
+  "`id`",
+  "it's",
+  'say "hi"',
+  "back\\slash\\",
+  "x && reboot",
+  "a | cat",
+  "> /sdcard/pwn",
+  "${HOME}$? $0",
+  "--help",
+  "-e",
+];
 
 describeWithAdb("AndroidDriver.execute against shell injection", () => {
   test("inputText delivers the text verbatim and runs nothing else when it is full of shell syntax", async () => {
@@ -346,7 +493,11 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
     await exec(a, "inputText", { text });
     expect(demo(a.phone).username).toBe(text.replace("\n", ""));
     const typed = ran(a.phone).filter((c) => c !== TRAILER);
-    expect(typed.every((c) => c[0] === "input" && (c[1] === "text" || (c[1] === "keyevent" && c[2] === "66")) && c.length === 3)).toBe(true);
+    expect(
+      typed.every(
+        (c) => c[0] === "input" && (c[1] === "text" || (c[1] === "keyevent" && c[2] === "66")) && c.length === 3,
+      ),
+    ).toBe(true);
     expect([a.phone.problems, a.phone.files.has("/sdcard/pwn"), a.phone.serviceLog.length]).toEqual([[], false, 1]);
   });
 
@@ -361,7 +512,9 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
       got.push(demo(a.phone).username);
     }
     expect([got, a.phone.problems]).toEqual([NASTY, []]);
-    expect(withoutDumps(ran(a.phone)).filter((c) => c !== TRAILER && (c[0] !== "input" || c[1] !== "text"))).toEqual([]);
+    expect(withoutDumps(ran(a.phone)).filter((c) => c !== TRAILER && (c[0] !== "input" || c[1] !== "text"))).toEqual(
+      [],
+    );
   });
 
   test("openUrl passes the URL as one argument when it holds shell metacharacters", async () => {
@@ -378,8 +531,17 @@ describeWithAdb("AndroidDriver.execute against shell injection", () => {
   test("launch runs nothing more when the phone answers resolve-activity with shell syntax", async () => {
     await using a = await attach(adb.server());
     const errors = [];
-    for (const component of ["com.android.settings/.Settings; reboot", "com.android.settings/.Settings$(reboot)", "com.android.settings/.Settings'", "-n com.evil/.Main"]) {
-      answer(a.phone, "cmd", `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${component}\n`);
+    for (const component of [
+      "com.android.settings/.Settings; reboot",
+      "com.android.settings/.Settings$(reboot)",
+      "com.android.settings/.Settings'",
+      "-n com.evil/.Main",
+    ]) {
+      answer(
+        a.phone,
+        "cmd",
+        `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${component}\n`,
+      );
       errors.push(await driverError(exec(a, "launch", { packageName: "com.android.settings" })));
     }
     expect(errors).toEqual(Array(4).fill(platformError("android_app_launch_invalid_result", true)));
@@ -453,7 +615,11 @@ describeWithAdb("AndroidDriver.execute argument validation", () => {
     await using a = await attach(adb.server(), { clipboardShell: true });
     await focusUsername(a);
     const text = "👋".repeat(4096);
-    expect((await exec(a, "inputText", { text })).output).toEqual({ accepted: true, byteLength: 4 * 4096, via: "clipboard" });
+    expect((await exec(a, "inputText", { text })).output).toEqual({
+      accepted: true,
+      byteLength: 4 * 4096,
+      via: "clipboard",
+    });
     expect([demo(a.phone).username === text, a.phone.problems]).toEqual([true, []]);
   });
 });
@@ -462,7 +628,10 @@ describeWithAdb("AndroidDriver.elements", () => {
   test("tapPoint taps the point and focuses the field when one is under it", async () => {
     await using a = await attach(adb.server());
     await a.driver.elements.tapPoint(a.id, { x: 540, y: 600 }, ctx());
-    expect([ran(a.phone), a.phone.runtime().focusedField]).toEqual([[["input", "tap", "540", "600"], TRAILER], "password"]);
+    expect([ran(a.phone), a.phone.runtime().focusedField]).toEqual([
+      [["input", "tap", "540", "600"], TRAILER],
+      "password",
+    ]);
   });
 
   test("clearFocused moves to the end and deletes the hinted length plus four, or 64 when there is no hint", async () => {
@@ -471,11 +640,17 @@ describeWithAdb("AndroidDriver.elements", () => {
     demo(a.phone).username = "hello";
     a.phone.runtime().cursor = 0;
     await a.driver.elements.clearFocused(a.id, ctx(), { length: 5 });
-    expect([ran(a.phone), demo(a.phone).username]).toEqual([[["input", "keyevent", "123"], ["input", "keyevent", ...Array(9).fill("67")], TRAILER], ""]);
+    expect([ran(a.phone), demo(a.phone).username]).toEqual([
+      [["input", "keyevent", "123"], ["input", "keyevent", ...Array(9).fill("67")], TRAILER],
+      "",
+    ]);
     a.phone.commandLog.length = 0;
     demo(a.phone).username = "x".repeat(60);
     await a.driver.elements.clearFocused(a.id, ctx());
-    expect([ran(a.phone), demo(a.phone).username]).toEqual([[["input", "keyevent", "123"], ["input", "keyevent", ...Array(64).fill("67")], TRAILER], ""]);
+    expect([ran(a.phone), demo(a.phone).username]).toEqual([
+      [["input", "keyevent", "123"], ["input", "keyevent", ...Array(64).fill("67")], TRAILER],
+      "",
+    ]);
   });
 
   test("typeText types like inputText when not secret, and only through the stdin script when secret", async () => {
@@ -483,13 +658,26 @@ describeWithAdb("AndroidDriver.elements", () => {
     await focusUsername(a);
     await a.driver.elements.typeText(a.id, "héllo", { secret: false }, ctx());
     expect([withoutDumps(ran(a.phone)), demo(a.phone).username]).toEqual([
-      [["cmd", "clipboard", "set", "text", ""], TRAILER, ["input", "text", "h"], ["cmd", "clipboard", "set", "text", "é"], ["input", "keyevent", "279"], ["input", "text", "llo"], TRAILER],
+      [
+        ["cmd", "clipboard", "set", "text", ""],
+        TRAILER,
+        ["input", "text", "h"],
+        ["cmd", "clipboard", "set", "text", "é"],
+        ["input", "keyevent", "279"],
+        ["input", "text", "llo"],
+        TRAILER,
+      ],
       "héllo",
     ]);
     await a.driver.elements.tapPoint(a.id, { x: 540, y: 600 }, ctx());
     a.phone.serviceLog.length = 0;
     await a.driver.elements.typeText(a.id, "pw 1", { secret: true }, ctx());
-    expect([a.phone.serviceLog.filter((s) => !s.command.includes("uiautomator dump")).map((s) => [s.kind, s.command, s.stdin]), demo(a.phone).password]).toEqual([
+    expect([
+      a.phone.serviceLog
+        .filter((s) => !s.command.includes("uiautomator dump"))
+        .map((s) => [s.kind, s.command, s.stdin]),
+      demo(a.phone).password,
+    ]).toEqual([
       [["shell", expect.stringMatching(/^IFS= read -r (\w+) && input text "\$\1"; echo "\n__\w+\$\?"$/), "pw 1\n"]],
       "pw 1",
     ]);

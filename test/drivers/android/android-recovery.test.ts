@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { DeviceChange } from "../../../src/driver/driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { ADB_PATH, type AdbServer, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
+import {
+  ADB_PATH,
+  type AdbServer,
+  describeWithAdb,
+  startAdbServer,
+  startFakeDevice,
+} from "../../support/adb-device/index.ts";
 import { ctx, until } from "../../support/adb-device/driver-harness.ts";
 
 let server: AdbServer;
@@ -31,7 +37,10 @@ afterAll(async () => {
  */
 function wrapper(): string {
   const path = join(dir, "adb");
-  writeFileSync(path, `#!/bin/sh\necho "$@" >> '${dir}/invocations'\nHOME='${dir}' TMPDIR='${dir}' exec '${ADB_PATH}' "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\necho "$@" >> '${dir}/invocations'\nHOME='${dir}' TMPDIR='${dir}' exec '${ADB_PATH}' "$@"\n`,
+  );
   chmodSync(path, 0o755);
   return path;
 }
@@ -81,16 +90,28 @@ describeWithAdb("AndroidDriver and a killed adb server", () => {
         const last = mine().at(-1);
         return last?.type === "present" && last.device.name === "Fake Pixel";
       });
-      expect(mine().slice(before).map((c) => c.type)).toEqual(expect.arrayContaining(["gone", "present"]));
-      expect(mine().at(-1)).toEqual({ type: "present", device: { id, name: "Fake Pixel", platform: { kind: "android" }, osVersion: "10", connected: false } });
+      expect(
+        mine()
+          .slice(before)
+          .map((c) => c.type),
+      ).toEqual(expect.arrayContaining(["gone", "present"]));
+      expect(mine().at(-1)).toEqual({
+        type: "present",
+        device: { id, name: "Fake Pixel", platform: { kind: "android" }, osVersion: "10", connected: false },
+      });
       expect((await driver.connect(id, ctx())).connected).toBe(true);
-      expect((await driver.observe(id, { screenshot: true, uiTree: false }, ctx())).screenshot).toEqual(device.phone.screenshot());
+      expect((await driver.observe(id, { screenshot: true, uiTree: false }, ctx())).screenshot).toEqual(
+        device.phone.screenshot(),
+      );
     } finally {
       await driver.stop();
       await server.stop();
     }
     // kill-server stopped the server the driver started: nothing answers on the port any more.
-    await until("the adb server on the port to exit", async () => !(await answers(server.port)) && forkedServers(server.port).length === 0);
+    await until(
+      "the adb server on the port to exit",
+      async () => !(await answers(server.port)) && forkedServers(server.port).length === 0,
+    );
     expect([await answers(server.port), forkedServers(server.port)]).toEqual([false, []]);
   });
 });

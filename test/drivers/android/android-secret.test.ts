@@ -5,7 +5,15 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type AdbServer, DEMO_PACKAGE, describeWithAdb, startAdbServer } from "../../support/adb-device/index.ts";
-import { attach, clearLogs, ctx, driverError, invalidArguments, platformError, recordingLogger } from "../../support/adb-device/driver-harness.ts";
+import {
+  attach,
+  clearLogs,
+  ctx,
+  driverError,
+  invalidArguments,
+  platformError,
+  recordingLogger,
+} from "../../support/adb-device/driver-harness.ts";
 import { canaryForms, leaksIn, processArgvs } from "../../support/canary.ts";
 
 let server: AdbServer;
@@ -37,17 +45,24 @@ describeWithAdb("AndroidDriver inputSecret", () => {
     const inFlight = leaks("process argv", processArgvs());
     const result = await call;
 
-    expect([result, inFlight, leaks("result", JSON.stringify(result)), leaks("driver log", JSON.stringify(log.lines))]).toEqual([{ output: { accepted: true } }, [], [], []]);
+    expect([
+      result,
+      inFlight,
+      leaks("result", JSON.stringify(result)),
+      leaks("driver log", JSON.stringify(log.lines)),
+    ]).toEqual([{ output: { accepted: true } }, [], [], []]);
     expect(a.phone.runtime(DEMO_PACKAGE).state.password).toBe(CANARY);
     // The typed value is then read back from one UI dump (a password field, so not compared).
     const typed = a.phone.serviceLog.filter((s) => !s.command.includes("uiautomator dump"));
-    expect([typed.map((s) => ({ ...s, command: FIXED_SCRIPT.test(s.command) ? "<fixed script>" : s.command })), a.phone.serviceLog.length - typed.length]).toEqual([
-      [{ kind: "shell", command: "<fixed script>", stdin: `${CANARY}\n`, exitCode: 0 }],
-      1,
-    ]);
+    expect([
+      typed.map((s) => ({ ...s, command: FIXED_SCRIPT.test(s.command) ? "<fixed script>" : s.command })),
+      a.phone.serviceLog.length - typed.length,
+    ]).toEqual([[{ kind: "shell", command: "<fixed script>", stdin: `${CANARY}\n`, exitCode: 0 }], 1]);
     // Android's `input` takes text only in its argv, so on the phone the fixed script expands the
     // secret into `input text "$v"` itself: that device-side argv is the one place it shows.
-    expect(a.phone.commandLog.filter((r) => leaks("argv", r.argv.join("\0")).length > 0)).toEqual([{ argv: ["input", "text", CANARY], origin: "command-line", exitCode: 0 }]);
+    expect(a.phone.commandLog.filter((r) => leaks("argv", r.argv.join("\0")).length > 0)).toEqual([
+      { argv: ["input", "text", CANARY], origin: "command-line", exitCode: 0 },
+    ]);
     expect(a.phone.problems).toEqual([]);
   });
 
@@ -63,9 +78,15 @@ describeWithAdb("AndroidDriver inputSecret", () => {
       }),
     );
     const viaElements = await driverError(a.driver.elements.typeText(a.id, CANARY, { secret: true }, ctx()));
-    expect([viaExecute, viaElements]).toEqual([platformError("android_adb_protected_operation_failed", true), platformError("android_adb_protected_operation_failed", true)]);
+    expect([viaExecute, viaElements]).toEqual([
+      platformError("android_adb_protected_operation_failed", true),
+      platformError("android_adb_protected_operation_failed", true),
+    ]);
     const e = thrown as Error & { detail?: string };
-    expect([...leaks("error", errorText(viaExecute) + e.message + (e.detail ?? "") + (e.stack ?? "")), ...leaks("log", JSON.stringify(log.lines))]).toEqual([]);
+    expect([
+      ...leaks("error", errorText(viaExecute) + e.message + (e.detail ?? "") + (e.stack ?? "")),
+      ...leaks("log", JSON.stringify(log.lines)),
+    ]).toEqual([]);
   });
 
   test("fails before running anything and without echoing the secret when it has %s or non-printable characters", async () => {
@@ -79,7 +100,13 @@ describeWithAdb("AndroidDriver inputSecret", () => {
     }
     expect(viaExecute).toEqual(bad.map(() => invalidArguments("inputSecret")));
     expect(viaElements).toEqual(
-      bad.map(() => platformError("android_secret_unsupported", false, "a protected value on Android must be 1 to 1024 printable ASCII characters without %s")),
+      bad.map(() =>
+        platformError(
+          "android_secret_unsupported",
+          false,
+          "a protected value on Android must be 1 to 1024 printable ASCII characters without %s",
+        ),
+      ),
     );
     expect([a.phone.commandLog, a.phone.serviceLog]).toEqual([[], []]);
   });

@@ -2,7 +2,14 @@ import { afterAll, beforeAll } from "bun:test";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { driverConformance } from "../../driver/conformance.ts";
-import { ADB_PATH, type AdbServer, demoScenario, describeWithAdb, startAdbServer, startFakeDevice } from "../../support/adb-device/index.ts";
+import {
+  ADB_PATH,
+  type AdbServer,
+  demoScenario,
+  describeWithAdb,
+  startAdbServer,
+  startFakeDevice,
+} from "../../support/adb-device/index.ts";
 
 let server: AdbServer;
 beforeAll(async () => {

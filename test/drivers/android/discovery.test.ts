@@ -46,6 +46,9 @@ describe("Discovery", () => {
     await discovery.stop();
     const elapsed = performance.now() - t0;
     // The first wait is 250 ms; stop must not sit it out, and no attempt follows it.
-    expect([elapsed < 200 ? "at once" : `${elapsed} ms`, server.calls]).toEqual(["at once", ["version", "clientVersion", "track", "listDevices"]]);
+    expect([elapsed < 200 ? "at once" : `${elapsed} ms`, server.calls]).toEqual([
+      "at once",
+      ["version", "clientVersion", "track", "listDevices"],
+    ]);
   });
 });

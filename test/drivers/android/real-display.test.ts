@@ -14,10 +14,14 @@ const adb = adbServerForFile();
 /** Android 14, where screencap warns about several displays (AOSP cmds/screencap/screencap.cpp). */
 const ANDROID_14 = { "ro.build.version.sdk": "34", "ro.build.version.release": "14" };
 const OUTER = FOLDED_DISPLAYS.find((d) => d.on) as (typeof FOLDED_DISPLAYS)[number];
-const screencaps = (argvs: (string[] | string)[]) => argvs.filter((a): a is string[] => Array.isArray(a) && a[0] === "screencap");
+const screencaps = (argvs: (string[] | string)[]) =>
+  argvs.filter((a): a is string[] => Array.isArray(a) && a[0] === "screencap");
 /** The commands that list displays (others, run at connect for other reasons, are left out). */
 const displayQueries = (argvs: (string[] | string)[]) =>
-  argvs.filter((a): a is string[] => Array.isArray(a) && ((a[0] === "dumpsys" && a[1] === "SurfaceFlinger") || (a[0] === "cmd" && a[1] === "display")));
+  argvs.filter(
+    (a): a is string[] =>
+      Array.isArray(a) && ((a[0] === "dumpsys" && a[1] === "SurfaceFlinger") || (a[0] === "cmd" && a[1] === "display")),
+  );
 
 describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   test("captures the panel that is on with -d, chosen once at connect, when the phone is folded", async () => {
@@ -53,7 +57,9 @@ describeWithAdb("screenshots on a foldable (several physical displays)", () => {
     await using a = await attach(adb.server(), { props: ANDROID_14, displays });
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect(pngSize(obs.screenshot as Uint8Array)).toEqual({ width: 2076, height: 2152 });
-    expect(a.phone.serviceLog.filter((s) => s.kind === "exec").map((s) => s.command)).toEqual(["screencap -p 2>/dev/null"]);
+    expect(a.phone.serviceLog.filter((s) => s.kind === "exec").map((s) => s.command)).toEqual([
+      "screencap -p 2>/dev/null",
+    ]);
   });
 
   test("finds the PNG by its signature when text precedes it on stdout", async () => {
@@ -73,18 +79,26 @@ describeWithAdb("screenshots on a foldable (several physical displays)", () => {
   test("still fails as a malformed PNG when the output holds no PNG at all", async () => {
     await using a = await attach(adb.server());
     a.phone.commands.set("screencap", (_argv, io) => (io.out(MULTI_DISPLAY_WARNING), 0));
-    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx()))).toEqual(platformError("android_adb_malformed_png", true));
+    expect(await driverError(a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx()))).toEqual(
+      platformError("android_adb_malformed_png", true),
+    );
   });
 
   test("asks SurfaceFlinger once at connect and passes no -d on a phone with one display", async () => {
     await using a = await attach(adb.server(), { props: ANDROID_14, connect: false });
     await a.driver.connect(a.id, ctx());
     await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
-    expect([displayQueries(ran(a.phone)), screencaps(ran(a.phone))]).toEqual([[["dumpsys", "SurfaceFlinger", "--display-id"]], [["screencap", "-p"]]]);
+    expect([displayQueries(ran(a.phone)), screencaps(ran(a.phone))]).toEqual([
+      [["dumpsys", "SurfaceFlinger", "--display-id"]],
+      [["screencap", "-p"]],
+    ]);
   });
 
   test("asks for no display before Android 10, whose screencap has no physical display ids", async () => {
-    await using a = await attach(adb.server(), { props: { "ro.build.version.sdk": "28", "ro.build.version.release": "9" }, connect: false });
+    await using a = await attach(adb.server(), {
+      props: { "ro.build.version.sdk": "28", "ro.build.version.release": "9" },
+      connect: false,
+    });
     await a.driver.connect(a.id, ctx());
     expect(displayQueries(ran(a.phone))).toEqual([]);
   });
@@ -103,7 +117,10 @@ describeWithAdb("the foreground app after an ANR", () => {
     const read = async (sdk: string) => {
       await using a = await attach(adb.server(), { lastAnr: settingsAnr, props: { "ro.build.version.sdk": sdk } });
       const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: false }, ctx());
-      return { foreground: obs.metadata.foreground, dumpsys: ran(a.phone).filter((c) => Array.isArray(c) && c[0] === "dumpsys" && c[1] === "window") };
+      return {
+        foreground: obs.metadata.foreground,
+        dumpsys: ran(a.phone).filter((c) => Array.isArray(c) && c[0] === "dumpsys" && c[1] === "window"),
+      };
     };
     const foreground = { packageName: DEMO_PACKAGE, activity: `${DEMO_PACKAGE}.LoginActivity` };
     expect([await read("34"), await read("28")]).toEqual([

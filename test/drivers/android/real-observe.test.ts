@@ -14,7 +14,8 @@ import { attach, ctx, driverError, until } from "../../support/adb-device/driver
 const adb = adbServerForFile();
 
 const dumps = (phone: FakePhone) => phone.commandLog.filter((r) => r.argv[0] === "uiautomator");
-const treeError = (obs: { uiTreeError?: { error: { data: unknown } } | null }) => obs.uiTreeError?.error.data as { message: string; retryable: boolean; details: { platformCode: string } } | undefined;
+const treeError = (obs: { uiTreeError?: { error: { data: unknown } } | null }) =>
+  obs.uiTreeError?.error.data as { message: string; retryable: boolean; details: { platformCode: string } } | undefined;
 
 describeWithAdb("an animating screen", () => {
   test("gives the --compressed tree, marked so in metadata, after the plain dump could not get the idle state", async () => {
@@ -22,12 +23,12 @@ describeWithAdb("an animating screen", () => {
     a.phone.faults.uiautomatorAnimating = true;
     const t0 = performance.now();
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
-    expect([obs.screenshot === null, obs.uiTree?.nodes.some((n) => n.identifier === "com.example.app:id/sign_in"), obs.metadata.uiTreeCompressed, obs.uiTreeError ?? null]).toEqual([
-      false,
-      true,
-      { reason: "idleTimeout" },
-      null,
-    ]);
+    expect([
+      obs.screenshot === null,
+      obs.uiTree?.nodes.some((n) => n.identifier === "com.example.app:id/sign_in"),
+      obs.metadata.uiTreeCompressed,
+      obs.uiTreeError ?? null,
+    ]).toEqual([false, true, { reason: "idleTimeout" }, null]);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
     expect(dumps(a.phone).map((r) => [r.argv.includes("--compressed"), r.exitCode])).toEqual([
       [false, 0],
@@ -41,30 +42,30 @@ describeWithAdb("an animating screen", () => {
     await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
     const t0 = performance.now();
     const second = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
-    expect([second.metadata.uiTreeCompressed, performance.now() - t0 < 290, dumps(a.phone).map((r) => r.argv.includes("--compressed"))]).toEqual([
-      { reason: "idleTimeout" },
-      true,
-      [false, true, true],
-    ]);
+    expect([
+      second.metadata.uiTreeCompressed,
+      performance.now() - t0 < 290,
+      dumps(a.phone).map((r) => r.argv.includes("--compressed")),
+    ]).toEqual([{ reason: "idleTimeout" }, true, [false, true, true]]);
   });
 
-  test(
-    "waits out uiautomator's real 10 s idle wait within one attempt instead of racing it",
-    async () => {
-      // The phone's default: waitForIdle(1000, 1000 * 10). The driver's default attempt deadline.
-      await using a = await attach(adb.server());
-      a.phone.faults.uiautomatorAnimating = true;
-      const t0 = performance.now();
-      const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
-      const elapsed = performance.now() - t0;
-      expect([obs.metadata.uiTreeCompressed, obs.uiTreeError ?? null, elapsed >= 10_000 && elapsed < 14_000]).toEqual([{ reason: "idleTimeout" }, null, true]);
-      expect(dumps(a.phone).map((r) => [r.argv.includes("--compressed"), r.exitCode])).toEqual([
-        [false, 0],
-        [true, 0],
-      ]);
-    },
-    30_000,
-  );
+  test("waits out uiautomator's real 10 s idle wait within one attempt instead of racing it", async () => {
+    // The phone's default: waitForIdle(1000, 1000 * 10). The driver's default attempt deadline.
+    await using a = await attach(adb.server());
+    a.phone.faults.uiautomatorAnimating = true;
+    const t0 = performance.now();
+    const obs = await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx());
+    const elapsed = performance.now() - t0;
+    expect([obs.metadata.uiTreeCompressed, obs.uiTreeError ?? null, elapsed >= 10_000 && elapsed < 14_000]).toEqual([
+      { reason: "idleTimeout" },
+      null,
+      true,
+    ]);
+    expect(dumps(a.phone).map((r) => [r.argv.includes("--compressed"), r.exitCode])).toEqual([
+      [false, 0],
+      [true, 0],
+    ]);
+  }, 30_000);
 });
 
 describeWithAdb("a null root node", () => {
@@ -82,7 +83,12 @@ describeWithAdb("a null root node", () => {
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx(undefined, Date.now() + 2_500));
     const elapsed = performance.now() - t0;
     const err = treeError(obs);
-    expect([obs.screenshot === null, err?.details.platformCode, err?.retryable, elapsed < 2_500]).toEqual([false, "android_ui_dump_failed", true, true]);
+    expect([obs.screenshot === null, err?.details.platformCode, err?.retryable, elapsed < 2_500]).toEqual([
+      false,
+      "android_ui_dump_failed",
+      true,
+      true,
+    ]);
     expect(err?.message).toContain("null root node");
     expect(dumps(a.phone).length).toBeGreaterThan(1);
   });
@@ -94,9 +100,16 @@ describeWithAdb("a busy accessibility bridge", () => {
     a.phone.faults.uiautomationHolder = "io.appium.uiautomator2.server";
     const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     const err = treeError(obs);
-    expect([obs.screenshot === null, obs.uiTree, err?.details.platformCode, err?.retryable]).toEqual([false, null, "android_ui_automation_busy", true]);
+    expect([obs.screenshot === null, obs.uiTree, err?.details.platformCode, err?.retryable]).toEqual([
+      false,
+      null,
+      "android_ui_automation_busy",
+      true,
+    ]);
     expect(err?.message).toContain("held by Appium (UiAutomator2 driver) (process io.appium.uiautomator2.server");
-    expect(err?.message).toContain("Stop Appium (UiAutomator2 driver) (or run: adb shell am force-stop io.appium.uiautomator2.server)");
+    expect(err?.message).toContain(
+      "Stop Appium (UiAutomator2 driver) (or run: adb shell am force-stop io.appium.uiautomator2.server)",
+    );
     expect(a.phone.commandLog.some((r) => r.argv.join(" ") === "ps -A")).toBe(true);
   });
 
@@ -125,7 +138,12 @@ describeWithAdb("a busy accessibility bridge", () => {
     await using a = await attach(adb.server());
     const shell = new AndroidShell(new AdbkitPort({ port: adb.server().port, bin: ADB_PATH }), () => null);
     const serial = a.device.serial;
-    expect(await checkUiAutomationBridge(shell, serial, ctx())).toEqual({ name: "UI automation bridge", status: "ok", detail: "no other UiAutomation client is running", fix: null });
+    expect(await checkUiAutomationBridge(shell, serial, ctx())).toEqual({
+      name: "UI automation bridge",
+      status: "ok",
+      detail: "no other UiAutomation client is running",
+      fix: null,
+    });
     a.phone.faults.uiautomationHolder = "com.github.uiautomator";
     const check = await checkUiAutomationBridge(shell, serial, ctx());
     const [holder] = a.phone.processes.byName("com.github.uiautomator");
@@ -161,7 +179,10 @@ describeWithAdb("a dump that survives its connection", () => {
     await started;
     abort.abort();
     expect((await obs).code).toBe("driver_cancelled");
-    await until("the cut-off dump to be killed", () => a.phone.processes.byName("uiautomator").length === 0 || undefined);
+    await until(
+      "the cut-off dump to be killed",
+      () => a.phone.processes.byName("uiautomator").length === 0 || undefined,
+    );
     a.phone.faults.uiautomatorHang = false;
     expect((await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx())).uiTree?.nodes.length).toBe(6);
     expect(dumps(a.phone).map((r) => r.exitCode)).toEqual([143, 0]);
@@ -191,8 +212,15 @@ describeWithAdb("odd nodes and characters", () => {
       a.phone.faults.uiautomatorIllegalChar = char;
       const obs = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
       const err = treeError(obs);
-      expect([obs.screenshot === null, err?.details.platformCode, err?.retryable, dumps(a.phone).length]).toEqual([false, "android_ui_dump_illegal_character", false, 1]);
-      expect(err?.message).toContain(`uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (${shown}`);
+      expect([obs.screenshot === null, err?.details.platformCode, err?.retryable, dumps(a.phone).length]).toEqual([
+        false,
+        "android_ui_dump_illegal_character",
+        false,
+        1,
+      ]);
+      expect(err?.message).toContain(
+        `uiautomator cannot dump this screen: a text on it holds a character its XML writer refuses (${shown}`,
+      );
     });
   }
 });

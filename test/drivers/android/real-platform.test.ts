@@ -4,7 +4,13 @@
  * real adb server and the simulated phone.
  */
 import { expect, test } from "bun:test";
-import { DEMO_PACKAGE, describeWithAdb, type Scenario, screenRoot, adbServerForFile } from "../../support/adb-device/index.ts";
+import {
+  DEMO_PACKAGE,
+  describeWithAdb,
+  type Scenario,
+  screenRoot,
+  adbServerForFile,
+} from "../../support/adb-device/index.ts";
 import { attach, clearLogs, driverError, ran, TRAILER, exec, demo } from "../../support/adb-device/driver-harness.ts";
 
 const adb = adbServerForFile();
@@ -15,7 +21,11 @@ describeWithAdb("non-ASCII text on a stock phone (clipboard without a shell comm
     await exec(a, "tap", { x: 540, y: 440 });
     clearLogs(a.phone);
     const err = await driverError(exec(a, "inputText", { text: "ab Grüße" }));
-    expect([err.code, err.data.retryable, (err.data.details as { platformCode: string }).platformCode]).toEqual(["platform_error", false, "android_text_unsupported"]);
+    expect([err.code, err.data.retryable, (err.data.details as { platformCode: string }).platformCode]).toEqual([
+      "platform_error",
+      false,
+      "android_text_unsupported",
+    ]);
     expect(err.data.message).toStartWith("stock Android offers no shell path for non-ASCII text");
     expect(err.data.message).toContain("io.appium.settings Unicode IME");
     expect(err.data.message).toContain("for now type ASCII text only");
@@ -30,7 +40,9 @@ describeWithAdb("non-ASCII text on a stock phone (clipboard without a shell comm
     expect([demo(a.phone).username, a.phone.inputLog]).toEqual(["", []]);
     // Asked once per device: the second refusal runs nothing.
     clearLogs(a.phone);
-    expect((await driverError(exec(a, "inputText", { text: "東京" }))).data.details).toEqual({ platformCode: "android_text_unsupported" });
+    expect((await driverError(exec(a, "inputText", { text: "東京" }))).data.details).toEqual({
+      platformCode: "android_text_unsupported",
+    });
     expect(a.phone.commandLog).toEqual([]);
   });
 });
@@ -45,7 +57,15 @@ const MULTI: Scenario = {
   state: {},
   screens: { main: (_s, view) => screenRoot(view, [{ className: "android.widget.TextView", text: "Multi" }]) },
 };
-const INTENT = ["--user", "current", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER", "com.example.multi"];
+const INTENT = [
+  "--user",
+  "current",
+  "-a",
+  "android.intent.action.MAIN",
+  "-c",
+  "android.intent.category.LAUNCHER",
+  "com.example.multi",
+];
 const RESOLVE = ["cmd", "package", "resolve-activity", "--brief", ...INTENT];
 const QUERY = ["cmd", "package", "query-activities", "--brief", "--components", ...INTENT];
 
@@ -66,22 +86,36 @@ describeWithAdb("launch of an app with several launcher activities", () => {
           "(CLI: devicerail launch com.example.multi --activity com.example.multi.MainActivity)",
       },
     });
-    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([[RESOLVE, TRAILER, QUERY, TRAILER], DEMO_PACKAGE, []]);
+    expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([
+      [RESOLVE, TRAILER, QUERY, TRAILER],
+      DEMO_PACKAGE,
+      [],
+    ]);
   });
 
   test("launch starts the named activity with am start -W -n, fully qualified or relative to the package", async () => {
     await using a = await attach(adb.server());
     a.phone.install(MULTI);
-    expect(await exec(a, "launch", { packageName: "com.example.multi", activity: ".debug.DebugActivity" })).toEqual({ output: { accepted: true } });
+    expect(await exec(a, "launch", { packageName: "com.example.multi", activity: ".debug.DebugActivity" })).toEqual({
+      output: { accepted: true },
+    });
     expect([ran(a.phone), a.phone.foreground, a.phone.problems]).toEqual([
-      [["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.debug.DebugActivity"], TRAILER],
+      [
+        ["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.debug.DebugActivity"],
+        TRAILER,
+      ],
       "com.example.multi",
       [],
     ]);
     a.phone.forceStop("com.example.multi");
     clearLogs(a.phone);
-    expect(await exec(a, "launch", { packageName: "com.example.multi", activity: "com.example.multi.MainActivity" })).toEqual({ output: { accepted: true } });
-    expect(ran(a.phone)).toEqual([["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.MainActivity"], TRAILER]);
+    expect(
+      await exec(a, "launch", { packageName: "com.example.multi", activity: "com.example.multi.MainActivity" }),
+    ).toEqual({ output: { accepted: true } });
+    expect(ran(a.phone)).toEqual([
+      ["am", "start", "-W", "--user", "current", "-n", "com.example.multi/com.example.multi.MainActivity"],
+      TRAILER,
+    ]);
   });
 
   test("launch refuses an activity argument that is not a class name before anything runs, and reports one the app lacks", async () => {
@@ -89,11 +123,17 @@ describeWithAdb("launch of an app with several launcher activities", () => {
     a.phone.install(MULTI);
     for (const activity of ["Main; reboot", "../x", ".", "a b"]) {
       const err = await driverError(exec(a, "launch", { packageName: "com.example.multi", activity }));
-      expect([err.code, err.data.details]).toEqual(["invalid_arguments", expect.objectContaining({ action: "launch" })]);
+      expect([err.code, err.data.details]).toEqual([
+        "invalid_arguments",
+        expect.objectContaining({ action: "launch" }),
+      ]);
     }
     expect(a.phone.commandLog).toEqual([]);
     const missing = await driverError(exec(a, "launch", { packageName: "com.example.multi", activity: ".Gone" }));
-    expect([missing.data.details, missing.data.retryable]).toEqual([{ platformCode: "android_app_launch_error" }, false]);
+    expect([missing.data.details, missing.data.retryable]).toEqual([
+      { platformCode: "android_app_launch_error" },
+      false,
+    ]);
     expect(a.phone.foreground).toBe(DEMO_PACKAGE);
   });
 
@@ -106,7 +146,11 @@ describeWithAdb("launch of an app with several launcher activities", () => {
       both: "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n",
       status: 0,
     });
-    expect((await a.phone.runForText(QUERY.join(" "))).out).toBe("com.example.multi/.MainActivity\ncom.example.multi/.debug.DebugActivity\n");
-    expect((await a.phone.runForText(QUERY.slice(0, -1).concat("com.example.missing").join(" "))).out).toBe("No activities found\n");
+    expect((await a.phone.runForText(QUERY.join(" "))).out).toBe(
+      "com.example.multi/.MainActivity\ncom.example.multi/.debug.DebugActivity\n",
+    );
+    expect((await a.phone.runForText(QUERY.slice(0, -1).concat("com.example.missing").join(" "))).out).toBe(
+      "No activities found\n",
+    );
   });
 });

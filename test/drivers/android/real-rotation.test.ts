@@ -7,16 +7,31 @@
 import { describe, expect, test } from "bun:test";
 import { parseDisplayRotation } from "../../../drivers/android/parse/rotation.ts";
 import { describeWithAdb, adbServerForFile } from "../../support/adb-device/index.ts";
-import { attach, clearLogs, ctx, driverError, exec, ran, recordingLogger } from "../../support/adb-device/driver-harness.ts";
+import {
+  attach,
+  clearLogs,
+  ctx,
+  driverError,
+  exec,
+  ran,
+  recordingLogger,
+} from "../../support/adb-device/driver-harness.ts";
 import { dumpsysInput } from "../../support/adb-device/rotation.ts";
 
 const adb = adbServerForFile();
 
 const typed = (code: string, message: string) => ({
   code: "platform_error",
-  data: expect.objectContaining({ retryable: false, details: { platformCode: code }, message: expect.stringContaining(message) }),
+  data: expect.objectContaining({
+    retryable: false,
+    details: { platformCode: code },
+    message: expect.stringContaining(message),
+  }),
 });
-const rotationSettings = (a: { phone: { settings: Map<string, string> } }) => [a.phone.settings.get("system/accelerometer_rotation"), a.phone.settings.get("system/user_rotation")];
+const rotationSettings = (a: { phone: { settings: Map<string, string> } }) => [
+  a.phone.settings.get("system/accelerometer_rotation"),
+  a.phone.settings.get("system/user_rotation"),
+];
 const XIAOMI = { "ro.product.manufacturer": "Xiaomi", "ro.build.version.sdk": "33", "ro.build.version.release": "13" };
 
 describeWithAdb("real phones: rotation", () => {
@@ -24,7 +39,10 @@ describeWithAdb("real phones: rotation", () => {
     test("rotate fails with android_settings_not_permitted naming the Xiaomi setting, and the phone's rotation is unchanged", async () => {
       await using a = await attach(adb.server(), { settingsDenied: true, props: XIAOMI });
       expect(await driverError(exec(a, "rotate", { orientation: "landscape" }))).toEqual(
-        typed("android_settings_not_permitted", 'on this Xiaomi phone (MIUI/HyperOS) turn on Developer options › "USB debugging (Security settings)", then reboot the phone'),
+        typed(
+          "android_settings_not_permitted",
+          'on this Xiaomi phone (MIUI/HyperOS) turn on Developer options › "USB debugging (Security settings)", then reboot the phone',
+        ),
       );
       expect([a.phone.rotation, ...rotationSettings(a)]).toEqual([0, "1", "0"]);
       // The Java stack trace is not in the message a user reads.
@@ -37,16 +55,24 @@ describeWithAdb("real phones: rotation", () => {
     test("rotate fails with android_rotation_refused when the app in front is locked to portrait, and puts the settings back", async () => {
       await using a = await attach(adb.server(), { rotations: [0], rotationConfirmMs: 600 });
       expect(await driverError(exec(a, "rotate", { orientation: "landscape" }))).toEqual(
-        typed("android_rotation_refused", "the screen stayed portrait after asking for landscape: the app in front is probably locked to one orientation"),
+        typed(
+          "android_rotation_refused",
+          "the screen stayed portrait after asking for landscape: the app in front is probably locked to one orientation",
+        ),
       );
       expect([a.phone.rotation, ...rotationSettings(a)]).toEqual([0, "1", "0"]);
     });
 
     test("rotate to reversePortrait fails on a phone that never turns upside down, saying so; landscape still works", async () => {
       await using a = await attach(adb.server(), { rotations: [0, 1, 3], rotationConfirmMs: 600 });
-      expect(await exec(a, "rotate", { orientation: "landscape" })).toEqual({ output: { accepted: true, orientation: "landscape" } });
+      expect(await exec(a, "rotate", { orientation: "landscape" })).toEqual({
+        output: { accepted: true, orientation: "landscape" },
+      });
       expect(await driverError(exec(a, "rotate", { orientation: "reversePortrait" }))).toEqual(
-        typed("android_rotation_refused", "the screen stayed landscape after asking for reversePortrait: many phones never turn upside down"),
+        typed(
+          "android_rotation_refused",
+          "the screen stayed landscape after asking for reversePortrait: many phones never turn upside down",
+        ),
       );
       // Back to where this call found it: locked in landscape.
       expect([a.phone.rotation, ...rotationSettings(a)]).toEqual([1, "0", "1"]);
@@ -55,18 +81,31 @@ describeWithAdb("real phones: rotation", () => {
     test("reads SurfaceOrientation on Android 9, which has no viewport line, and the viewport on Android 13", async () => {
       for (const props of [{ "ro.build.version.sdk": "28", "ro.build.version.release": "9" }, XIAOMI]) {
         await using a = await attach(adb.server(), { props, rotations: [0], rotationConfirmMs: 300 });
-        expect(await driverError(exec(a, "rotate", { orientation: "reverseLandscape" }))).toEqual(typed("android_rotation_refused", "the screen stayed portrait"));
-        expect(await exec(a, "rotate", { orientation: "portrait" })).toEqual({ output: { accepted: true, orientation: "portrait" } });
+        expect(await driverError(exec(a, "rotate", { orientation: "reverseLandscape" }))).toEqual(
+          typed("android_rotation_refused", "the screen stayed portrait"),
+        );
+        expect(await exec(a, "rotate", { orientation: "portrait" })).toEqual({
+          output: { accepted: true, orientation: "portrait" },
+        });
       }
     });
 
     test("rotate is accepted unconfirmed, with a warning in the log, when dumpsys input shows no rotation", async () => {
       const log = recordingLogger();
       await using a = await attach(adb.server());
-      a.phone.commands.set("dumpsys", (argv, io) => (argv[1] === "input" ? (io.out("INPUT MANAGER (dumpsys input)\n\n"), 0) : 0));
+      a.phone.commands.set("dumpsys", (argv, io) =>
+        argv[1] === "input" ? (io.out("INPUT MANAGER (dumpsys input)\n\n"), 0) : 0,
+      );
       const rotate = { name: "rotate", arguments: { orientation: "landscape" } };
-      expect(await a.driver.execute(a.id, rotate, ctx(undefined, null, log))).toEqual({ output: { accepted: true, orientation: "landscape" } });
-      expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "dumpsys input shows no display rotation: rotate is not confirmed" }));
+      expect(await a.driver.execute(a.id, rotate, ctx(undefined, null, log))).toEqual({
+        output: { accepted: true, orientation: "landscape" },
+      });
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          msg: "dumpsys input shows no display rotation: rotate is not confirmed",
+        }),
+      );
     });
   });
 
@@ -115,7 +154,8 @@ describeWithAdb("real phones: rotation", () => {
 
 describe("parseDisplayRotation", () => {
   test("reads display 0's viewport before SurfaceOrientation, in either orientation format", () => {
-    const viewport = (o: string, id = 0) => `  Viewport INTERNAL: displayId=${id}, uniqueId=local:1, port=0, orientation=${o}, logicalFrame=[0, 0, 1, 1], isActive=[1]`;
+    const viewport = (o: string, id = 0) =>
+      `  Viewport INTERNAL: displayId=${id}, uniqueId=local:1, port=0, orientation=${o}, logicalFrame=[0, 0, 1, 1], isActive=[1]`;
     expect([
       parseDisplayRotation(dumpsysInput(34, 3, { width: 1080, height: 2400, displayId: "1", port: 0 })),
       parseDisplayRotation(dumpsysInput(28, 2, { width: 1080, height: 2400, displayId: "1", port: 0 })),

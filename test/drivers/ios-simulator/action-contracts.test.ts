@@ -7,7 +7,11 @@ import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { schemaParity } from "../../driver/schema-parity.ts";
 import { type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
 
-const ctx = (): CallContext => ({ signal: new AbortController().signal, deadline: Date.now() + 20_000, log: silentLogger });
+const ctx = (): CallContext => ({
+  signal: new AbortController().signal,
+  deadline: Date.now() + 20_000,
+  log: silentLogger,
+});
 
 let sims: FakeSimulators;
 beforeAll(async () => {

@@ -13,7 +13,12 @@ async function build(hanging: boolean) {
     sims.setFault({ tool: "axe", mode: "hang" });
     sims.setFault({ tool: "xcrun", command: "io", mode: "hang" });
   }
-  const driver = new IosSimulatorDriver({ xcrunPath: join(sims.binDir, "xcrun"), axePath: join(sims.binDir, "axe"), pollMs: 200, log: silentLogger });
+  const driver = new IosSimulatorDriver({
+    xcrunPath: join(sims.binDir, "xcrun"),
+    axePath: join(sims.binDir, "axe"),
+    pollMs: 200,
+    log: silentLogger,
+  });
   return { driver, deviceId: `ios-simulator:${udid}`, cleanup: async () => void (await sims[Symbol.asyncDispose]()) };
 }
 

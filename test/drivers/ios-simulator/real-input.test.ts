@@ -11,9 +11,17 @@ import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { type FakeSimulators, type FakeSimulatorsOptions, startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
+import {
+  type FakeSimulators,
+  type FakeSimulatorsOptions,
+  startFakeSimulators,
+} from "../../support/ios-sim/fake-simulators.ts";
 
-const ctx = (): CallContext => ({ signal: new AbortController().signal, deadline: Date.now() + 20_000, log: silentLogger });
+const ctx = (): CallContext => ({
+  signal: new AbortController().signal,
+  deadline: Date.now() + 20_000,
+  log: silentLogger,
+});
 
 async function attached(sims: FakeSimulators, opts: { wda?: boolean } = {}) {
   const driver = new IosSimulatorDriver({
@@ -40,12 +48,20 @@ async function failure(p: Promise<unknown>): Promise<{ code: string; retryable?:
   } catch (err) {
     const e = err as DriverError;
     const data = e.error.data as { retryable?: boolean; message?: string; details?: { platformCode?: string } };
-    return { code: e.driverCode === "platform_error" ? (data.details?.platformCode ?? "") : e.driverCode, retryable: data.retryable, message: e.error.message };
+    return {
+      code: e.driverCode === "platform_error" ? (data.details?.platformCode ?? "") : e.driverCode,
+      retryable: data.retryable,
+      message: e.error.message,
+    };
   }
   return { code: "no error" };
 }
 
-const axeCalls = (sims: FakeSimulators, from = 0) => sims.readLog("axe").slice(from).map((r) => r.argv);
+const axeCalls = (sims: FakeSimulators, from = 0) =>
+  sims
+    .readLog("axe")
+    .slice(from)
+    .map((r) => r.argv);
 
 async function sims(options: FakeSimulatorsOptions = {}) {
   return startFakeSimulators(options);
@@ -55,7 +71,15 @@ describe("doubleTap (F4)", () => {
   test("the fake's batch taps are a tree read apart when axeTapTreeReadMs is set", async () => {
     await using s = await sims({ axeTapTreeReadMs: 400 });
     const udid = s.device().udid;
-    const r = await s.run("axe", ["batch", "--udid", udid, "--step", "tap -x 201 -y 226", "--step", "tap -x 201 -y 226"]);
+    const r = await s.run("axe", [
+      "batch",
+      "--udid",
+      udid,
+      "--step",
+      "tap -x 201 -y 226",
+      "--step",
+      "tap -x 201 -y 226",
+    ]);
     expect(r.exitCode).toBe(0);
     const [first, second] = s.device().input.filter((e) => e.kind === "tap");
     expect((second?.atMs ?? 0) - (first?.atMs ?? 0)).toBeGreaterThanOrEqual(400);
@@ -68,7 +92,11 @@ describe("doubleTap (F4)", () => {
     expect(await names(a)).not.toContain("doubleTap");
     const from = s.readLog("axe").length;
     const f = await failure(exec(a, "doubleTap", { x: 300, y: 600 }));
-    expect(f).toEqual({ code: "ios_double_tap_unsupported", retryable: false, message: expect.stringContaining("300 ms double-tap window") });
+    expect(f).toEqual({
+      code: "ios_double_tap_unsupported",
+      retryable: false,
+      message: expect.stringContaining("300 ms double-tap window"),
+    });
     expect(axeCalls(s, from)).toEqual([]);
   });
 
@@ -101,7 +129,21 @@ describe("switches (F5)", () => {
         "  See 'axe tap --help' for more information.\n",
     ]);
     await using current = await sims();
-    expect((await current.run("axe", ["tap", "-x", "201", "-y", "356.5", "--tap-style", "physical", "--udid", current.device().udid])).exitCode).toBe(0);
+    expect(
+      (
+        await current.run("axe", [
+          "tap",
+          "-x",
+          "201",
+          "-y",
+          "356.5",
+          "--tap-style",
+          "physical",
+          "--udid",
+          current.device().udid,
+        ])
+      ).exitCode,
+    ).toBe(0);
   });
 
   test("the fake ignores a plain coordinate tap on a switch in switchesIgnoreSimulatorTaps mode, and a physical one flips it", async () => {
@@ -119,7 +161,17 @@ describe("switches (F5)", () => {
     expect(await remember(a)).toBe("1");
     const from = s.readLog("axe").length;
     await exec(a, "tap", REMEMBER);
-    expect(axeCalls(s, from)).toContainEqual(["tap", "-x", "201", "-y", "356.67", "--tap-style", "physical", "--udid", a.udid]);
+    expect(axeCalls(s, from)).toContainEqual([
+      "tap",
+      "-x",
+      "201",
+      "-y",
+      "356.67",
+      "--tap-style",
+      "physical",
+      "--udid",
+      a.udid,
+    ]);
     expect(await remember(a)).toBe("0");
   });
 });
@@ -146,7 +198,9 @@ describe("exact text (F6)", () => {
     await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     await exec(a, "tap", EMAIL);
     const from = s.readLog("axe").length;
-    expect(await exec(a, "inputText", { text: "bob@example.com\n" })).toEqual({ output: { accepted: true, characters: 16, via: "axe" } });
+    expect(await exec(a, "inputText", { text: "bob@example.com\n" })).toEqual({
+      output: { accepted: true, characters: 16, via: "axe" },
+    });
     expect([demo(s).email, demo(s).focus]).toEqual(["bob@example.com", "password"]);
     expect(axeCalls(s, from).filter((c) => c[0] !== "describe-ui")).toEqual([
       ["type", "--stdin", "--udid", a.udid],
@@ -159,7 +213,9 @@ describe("exact text (F6)", () => {
     await using a = await attached(s);
     await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     await exec(a, "tap", EMAIL);
-    expect(await exec(a, "inputText", { text: "bob@example.com\tpw" })).toEqual({ output: { accepted: true, characters: 18, via: "axe" } });
+    expect(await exec(a, "inputText", { text: "bob@example.com\tpw" })).toEqual({
+      output: { accepted: true, characters: 18, via: "axe" },
+    });
     expect([demo(s).email, demo(s).password]).toEqual(["bob@example.com", "pw"]);
   });
 
@@ -170,7 +226,11 @@ describe("exact text (F6)", () => {
     await exec(a, "tap", EMAIL);
     const from = s.readLog("axe").length;
     const f = await failure(exec(a, "inputText", { text: "it's--ok\n" }));
-    expect(f).toEqual({ code: "ios_text_incomplete", retryable: false, message: expect.stringContaining('the field login.email shows "it\u2019s\u2014ok"') });
+    expect(f).toEqual({
+      code: "ios_text_incomplete",
+      retryable: false,
+      message: expect.stringContaining('the field login.email shows "it\u2019s\u2014ok"'),
+    });
     expect(axeCalls(s, from).map((c) => c[0])).not.toContain("key");
     expect(demo(s).focus).toBe("email");
   });
@@ -191,9 +251,16 @@ describe("secure fields (F7)", () => {
     await using s = await sims();
     const r = await s.run("axe", ["describe-ui", "--udid", s.device().udid]);
     const find = (n: Record<string, unknown>): Record<string, unknown> | null =>
-      n.AXUniqueId === "login.password" ? n : ((n.children as Record<string, unknown>[]).map(find).find((x) => x) ?? null);
+      n.AXUniqueId === "login.password"
+        ? n
+        : ((n.children as Record<string, unknown>[]).map(find).find((x) => x) ?? null);
     const pw = find((JSON.parse(r.text) as Record<string, unknown>[])[0] as Record<string, unknown>);
-    expect([pw?.type, pw?.role, pw?.subrole, pw?.role_description]).toEqual(["TextField", "AXTextField", "AXSecureTextField", "secure text field"]);
+    expect([pw?.type, pw?.role, pw?.subrole, pw?.role_description]).toEqual([
+      "TextField",
+      "AXTextField",
+      "AXSecureTextField",
+      "secure text field",
+    ]);
   });
 
   test("the driver recognises the secure field from its subrole and keeps its value masked", async () => {
@@ -231,10 +298,18 @@ describe("WebDriverAgent sessions (§1.3)", () => {
   test("the fake's expired session answers WDA's 404 invalid session id with sessionId null", async () => {
     await using s = await sims({ wda: true });
     const url = s.wda?.url as string;
-    const created = (await (await fetch(`${url}/session`, { method: "POST", body: JSON.stringify({ capabilities: { alwaysMatch: {} } }) })).json()) as { sessionId: string };
+    const created = (await (
+      await fetch(`${url}/session`, { method: "POST", body: JSON.stringify({ capabilities: { alwaysMatch: {} } }) })
+    ).json()) as { sessionId: string };
     s.wda?.expireSession();
-    const r = await fetch(`${url}/session/${created.sessionId}/wda/tap`, { method: "POST", body: JSON.stringify({ x: 1, y: 1 }) });
-    expect([r.status, await r.json()]).toEqual([404, { value: { error: "invalid session id", message: "Session does not exist", traceback: "" }, sessionId: null }]);
+    const r = await fetch(`${url}/session/${created.sessionId}/wda/tap`, {
+      method: "POST",
+      body: JSON.stringify({ x: 1, y: 1 }),
+    });
+    expect([r.status, await r.json()]).toEqual([
+      404,
+      { value: { error: "invalid session id", message: "Session does not exist", traceback: "" }, sessionId: null },
+    ]);
   });
 
   test("an expired session is re-created once and the tap goes through", async () => {
@@ -254,7 +329,11 @@ describe("WebDriverAgent sessions (§1.3)", () => {
     await using a = await attached(s, { wda: true });
     await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     const f = await failure(exec(a, "tap", EMAIL));
-    expect(f).toEqual({ code: "ios_wda_session_lost", retryable: false, message: expect.stringContaining("another client") });
+    expect(f).toEqual({
+      code: "ios_wda_session_lost",
+      retryable: false,
+      message: expect.stringContaining("another client"),
+    });
     expect(s.readLog("wda").filter((r) => r.argv.join(" ") === "POST /session").length).toBe(2);
   });
 });
@@ -268,15 +347,21 @@ describe("per-action timings (F10)", () => {
     expect((before.metadata.ios as Record<string, unknown>).timings).toBeUndefined();
     await exec(a, "tap", { x: 603, y: 600 });
     const after = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
-    const t = (after.metadata.ios as { timings: { action: string; treeBeforeMs: number; toolMs: number; treeAfterMs: number } }).timings;
+    const t = (
+      after.metadata.ios as { timings: { action: string; treeBeforeMs: number; toolMs: number; treeAfterMs: number } }
+    ).timings;
     expect(t.action).toBe("tap");
     expect([t.treeBeforeMs >= 200, t.toolMs >= 300, t.treeAfterMs >= 200]).toEqual([true, true, true]);
     // Reported once: the next observation is the next action's "before".
-    expect((await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx())).metadata.ios).not.toHaveProperty("timings");
+    expect((await a.driver.observe(a.id, { screenshot: false, uiTree: true }, ctx())).metadata.ios).not.toHaveProperty(
+      "timings",
+    );
   });
 
   test("one AXe input call may take its own tree read and the HID broker's readiness wait", async () => {
-    const { AXE_INPUT_CEILING_MS, DESCRIBE_UI_CEILING_MS, HID_BROKER_READY_MS } = await import("../../../drivers/ios-simulator/action-timings.ts");
+    const { AXE_INPUT_CEILING_MS, DESCRIBE_UI_CEILING_MS, HID_BROKER_READY_MS } = await import(
+      "../../../drivers/ios-simulator/action-timings.ts"
+    );
     expect(AXE_INPUT_CEILING_MS).toBeGreaterThan(DESCRIBE_UI_CEILING_MS + HID_BROKER_READY_MS);
   });
 });

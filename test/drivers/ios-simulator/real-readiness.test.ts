@@ -14,18 +14,29 @@ import type { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 import { DEMO_BUNDLE, type DeviceSpec, type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/index.ts";
 
-const ctx = (): CallContext => ({ signal: new AbortController().signal, deadline: Date.now() + 30_000, log: silentLogger });
+const ctx = (): CallContext => ({
+  signal: new AbortController().signal,
+  deadline: Date.now() + 30_000,
+  log: silentLogger,
+});
 const UDID = "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F";
 const ID = `ios-simulator:${UDID}`;
 
 async function attached(sims: FakeSimulators, axReadyWaitMs?: number) {
-  const driver = new IosSimulatorDriver({ xcrunPath: join(sims.binDir, "xcrun"), axePath: join(sims.binDir, "axe"), pollMs: 100, log: silentLogger, ...(axReadyWaitMs ? { axReadyWaitMs } : {}) });
+  const driver = new IosSimulatorDriver({
+    xcrunPath: join(sims.binDir, "xcrun"),
+    axePath: join(sims.binDir, "axe"),
+    pollMs: 100,
+    log: silentLogger,
+    ...(axReadyWaitMs ? { axReadyWaitMs } : {}),
+  });
   await driver.start(() => {}, ctx());
   await driver.connect(ID, ctx());
   return { driver, [Symbol.asyncDispose]: () => driver.stop() };
 }
 
-const fakes = (device: Partial<DeviceSpec>) => startFakeSimulators({ devices: [{ udid: UDID, state: "Booted", ...device }] });
+const fakes = (device: Partial<DeviceSpec>) =>
+  startFakeSimulators({ devices: [{ udid: UDID, state: "Booted", ...device }] });
 const describes = (sims: FakeSimulators) => sims.readLog("axe").filter((r) => r.argv[0] === "describe-ui").length;
 
 async function timed<T>(p: Promise<T>): Promise<{ value: T; ms: number }> {
@@ -35,7 +46,9 @@ async function timed<T>(p: Promise<T>): Promise<{ value: T; ms: number }> {
 }
 
 const treeError = (o: { uiTreeError?: DriverError | null }) => {
-  const data = o.uiTreeError?.error.data as { retryable?: boolean; message?: string; details?: { platformCode?: string } } | undefined;
+  const data = o.uiTreeError?.error.data as
+    | { retryable?: boolean; message?: string; details?: { platformCode?: string } }
+    | undefined;
   return data ? { code: data.details?.platformCode, retryable: data.retryable, message: data.message } : null;
 };
 
@@ -78,19 +91,47 @@ describe("the empty accessibility tree after boot", () => {
     await a.driver.execute(ID, { name: "terminate", arguments: { bundleId: DEMO_BUNDLE } }, ctx());
     await a.driver.execute(ID, { name: "launch", arguments: { bundleId: DEMO_BUNDLE } }, ctx());
     const relaunched = await a.driver.observe(ID, { screenshot: true, uiTree: true }, ctx());
-    expect([relaunched.uiTree?.nodes.some((n) => n.identifier === "login.email"), relaunched.uiTreeError ?? null]).toEqual([true, null]);
+    expect([
+      relaunched.uiTree?.nodes.some((n) => n.identifier === "login.email"),
+      relaunched.uiTreeError ?? null,
+    ]).toEqual([true, null]);
   }, 20_000);
 });
 
 /** A backend whose describe-ui answers come from `answer` (empty or full, for a pid). */
 function scriptedHid(answer: () => { pid: number; empty: boolean }): Hid & { reads: number } {
-  const node = (pid: number, children: unknown[], w: number, h: number) => ({ type: "Application", AXLabel: null, frame: { x: 0, y: 0, width: w, height: h }, children, enabled: true, pid });
+  const node = (pid: number, children: unknown[], w: number, h: number) => ({
+    type: "Application",
+    AXLabel: null,
+    frame: { x: 0, y: 0, width: w, height: h },
+    children,
+    enabled: true,
+    pid,
+  });
   const hid = {
     reads: 0,
     async tree() {
       hid.reads++;
       const { pid, empty } = answer();
-      return JSON.stringify([empty ? node(pid, [], 0, 0) : node(pid, [{ type: "Button", AXLabel: "OK", frame: { x: 1, y: 1, width: 10, height: 10 }, children: [], enabled: true, pid }], 402, 874)]);
+      return JSON.stringify([
+        empty
+          ? node(pid, [], 0, 0)
+          : node(
+              pid,
+              [
+                {
+                  type: "Button",
+                  AXLabel: "OK",
+                  frame: { x: 1, y: 1, width: 10, height: 10 },
+                  children: [],
+                  enabled: true,
+                  pid,
+                },
+              ],
+              402,
+              874,
+            ),
+      ]);
     },
     tap: async () => {},
     doubleTap: async () => {},

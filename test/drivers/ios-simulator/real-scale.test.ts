@@ -12,21 +12,38 @@ import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
-import { DEMO_BUNDLE, type DeviceSpec, decodePng, type FakeSimulators, PALETTE, startFakeSimulators } from "../../support/ios-sim/index.ts";
+import {
+  DEMO_BUNDLE,
+  type DeviceSpec,
+  decodePng,
+  type FakeSimulators,
+  PALETTE,
+  startFakeSimulators,
+} from "../../support/ios-sim/index.ts";
 
-const ctx = (): CallContext => ({ signal: new AbortController().signal, deadline: Date.now() + 20_000, log: silentLogger });
+const ctx = (): CallContext => ({
+  signal: new AbortController().signal,
+  deadline: Date.now() + 20_000,
+  log: silentLogger,
+});
 const IPHONE = "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F";
 const IPAD = "5B6C7D8E-9F01-4A23-8B45-6C7D8E9F0A1B";
 
 async function attached(sims: FakeSimulators, udid = IPHONE) {
-  const driver = new IosSimulatorDriver({ xcrunPath: join(sims.binDir, "xcrun"), axePath: join(sims.binDir, "axe"), pollMs: 100, log: silentLogger });
+  const driver = new IosSimulatorDriver({
+    xcrunPath: join(sims.binDir, "xcrun"),
+    axePath: join(sims.binDir, "axe"),
+    pollMs: 100,
+    log: silentLogger,
+  });
   await driver.start(() => {}, ctx());
   const id = `ios-simulator:${udid}`;
   await driver.connect(id, ctx());
   return { driver, udid, id, [Symbol.asyncDispose]: () => driver.stop() };
 }
 
-const fakes = (device: Partial<DeviceSpec>, udid = IPHONE) => startFakeSimulators({ devices: [{ udid, state: "Booted", ...device }] });
+const fakes = (device: Partial<DeviceSpec>, udid = IPHONE) =>
+  startFakeSimulators({ devices: [{ udid, state: "Booted", ...device }] });
 
 async function code(p: Promise<unknown>): Promise<{ code: string; retryable?: boolean }> {
   try {
@@ -34,7 +51,9 @@ async function code(p: Promise<unknown>): Promise<{ code: string; retryable?: bo
   } catch (err) {
     const e = err as DriverError;
     const data = e.error.data as { retryable?: boolean; details?: { platformCode?: string } };
-    return e.driverCode === "platform_error" ? { code: data.details?.platformCode as string, retryable: data.retryable } : { code: e.driverCode };
+    return e.driverCode === "platform_error"
+      ? { code: data.details?.platformCode as string, retryable: data.retryable }
+      : { code: e.driverCode };
   }
   return { code: "no error" };
 }
@@ -68,7 +87,11 @@ describe("the point scale from simctl getenv", () => {
       .readLog("xcrun")
       .map((r) => r.argv)
       .filter((argv) => argv[1] === "getenv");
-    expect(getenv.map((argv) => argv[3]).sort()).toEqual(["SIMULATOR_MAINSCREEN_HEIGHT", "SIMULATOR_MAINSCREEN_SCALE", "SIMULATOR_MAINSCREEN_WIDTH"]);
+    expect(getenv.map((argv) => argv[3]).sort()).toEqual([
+      "SIMULATOR_MAINSCREEN_HEIGHT",
+      "SIMULATOR_MAINSCREEN_SCALE",
+      "SIMULATOR_MAINSCREEN_WIDTH",
+    ]);
     // A client without UI snapshots: screenshots only, never a tree.
     const o = await a.driver.observe(a.id, { screenshot: true, uiTree: false }, ctx());
     expect(o.viewport).toEqual({ width: 1206, height: 2622, scaleFactor: 3 });
@@ -76,7 +99,9 @@ describe("the point scale from simctl getenv", () => {
     const from = sims.readLog("axe").length;
     // The e-mail field's centre in pixels: (24 + 354 / 2, 221 + 44 / 2) points × 3.
     await a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx());
-    expect(axeTaps(sims, from)).toEqual([["tap", "-x", "201", "-y", "243", "--tap-style", "physical", "--udid", IPHONE]]);
+    expect(axeTaps(sims, from)).toEqual([
+      ["tap", "-x", "201", "-y", "243", "--tap-style", "physical", "--udid", IPHONE],
+    ]);
     expect(lastInput(sims, IPHONE)?.target).toBe("login.email");
   });
 
@@ -93,7 +118,11 @@ describe("the point scale from simctl getenv", () => {
       { name: "swipe", arguments: { startX: 600, startY: 1800, endX: 600, endY: 600, durationMs: 300 } },
       { name: "scroll", arguments: { deltaX: 0, deltaY: 600 } },
     ])
-      expect({ action: call.name, ...(await code(a.driver.execute(a.id, call, ctx()))) }).toEqual({ action: call.name, code: "ios_scale_unknown", retryable: true });
+      expect({ action: call.name, ...(await code(a.driver.execute(a.id, call, ctx()))) }).toEqual({
+        action: call.name,
+        code: "ios_scale_unknown",
+        retryable: true,
+      });
     expect(sims.readLog("axe").slice(from)).toEqual([]);
     // A screenshot with a full-screen tree agrees on both axes: 1206 / 402 = 2622 / 874 = 3.
     const withTree = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
@@ -110,19 +139,31 @@ describe("the point scale from simctl getenv", () => {
       command: "getenv",
       mode: "fail",
       exitCode: 149,
-      stderr: "An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to lookup in current state: Shutdown\n",
+      stderr:
+        "An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to lookup in current state: Shutdown\n",
     });
     await using a = await attached(sims);
     sims.clearFaults();
-    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx()))).toEqual({ code: "ios_scale_unknown", retryable: true });
+    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx()))).toEqual({
+      code: "ios_scale_unknown",
+      retryable: true,
+    });
     const o = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
-    expect([o.viewport.scaleFactor, ios(o).scaleSource, o.uiTree?.nodes[0]?.bounds]).toEqual([3, "screenshot", { x: 0, y: 0, width: 1206, height: 2622 }]);
+    expect([o.viewport.scaleFactor, ios(o).scaleSource, o.uiTree?.nodes[0]?.bounds]).toEqual([
+      3,
+      "screenshot",
+      { x: 0, y: 0, width: 1206, height: 2622 },
+    ]);
   });
 
   test("getenv's answers are parsed as simctl prints them, and a pixel size that disagrees with the screenshot is not trusted", () => {
     expect(parseMainScreen("3.000000", "1206", "2622")).toEqual({ scale: 3, width: 1206, height: 2622 });
     expect(parseMainScreen("2.000000", null, null)).toEqual({ scale: 2, width: null, height: null });
-    expect([parseMainScreen(null, "1206", "2622"), parseMainScreen("", null, null), parseMainScreen("0.000000", null, null)]).toEqual([null, null, null]);
+    expect([
+      parseMainScreen(null, "1206", "2622"),
+      parseMainScreen("", null, null),
+      parseMainScreen("0.000000", null, null),
+    ]).toEqual([null, null, null]);
     const s = new ScreenScale();
     (s as unknown as { env: unknown }).env = parseMainScreen("3.000000", "1206", "2622");
     s.onScreenshot({ width: 2622, height: 1206 });
@@ -136,7 +177,13 @@ describe("the point scale from simctl getenv", () => {
 describe("layouts where the tree is not the portrait screen", () => {
   test("an iPad window at an origin (split view): the Simulator's scale, bounds offset by the window, taps on target", async () => {
     // iPad (A16): 820 × 1180 pt at 2x; the app in a 500 pt wide window on the right.
-    await using sims = await fakes({ deviceType: "iPad (A16)", layouts: { [DEMO_BUNDLE]: { kind: "window", x: 320, y: 0, width: 500, height: 1180 } } }, IPAD);
+    await using sims = await fakes(
+      {
+        deviceType: "iPad (A16)",
+        layouts: { [DEMO_BUNDLE]: { kind: "window", x: 320, y: 0, width: 500, height: 1180 } },
+      },
+      IPAD,
+    );
     await using a = await attached(sims, IPAD);
     const o = await a.driver.observe(a.id, { screenshot: true, uiTree: true }, ctx());
     expect(o.viewport).toEqual({ width: 1640, height: 2360, scaleFactor: 2 });
@@ -147,7 +194,12 @@ describe("layouts where the tree is not the portrait screen", () => {
     const email = nodes.find((n) => n.identifier === "login.email");
     expect(email?.bounds).toEqual({ x: 688, y: 442, width: 904, height: 88 });
     // The switch (on) is painted where its bounds say.
-    expect(paintedAt(o.screenshot, nodes.find((n) => n.identifier === "login.remember"))).toEqual(PALETTE.light.on);
+    expect(
+      paintedAt(
+        o.screenshot,
+        nodes.find((n) => n.identifier === "login.remember"),
+      ),
+    ).toEqual(PALETTE.light.on);
     await a.driver.execute(a.id, { name: "tap", arguments: centre(email) }, ctx());
     expect(lastInput(sims, IPAD)).toMatchObject({ x: 570, y: 243, target: "login.email" });
   });
@@ -164,7 +216,12 @@ describe("layouts where the tree is not the portrait screen", () => {
     const nodes = o.uiTree?.nodes ?? [];
     expect(nodes[0]?.bounds).toEqual({ x: 0, y: Math.round(offY * 3), width: 1206, height: Math.round(402 * fit * 3) });
     const email = nodes.find((n) => n.identifier === "login.email");
-    expect(email?.bounds).toEqual({ x: Math.round(24 * fit * 3), y: Math.round(221 * fit * 3) + Math.round(offY * 3), width: Math.round(826 * fit * 3), height: Math.round(44 * fit * 3) });
+    expect(email?.bounds).toEqual({
+      x: Math.round(24 * fit * 3),
+      y: Math.round(221 * fit * 3) + Math.round(offY * 3),
+      width: Math.round(826 * fit * 3),
+      height: Math.round(44 * fit * 3),
+    });
     expect(paintedAt(o.screenshot, email)).toEqual(PALETTE.light.field);
     const from = sims.readLog("axe").length;
     await a.driver.execute(a.id, { name: "tap", arguments: centre(email) }, ctx());
@@ -173,7 +230,10 @@ describe("layouts where the tree is not the portrait screen", () => {
     const [, , x, , y] = axeTaps(sims, from)[0] ?? [];
     expect([Math.abs(Number(x) - 437) < 2, Math.abs(Number(y) - 243) < 2]).toEqual([true, true]);
     // The bars above and below the app are no part of it.
-    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 600, y: 100 } }, ctx()))).toEqual({ code: "ios_point_outside_app", retryable: false });
+    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 600, y: 100 } }, ctx()))).toEqual({
+      code: "ios_point_outside_app",
+      retryable: false,
+    });
   });
 
   test("a portrait tree on a landscape-shaped screenshot: ios.orientationMismatch, null bounds, coordinate input refused", async () => {
@@ -185,7 +245,10 @@ describe("layouts where the tree is not the portrait screen", () => {
     expect(o.uiTree?.nodes.some((n) => n.identifier === "login.email")).toBe(true);
     expect(o.uiTree?.nodes.every((n) => n.bounds === null)).toBe(true);
     const from = sims.readLog("axe").length;
-    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx()))).toEqual({ code: "ios_orientation_mismatch", retryable: false });
+    expect(await code(a.driver.execute(a.id, { name: "tap", arguments: { x: 603, y: 729 } }, ctx()))).toEqual({
+      code: "ios_orientation_mismatch",
+      retryable: false,
+    });
     expect(axeTaps(sims, from)).toEqual([]);
   });
 });

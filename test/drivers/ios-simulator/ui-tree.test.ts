@@ -6,8 +6,17 @@ import { DriverError } from "../../../src/driver/driver-error.ts";
 import { silentLogger } from "../../../src/rpc/rpc-error.ts";
 
 /** What describe-ui prints right after a boot: the application root, without size or children. */
-const EMPTY = JSON.stringify([{ type: "Application", AXLabel: null, frame: { x: 0, y: 0, width: 0, height: 0 }, children: [] }]);
-const FULL = JSON.stringify([{ type: "Application", AXLabel: "Demo", frame: { x: 0, y: 0, width: 402, height: 874 }, children: [{ type: "Button", AXLabel: "OK", frame: { x: 1, y: 2, width: 3, height: 4 } }] }]);
+const EMPTY = JSON.stringify([
+  { type: "Application", AXLabel: null, frame: { x: 0, y: 0, width: 0, height: 0 }, children: [] },
+]);
+const FULL = JSON.stringify([
+  {
+    type: "Application",
+    AXLabel: "Demo",
+    frame: { x: 0, y: 0, width: 402, height: 874 },
+    children: [{ type: "Button", AXLabel: "OK", frame: { x: 1, y: 2, width: 3, height: 4 } }],
+  },
+]);
 
 /** A backend whose tree answers from `trees` in turn (the last one repeating), ignoring any signal. */
 function fakeHid(trees: string[], onRead: (n: number) => void = () => {}): Hid & { reads: number } {
@@ -30,7 +39,11 @@ function fakeHid(trees: string[], onRead: (n: number) => void = () => {}): Hid &
   return hid;
 }
 
-const ctx = (signal = new AbortController().signal): CallContext => ({ signal, deadline: Date.now() + 20_000, log: silentLogger });
+const ctx = (signal = new AbortController().signal): CallContext => ({
+  signal,
+  deadline: Date.now() + 20_000,
+  log: silentLogger,
+});
 
 // The driver waits for a just-booted simulator's tree through AxReadiness (readiness.ts).
 describe("AxReadiness.settle on a just-booted simulator", () => {

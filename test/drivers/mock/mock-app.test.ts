@@ -33,7 +33,12 @@ function signedIn(user = "alice", password = "pw"): MockApp {
   return app;
 }
 
-const leaf = (id: string, role: string, over: Partial<UiNode>, bounds: { x: number; y: number; width: number; height: number }): UiNode => ({
+const leaf = (
+  id: string,
+  role: string,
+  over: Partial<UiNode>,
+  bounds: { x: number; y: number; width: number; height: number },
+): UiNode => ({
   stableNodeId: `login/${id}`,
   parentStableNodeId: "login",
   role,
@@ -61,9 +66,24 @@ const LOGIN_TREE: UiNode[] = [
     hittable: false,
   },
   leaf("title", "Text", { text: "Sign in" }, { x: 400, y: 40, width: 480, height: 64 }),
-  leaf("username", "TextField", { name: "User name", value: "", text: "", hittable: true }, { x: 400, y: 120, width: 480, height: 56 }),
-  leaf("password", "SecureTextField", { name: "Password", value: "", text: "", hittable: true }, { x: 400, y: 192, width: 480, height: 56 }),
-  leaf("sign_in", "Button", { name: "Sign in", text: "Sign in", enabled: false, hittable: true }, { x: 400, y: 264, width: 480, height: 56 }),
+  leaf(
+    "username",
+    "TextField",
+    { name: "User name", value: "", text: "", hittable: true },
+    { x: 400, y: 120, width: 480, height: 56 },
+  ),
+  leaf(
+    "password",
+    "SecureTextField",
+    { name: "Password", value: "", text: "", hittable: true },
+    { x: 400, y: 192, width: 480, height: 56 },
+  ),
+  leaf(
+    "sign_in",
+    "Button",
+    { name: "Sign in", text: "Sign in", enabled: false, hittable: true },
+    { x: 400, y: 264, width: 480, height: 56 },
+  ),
 ];
 
 describe("MockApp", () => {
@@ -149,7 +169,10 @@ describe("MockApp", () => {
     app.type("ali", false);
     expect(tapNode(app, "login/sign_in")).toBeNull();
     app.type("ce", false);
-    expect({ focused: app.focusedNodeId(), username: textOf(app, "login/username") }).toEqual({ focused: "login/username", username: "alice" });
+    expect({ focused: app.focusedNodeId(), username: textOf(app, "login/username") }).toEqual({
+      focused: "login/username",
+      username: "alice",
+    });
   });
 
   test("signs in to the home screen with a new document epoch when sign_in is tapped", () => {
@@ -299,7 +322,11 @@ describe("MockApp", () => {
     tapNode(app, "login/password");
     app.type("pw", true);
     tapNode(app, "login/sign_in");
-    expect([textOf(app, "home/title"), textOf(app, "home/status"), byId(app, "home/sync").enabled]).toEqual(["Welcome, bob", "Not synced", true]);
+    expect([textOf(app, "home/title"), textOf(app, "home/status"), byId(app, "home/sync").enabled]).toEqual([
+      "Welcome, bob",
+      "Not synced",
+      true,
+    ]);
   });
 
   test("a tap on empty space unfocuses the field when a field is focused", () => {
@@ -377,7 +404,12 @@ describe("MockDriver", () => {
     const e = err as DriverError;
     expect({ driverCode: e.driverCode, data: e.error.data }).toEqual({
       driverCode: "device_not_connected",
-      data: { code: "device_not_connected", message: "device mock-1 is not connected", retryable: true, details: { deviceId: "mock-1" } },
+      data: {
+        code: "device_not_connected",
+        message: "device mock-1 is not connected",
+        retryable: true,
+        details: { deviceId: "mock-1" },
+      },
     });
   });
 
@@ -385,8 +417,16 @@ describe("MockDriver", () => {
     const driver = await connected();
     const raw = await driver.observe("mock-1", { screenshot: true, uiTree: true }, CTX);
     expect(raw.viewport).toEqual({ width: SCREEN.width, height: SCREEN.height, scaleFactor: 1 });
-    expect(raw.uiTree).toEqual({ context: { contextKind: "native", contextId: MOCK_APP_ID, documentEpoch: "login-1" }, nodes: LOGIN_TREE });
-    expect(raw.metadata).toEqual({ frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login", uiStates: { "login/password": ["password"] } });
+    expect(raw.uiTree).toEqual({
+      context: { contextKind: "native", contextId: MOCK_APP_ID, documentEpoch: "login-1" },
+      nodes: LOGIN_TREE,
+    });
+    expect(raw.metadata).toEqual({
+      frameSequence: 1,
+      foregroundApp: MOCK_APP_ID,
+      screen: "login",
+      uiStates: { "login/password": ["password"] },
+    });
     expect(ihdr(raw.screenshot as Uint8Array)).toEqual({ width: 1280, height: 720 });
   });
 
@@ -404,7 +444,8 @@ describe("MockDriver", () => {
   test("observe reports uiStates only with a tree and only when a node has a state", async () => {
     const driver = await connected();
     await driver.elements.tapPoint("mock-1", { x: 640, y: 148 }, CTX);
-    const metadata = async (uiTree: boolean) => (await driver.observe("mock-1", { screenshot: false, uiTree }, CTX)).metadata;
+    const metadata = async (uiTree: boolean) =>
+      (await driver.observe("mock-1", { screenshot: false, uiTree }, CTX)).metadata;
     const withTree = await metadata(true);
     const without = await metadata(false);
     await driver.elements.typeText("mock-1", "alice", { secret: false }, CTX);
@@ -413,7 +454,12 @@ describe("MockDriver", () => {
     await driver.elements.tapPoint("mock-1", { x: 640, y: 292 }, CTX);
     const home = await metadata(true);
     expect([withTree, without, home]).toEqual([
-      { frameSequence: 1, foregroundApp: MOCK_APP_ID, screen: "login", uiStates: { "login/username": ["focused"], "login/password": ["password"] } },
+      {
+        frameSequence: 1,
+        foregroundApp: MOCK_APP_ID,
+        screen: "login",
+        uiStates: { "login/username": ["focused"], "login/password": ["password"] },
+      },
       { frameSequence: 2, foregroundApp: MOCK_APP_ID, screen: "login" },
       { frameSequence: 3, foregroundApp: MOCK_APP_ID, screen: "home" },
     ]);
@@ -421,7 +467,8 @@ describe("MockDriver", () => {
 
   test("screenshots are equal for equal states and differ after the focus changes", async () => {
     const driver = await connected();
-    const shot = async () => (await driver.observe("mock-1", { screenshot: true, uiTree: false }, CTX)).screenshot as Uint8Array;
+    const shot = async () =>
+      (await driver.observe("mock-1", { screenshot: true, uiTree: false }, CTX)).screenshot as Uint8Array;
     const first = await shot();
     expect(Buffer.from(await shot()).equals(Buffer.from(first))).toBe(true);
     await driver.elements.tapPoint("mock-1", { x: 640, y: 148 }, CTX);
@@ -463,7 +510,11 @@ describe("MockDriver", () => {
     await viaElements("mock-2");
     const see = async (d: string) => {
       const raw = await driver.observe(d, { screenshot: true, uiTree: true }, CTX);
-      return { tree: raw.uiTree, screen: raw.metadata.screen, png: Buffer.from(raw.screenshot as Uint8Array).toString("base64") };
+      return {
+        tree: raw.uiTree,
+        screen: raw.metadata.screen,
+        png: Buffer.from(raw.screenshot as Uint8Array).toString("base64"),
+      };
     };
     const one = await see("mock-1");
     const two = await see("mock-2");
@@ -485,10 +536,17 @@ describe("MockDriver", () => {
   test("the elements primitives are device_not_connected when the device is disconnected", async () => {
     const driver = await connected();
     await driver.disconnect("mock-1");
-    const err = (await driver.elements.tapPoint("mock-1", { x: 640, y: 148 }, CTX).catch((e: unknown) => e)) as DriverError;
+    const err = (await driver.elements
+      .tapPoint("mock-1", { x: 640, y: 148 }, CTX)
+      .catch((e: unknown) => e)) as DriverError;
     expect({ driverCode: err.driverCode, data: err.error.data }).toEqual({
       driverCode: "device_not_connected",
-      data: { code: "device_not_connected", message: "device mock-1 is not connected", retryable: true, details: { deviceId: "mock-1" } },
+      data: {
+        code: "device_not_connected",
+        message: "device mock-1 is not connected",
+        retryable: true,
+        details: { deviceId: "mock-1" },
+      },
     });
   });
 

@@ -119,7 +119,8 @@ function decode(png: Uint8Array): Decoded {
     palette,
     filters,
     at(x, y) {
-      if (x < 0 || y < 0 || x >= width || y >= height) throw new RangeError(`(${x}, ${y}) is outside ${width}×${height}`);
+      if (x < 0 || y < 0 || x >= width || y >= height)
+        throw new RangeError(`(${x}, ${y}) is outside ${width}×${height}`);
       if (palette) return palette[pixels[y * width + x]!]!;
       const i = (y * width + x) * 3;
       return [pixels[i]!, pixels[i + 1]!, pixels[i + 2]!];
@@ -130,7 +131,8 @@ function decode(png: Uint8Array): Decoded {
 /** Every pixel coordinate whose colour equals `colour`. */
 function pixelsOf(img: Decoded, colour: Rgb): [number, number][] {
   const out: [number, number][] = [];
-  for (let y = 0; y < img.height; y++) for (let x = 0; x < img.width; x++) if (sameRgb(img.at(x, y), colour)) out.push([x, y]);
+  for (let y = 0; y < img.height; y++)
+    for (let x = 0; x < img.width; x++) if (sameRgb(img.at(x, y), colour)) out.push([x, y]);
   return out;
 }
 const sameRgb = (a: Rgb, b: Rgb) => a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
@@ -151,7 +153,13 @@ describe("renderPng", () => {
 
   test("paints the background at every corner when boxes do not cover it", () => {
     const img = decode(renderPng(40, 30, BLUE, [{ x: 10, y: 10, width: 5, height: 5, fill: RED }]));
-    for (const [x, y] of [[0, 0], [39, 0], [0, 29], [39, 29]] as const) expect(img.at(x, y)).toEqual(BLUE);
+    for (const [x, y] of [
+      [0, 0],
+      [39, 0],
+      [0, 29],
+      [39, 29],
+    ] as const)
+      expect(img.at(x, y)).toEqual(BLUE);
   });
 
   test("paints the box fill at its centre and nowhere outside it when the box is on screen", () => {
@@ -164,9 +172,30 @@ describe("renderPng", () => {
 
   test("draws a 1-pixel border inside the box edges when a border is given", () => {
     const img = decode(renderPng(50, 40, WHITE, [{ x: 10, y: 8, width: 20, height: 12, fill: RED, border: GREEN }]));
-    for (const [x, y] of [[10, 8], [29, 8], [10, 19], [29, 19], [20, 8], [20, 19], [10, 14], [29, 14]] as const) expect(img.at(x, y)).toEqual(GREEN);
-    for (const [x, y] of [[11, 9], [28, 18], [20, 14]] as const) expect(img.at(x, y)).toEqual(RED);
-    for (const [x, y] of [[9, 14], [30, 14], [20, 7], [20, 20]] as const) expect(img.at(x, y)).toEqual(WHITE);
+    for (const [x, y] of [
+      [10, 8],
+      [29, 8],
+      [10, 19],
+      [29, 19],
+      [20, 8],
+      [20, 19],
+      [10, 14],
+      [29, 14],
+    ] as const)
+      expect(img.at(x, y)).toEqual(GREEN);
+    for (const [x, y] of [
+      [11, 9],
+      [28, 18],
+      [20, 14],
+    ] as const)
+      expect(img.at(x, y)).toEqual(RED);
+    for (const [x, y] of [
+      [9, 14],
+      [30, 14],
+      [20, 7],
+      [20, 20],
+    ] as const)
+      expect(img.at(x, y)).toEqual(WHITE);
     expect(pixelsOf(img, GREEN).length).toBe(2 * 20 + 2 * 10);
   });
 
@@ -262,7 +291,11 @@ describe("renderPng", () => {
 
   test("scales text with the box height within 1 to 6 when boxes differ in height", () => {
     const heightOfText = (boxHeight: number) => {
-      const img = decode(renderPng(400, boxHeight, WHITE, [{ x: 0, y: 0, width: 400, height: boxHeight, fill: WHITE, text: "I", textColor: RED }]));
+      const img = decode(
+        renderPng(400, boxHeight, WHITE, [
+          { x: 0, y: 0, width: 400, height: boxHeight, fill: WHITE, text: "I", textColor: RED },
+        ]),
+      );
       const ys = pixelsOf(img, RED).map(([, y]) => y);
       return Math.max(...ys) - Math.min(...ys) + 1;
     };
@@ -273,7 +306,16 @@ describe("renderPng", () => {
 
   test("never paints text outside its box when the text is too long or the box too small", () => {
     const boxes: Box[] = [
-      { x: 5, y: 5, width: 60, height: 20, fill: WHITE, border: GREEN, text: "A very long label that cannot possibly fit", textColor: RED },
+      {
+        x: 5,
+        y: 5,
+        width: 60,
+        height: 20,
+        fill: WHITE,
+        border: GREEN,
+        text: "A very long label that cannot possibly fit",
+        textColor: RED,
+      },
       { x: 5, y: 40, width: 40, height: 4, fill: WHITE, text: "WWWWWWWW", textColor: RED }, // shorter than one glyph
       { x: 70, y: 5, width: 6, height: 30, fill: WHITE, text: "M", textColor: RED }, // narrower than padding + glyph
       { x: -8, y: 50, width: 30, height: 14, fill: WHITE, text: "@@@@", textColor: RED }, // partly off screen
@@ -296,7 +338,8 @@ describe("renderPng", () => {
   });
 
   test("renders characters outside printable ASCII as the same filled box when text is not ASCII", () => {
-    const render = (text: string) => renderPng(60, 20, WHITE, [{ x: 0, y: 0, width: 60, height: 20, fill: WHITE, text, textColor: RED }]);
+    const render = (text: string) =>
+      renderPng(60, 20, WHITE, [{ x: 0, y: 0, width: 60, height: 20, fill: WHITE, text, textColor: RED }]);
     const img = decode(render("é"));
     const reds = pixelsOf(img, RED);
     const xs = reds.map(([x]) => x);
@@ -317,7 +360,12 @@ describe("renderPng", () => {
       { x: 10, y: 140, width: 300, height: 48, fill: BLUE, text: "Bluetooth", textColor: [255, 255, 0] },
     ];
     const a = renderPng(320, 480, [240, 240, 240], boxes);
-    const b = renderPng(320, 480, [240, 240, 240], boxes.map((box) => ({ ...box })));
+    const b = renderPng(
+      320,
+      480,
+      [240, 240, 240],
+      boxes.map((box) => ({ ...box })),
+    );
     expect(b).toEqual(a);
     expect(b).not.toBe(a);
   });
@@ -329,7 +377,8 @@ describe("renderPng", () => {
 
   test("stays indexed when exactly 256 colours are visible", () => {
     const boxes: Box[] = [];
-    for (let i = 0; i < 255; i++) boxes.push({ x: i % 16, y: Math.floor(i / 16), width: 1, height: 1, fill: [i, 255 - i, 7] });
+    for (let i = 0; i < 255; i++)
+      boxes.push({ x: i % 16, y: Math.floor(i / 16), width: 1, height: 1, fill: [i, 255 - i, 7] });
     const img = decode(renderPng(16, 17, WHITE, boxes));
     expect(img.colourType).toBe(3);
     expect(img.palette?.length).toBe(256);
@@ -338,7 +387,8 @@ describe("renderPng", () => {
 
   test("falls back to RGB when more than 256 colours are visible", () => {
     const boxes: Box[] = [];
-    for (let i = 0; i < 300; i++) boxes.push({ x: i % 20, y: Math.floor(i / 20), width: 1, height: 1, fill: [i % 256, Math.floor(i / 256), 99] });
+    for (let i = 0; i < 300; i++)
+      boxes.push({ x: i % 20, y: Math.floor(i / 20), width: 1, height: 1, fill: [i % 256, Math.floor(i / 256), 99] });
     const img = decode(renderPng(20, 16, WHITE, boxes));
     expect(img.colourType).toBe(2);
     expect(img.palette).toBeNull();
@@ -350,7 +400,8 @@ describe("renderPng", () => {
 
   test("stays indexed when more than 256 colours are painted but at most 256 remain visible", () => {
     const boxes: Box[] = [];
-    for (let i = 0; i < 300; i++) boxes.push({ x: i % 20, y: Math.floor(i / 20), width: 1, height: 1, fill: [i % 256, Math.floor(i / 256), 99] });
+    for (let i = 0; i < 300; i++)
+      boxes.push({ x: i % 20, y: Math.floor(i / 20), width: 1, height: 1, fill: [i % 256, Math.floor(i / 256), 99] });
     boxes.push({ x: 0, y: 0, width: 20, height: 8, fill: RED, text: "covered", textColor: GREEN });
     const img = decode(renderPng(20, 16, WHITE, boxes));
     expect(img.colourType).toBe(3);
@@ -363,7 +414,8 @@ describe("renderPng", () => {
     const boxes: Box[] = [];
     let seed = 1;
     const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
-    for (let y = 0; y < 200; y++) for (let x = 0; x < 200; x++) boxes.push({ x, y, width: 1, height: 1, fill: [next(), next(), next()] });
+    for (let y = 0; y < 200; y++)
+      for (let x = 0; x < 200; x++) boxes.push({ x, y, width: 1, height: 1, fill: [next(), next(), next()] });
     const png = renderPng(200, 200, WHITE, boxes);
     const img = decode(png);
     expect(img.colourType).toBe(2);
@@ -389,7 +441,14 @@ describe("renderPng", () => {
   });
 
   test("throws a RangeError when the size is not a positive integer", () => {
-    for (const [w, h] of [[0, 10], [10, 0], [1.5, 10], [10, Number.NaN], [-3, 4], [100000, 1]] as const) {
+    for (const [w, h] of [
+      [0, 10],
+      [10, 0],
+      [1.5, 10],
+      [10, Number.NaN],
+      [-3, 4],
+      [100000, 1],
+    ] as const) {
       expect(() => renderPng(w, h, WHITE, [])).toThrow(RangeError);
     }
   });

@@ -27,16 +27,29 @@ function pngSize(png: Uint8Array): { width: number; height: number } {
 
 describeWithAdb("adb CLI against the simulated device", () => {
   test("adb devices -l lists the device with the banner's product, model and device", async () => {
-    await using dev = await startFakeDevice(server, { props: { "ro.product.model": "Pixel_Test", "ro.product.name": "test_product", "ro.product.device": "testdev" } });
+    await using dev = await startFakeDevice(server, {
+      props: { "ro.product.model": "Pixel_Test", "ro.product.name": "test_product", "ro.product.device": "testdev" },
+    });
     const r = await server.adb(["devices", "-l"]);
     const line = r.stdout.split("\n").find((l) => l.startsWith(dev.serial)) ?? "";
-    expect(line.replace(/transport_id:\d+$/, "transport_id:N").split(/\s+/)).toEqual([dev.serial, "device", "product:test_product", "model:Pixel_Test", "device:testdev", "transport_id:N"]);
+    expect(line.replace(/transport_id:\d+$/, "transport_id:N").split(/\s+/)).toEqual([
+      dev.serial,
+      "device",
+      "product:test_product",
+      "model:Pixel_Test",
+      "device:testdev",
+      "transport_id:N",
+    ]);
   });
 
   test("adb shell returns stdout, stderr and the exit status when shell_v2 is advertised", async () => {
     await using dev = await startFakeDevice(server);
     const s = ["-s", dev.serial, "shell"];
-    const results = await Promise.all([server.adb([...s, "echo", "hi"]), server.adb([...s, "false"]), server.adb([...s, "cat", "/nope"])]);
+    const results = await Promise.all([
+      server.adb([...s, "echo", "hi"]),
+      server.adb([...s, "false"]),
+      server.adb([...s, "cat", "/nope"]),
+    ]);
     expect(results.map(({ exitCode, stdout, stderr }) => ({ exitCode, stdout, stderr }))).toEqual([
       { exitCode: 0, stdout: "hi\n", stderr: "" },
       { exitCode: 1, stdout: "", stderr: "" },
@@ -47,7 +60,11 @@ describeWithAdb("adb CLI against the simulated device", () => {
   test("adb shell merges stderr and loses the exit status when shell_v2 is not advertised", async () => {
     await using dev = await startFakeDevice(server, { features: ["cmd"] });
     const s = ["-s", dev.serial, "shell"];
-    const results = await Promise.all([server.adb([...s, "echo", "hi"]), server.adb([...s, "false"]), server.adb([...s, "cat", "/nope"])]);
+    const results = await Promise.all([
+      server.adb([...s, "echo", "hi"]),
+      server.adb([...s, "false"]),
+      server.adb([...s, "cat", "/nope"]),
+    ]);
     expect(results.map(({ exitCode, stdout, stderr }) => ({ exitCode, stdout, stderr }))).toEqual([
       { exitCode: 0, stdout: "hi\n", stderr: "" },
       { exitCode: 0, stdout: "", stderr: "" },
@@ -62,7 +79,10 @@ describeWithAdb("adb CLI against the simulated device", () => {
     expect([first.exitCode, pngSize(first.bytes)]).toEqual([0, { width: 720, height: 1280 }]);
     expect(first.bytes).toEqual(dev.phone.screenshot());
     await server.adb(["-s", dev.serial, "shell", "wm", "size", "600x1000"]);
-    expect(pngSize((await server.adb(["-s", dev.serial, "exec-out", "screencap", "-p"])).bytes)).toEqual({ width: 600, height: 1000 });
+    expect(pngSize((await server.adb(["-s", dev.serial, "exec-out", "screencap", "-p"])).bytes)).toEqual({
+      width: 600,
+      height: 1000,
+    });
   });
 
   test("uiautomator dump /dev/tty prints the XML followed directly by the dumped-to line", async () => {
@@ -73,8 +93,12 @@ describeWithAdb("adb CLI against the simulated device", () => {
 
   test("uiautomator dump to the default file can be read back with cat and adb pull", async () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario });
-    expect((await server.adb(["-s", dev.serial, "shell", "uiautomator", "dump"])).stdout).toBe("UI hierchary dumped to: /sdcard/window_dump.xml\n");
-    expect((await server.adb(["-s", dev.serial, "shell", "cat", "/sdcard/window_dump.xml"])).stdout).toBe(dev.phone.dumpXml());
+    expect((await server.adb(["-s", dev.serial, "shell", "uiautomator", "dump"])).stdout).toBe(
+      "UI hierchary dumped to: /sdcard/window_dump.xml\n",
+    );
+    expect((await server.adb(["-s", dev.serial, "shell", "cat", "/sdcard/window_dump.xml"])).stdout).toBe(
+      dev.phone.dumpXml(),
+    );
     const pulled = await server.adb(["-s", dev.serial, "pull", "/sdcard/window_dump.xml", join(local, "dump.xml")]);
     expect([pulled.exitCode, readFileSync(join(local, "dump.xml"), "utf8")]).toEqual([0, dev.phone.dumpXml()]);
   });
@@ -82,7 +106,9 @@ describeWithAdb("adb CLI against the simulated device", () => {
   test("adb push stores a file on the phone and adb ls lists it", async () => {
     await using dev = await startFakeDevice(server);
     writeFileSync(join(local, "data.bin"), "payload\n");
-    expect((await server.adb(["-s", dev.serial, "push", join(local, "data.bin"), "/data/local/tmp/data.bin"])).exitCode).toBe(0);
+    expect(
+      (await server.adb(["-s", dev.serial, "push", join(local, "data.bin"), "/data/local/tmp/data.bin"])).exitCode,
+    ).toBe(0);
     expect(dev.phone.files.text("/data/local/tmp/data.bin")).toBe("payload\n");
     // The mtime is the local file's, sent by adb push.
     const listing = (await server.adb(["-s", dev.serial, "ls", "/data/local/tmp"])).stdout;
@@ -104,7 +130,11 @@ describeWithAdb("adb CLI against the simulated device", () => {
       { kind: "tap", x: 540, y: 935, target: "com.example.app:id/sign_in" },
     ]);
     const xml = (await server.adb(["-s", dev.serial, "exec-out", "uiautomator", "dump", "/dev/tty"])).stdout;
-    expect(xml.match(/text="[^"]+"/g)).toEqual(['text="Welcome, alice!"', 'text="Taps: 0"', ...["Apples", "Bread", "Cheese", "Dates", "Eggs"].map((t) => `text="${t}"`)]);
+    expect(xml.match(/text="[^"]+"/g)).toEqual([
+      'text="Welcome, alice!"',
+      'text="Taps: 0"',
+      ...["Apples", "Bread", "Cheese", "Dates", "Eggs"].map((t) => `text="${t}"`),
+    ]);
     expect(dev.phone.appLog).toEqual([{ tag: "LoginActivity", message: "signed in as alice" }]);
   });
 
@@ -116,7 +146,11 @@ describeWithAdb("adb CLI against the simulated device", () => {
     await shell(`input text " it's"`);
     await shell("input text '&c\\d'");
     const split = await shell("input", "text", "two words");
-    expect([dev.phone.runtime().state.username, split.exitCode, split.stderr.split("\n")[0]]).toEqual(["a b it's&c\\d", 0, "Error: Invalid arguments for command: text"]);
+    expect([dev.phone.runtime().state.username, split.exitCode, split.stderr.split("\n")[0]]).toEqual([
+      "a b it's&c\\d",
+      0,
+      "Error: Invalid arguments for command: text",
+    ]);
   });
 
   test("a script on stdin runs and its secret is in stdin, never in a command line", async () => {
@@ -125,7 +159,12 @@ describeWithAdb("adb CLI against the simulated device", () => {
     const secret = "hunter2-s3cr3t";
     const r = await server.adb(["-s", dev.serial, "shell", "sh"], { stdin: `input text ${secret}\necho done\n` });
     expect([r.exitCode, r.stdout, dev.phone.runtime().state.password]).toEqual([0, "done\n", secret]);
-    expect(dev.phone.serviceLog.at(-1)).toEqual({ kind: "shell,v2", command: "sh", stdin: `input text ${secret}\necho done\n`, exitCode: 0 });
+    expect(dev.phone.serviceLog.at(-1)).toEqual({
+      kind: "shell,v2",
+      command: "sh",
+      stdin: `input text ${secret}\necho done\n`,
+      exitCode: 0,
+    });
     expect(dev.phone.serviceLog.filter((s) => s.command.includes(secret))).toEqual([]);
     expect(dev.phone.commandLog.filter((c) => c.origin !== "stdin" && c.argv.join(" ").includes(secret))).toEqual([]);
   });
@@ -134,7 +173,11 @@ describeWithAdb("adb CLI against the simulated device", () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario });
     await server.adb(["-s", dev.serial, "shell", "input", "tap", "540", "600"]);
     const r = await server.adb(["-s", dev.serial, "shell", `IFS= read -r s && input text "$s"`], { stdin: "p w%sd\n" });
-    expect([r.exitCode, dev.phone.runtime().state.password, dev.phone.serviceLog.at(-1)?.stdin]).toEqual([0, "p w d", "p w%sd\n"]);
+    expect([r.exitCode, dev.phone.runtime().state.password, dev.phone.serviceLog.at(-1)?.stdin]).toEqual([
+      0,
+      "p w d",
+      "p w%sd\n",
+    ]);
   });
 
   test("the trace shows the service strings clients open, quoting and all", async () => {
@@ -144,7 +187,9 @@ describeWithAdb("adb CLI against the simulated device", () => {
     await server.adb(["-s", dev.serial, "exec-out", "echo", "a b"]);
     await server.adb(["-s", dev.serial, "shell", "-x", "echo", "hi"]);
     await server.adb(["-s", dev.serial, "reboot"]).then((r) => expect(r.stderr).toBe("error: closed\n"));
-    const opens = trace.filter((e) => e.direction === "in" && e.command === "OPEN").map((e) => new TextDecoder().decode(e.data));
+    const opens = trace
+      .filter((e) => e.direction === "in" && e.command === "OPEN")
+      .map((e) => new TextDecoder().decode(e.data));
     // TERM=… appears only when the CLI's own environment has TERM; the server env has none.
     expect(opens).toEqual(["shell,v2,raw:echo a b\0", "exec:echo 'a b'\0", "shell:echo hi\0", "reboot:\0"]);
   });
@@ -164,24 +209,44 @@ describeWithAdb("adb CLI against the simulated device", () => {
     await using dev = await startFakeDevice(server, { maxData: 4096, files: { "/sdcard/big.bin": big }, trace });
     const out = await server.adb(["-s", dev.serial, "exec-out", "cat", "/sdcard/big.bin"]);
     const echoed = await server.adb(["-s", dev.serial, "shell", "cat"], { stdin: big.subarray(0, 100_000) });
-    expect([out.bytes.length, Buffer.from(out.bytes).equals(Buffer.from(big)), Buffer.from(echoed.bytes).equals(Buffer.from(big.subarray(0, 100_000)))]).toEqual([300_000, true, true]);
+    expect([
+      out.bytes.length,
+      Buffer.from(out.bytes).equals(Buffer.from(big)),
+      Buffer.from(echoed.bytes).equals(Buffer.from(big.subarray(0, 100_000))),
+    ]).toEqual([300_000, true, true]);
     expect({ most, largest }).toEqual({ most: 1, largest: 4096 });
   });
 
   test("announce with another system type changes the state adb reports", async () => {
     await using dev = await startFakeDevice(server);
     dev.adbd.announce("recovery");
-    expect((await server.waitForState(dev.serial, "recovery")).find((d) => d.serial === dev.serial)).toEqual({ serial: dev.serial, state: "recovery" });
+    expect((await server.waitForState(dev.serial, "recovery")).find((d) => d.serial === dev.serial)).toEqual({
+      serial: dev.serial,
+      state: "recovery",
+    });
   });
 
   test("am start and dumpsys window report the launched activity", async () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario, foreground: "com.android.launcher3" });
-    const start = await server.adb(["-s", dev.serial, "shell", "am", "start", "-W", "-n", `${DEMO_PACKAGE}/.LoginActivity`]);
-    expect(start.stdout).toBe("Starting: Intent { cmp=com.example.app/.LoginActivity }\nStatus: ok\nLaunchState: COLD\nActivity: com.example.app/.LoginActivity\nTotalTime: 0\nWaitTime: 0\nComplete\n");
+    const start = await server.adb([
+      "-s",
+      dev.serial,
+      "shell",
+      "am",
+      "start",
+      "-W",
+      "-n",
+      `${DEMO_PACKAGE}/.LoginActivity`,
+    ]);
+    expect(start.stdout).toBe(
+      "Starting: Intent { cmp=com.example.app/.LoginActivity }\nStatus: ok\nLaunchState: COLD\nActivity: com.example.app/.LoginActivity\nTotalTime: 0\nWaitTime: 0\nComplete\n",
+    );
     const focus = (await server.adb(["-s", dev.serial, "shell", "dumpsys window windows | grep mCurrentFocus"])).stderr;
     expect(focus).toBe("/system/bin/sh: unsupported pipe |\n");
     const lines = (await server.adb(["-s", dev.serial, "shell", "dumpsys", "window"])).stdout.split("\n");
-    expect(lines[1]?.replace(/\{\w{7} /, "{H ")).toBe("  mCurrentFocus=Window{H u0 com.example.app/com.example.app.LoginActivity}");
+    expect(lines[1]?.replace(/\{\w{7} /, "{H ")).toBe(
+      "  mCurrentFocus=Window{H u0 com.example.app/com.example.app.LoginActivity}",
+    );
     expect(dev.phone.problems).toEqual(["unsupported pipe | in: dumpsys window windows | grep mCurrentFocus"]);
   });
 });

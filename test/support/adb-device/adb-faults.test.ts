@@ -13,12 +13,19 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const pick = ({ exitCode, stdout, stderr }: { exitCode: number | null; stdout: string; stderr: string }) => ({ exitCode, stdout, stderr });
+const pick = ({ exitCode, stdout, stderr }: { exitCode: number | null; stdout: string; stderr: string }) => ({
+  exitCode,
+  stdout,
+  stderr,
+});
 
 describeWithAdb("simulated device faults over adb", () => {
   test("auth never leaves the device unauthorized and adb shell refuses it", async () => {
     await using dev = await startFakeDevice(server, { auth: "never" });
-    expect((await server.devices()).find((d) => d.serial === dev.serial)).toEqual({ serial: dev.serial, state: "unauthorized" });
+    expect((await server.devices()).find((d) => d.serial === dev.serial)).toEqual({
+      serial: dev.serial,
+      state: "unauthorized",
+    });
     expect(pick(await server.adb(["-s", dev.serial, "shell", "echo", "hi"]))).toEqual({
       exitCode: 1,
       stdout: "",
@@ -31,7 +38,9 @@ describeWithAdb("simulated device faults over adb", () => {
   test("the AUTH exchange ends online when the device accepts a signature or the public key", async () => {
     await using signed = await startFakeDevice(server, { auth: "accept-any-signature" });
     await using allowed = await startFakeDevice(server, { auth: "accept-pubkey" });
-    const results = await Promise.all([signed, allowed].map((d) => server.adb(["-s", d.serial, "shell", "echo", "ok"])));
+    const results = await Promise.all(
+      [signed, allowed].map((d) => server.adb(["-s", d.serial, "shell", "echo", "ok"])),
+    );
     expect(results.map(pick)).toEqual([
       { exitCode: 0, stdout: "ok\n", stderr: "" },
       { exitCode: 0, stdout: "ok\n", stderr: "" },
@@ -42,7 +51,11 @@ describeWithAdb("simulated device faults over adb", () => {
     await using dev = await startFakeDevice(server);
     await dev.unplug();
     expect((await server.devices()).filter((d) => d.serial === dev.serial)).toEqual([]);
-    expect(pick(await server.adb(["-s", dev.serial, "shell", "echo"]))).toEqual({ exitCode: 1, stdout: "", stderr: `error: device '${dev.serial}' not found\n` });
+    expect(pick(await server.adb(["-s", dev.serial, "shell", "echo"]))).toEqual({
+      exitCode: 1,
+      stdout: "",
+      stderr: `error: device '${dev.serial}' not found\n`,
+    });
   });
 
   test("vanish leaves the device listed as offline", async () => {
@@ -69,7 +82,11 @@ describeWithAdb("simulated device faults over adb", () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario });
     dev.phone.faults.uiautomatorNullRoot = 1;
     const r = await server.adb(["-s", dev.serial, "shell", "uiautomator dump && cat /sdcard/window_dump.xml"]);
-    expect(pick(r)).toEqual({ exitCode: 1, stdout: "", stderr: `${NULL_ROOT_ERROR}\ncat: /sdcard/window_dump.xml: No such file or directory\n` });
+    expect(pick(r)).toEqual({
+      exitCode: 1,
+      stdout: "",
+      stderr: `${NULL_ROOT_ERROR}\ncat: /sdcard/window_dump.xml: No such file or directory\n`,
+    });
     expect(NULL_ROOT_ERROR).toBe("ERROR: null root node returned by UiTestAutomationBridge.");
   });
 
@@ -81,7 +98,14 @@ describeWithAdb("simulated device faults over adb", () => {
       await using dev = await startFakeDevice(server, { scenario: demoScenario });
       dev.phone.faults[fault] = true;
       const started = dev.phone.waitForCommand(command);
-      const proc = server.spawnAdb(["-s", dev.serial, "exec-out", command, command === "uiautomator" ? "dump" : "-p", ...(command === "uiautomator" ? ["/dev/tty"] : [])]);
+      const proc = server.spawnAdb([
+        "-s",
+        dev.serial,
+        "exec-out",
+        command,
+        command === "uiautomator" ? "dump" : "-p",
+        ...(command === "uiautomator" ? ["/dev/tty"] : []),
+      ]);
       await started;
       const ended = dev.phone.waitForCommand(command, "end");
       proc.kill();
@@ -102,8 +126,14 @@ describeWithAdb("simulated device faults over adb", () => {
     await using dev = await startFakeDevice(server, { scenario: demoScenario });
     dev.phone.faults.unplugOn = "screencap";
     // adb 29.0.6 reports success when the transport drops before the shell_v2 exit packet.
-    expect(pick(await server.adb(["-s", dev.serial, "shell", "screencap", "-p"]))).toEqual({ exitCode: 0, stdout: "", stderr: "" });
-    expect((await server.waitForState(dev.serial, "offline", { poll: true })).filter((d) => d.serial === dev.serial)).toEqual([{ serial: dev.serial, state: "offline" }]);
+    expect(pick(await server.adb(["-s", dev.serial, "shell", "screencap", "-p"]))).toEqual({
+      exitCode: 0,
+      stdout: "",
+      stderr: "",
+    });
+    expect(
+      (await server.waitForState(dev.serial, "offline", { poll: true })).filter((d) => d.serial === dev.serial),
+    ).toEqual([{ serial: dev.serial, state: "offline" }]);
     expect(dev.phone.commandLog).toEqual([{ argv: ["screencap", "-p"], origin: "command-line", exitCode: null }]);
   });
 
@@ -114,6 +144,10 @@ describeWithAdb("simulated device faults over adb", () => {
     await own.restart();
     expect((await own.devices()).filter((d) => d.serial === dev.serial)).toEqual([]);
     await dev.connect();
-    expect(pick(await own.adb(["-s", dev.serial, "shell", "echo", "back"]))).toEqual({ exitCode: 0, stdout: "back\n", stderr: "" });
+    expect(pick(await own.adb(["-s", dev.serial, "shell", "echo", "back"]))).toEqual({
+      exitCode: 0,
+      stdout: "back\n",
+      stderr: "",
+    });
   });
 });

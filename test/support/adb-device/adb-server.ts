@@ -35,7 +35,9 @@ export function freePort(): Promise<number> {
     s.listen(0, "127.0.0.1", () => {
       const a = s.address();
       const port = a && typeof a === "object" ? a.port : 0;
-      s.close(() => (port === 5037 || (port >= 5554 && port <= 5585) ? freePort().then(resolve, reject) : resolve(port)));
+      s.close(() =>
+        port === 5037 || (port >= 5554 && port <= 5585) ? freePort().then(resolve, reject) : resolve(port),
+      );
     });
   });
 }
@@ -83,7 +85,12 @@ export class AdbServer implements AsyncDisposable {
 
   /** The environment for anything that must use this server: the adb CLI, product code under test. */
   get env(): Record<string, string> {
-    return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: this.home, TMPDIR: this.home, ANDROID_ADB_SERVER_PORT: String(this.port) };
+    return {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: this.home,
+      TMPDIR: this.home,
+      ANDROID_ADB_SERVER_PORT: String(this.port),
+    };
   }
 
   get running(): boolean {
@@ -117,7 +124,12 @@ export class AdbServer implements AsyncDisposable {
     const replyFd = proc.stdio[3] as unknown as number;
     let reply: string;
     try {
-      reply = await withTimeout(new Response(Bun.file(replyFd).stream()).text(), START_TIMEOUT_MS, `adb server on port ${this.port}`, () => proc.kill("SIGKILL"));
+      reply = await withTimeout(
+        new Response(Bun.file(replyFd).stream()).text(),
+        START_TIMEOUT_MS,
+        `adb server on port ${this.port}`,
+        () => proc.kill("SIGKILL"),
+      );
     } finally {
       closeSync(replyFd);
     }
@@ -126,7 +138,10 @@ export class AdbServer implements AsyncDisposable {
   }
 
   /** Starts the adb CLI against this server and returns the process (for tests that kill it mid-command). */
-  spawnAdb(args: readonly string[], options: { stdin?: string | Uint8Array; timeoutMs?: number } = {}): Subprocess<"pipe" | "ignore", "pipe", "pipe"> {
+  spawnAdb(
+    args: readonly string[],
+    options: { stdin?: string | Uint8Array; timeoutMs?: number } = {},
+  ): Subprocess<"pipe" | "ignore", "pipe", "pipe"> {
     return Bun.spawn([this.bin, "-P", String(this.port), ...args], {
       env: this.env,
       stdin: options.stdin === undefined ? "ignore" : "pipe",
@@ -138,13 +153,20 @@ export class AdbServer implements AsyncDisposable {
   }
 
   /** Runs the adb CLI against this server. Never blocks the event loop (an in-process fake must keep serving). */
-  async adb(args: readonly string[], options: { stdin?: string | Uint8Array; timeoutMs?: number } = {}): Promise<AdbResult> {
+  async adb(
+    args: readonly string[],
+    options: { stdin?: string | Uint8Array; timeoutMs?: number } = {},
+  ): Promise<AdbResult> {
     const proc = this.spawnAdb(args, options);
     if (options.stdin !== undefined && proc.stdin) {
       proc.stdin.write(options.stdin);
       await proc.stdin.end();
     }
-    const [out, err, exitCode] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, exitCode] = await Promise.all([
+      new Response(proc.stdout).arrayBuffer(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     const bytes = new Uint8Array(out);
     if (proc.signalCode) throw new Error(`adb ${args.join(" ")} was killed (${proc.signalCode}); stderr: ${err}`);
     return { exitCode, stdout: new TextDecoder().decode(bytes), stderr: err, bytes };
@@ -221,7 +243,10 @@ export class AdbServer implements AsyncDisposable {
    * about 60 s), so `poll: true` asks host:devices instead for that case, again as soon as each
    * answer arrives.
    */
-  async waitForDevices(until: (list: DeviceEntry[]) => boolean, options: { timeoutMs?: number; poll?: boolean } = {}): Promise<DeviceEntry[]> {
+  async waitForDevices(
+    until: (list: DeviceEntry[]) => boolean,
+    options: { timeoutMs?: number; poll?: boolean } = {},
+  ): Promise<DeviceEntry[]> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let last: DeviceEntry[] = [];
     if (options.poll) {
@@ -241,7 +266,11 @@ export class AdbServer implements AsyncDisposable {
   }
 
   /** Waits until `serial` is listed in `state`, or (state null) is not listed at all. */
-  waitForState(serial: string, state: string | null, options: { timeoutMs?: number; poll?: boolean } = {}): Promise<DeviceEntry[]> {
+  waitForState(
+    serial: string,
+    state: string | null,
+    options: { timeoutMs?: number; poll?: boolean } = {},
+  ): Promise<DeviceEntry[]> {
     return this.waitForDevices((list) => {
       const e = list.find((d) => d.serial === serial);
       return state === null ? !e : e?.state === state;
@@ -280,4 +309,5 @@ export class AdbServer implements AsyncDisposable {
   }
 }
 
-export const startAdbServer = (options?: { bin?: string; port?: number }): Promise<AdbServer> => AdbServer.start(options);
+export const startAdbServer = (options?: { bin?: string; port?: number }): Promise<AdbServer> =>
+  AdbServer.start(options);

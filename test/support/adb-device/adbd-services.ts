@@ -32,16 +32,23 @@ export interface AdbdDevice {
  * The starter for `service`, or null when the device does not offer it. The caller sends OKAY
  * before starting, since the host must see OKAY before the service's first WRTE.
  */
-export function routeService(service: string, stream: AdbdStream, device: AdbdDevice, unplug: () => void): (() => void) | null {
+export function routeService(
+  service: string,
+  stream: AdbdStream,
+  device: AdbdDevice,
+  unplug: () => void,
+): (() => void) | null {
   if (service.startsWith("shell,") || service.startsWith("shell:")) {
     const colon = service.indexOf(":");
     const options = service.slice(0, colon).split(",").slice(1);
     const command = service.slice(colon + 1);
-    if (options.includes("v2")) return () => void shellV2(stream, device, { kind: "shell,v2", command, pty: options.includes("pty") }, unplug);
+    if (options.includes("v2"))
+      return () => void shellV2(stream, device, { kind: "shell,v2", command, pty: options.includes("pty") }, unplug);
     // Modern adbd uses a pty for legacy `shell:` only when the command is empty (interactive).
     return () => void rawShell(stream, device, { kind: "shell", command, pty: command === "" }, unplug);
   }
-  if (service.startsWith("exec:")) return () => void rawShell(stream, device, { kind: "exec", command: service.slice(5), pty: false }, unplug);
+  if (service.startsWith("exec:"))
+    return () => void rawShell(stream, device, { kind: "exec", command: service.slice(5), pty: false }, unplug);
   if (service === "sync:") return () => syncService(stream, device.fs);
   return null;
 }
@@ -75,7 +82,13 @@ async function shellV2(stream: AdbdStream, device: AdbdDevice, req: ServiceReque
     if (b.length) void stream.write(encodeShellPacket(id, req.pty ? onlcr(b) : b));
   };
   // A pty has one output channel, so stderr joins stdout there.
-  const io: CommandIo = { stdin, out: packet(ShellId.stdout), err: packet(req.pty ? ShellId.stdout : ShellId.stderr), signal: stream.signal, unplug };
+  const io: CommandIo = {
+    stdin,
+    out: packet(ShellId.stdout),
+    err: packet(req.pty ? ShellId.stdout : ShellId.stderr),
+    signal: stream.signal,
+    unplug,
+  };
   const status = await device.runCommand(req, io, stdin);
   if (stream.closed) return;
   await stream.write(encodeShellExit(status));
@@ -88,7 +101,12 @@ async function shellV2(stream: AdbdStream, device: AdbdDevice, req: ServiceReque
  * adb/daemon/shell_service.cpp: without the shell protocol there is no SIGHUP); only writing to
  * the closed stream kills it (SIGPIPE). `exec:` keeps ending its command on close here.
  */
-async function rawShell(stream: AdbdStream, device: AdbdDevice, req: ServiceRequest, unplug: () => void): Promise<void> {
+async function rawShell(
+  stream: AdbdStream,
+  device: AdbdDevice,
+  req: ServiceRequest,
+  unplug: () => void,
+): Promise<void> {
   const stdin = new StdinBuffer();
   stream.onData = (data) => stdin.push(data);
   stream.onClose = () => stdin.end();

@@ -77,7 +77,10 @@ export function syncService(stream: AdbdStream, fs: SyncFs): void {
       case "SEND": {
         // "path,<decimal mode>"; the mode is optional in old clients.
         const comma = path.lastIndexOf(",");
-        sending = comma < 0 ? { path, mode: 0o644, parts: [] } : { path: path.slice(0, comma), mode: Number(path.slice(comma + 1)) & 0o7777, parts: [] };
+        sending =
+          comma < 0
+            ? { path, mode: 0o644, parts: [] }
+            : { path: path.slice(0, comma), mode: Number(path.slice(comma + 1)) & 0o7777, parts: [] };
         return;
       }
       default:

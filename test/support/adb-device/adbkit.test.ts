@@ -33,10 +33,15 @@ function recordEvents(tracker: NodeJS.EventEmitter) {
 
 describeWithAdb("adbkit against the simulated device", () => {
   test("shell with readAll, getProperties and screencap return the phone's output", async () => {
-    await using dev = await startFakeDevice(server, { scenario: demoScenario, props: { "ro.product.model": "Pixel_Kit" } });
+    await using dev = await startFakeDevice(server, {
+      scenario: demoScenario,
+      props: { "ro.product.model": "Pixel_Kit" },
+    });
     const client = Adb.createClient({ port: server.port });
     const device = client.getDevice(dev.serial);
-    expect((await client.listDevices()).filter((d: { id: string }) => d.id === dev.serial)).toEqual([{ id: dev.serial, type: "device" }]);
+    expect((await client.listDevices()).filter((d: { id: string }) => d.id === dev.serial)).toEqual([
+      { id: dev.serial, type: "device" },
+    ]);
     expect((await Adb.util.readAll(await device.shell("echo hi"))).toString()).toBe("hi\n");
     const props = await device.getProperties();
     expect([props["ro.product.model"], props["ro.build.version.sdk"]]).toEqual(["Pixel_Kit", "29"]);
@@ -54,7 +59,10 @@ describeWithAdb("adbkit against the simulated device", () => {
     const device = Adb.createClient({ port: server.port }).getDevice(dev.serial);
     await Adb.util.readAll(await device.shell(["input", "tap", "540", "440"]));
     await Adb.util.readAll(await device.shell(["input", "text", "it's me"]));
-    expect([dev.phone.runtime().state.username, dev.phone.serviceLog.at(-1)?.command]).toEqual(["it's me", "'input' 'text' 'it'\"'\"'s me'"]);
+    expect([dev.phone.runtime().state.username, dev.phone.serviceLog.at(-1)?.command]).toEqual([
+      "it's me",
+      "'input' 'text' 'it'\"'\"'s me'",
+    ]);
   });
 
   test("push and pull move files through the sync service", async () => {
@@ -65,7 +73,10 @@ describeWithAdb("adbkit against the simulated device", () => {
     expect(dev.phone.files.text("/sdcard/in.txt")).toBe("pushed bytes");
     dev.phone.files.put("/sdcard/out.txt", "from phone");
     expect((await Adb.util.readAll(await device.pull("/sdcard/out.txt"))).toString()).toBe("from phone");
-    expect((await device.readdir("/sdcard")).map((e: { name: string }) => e.name).sort()).toEqual(["in.txt", "out.txt"]);
+    expect((await device.readdir("/sdcard")).map((e: { name: string }) => e.name).sort()).toEqual([
+      "in.txt",
+      "out.txt",
+    ]);
   });
 
   test("trackDevices sees the device added on connect and removed on unplug", async () => {

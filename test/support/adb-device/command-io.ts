@@ -27,7 +27,8 @@ export type CommandFn = (argv: readonly string[], io: CommandIo) => number | Pro
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export const bytes = (data: string | Uint8Array): Uint8Array => (typeof data === "string" ? encoder.encode(data) : data);
+export const bytes = (data: string | Uint8Array): Uint8Array =>
+  typeof data === "string" ? encoder.encode(data) : data;
 export const text = (data: Uint8Array): string => decoder.decode(data);
 
 export const concat = (parts: readonly Uint8Array[]): Uint8Array => Bun.concatArrayBuffers([...parts], Infinity, true);

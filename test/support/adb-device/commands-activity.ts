@@ -45,7 +45,12 @@ export function shortComponent(pkg: string, activity: string): string {
 }
 
 /** Parses am's intent arguments; returns null (after reporting) for options the fake does not know. */
-function parseIntent(phone: FakePhone, argv: readonly string[], args: string[], io: CommandIo): (Intent & { wait: boolean; stop: boolean }) | null {
+function parseIntent(
+  phone: FakePhone,
+  argv: readonly string[],
+  args: string[],
+  io: CommandIo,
+): (Intent & { wait: boolean; stop: boolean }) | null {
   const intent: Intent & { wait: boolean; stop: boolean } = { categories: [], wait: false, stop: false };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
@@ -58,7 +63,7 @@ function parseIntent(phone: FakePhone, argv: readonly string[], args: string[], 
     else if (a === "-W") intent.wait = true;
     else if (a === "-S") intent.stop = true;
     else if (a === "-f" || a === "--user") next();
-    else if (/^--(es|ei|ez|el|ef|eu)$/.test(a) || a === "-e") (next(), next());
+    else if (/^--(es|ei|ez|el|ef|eu)$/.test(a) || a === "-e") next(), next();
     else if (a.startsWith("--activity-") || a === "-D" || a === "-N") continue;
     else if (!a.startsWith("-") && a.includes("/")) intent.component = a;
     else if (!a.startsWith("-") && a.includes(":")) intent.data = a;
@@ -74,13 +79,18 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (i.component) {
       const [pkg, activity] = splitComponent(i.component);
       const app = phone.apps.get(pkg);
-      const known = app && (app.activity === activity || Object.values(app.scenario.activities ?? {}).includes(activity) || (app.scenario.extraLaunchers ?? []).includes(activity));
+      const known =
+        app &&
+        (app.activity === activity ||
+          Object.values(app.scenario.activities ?? {}).includes(activity) ||
+          (app.scenario.extraLaunchers ?? []).includes(activity));
       return known ? { pkg, activity } : null;
     }
     if (i.action === "android.intent.action.VIEW" && i.data) {
       for (const app of phone.apps.values()) {
         if (i.package && app.package !== i.package) continue;
-        if (app.scenario.onUrl?.(i.data, phone.runtime(app.package).context())) return { pkg: app.package, activity: phone.runtime(app.package).activity };
+        if (app.scenario.onUrl?.(i.data, phone.runtime(app.package).context()))
+          return { pkg: app.package, activity: phone.runtime(app.package).activity };
       }
       const browser = phone.apps.get(BROWSER.package);
       if (/^https?:/i.test(i.data) && browser && (!i.package || i.package === browser.package)) {
@@ -113,9 +123,11 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     const running = phone.apps.get(target.pkg)?.runtime !== null;
     const inFront = running && phone.foreground === target.pkg;
     // A running app's task is reused (intent data aside, which the app handles itself).
-    if (running && !intent.data) report("Warning: Activity not started, its current task has been brought to the front\n");
+    if (running && !intent.data)
+      report("Warning: Activity not started, its current task has been brought to the front\n");
     phone.launch(target.pkg);
-    if (intent.wait) io.out(waitReport(shortComponent(target.pkg, target.activity), running ? (inFront ? null : "HOT") : "COLD"));
+    if (intent.wait)
+      io.out(waitReport(shortComponent(target.pkg, target.activity), running ? (inFront ? null : "HOT") : "COLD"));
     return 0;
   };
 
@@ -140,7 +152,13 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     const [, verb, what, ...rest] = argv;
     if (verb === "list" && what === "packages") {
       const filter = rest.find((a) => !a.startsWith("-")) ?? "";
-      io.out([...phone.apps.keys()].filter((p) => p.includes(filter)).sort().map((p) => `package:${p}\n`).join(""));
+      io.out(
+        [...phone.apps.keys()]
+          .filter((p) => p.includes(filter))
+          .sort()
+          .map((p) => `package:${p}\n`)
+          .join(""),
+      );
       return 0;
     }
     if (verb === "list" && what === "features") return 0;
@@ -155,9 +173,20 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
    * summary line and the short component, or "No activity found"; exit 0 either way.
    */
   const resolveActivity = (argv: readonly string[], args: string[], io: CommandIo): number => {
-    const intent = parseIntent(phone, argv, args.filter((a) => a !== "--brief"), io);
+    const intent = parseIntent(
+      phone,
+      argv,
+      args.filter((a) => a !== "--brief"),
+      io,
+    );
     if (!intent) return 1;
-    if (!args.includes("--brief") || intent.data || intent.wait || intent.stop || !(intent.component || intent.categories.includes(LAUNCHER_CATEGORY)))
+    if (
+      !args.includes("--brief") ||
+      intent.data ||
+      intent.wait ||
+      intent.stop ||
+      !(intent.component || intent.categories.includes(LAUNCHER_CATEGORY))
+    )
       return unsupported(phone, argv, io);
     const target = resolve(intent);
     if (target && !intent.component && (phone.apps.get(target.pkg)?.scenario.extraLaunchers?.length ?? 0) > 0) {
@@ -165,10 +194,16 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       // whose ResolveInfo has priority, preferredOrder and match 0 (AOSP PackageManagerService
       // mResolveInfo) and the defaults specificIndex -1, isDefault false (ResolveInfo), printed by
       // PackageManagerShellCommand.printResolveInfo.
-      io.out("priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n");
+      io.out(
+        "priority=0 preferredOrder=0 match=0x0 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n",
+      );
       return 0;
     }
-    io.out(target ? `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${shortComponent(target.pkg, target.activity)}\n` : "No activity found\n");
+    io.out(
+      target
+        ? `priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n${shortComponent(target.pkg, target.activity)}\n`
+        : "No activity found\n",
+    );
     return 0;
   };
 
@@ -179,13 +214,30 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
    * --components real phones print a ResolveInfo dump the fake does not simulate.
    */
   const queryActivities = (argv: readonly string[], args: string[], io: CommandIo): number => {
-    const intent = parseIntent(phone, argv, args.filter((a) => a !== "--brief" && a !== "--components"), io);
+    const intent = parseIntent(
+      phone,
+      argv,
+      args.filter((a) => a !== "--brief" && a !== "--components"),
+      io,
+    );
     if (!intent) return 1;
-    if (!args.includes("--components") || !intent.package || intent.component || intent.data || intent.wait || intent.stop || !intent.categories.includes(LAUNCHER_CATEGORY))
+    if (
+      !args.includes("--components") ||
+      !intent.package ||
+      intent.component ||
+      intent.data ||
+      intent.wait ||
+      intent.stop ||
+      !intent.categories.includes(LAUNCHER_CATEGORY)
+    )
       return unsupported(phone, argv, io);
     const app = phone.apps.get(intent.package);
     const activities = app && app.launcher !== false ? [app.activity, ...(app.scenario.extraLaunchers ?? [])] : [];
-    io.out(activities.length ? activities.map((a) => `${shortComponent(intent.package as string, a)}\n`).join("") : "No activities found\n");
+    io.out(
+      activities.length
+        ? activities.map((a) => `${shortComponent(intent.package as string, a)}\n`).join("")
+        : "No activities found\n",
+    );
     return 0;
   };
 
@@ -211,7 +263,9 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     const count = args.at(-1);
     if (!args.includes("-p") || !pkg || count !== "1") return unsupported(phone, argv, io);
     const data = args.flatMap((a, i) => (args[i - 1] === "-p" || args[i - 1] === "-c" ? [`data="${a}"\n`] : []));
-    io.out(`${args.map((a) => `  bash arg: ${a}\n`).join("")}args: [${args.join(", ")}]\n${args.map((a) => ` arg: "${a}"\n`).join("")}${data.join("")}`);
+    io.out(
+      `${args.map((a) => `  bash arg: ${a}\n`).join("")}args: [${args.join(", ")}]\n${args.map((a) => ` arg: "${a}"\n`).join("")}${data.join("")}`,
+    );
     const app = phone.apps.get(pkg);
     if (!app || app.launcher === false) {
       io.err("** No activities found to run, monkey aborted.\n");
@@ -235,7 +289,8 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
   const focusLines = (pkg: string, activity: string, record: string) => {
     const sdk = Number(phone.props.get("ro.build.version.sdk") ?? 29);
     // Android 11 dropped the AppWindowToken wrapper around the focused app's record.
-    const focusedApp = sdk >= 30 ? record : `AppWindowToken{${hash(`a${pkg}`)} token=Token{${hash(`t${pkg}`)} ${record}}}`;
+    const focusedApp =
+      sdk >= 30 ? record : `AppWindowToken{${hash(`a${pkg}`)} token=Token{${hash(`t${pkg}`)} ${record}}}`;
     return `  mCurrentFocus=Window{${hash(`w${pkg}`)} u0 ${pkg}/${activity}}\n  mFocusedApp=${focusedApp}\n`;
   };
 
@@ -275,18 +330,29 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       const pkg = phone.foreground;
       // Only the full dump starts with the last ANR; a section argument prints that section alone.
       if (section === undefined && phone.lastAnr) io.out(`${lastAnrSection(phone.lastAnr)}\n`);
-      io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focusLines(pkg, phone.focusedActivity, activityRecord())}`);
+      io.out(
+        `WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focusLines(pkg, phone.focusedActivity, activityRecord())}`,
+      );
       return 0;
     }
     if (service === "window" && (section === "displays" || section === "d")) {
       // Android 10 moved mCurrentFocus / mFocusedApp into the display contents (appium-adb
       // lib/tools/app-commands.ts dumpWindows: "With version 29, Android changed the dumpsys syntax").
-      io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n${sdk >= 29 ? focusLines(phone.foreground, phone.focusedActivity, activityRecord()) : ""}`);
+      io.out(
+        `WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n${sdk >= 29 ? focusLines(phone.foreground, phone.focusedActivity, activityRecord()) : ""}`,
+      );
       return 0;
     }
     if (service === "input" && section === undefined) {
       const panel = phone.displays[0];
-      io.out(dumpsysInput(sdk, phone.rotation, { width: phone.physical.width, height: phone.physical.height, displayId: panel?.physicalId ?? "0", port: panel?.port ?? 0 }));
+      io.out(
+        dumpsysInput(sdk, phone.rotation, {
+          width: phone.physical.width,
+          height: phone.physical.height,
+          displayId: panel?.physicalId ?? "0",
+          port: panel?.port ?? 0,
+        }),
+      );
       return 0;
     }
     if (service === "SurfaceFlinger" && section === "--display-id") {
@@ -295,7 +361,9 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     }
     if (service === "battery" && section === undefined) {
       // The battery service's AOSP lines, as in the real samples of fixtures/platform/android/dumpsys-battery (fewer of them).
-      io.out(`Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  status: 2\n  health: 2\n  present: true\n  level: ${phone.battery}\n  scale: 100\n  technology: Li-ion\n`);
+      io.out(
+        `Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  status: 2\n  health: 2\n  present: true\n  level: ${phone.battery}\n  scale: 100\n  technology: Li-ion\n`,
+      );
       return 0;
     }
     if (service === "activity" && (section === "activities" || section === "a")) {

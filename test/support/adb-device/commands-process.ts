@@ -17,14 +17,24 @@ export function uiAutomationHolder(phone: FakePhone): PhoneProcess | null {
   const found = phone.processes.byName(name).find((p) => p.resident);
   if (found) return found;
   const shellTool = name.startsWith("com.android.commands.");
-  const p = phone.processes.spawn(name, shellTool ? 3187 : ZYGOTE_PID, { user: shellTool ? "shell" : "u0_a190", resident: true });
+  const p = phone.processes.spawn(name, shellTool ? 3187 : ZYGOTE_PID, {
+    user: shellTool ? "shell" : "u0_a190",
+    resident: true,
+  });
   p.controller.signal.addEventListener("abort", () => {
     if (phone.faults.uiautomationHolder === name) phone.faults.uiautomationHolder = null;
   });
   return p;
 }
 
-const SIGNALS: Readonly<Record<string, Signal>> = { "-9": "SIGKILL", "-KILL": "SIGKILL", "-15": "SIGTERM", "-TERM": "SIGTERM", "-1": "SIGHUP", "-HUP": "SIGHUP" };
+const SIGNALS: Readonly<Record<string, Signal>> = {
+  "-9": "SIGKILL",
+  "-KILL": "SIGKILL",
+  "-15": "SIGTERM",
+  "-TERM": "SIGTERM",
+  "-1": "SIGHUP",
+  "-HUP": "SIGHUP",
+};
 
 export function processCommands(phone: FakePhone): [string, CommandFn][] {
   const ps: CommandFn = (argv, io) => {

@@ -100,11 +100,18 @@ export function screenCommands(phone: FakePhone): [string, CommandFn][] {
     if (file?.endsWith(".png")) png = true;
     if (!png) return unsupported(phone, argv, io); // the raw RGBA format is not simulated
     // screencap.cpp parses -d with strtoull and refuses anything that is not all digits.
-    if (displayId !== undefined && (!/^\d{1,20}$/.test(displayId) || BigInt(displayId) >= 2n ** 64n)) return (io.err(INVALID_DISPLAY_ID), 1);
-    const display = displayId === undefined ? phone.displays[0] : phone.displays.find((d) => d.physicalId === displayId);
+    if (displayId !== undefined && (!/^\d{1,20}$/.test(displayId) || BigInt(displayId) >= 2n ** 64n))
+      return (io.err(INVALID_DISPLAY_ID), 1);
+    const display =
+      displayId === undefined ? phone.displays[0] : phone.displays.find((d) => d.physicalId === displayId);
     if (!display) return unsupported(phone, argv, io); // a well-formed id of no display: its failure text is not simulated
     // Android 14's screencap captures the first physical display (physicalDisplays.front()) when none is named, and says so on stderr.
-    if (displayId === undefined && phone.displays.length > 1 && Number(phone.props.get("ro.build.version.sdk") ?? 29) >= 34) io.err(MULTI_DISPLAY_WARNING);
+    if (
+      displayId === undefined &&
+      phone.displays.length > 1 &&
+      Number(phone.props.get("ro.build.version.sdk") ?? 29) >= 34
+    )
+      io.err(MULTI_DISPLAY_WARNING);
     if (phone.faults.screencapHang) {
       await hang(io.signal);
       return 130;
@@ -126,7 +133,7 @@ export function screenCommands(phone: FakePhone): [string, CommandFn][] {
     const holder = uiAutomationHolder(phone);
     const registered = phone.uiAutomationPid !== null && phone.processes.running.has(phone.uiAutomationPid);
     if (holder || registered) {
-      io.err(alreadyRegistered(((io.pid ?? 0) * 2654435761 >>> 0).toString(16).slice(0, 7)));
+      io.err(alreadyRegistered((((io.pid ?? 0) * 2654435761) >>> 0).toString(16).slice(0, 7)));
       return 1;
     }
     const me = io.pid ?? -1;
@@ -163,7 +170,8 @@ export function screenCommands(phone: FakePhone): [string, CommandFn][] {
       let xml = toUiautomatorXml(tree);
       if (phone.faults.uiautomatorOddNodes) xml = withOddNodes(xml, tree);
       // The message prints File.getAbsolutePath(); relative names resolve against adbd's `/`.
-      const target = rest[0] === undefined ? DEFAULT_DUMP_FILE : rest[0] === "/dev/tty" ? "/dev/tty" : normalizePath(rest[0]);
+      const target =
+        rest[0] === undefined ? DEFAULT_DUMP_FILE : rest[0] === "/dev/tty" ? "/dev/tty" : normalizePath(rest[0]);
       // With /dev/tty the XML reaches the terminal with no newline before the message.
       if (target === "/dev/tty") io.out(xml);
       else phone.files.put(target, xml);

@@ -16,7 +16,7 @@ function echo(argv: readonly string[], io: CommandIo): number {
   let newline = true;
   let escapes = false;
   while (args[0] && /^-[neE]+$/.test(args[0])) {
-    for (const f of args[0].slice(1)) (f === "n" ? (newline = false) : (escapes = f === "e"));
+    for (const f of args[0].slice(1)) f === "n" ? (newline = false) : (escapes = f === "e");
     args = args.slice(1);
   }
   let out = args.join(" ");
@@ -26,14 +26,21 @@ function echo(argv: readonly string[], io: CommandIo): number {
 }
 
 export function shellCommands(phone: FakePhone): [string, CommandFn][] {
-  const notFound = (cmd: string, path: string, io: CommandIo) => (io.err(`${cmd}: ${path}: No such file or directory\n`), 1);
+  const notFound = (cmd: string, path: string, io: CommandIo) => (
+    io.err(`${cmd}: ${path}: No such file or directory\n`), 1
+  );
 
   const sh: CommandFn = async (argv, io) => {
     const [, first, second] = argv;
-    if (first === "-c") return second === undefined ? (io.err("sh: -c: option requires an argument\n"), 2) : phone.runScriptText(second, io, "command-line");
+    if (first === "-c")
+      return second === undefined
+        ? (io.err("sh: -c: option requires an argument\n"), 2)
+        : phone.runScriptText(second, io, "command-line");
     if (first !== undefined && first !== "-s") {
       const script = phone.files.text(first);
-      return script === null ? (io.err(`sh: ${first}: No such file or directory\n`), 127) : phone.runScriptText(script, io, "file");
+      return script === null
+        ? (io.err(`sh: ${first}: No such file or directory\n`), 127)
+        : phone.runScriptText(script, io, "file");
     }
     // The script arrives on stdin, so nothing of it appears in any command line.
     return phone.runScriptText(text(await io.stdin.readAll()), io, "stdin");
@@ -49,16 +56,20 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     for (const p of paths) {
       const data = phone.files.get(p);
       if (data) io.out(data);
-      else if (phone.files.isDir(p)) (io.err(`cat: ${p}: Is a directory\n`), (status = 1));
+      else if (phone.files.isDir(p)) io.err(`cat: ${p}: Is a directory\n`), (status = 1);
       else status = notFound("cat", p, io);
     }
     return status;
   };
 
   const rm: CommandFn = (argv, io) => {
-    const flags = argv.slice(1).filter((a) => a.startsWith("-")).join("");
+    const flags = argv
+      .slice(1)
+      .filter((a) => a.startsWith("-"))
+      .join("");
     let status = 0;
-    for (const p of argv.slice(1).filter((a) => !a.startsWith("-"))) if (!phone.files.remove(p) && !flags.includes("f")) status = notFound("rm", p, io);
+    for (const p of argv.slice(1).filter((a) => !a.startsWith("-")))
+      if (!phone.files.remove(p) && !flags.includes("f")) status = notFound("rm", p, io);
     return status;
   };
 
@@ -76,7 +87,12 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
   const getprop: CommandFn = (argv, io) => {
     const [, key, fallback] = argv;
     if (key === undefined) {
-      io.out([...phone.props.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `[${k}]: [${v}]\n`).join(""));
+      io.out(
+        [...phone.props.entries()]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, v]) => `[${k}]: [${v}]\n`)
+          .join(""),
+      );
     } else io.out(`${phone.props.get(key) ?? fallback ?? ""}\n`);
     return 0;
   };
@@ -99,10 +115,13 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     else if (verb === "put" && key && value.length) phone.settings.set(k, value.join(" "));
     else if (verb === "delete" && key) io.out(`Deleted ${phone.settings.delete(k) ? 1 : 0} rows\n`);
     else if (verb === "list") {
-      const rows = [...phone.settings].filter(([name]) => name.startsWith(`${ns}/`)).map(([name, v]) => `${name.slice(ns.length + 1)}=${v}\n`);
+      const rows = [...phone.settings]
+        .filter(([name]) => name.startsWith(`${ns}/`))
+        .map(([name, v]) => `${name.slice(ns.length + 1)}=${v}\n`);
       io.out(rows.sort().join(""));
     } else return unsupported(phone, argv, io);
-    if (verb !== "get" && verb !== "list") phone.rotation = rotationAfter(phone.settings, phone.allowedRotations, phone.rotation);
+    if (verb !== "get" && verb !== "list")
+      phone.rotation = rotationAfter(phone.settings, phone.allowedRotations, phone.rotation);
     return 0;
   };
 

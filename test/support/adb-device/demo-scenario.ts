@@ -28,7 +28,11 @@ export const demoScenario: Scenario<DemoState> = {
   label: "Example",
   initial: "login",
   state: { username: "", password: "", remember: false, error: "", user: "", count: 0, selected: "", scroll: 0 },
-  activities: { login: `${DEMO_PACKAGE}.LoginActivity`, home: `${DEMO_PACKAGE}.HomeActivity`, detail: `${DEMO_PACKAGE}.DetailActivity` },
+  activities: {
+    login: `${DEMO_PACKAGE}.LoginActivity`,
+    home: `${DEMO_PACKAGE}.HomeActivity`,
+    detail: `${DEMO_PACKAGE}.DetailActivity`,
+  },
   screens: {
     login: (s, view) =>
       screenRoot(
@@ -70,7 +74,12 @@ export const demoScenario: Scenario<DemoState> = {
         view,
         [
           { className: "android.widget.TextView", resourceId: id("welcome"), text: `Welcome, ${s.user}!` },
-          { className: "android.widget.Button", resourceId: id("counter"), text: `Taps: ${s.count}`, onTap: (c) => void c.state.count++ },
+          {
+            className: "android.widget.Button",
+            resourceId: id("counter"),
+            text: `Taps: ${s.count}`,
+            onTap: (c) => void c.state.count++,
+          },
           {
             className: "android.widget.ListView",
             resourceId: id("list"),
@@ -96,6 +105,7 @@ export const demoScenario: Scenario<DemoState> = {
         ],
         LAYOUT,
       ),
-    detail: (s, view) => screenRoot(view, [{ className: "android.widget.TextView", resourceId: id("detail"), text: s.selected }], LAYOUT),
+    detail: (s, view) =>
+      screenRoot(view, [{ className: "android.widget.TextView", resourceId: id("detail"), text: s.selected }], LAYOUT),
   },
 };

@@ -36,8 +36,30 @@ export interface FakeDisplay {
  * stored public code (index id 55514159315). As given, unfolded: the inner panel is on.
  */
 export const FOLDABLE_DISPLAYS: readonly FakeDisplay[] = [
-  { physicalId: "4619827259835644672", hwc: 0, port: 0, pnpId: "GGL", displayName: "EMU_display_0", logicalId: 0, label: "Built-in Screen", on: true, width: 2076, height: 2152 },
-  { physicalId: "4619827551948147201", hwc: 1, port: 1, pnpId: "GGL", displayName: "EMU_display_1", logicalId: 3, label: "Second Screen", on: false, width: 1080, height: 2424 },
+  {
+    physicalId: "4619827259835644672",
+    hwc: 0,
+    port: 0,
+    pnpId: "GGL",
+    displayName: "EMU_display_0",
+    logicalId: 0,
+    label: "Built-in Screen",
+    on: true,
+    width: 2076,
+    height: 2152,
+  },
+  {
+    physicalId: "4619827551948147201",
+    hwc: 1,
+    port: 1,
+    pnpId: "GGL",
+    displayName: "EMU_display_1",
+    logicalId: 3,
+    label: "Second Screen",
+    on: false,
+    width: 1080,
+    height: 2424,
+  },
 ];
 
 /** The same phone folded: the inner panel (the first listed, screencap's default) is off, the cover panel is on. */
@@ -45,7 +67,20 @@ export const FOLDED_DISPLAYS: readonly FakeDisplay[] = FOLDABLE_DISPLAYS.map((d)
 
 /** A single built-in panel (the default): the emulator line quoted in appium-uiautomator2-driver lib/commands/screenshot.ts. */
 export function singleDisplay(width: number, height: number): FakeDisplay[] {
-  return [{ physicalId: "4619827259835644672", hwc: 0, port: 0, pnpId: "GGL", displayName: "EMU_display_0", logicalId: 0, label: "Built-in Screen", on: true, width, height }];
+  return [
+    {
+      physicalId: "4619827259835644672",
+      hwc: 0,
+      port: 0,
+      pnpId: "GGL",
+      displayName: "EMU_display_0",
+      logicalId: 0,
+      label: "Built-in Screen",
+      on: true,
+      width,
+      height,
+    },
+  ];
 }
 
 /**
@@ -75,7 +110,10 @@ export function surfaceFlingerDisplayIds(displays: readonly FakeDisplay[]): stri
   // In the phone's order, which need not be the HWC order: a Galaxy Z Fold 2 lists `(HWC display 3)`
   // first (pfmaggi/pfmaggi.github.io content/posts/android_screencapture.md).
   return displays
-    .map((d) => `Display ${d.physicalId} (HWC display ${d.hwc}): port=${d.port} pnpId=${d.pnpId} displayName="${d.displayName}"\n`)
+    .map(
+      (d) =>
+        `Display ${d.physicalId} (HWC display ${d.hwc}): port=${d.port} pnpId=${d.pnpId} displayName="${d.displayName}"\n`,
+    )
     .join("");
 }
 
@@ -89,12 +127,19 @@ export function surfaceFlingerDisplayIds(displays: readonly FakeDisplay[]): stri
 export function getDisplays(displays: readonly FakeDisplay[]): string {
   const lines = [...displays]
     .sort((a, b) => a.logicalId - b.logicalId)
-    .map((d) => `Display id ${d.logicalId}: DisplayInfo{"${d.label}", displayId ${d.logicalId}, state ${d.on ? "ON" : "OFF"}, type INTERNAL, uniqueId "local:${d.physicalId}", app ${d.width} x ${d.height}}\n`);
+    .map(
+      (d) =>
+        `Display id ${d.logicalId}: DisplayInfo{"${d.label}", displayId ${d.logicalId}, state ${d.on ? "ON" : "OFF"}, type INTERNAL, uniqueId "local:${d.physicalId}", app ${d.width} x ${d.height}}\n`,
+    );
   return `Displays:\n${lines.join("")}`;
 }
 
 /** `cmd display …`: only `get-displays` is simulated. */
-export function displayCommand(displays: readonly FakeDisplay[], args: readonly string[], io: CommandIo): number | null {
+export function displayCommand(
+  displays: readonly FakeDisplay[],
+  args: readonly string[],
+  io: CommandIo,
+): number | null {
   if (args.length !== 1 || args[0] !== "get-displays") return null;
   io.out(getDisplays(displays));
   return 0;

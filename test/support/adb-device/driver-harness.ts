@@ -12,18 +12,25 @@ import { DEMO_PACKAGE, demoScenario } from "./demo-scenario.ts";
 import { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake-device.ts";
 import type { FakePhone } from "./fake-phone.ts";
 
-export const ctx = (signal: AbortSignal = new AbortController().signal, deadline: number | null = null, log: Logger = silentLogger): CallContext => ({
+export const ctx = (
+  signal: AbortSignal = new AbortController().signal,
+  deadline: number | null = null,
+  log: Logger = silentLogger,
+): CallContext => ({
   signal,
   deadline,
   log,
 });
 
 /** The DriverError a promise rejects with, as {code, data}; fails the test when it resolves or throws anything else. */
-export async function driverError(p: Promise<unknown>): Promise<{ code: string; data: { code: string; message: string; retryable: boolean; details: unknown } }> {
+export async function driverError(
+  p: Promise<unknown>,
+): Promise<{ code: string; data: { code: string; message: string; retryable: boolean; details: unknown } }> {
   try {
     await p;
   } catch (err) {
-    if (!(err instanceof DriverError)) throw new Error(`expected a DriverError, got ${err instanceof Error ? err.stack : String(err)}`);
+    if (!(err instanceof DriverError))
+      throw new Error(`expected a DriverError, got ${err instanceof Error ? err.stack : String(err)}`);
     return { code: err.driverCode, data: err.error.data as never };
   }
   throw new Error("expected the call to fail with a DriverError");
@@ -37,17 +44,24 @@ export const platformError = (platformCode: string, retryable: boolean, message 
 /** The refusal of an action's arguments; what `details` says to fix beyond the action is tested with the action space. */
 export const invalidArguments = (action: string) => ({
   code: "invalid_arguments",
-  data: { code: "invalid_arguments", message: `invalid arguments for action ${action}`, retryable: false, details: expect.objectContaining({ action }) },
+  data: {
+    code: "invalid_arguments",
+    message: `invalid arguments for action ${action}`,
+    retryable: false,
+    details: expect.objectContaining({ action }),
+  },
 });
 
 export { until } from "../wait.ts";
 
 /** Marks the status trailer the driver appends to every command (`echo "\n<marker>$?"`). */
 export const TRAILER = "<exit trailer>";
-const isTrailer = (argv: string[]) => argv.length === 2 && argv[0] === "echo" && /^\n__[A-Za-z0-9_]+\d{1,3}$/.test(argv[1] as string);
+const isTrailer = (argv: string[]) =>
+  argv.length === 2 && argv[0] === "echo" && /^\n__[A-Za-z0-9_]+\d{1,3}$/.test(argv[1] as string);
 
 /** The argv of every command the phone ran, the driver's exit trailers shown as TRAILER. */
-export const ran = (phone: FakePhone): (string[] | string)[] => phone.commandLog.map((r) => (isTrailer(r.argv) ? TRAILER : r.argv));
+export const ran = (phone: FakePhone): (string[] | string)[] =>
+  phone.commandLog.map((r) => (isTrailer(r.argv) ? TRAILER : r.argv));
 
 /**
  * `ran(phone)` without the shell invocations that dumped the UI tree (each one's commands up to
@@ -67,7 +81,8 @@ export function withoutDumps(commands: (string[] | string)[]): (string[] | strin
 }
 
 /** How many shell invocations dumped the UI tree. */
-export const dumpsIn = (commands: (string[] | string)[]): number => commands.filter((c) => c !== TRAILER && c[0] === "uiautomator").length;
+export const dumpsIn = (commands: (string[] | string)[]): number =>
+  commands.filter((c) => c !== TRAILER && c[0] === "uiautomator").length;
 
 export function clearLogs(phone: FakePhone): void {
   phone.commandLog.length = 0;
@@ -78,12 +93,20 @@ export function clearLogs(phone: FakePhone): void {
 /** Records every log line the driver writes, for leak searches. */
 export function recordingLogger(lines: unknown[] = []): Logger & { lines: unknown[] } {
   const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, obj, msg });
-  const log: Logger & { lines: unknown[] } = { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: () => log };
+  const log: Logger & { lines: unknown[] } = {
+    lines,
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: () => log,
+  };
   return log;
 }
 
 /** Runs one action through the Driver port of an attached phone. */
-export const exec = (a: Attached, name: string, args: unknown = {}) => a.driver.execute(a.id, { name, arguments: args }, ctx());
+export const exec = (a: Attached, name: string, args: unknown = {}) =>
+  a.driver.execute(a.id, { name, arguments: args }, ctx());
 
 /** The demo app's state on the simulated phone (what it was typed, tapped, switched). */
 export const demo = (phone: FakePhone) => phone.runtime(DEMO_PACKAGE).state;
@@ -103,7 +126,14 @@ export interface Attached extends AsyncDisposable {
  */
 export async function attach(
   server: AdbServer,
-  options: FakeDeviceOptions & { dumpAttemptMs?: number; knownAwakeMs?: number; nullRootBackoffMs?: readonly number[]; rotationConfirmMs?: number; log?: Logger; connect?: boolean } = {},
+  options: FakeDeviceOptions & {
+    dumpAttemptMs?: number;
+    knownAwakeMs?: number;
+    nullRootBackoffMs?: readonly number[];
+    rotationConfirmMs?: number;
+    log?: Logger;
+    connect?: boolean;
+  } = {},
 ): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
   const driver = new AndroidDriver({

@@ -63,9 +63,16 @@ class RawHost {
 }
 
 /** Runs `body` against a fresh FakeAdbd; `sent()` lists the packets the device has written so far. */
-async function withAdbd(options: Partial<FakeAdbdOptions>, body: (host: RawHost, adbd: FakeAdbd, sent: () => string[]) => Promise<void>): Promise<void> {
+async function withAdbd(
+  options: Partial<FakeAdbdOptions>,
+  body: (host: RawHost, adbd: FakeAdbd, sent: () => string[]) => Promise<void>,
+): Promise<void> {
   const out: string[] = [];
-  const adbd = await FakeAdbd.listen({ device: new FakePhone(), ...options, trace: (e) => void (e.direction === "out" && out.push(e.command)) });
+  const adbd = await FakeAdbd.listen({
+    device: new FakePhone(),
+    ...options,
+    trace: (e) => void (e.direction === "out" && out.push(e.command)),
+  });
   const host = await RawHost.open(adbd.port);
   try {
     await body(host, adbd, () => [...out]);
@@ -79,7 +86,12 @@ describe("FakeAdbd", () => {
   test("answers CNXN with its banner and the smaller maxData when auth is none", async () => {
     await withAdbd({ maxData: 65536 }, async (host) => {
       host.send(A_CNXN, 0x01000001, 1 << 20, HOST_BANNER);
-      expect(await host.next()).toEqual(["CNXN", 0x01000001, 65536, "device::ro.product.name=fake_pixel;ro.product.model=Fake_Pixel;ro.product.device=fakepixel;features=shell_v2,cmd"]);
+      expect(await host.next()).toEqual([
+        "CNXN",
+        0x01000001,
+        65536,
+        "device::ro.product.name=fake_pixel;ro.product.model=Fake_Pixel;ro.product.device=fakepixel;features=shell_v2,cmd",
+      ]);
     });
   });
 

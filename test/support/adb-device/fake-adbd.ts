@@ -155,7 +155,9 @@ class AdbdConnection implements StreamLink {
     if (this.socket.destroyed) return;
     this.adbd.options.trace?.({ direction: "out", command: commandName(command), arg0, arg1, data });
     // Checksums may be left out only once A_VERSION_SKIP_CHECKSUM has been negotiated.
-    this.socket.write(encodePacket({ command, arg0, arg1, data }, this.state !== "online" || this.version < A_VERSION_SKIP_CHECKSUM));
+    this.socket.write(
+      encodePacket({ command, arg0, arg1, data }, this.state !== "online" || this.version < A_VERSION_SKIP_CHECKSUM),
+    );
   }
 
   announce(): void {
@@ -184,7 +186,13 @@ class AdbdConnection implements StreamLink {
   }
 
   private handle(p: Packet): void {
-    this.adbd.options.trace?.({ direction: "in", command: commandName(p.command), arg0: p.arg0, arg1: p.arg1, data: p.data });
+    this.adbd.options.trace?.({
+      direction: "in",
+      command: commandName(p.command),
+      arg0: p.arg0,
+      arg1: p.arg1,
+      data: p.data,
+    });
     const auth = this.adbd.options.auth ?? "none";
     if (p.command === A_CNXN) {
       this.version = Math.min(p.arg0, A_VERSION_SKIP_CHECKSUM);

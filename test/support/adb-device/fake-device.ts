@@ -73,7 +73,9 @@ export async function startFakeDevice(server: AdbServer, options: FakeDeviceOpti
       try {
         await server.waitForState(serial, expectedState, { timeoutMs });
       } catch (e) {
-        throw new Error(`${serial} never became ${expectedState} (adb connect said: ${r.stdout.trim()} ${r.stderr.trim()}): ${e}`);
+        throw new Error(
+          `${serial} never became ${expectedState} (adb connect said: ${r.stdout.trim()} ${r.stderr.trim()}): ${e}`,
+        );
       }
       disconnected = false;
     },

@@ -12,12 +12,24 @@ async function run(phone: FakePhone, line: string) {
   const err: Uint8Array[] = [];
   const stdin = new StdinBuffer();
   stdin.end();
-  const io: CommandIo = { stdin, out: (d) => void out.push(bytes(d)), err: (d) => void err.push(bytes(d)), signal: new AbortController().signal, unplug: () => {} };
+  const io: CommandIo = {
+    stdin,
+    out: (d) => void out.push(bytes(d)),
+    err: (d) => void err.push(bytes(d)),
+    signal: new AbortController().signal,
+    unplug: () => {},
+  };
   const status = await phone.runCommand({ kind: "exec", command: line, pty: false }, io, stdin);
   return { status, out: concat(out), err: text(concat(err)) };
 }
 
-const foldable = (options: FakePhoneOptions = {}) => new FakePhone({ scenario: demoScenario, props: { "ro.build.version.sdk": "34" }, displays: FOLDABLE_DISPLAYS, ...options });
+const foldable = (options: FakePhoneOptions = {}) =>
+  new FakePhone({
+    scenario: demoScenario,
+    props: { "ro.build.version.sdk": "34" },
+    displays: FOLDABLE_DISPLAYS,
+    ...options,
+  });
 
 describe("several physical displays", () => {
   test("screencap without -d warns on stderr and captures the first display on Android 14", async () => {
@@ -44,7 +56,11 @@ describe("several physical displays", () => {
 
   test("screencap -d refuses an id that is not a 64-bit decimal number", async () => {
     const phone = foldable();
-    expect(await run(phone, "screencap -p -d 18446744073709551616")).toEqual({ status: 1, out: new Uint8Array(0), err: INVALID_DISPLAY_ID });
+    expect(await run(phone, "screencap -p -d 18446744073709551616")).toEqual({
+      status: 1,
+      out: new Uint8Array(0),
+      err: INVALID_DISPLAY_ID,
+    });
     expect((await run(phone, "screencap -p -d local:1")).err).toBe(INVALID_DISPLAY_ID);
   });
 
@@ -64,8 +80,12 @@ describe("several physical displays", () => {
 
   test("a phone left at its defaults has one display of its screen size", async () => {
     const phone = new FakePhone({ screen: { width: 720, height: 1600 } });
-    expect(text((await run(phone, "dumpsys SurfaceFlinger --display-id")).out)).toBe('Display 4619827259835644672 (HWC display 0): port=0 pnpId=GGL displayName="EMU_display_0"\n');
-    expect(text((await run(phone, "cmd display get-displays")).out)).toContain('state ON, type INTERNAL, uniqueId "local:4619827259835644672", app 720 x 1600}');
+    expect(text((await run(phone, "dumpsys SurfaceFlinger --display-id")).out)).toBe(
+      'Display 4619827259835644672 (HWC display 0): port=0 pnpId=GGL displayName="EMU_display_0"\n',
+    );
+    expect(text((await run(phone, "cmd display get-displays")).out)).toContain(
+      'state ON, type INTERNAL, uniqueId "local:4619827259835644672", app 720 x 1600}',
+    );
   });
 });
 
@@ -74,7 +94,9 @@ describe("the last ANR", () => {
 
   test("full dumpsys window starts with the frozen section naming the app that stopped responding", async () => {
     const phone = new FakePhone({ scenario: demoScenario, props: { "ro.build.version.sdk": "34" }, ...anr });
-    const lines = text((await run(phone, "dumpsys window")).out).replace(/\{[0-9a-f]{7} /g, "{H ").split("\n");
+    const lines = text((await run(phone, "dumpsys window")).out)
+      .replace(/\{[0-9a-f]{7} /g, "{H ")
+      .split("\n");
     expect(lines).toEqual([
       "WINDOW MANAGER LAST ANR (dumpsys window lastanr)",
       "  ANR time: 2025年4月7日 20:17:01",
@@ -98,12 +120,17 @@ describe("the last ANR", () => {
     const phone = new FakePhone({ scenario: demoScenario, ...anr });
     const displays = text((await run(phone, "dumpsys window displays")).out);
     const windows = text((await run(phone, "dumpsys window windows")).out);
-    expect([displays, windows].map((o) => o.includes("LAST ANR") || o.includes("com.android.settings"))).toEqual([false, false]);
+    expect([displays, windows].map((o) => o.includes("LAST ANR") || o.includes("com.android.settings"))).toEqual([
+      false,
+      false,
+    ]);
     expect(displays.split("\n")[0]).toBe("WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)");
   });
 
   test("without an ANR the full dump is the windows section, as before", async () => {
     const phone = new FakePhone({ scenario: demoScenario });
-    expect(text((await run(phone, "dumpsys window")).out).split("\n")[0]).toBe("WINDOW MANAGER WINDOWS (dumpsys window windows)");
+    expect(text((await run(phone, "dumpsys window")).out).split("\n")[0]).toBe(
+      "WINDOW MANAGER WINDOWS (dumpsys window windows)",
+    );
   });
 });

@@ -24,9 +24,17 @@ describe("FakePhone uiautomator switches", () => {
     const t0 = performance.now();
     const plain = await dump(phone);
     const waited = performance.now() - t0;
-    expect([plain.err, plain.out, plain.status, waited >= 140]).toEqual(["ERROR: could not get idle state.\n", "", 0, true]);
+    expect([plain.err, plain.out, plain.status, waited >= 140]).toEqual([
+      "ERROR: could not get idle state.\n",
+      "",
+      0,
+      true,
+    ]);
     const compressed = await dump(phone, " --compressed");
-    expect([compressed.status, compressed.out]).toEqual([0, `${phone.dumpXml({ compressed: true })}UI hierchary dumped to: /dev/tty\n`]);
+    expect([compressed.status, compressed.out]).toEqual([
+      0,
+      `${phone.dumpXml({ compressed: true })}UI hierchary dumped to: /dev/tty\n`,
+    ]);
   });
 
   test("the idle timeout is uiautomator's real 10 s unless a test shortens it", () => {
@@ -35,8 +43,32 @@ describe("FakePhone uiautomator switches", () => {
 
   test("--compressed leaves layout-only views out and moves their children up", () => {
     const node = (over: Partial<SnapshotNode>, children: SnapshotNode[] = []): SnapshotNode =>
-      ({ index: 0, text: "", resourceId: "", className: "android.widget.LinearLayout", package: "p", contentDesc: "", checkable: false, checked: false, clickable: false, enabled: true, focusable: false, focused: false, scrollable: false, longClickable: false, password: false, selected: false, bounds: [0, 0, 10, 10], children, source: null as never, ...over }) as SnapshotNode;
-    const root = node({ className: "android.widget.FrameLayout" }, [node({}, [node({ text: "A" }), node({ index: 1 }, [node({ text: "B" })])]), node({ index: 1, text: "C" })]);
+      ({
+        index: 0,
+        text: "",
+        resourceId: "",
+        className: "android.widget.LinearLayout",
+        package: "p",
+        contentDesc: "",
+        checkable: false,
+        checked: false,
+        clickable: false,
+        enabled: true,
+        focusable: false,
+        focused: false,
+        scrollable: false,
+        longClickable: false,
+        password: false,
+        selected: false,
+        bounds: [0, 0, 10, 10],
+        children,
+        source: null as never,
+        ...over,
+      }) as SnapshotNode;
+    const root = node({ className: "android.widget.FrameLayout" }, [
+      node({}, [node({ text: "A" }), node({ index: 1 }, [node({ text: "B" })])]),
+      node({ index: 1, text: "C" }),
+    ]);
     const out = compressTree(root);
     expect(out.children.map((c) => [c.index, c.text])).toEqual([
       [0, "A"],
@@ -64,7 +96,9 @@ describe("FakePhone uiautomator switches", () => {
         "",
       ].join("\n"),
     );
-    expect(alreadyRegistered("7e3e486").split("\n")[0]).toBe("java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@7e3e486already registered!");
+    expect(alreadyRegistered("7e3e486").split("\n")[0]).toBe(
+      "java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@7e3e486already registered!",
+    );
     const ps = (await phone.runForText("ps -A")).out;
     const row = ps.split("\n").find((l) => l.endsWith(" io.appium.uiautomator2.server"));
     expect(row).toMatch(/^u0_a190 +(\d+) +562 /);
@@ -105,7 +139,13 @@ describe("FakePhone uiautomator switches", () => {
     const phone = new FakePhone({ scenario: demoScenario });
     phone.faults.uiautomatorOddNodes = true;
     const { out } = await dump(phone);
-    for (const part of ['bounds="[66,1777][1014,1664]"', 'bounds="[906,0][1074,-823]"', 'text="a&#0;b"', 'content-desc="smile &#55357;"']) expect(out).toContain(part);
+    for (const part of [
+      'bounds="[66,1777][1014,1664]"',
+      'bounds="[906,0][1074,-823]"',
+      'text="a&#0;b"',
+      'content-desc="smile &#55357;"',
+    ])
+      expect(out).toContain(part);
     expect(out.endsWith("</node></hierarchy>UI hierchary dumped to: /dev/tty\n")).toBe(true);
   });
 });
@@ -113,10 +153,22 @@ describe("FakePhone uiautomator switches", () => {
 describe("FakePhone processes", () => {
   test("ps -A prints toybox's header and columns, byte for byte as a quoted Android 8.1 row", () => {
     // openstf/stf#806 (Nexus 6P, Android 8.1).
-    expect(PS_HEADER).toBe("USER           PID  PPID     VSZ    RSS WCHAN            ADDR S NAME                       ");
-    expect(psRow({ user: "shell", pid: 28030, ppid: 21619, vsz: 10488, rss: 1936, wchan: "0", addr: "75bb676f20", state: "R", name: "ps" })).toBe(
-      "shell        28030 21619   10488   1936 0          75bb676f20 R ps",
+    expect(PS_HEADER).toBe(
+      "USER           PID  PPID     VSZ    RSS WCHAN            ADDR S NAME                       ",
     );
+    expect(
+      psRow({
+        user: "shell",
+        pid: 28030,
+        ppid: 21619,
+        vsz: 10488,
+        rss: 1936,
+        wchan: "0",
+        addr: "75bb676f20",
+        state: "R",
+        name: "ps",
+      }),
+    ).toBe("shell        28030 21619   10488   1936 0          75bb676f20 R ps");
   });
 
   test("kill exits 1 for a pid that is not running", async () => {

@@ -28,7 +28,14 @@ const demo = () => new FakePhone({ scenario: demoScenario });
 
 describe("input text", () => {
   test("decodeInputText turns %s into a space exactly as Input.sendText does", () => {
-    expect(["a%sb", "%s%s", "100%", "%%s", "50%sof", "%x"].map(decodeInputText)).toEqual(["a b", "  ", "100%", "% ", "50 of", "%x"]);
+    expect(["a%sb", "%s%s", "100%", "%%s", "50%sof", "%x"].map(decodeInputText)).toEqual([
+      "a b",
+      "  ",
+      "100%",
+      "% ",
+      "50 of",
+      "%x",
+    ]);
   });
 
   test("types into the focused field when it gets exactly one argument", async () => {
@@ -65,8 +72,14 @@ describe("input keyevent", () => {
 
   test("several codes in one call are pressed in order and DEL deletes before the cursor", async () => {
     const phone = demo();
-    await sh(phone, "input tap 540 440; input text abcd; input keyevent 21 21 67; input keyevent MOVE_HOME 112; input keyevent 123 67");
-    expect([phone.runtime().state.username, phone.inputLog.slice(2).map((r) => (r.kind === "keyevent" ? r.keyCode : r.kind))]).toEqual(["c", [21, 21, 67, 122, 112, 123, 67]]);
+    await sh(
+      phone,
+      "input tap 540 440; input text abcd; input keyevent 21 21 67; input keyevent MOVE_HOME 112; input keyevent 123 67",
+    );
+    expect([
+      phone.runtime().state.username,
+      phone.inputLog.slice(2).map((r) => (r.kind === "keyevent" ? r.keyCode : r.kind)),
+    ]).toEqual(["c", [21, 21, 67, 122, 112, 123, 67]]);
   });
 
   test("MOVE_END then as many DELs as characters empties the field wherever the cursor was", async () => {
@@ -79,7 +92,11 @@ describe("input keyevent", () => {
   test("PASTE types the clipboard at the cursor and does nothing when the clipboard is empty", async () => {
     const phone = new FakePhone({ scenario: demoScenario, clipboardShell: true });
     await sh(phone, "input tap 540 440; input keyevent 279; input text ab; input keyevent 21");
-    expect(await sh(phone, "cmd clipboard set text 'Grüße 東京 👋' && input keyevent 279")).toEqual({ status: 0, out: "", err: "" });
+    expect(await sh(phone, "cmd clipboard set text 'Grüße 東京 👋' && input keyevent 279")).toEqual({
+      status: 0,
+      out: "",
+      err: "",
+    });
     expect([phone.clipboard, phone.runtime().state.username, phone.inputLog.at(-1)]).toEqual([
       "Grüße 東京 👋",
       "aGrüße 東京 👋b",
@@ -111,7 +128,14 @@ describe("scenario", () => {
     expect(nodes.map((n) => [n.text, n.bounds, n.children?.map((c) => c.bounds)])).toEqual([
       ["a", [50, 50, 950, 150], undefined],
       ["hidden", undefined, undefined],
-      ["b", [50, 160, 950, 360], [[55, 165, 945, 205], [55, 205, 945, 325]]],
+      [
+        "b",
+        [50, 160, 950, 360],
+        [
+          [55, 165, 945, 205],
+          [55, 205, 945, 325],
+        ],
+      ],
     ]);
   });
 
@@ -130,9 +154,18 @@ describe("scenario", () => {
           ]),
       },
     };
-    const root = new ScenarioRuntime(scenario, { log() {}, launch() {}, background() {} }).snapshot({ width: 200, height: 200 });
+    const root = new ScenarioRuntime(scenario, { log() {}, launch() {}, background() {} }).snapshot({
+      width: 200,
+      height: 200,
+    });
     const at = (x: number, y: number) => hitTest(root, x, y, (n) => n.clickable && n.enabled)?.resourceId ?? null;
-    expect([at(10, 10), at(75, 75), at(65, 65), at(150, 150), at(199, 199)]).toEqual(["under", "over", "over", null, null]);
+    expect([at(10, 10), at(75, 75), at(65, 65), at(150, 150), at(199, 199)]).toEqual([
+      "under",
+      "over",
+      "over",
+      null,
+      null,
+    ]);
   });
 
   test("a password field is masked in the dump and the error text appears after a failed sign in", async () => {
@@ -155,9 +188,20 @@ describe("scenario", () => {
       activity: "com.x.A",
       initial: "s",
       state: {},
-      screens: { s: () => ({ className: "android.widget.FrameLayout", bounds: [0, 0, 10, 20], children: [{ clickable: true, bounds: [1, 2, 3, 4] }, { text: 'a<"&>\n', bounds: [0, 0, 1, 1] }] }) },
+      screens: {
+        s: () => ({
+          className: "android.widget.FrameLayout",
+          bounds: [0, 0, 10, 20],
+          children: [
+            { clickable: true, bounds: [1, 2, 3, 4] },
+            { text: 'a<"&>\n', bounds: [0, 0, 1, 1] },
+          ],
+        }),
+      },
     };
-    const xml = toUiautomatorXml(new ScenarioRuntime(scenario, { log() {}, launch() {}, background() {} }).snapshot({ width: 10, height: 20 }));
+    const xml = toUiautomatorXml(
+      new ScenarioRuntime(scenario, { log() {}, launch() {}, background() {} }).snapshot({ width: 10, height: 20 }),
+    );
     const flags = (c: boolean) =>
       `checkable="false" checked="false" clickable="${c}" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false"`;
     expect(xml).toBe(
@@ -175,20 +219,33 @@ describe("FakePhone commands", () => {
     const phone = new FakePhone({ props: { "ro.product.model": "Pixel_Test" } });
     const all = (await sh(phone, "getprop")).out.split("\n");
     expect([all[0], all.includes("[ro.product.model]: [Pixel_Test]")]).toEqual(["[ro.build.type]: [user]", true]);
-    expect((await sh(phone, "getprop ro.build.version.sdk; getprop no.such def; getprop no.such")).out).toBe("29\ndef\n\n");
+    expect((await sh(phone, "getprop ro.build.version.sdk; getprop no.such def; getprop no.such")).out).toBe(
+      "29\ndef\n\n",
+    );
   });
 
   test("wm size and density report the physical values and overrides", async () => {
     const phone = new FakePhone({ screen: { width: 720, height: 1600, density: 320 } });
     await sh(phone, "wm size 600x1000");
-    expect((await sh(phone, "wm size; wm density")).out).toBe("Physical size: 720x1600\nOverride size: 600x1000\nPhysical density: 320\n");
+    expect((await sh(phone, "wm size; wm density")).out).toBe(
+      "Physical size: 720x1600\nOverride size: 600x1000\nPhysical density: 320\n",
+    );
     expect(phone.view).toEqual({ width: 600, height: 1000 });
   });
 
   test("am start by component and by VIEW URL, then dumpsys window shows the focus", async () => {
     const phone = new FakePhone({ scenario: demoScenario, foreground: "com.android.launcher3" });
-    expect(await sh(phone, "am start -n com.example.app/.LoginActivity")).toEqual({ status: 0, out: "Starting: Intent { cmp=com.example.app/.LoginActivity }\n", err: "" });
-    expect((await sh(phone, "dumpsys window windows")).out.split("\n").slice(1, 3).map((l) => l.replace(/\{[0-9a-f]{7} /g, "{H "))).toEqual([
+    expect(await sh(phone, "am start -n com.example.app/.LoginActivity")).toEqual({
+      status: 0,
+      out: "Starting: Intent { cmp=com.example.app/.LoginActivity }\n",
+      err: "",
+    });
+    expect(
+      (await sh(phone, "dumpsys window windows")).out
+        .split("\n")
+        .slice(1, 3)
+        .map((l) => l.replace(/\{[0-9a-f]{7} /g, "{H ")),
+    ).toEqual([
       "  mCurrentFocus=Window{H u0 com.example.app/com.example.app.LoginActivity}",
       "  mFocusedApp=AppWindowToken{H token=Token{H ActivityRecord{H u0 com.example.app/.LoginActivity t13}}}",
     ]);
@@ -197,7 +254,10 @@ describe("FakePhone commands", () => {
       out: "Starting: Intent { act=android.intent.action.VIEW dat=https://example.com:8080/... }\n",
       err: "",
     });
-    expect([phone.foreground, phone.apps.get("com.android.chrome")?.url]).toEqual(["com.android.chrome", "https://example.com:8080/a?b=1"]);
+    expect([phone.foreground, phone.apps.get("com.android.chrome")?.url]).toEqual([
+      "com.android.chrome",
+      "https://example.com:8080/a?b=1",
+    ]);
     expect(await sh(phone, "am start -n com.example.app/.Nope")).toEqual({
       status: 1,
       out: "Starting: Intent { cmp=com.example.app/.Nope }\n",
@@ -211,15 +271,33 @@ describe("FakePhone commands", () => {
     await sh(phone, "am force-stop com.example.app");
     expect(phone.foreground).toBe("com.android.launcher3");
     const r = await sh(phone, "monkey -p com.example.app -c android.intent.category.LAUNCHER 1");
-    expect([r.status, r.out.split("\n").at(-3), phone.foreground, phone.runtime().screen]).toEqual([0, "Events injected: 1", "com.example.app", "login"]);
+    expect([r.status, r.out.split("\n").at(-3), phone.foreground, phone.runtime().screen]).toEqual([
+      0,
+      "Events injected: 1",
+      "com.example.app",
+      "login",
+    ]);
   });
 
   test("cmd package resolve-activity --brief names a package's launcher activity when it has one, else says No activity found", async () => {
-    const hidden: Scenario = { ...demoScenario, package: "com.example.hidden", activity: "com.example.hidden.Main", launcher: false };
+    const hidden: Scenario = {
+      ...demoScenario,
+      package: "com.example.hidden",
+      activity: "com.example.hidden.Main",
+      launcher: false,
+    };
     const phone = demo();
     phone.install(hidden);
-    const resolve = (pkg: string) => sh(phone, `cmd package resolve-activity --brief --user current -a android.intent.action.MAIN -c android.intent.category.LAUNCHER ${pkg}`);
-    const found = { status: 0, out: "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Settings\n", err: "" };
+    const resolve = (pkg: string) =>
+      sh(
+        phone,
+        `cmd package resolve-activity --brief --user current -a android.intent.action.MAIN -c android.intent.category.LAUNCHER ${pkg}`,
+      );
+    const found = {
+      status: 0,
+      out: "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.android.settings/.Settings\n",
+      err: "",
+    };
     const none = { status: 0, out: "No activity found\n", err: "" };
     expect([
       await resolve("com.android.settings"),
@@ -234,7 +312,10 @@ describe("FakePhone commands", () => {
 
   test("cmd package resolve-activity is a problem when asked without --brief or for an intent the fake cannot resolve", async () => {
     const phone = new FakePhone();
-    const r = [await sh(phone, "cmd package resolve-activity -c android.intent.category.LAUNCHER com.android.settings"), await sh(phone, "cmd package resolve-activity --brief -a android.intent.action.VIEW -d https://x.test")];
+    const r = [
+      await sh(phone, "cmd package resolve-activity -c android.intent.category.LAUNCHER com.android.settings"),
+      await sh(phone, "cmd package resolve-activity --brief -a android.intent.action.VIEW -d https://x.test"),
+    ];
     expect([r.map((x) => x.status), phone.problems]).toEqual([
       [1, 1],
       [
@@ -253,18 +334,41 @@ describe("FakePhone commands", () => {
     const toFront = await start("com.android.settings/.Settings");
     const warning = "Warning: Activity not started, its current task has been brought to the front\n";
     expect([cold, again, toFront, phone.foreground]).toEqual([
-      { status: 0, out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nLaunchState: COLD\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n", err: "" },
-      { status: 0, out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: UNKNOWN (0)\nActivity: com.android.settings/.Settings\nWaitTime: 0\nComplete\n`, err: "" },
-      { status: 0, out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: HOT\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n`, err: "" },
+      {
+        status: 0,
+        out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nLaunchState: COLD\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n",
+        err: "",
+      },
+      {
+        status: 0,
+        out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: UNKNOWN (0)\nActivity: com.android.settings/.Settings\nWaitTime: 0\nComplete\n`,
+        err: "",
+      },
+      {
+        status: 0,
+        out: `Starting: Intent { cmp=com.android.settings/.Settings }\n${warning}Status: ok\nLaunchState: HOT\nActivity: com.android.settings/.Settings\nTotalTime: 0\nWaitTime: 0\nComplete\n`,
+        err: "",
+      },
       "com.android.settings",
     ]);
   });
 
   test("am start -W prints an unknown component's error on stdout, and Android 9's report has ThisTime and no LaunchState", async () => {
     const phone = new FakePhone({ scenario: demoScenario, props: { "ro.build.version.sdk": "28" } });
-    expect([await sh(phone, "am start -W -n com.example.app/.Nope"), await sh(phone, "am start -W -n com.android.settings/.Settings")]).toEqual([
-      { status: 1, out: "Starting: Intent { cmp=com.example.app/.Nope }\nError type 3\nError: Activity class {com.example.app/com.example.app.Nope} does not exist.\n", err: "" },
-      { status: 0, out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nActivity: com.android.settings/.Settings\nThisTime: 0\nTotalTime: 0\nWaitTime: 0\nComplete\n", err: "" },
+    expect([
+      await sh(phone, "am start -W -n com.example.app/.Nope"),
+      await sh(phone, "am start -W -n com.android.settings/.Settings"),
+    ]).toEqual([
+      {
+        status: 1,
+        out: "Starting: Intent { cmp=com.example.app/.Nope }\nError type 3\nError: Activity class {com.example.app/com.example.app.Nope} does not exist.\n",
+        err: "",
+      },
+      {
+        status: 0,
+        out: "Starting: Intent { cmp=com.android.settings/.Settings }\nStatus: ok\nActivity: com.android.settings/.Settings\nThisTime: 0\nTotalTime: 0\nWaitTime: 0\nComplete\n",
+        err: "",
+      },
     ]);
   });
 
@@ -277,19 +381,30 @@ describe("FakePhone commands", () => {
       "com.android.settings",
       0,
     ]);
-    expect((await sh(phone, "am start -W -n com.android.chrome/com.google.android.apps.chrome.Main")).out).toContain("Status: ok\nLaunchState: COLD\n");
+    expect((await sh(phone, "am start -W -n com.android.chrome/com.google.android.apps.chrome.Main")).out).toContain(
+      "Status: ok\nLaunchState: COLD\n",
+    );
   });
 
   test("the launcher shows no icon and monkey finds no activity when an app declares no launcher activity", async () => {
     const phone = new FakePhone({ scenario: { ...demoScenario, launcher: false } });
     const r = await sh(phone, "monkey -p com.example.app -c android.intent.category.LAUNCHER 1");
-    const icons = phone.runtime("com.android.launcher3").snapshot(phone.view).children.map((n) => n.text);
-    expect([r.status, r.err, icons]).toEqual([1, "** No activities found to run, monkey aborted.\n", ["Settings", "Chrome"]]);
+    const icons = phone
+      .runtime("com.android.launcher3")
+      .snapshot(phone.view)
+      .children.map((n) => n.text);
+    expect([r.status, r.err, icons]).toEqual([
+      1,
+      "** No activities found to run, monkey aborted.\n",
+      ["Settings", "Chrome"],
+    ]);
   });
 
   test("settings put and get round-trip and a missing key reads null", async () => {
     const phone = new FakePhone();
-    expect((await sh(phone, "settings put global stay_on 3 && settings get global stay_on; settings get secure nope")).out).toBe("3\nnull\n");
+    expect(
+      (await sh(phone, "settings put global stay_on 3 && settings get global stay_on; settings get secure nope")).out,
+    ).toBe("3\nnull\n");
   });
 
   test("sh runs a script from stdin and records its commands as coming from stdin", async () => {
@@ -301,12 +416,21 @@ describe("FakePhone commands", () => {
       { argv: ["input", "text", "hunter2"], origin: "stdin", exitCode: 0 },
       { argv: ["echo", "ok"], origin: "stdin", exitCode: 0 },
     ]);
-    expect(phone.serviceLog.at(-1)).toEqual({ kind: "shell,v2", command: "sh", stdin: "input text hunter2\necho ok\n", exitCode: 0 });
+    expect(phone.serviceLog.at(-1)).toEqual({
+      kind: "shell,v2",
+      command: "sh",
+      stdin: "input text hunter2\necho ok\n",
+      exitCode: 0,
+    });
   });
 
   test("an unknown command exits 127 and is a problem when strict, and exits 0 when not", async () => {
     const strict = new FakePhone();
-    expect(await sh(strict, "frobnicate --x")).toEqual({ status: 127, out: "", err: "/system/bin/sh: frobnicate: inaccessible or not found\n" });
+    expect(await sh(strict, "frobnicate --x")).toEqual({
+      status: 127,
+      out: "",
+      err: "/system/bin/sh: frobnicate: inaccessible or not found\n",
+    });
     expect(strict.problems).toEqual(["unknown command: frobnicate --x"]);
     const lenient = new FakePhone({ strict: false });
     expect([await sh(lenient, "frobnicate"), lenient.problems]).toEqual([{ status: 0, out: "", err: "" }, []]);
@@ -314,19 +438,34 @@ describe("FakePhone commands", () => {
 
   test("unsupported shell syntax exits 2 and is a problem", async () => {
     const phone = new FakePhone();
-    expect(await sh(phone, "getprop | grep x")).toEqual({ status: 2, out: "", err: "/system/bin/sh: unsupported pipe |\n" });
+    expect(await sh(phone, "getprop | grep x")).toEqual({
+      status: 2,
+      out: "",
+      err: "/system/bin/sh: unsupported pipe |\n",
+    });
     expect(phone.problems).toEqual(["unsupported pipe | in: getprop | grep x"]);
   });
 
   test("cmd clipboard set text takes exactly one argument and any other use is a problem when clipboardShell is true", async () => {
     const phone = new FakePhone({ clipboardShell: true });
-    expect(await sh(phone, "cmd clipboard set text two words")).toEqual({ status: 1, out: "", err: "fake cmd: unsupported arguments: clipboard set text two words\n" });
-    expect([phone.clipboard, phone.problems]).toEqual([null, ["unsupported arguments: cmd clipboard set text two words"]]);
+    expect(await sh(phone, "cmd clipboard set text two words")).toEqual({
+      status: 1,
+      out: "",
+      err: "fake cmd: unsupported arguments: clipboard set text two words\n",
+    });
+    expect([phone.clipboard, phone.problems]).toEqual([
+      null,
+      ["unsupported arguments: cmd clipboard set text two words"],
+    ]);
   });
 
   test("cmd clipboard prints Binder's default error on stderr and exits 0 by default, as every stock Android does", async () => {
     for (const phone of [new FakePhone(), new FakePhone({ clipboardShell: false })]) {
-      expect(await sh(phone, "cmd clipboard set text x")).toEqual({ status: 0, out: "", err: "No shell command implementation.\n" });
+      expect(await sh(phone, "cmd clipboard set text x")).toEqual({
+        status: 0,
+        out: "",
+        err: "No shell command implementation.\n",
+      });
       expect([phone.clipboard, phone.problems]).toEqual([null, []]);
     }
   });

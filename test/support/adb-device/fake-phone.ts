@@ -160,7 +160,15 @@ export interface ServiceRecord {
 
 export type InputRecord =
   | { kind: "tap"; x: number; y: number; target: string | null }
-  | { kind: "swipe" | "draganddrop"; x1: number; y1: number; x2: number; y2: number; durationMs: number | null; target: string | null }
+  | {
+      kind: "swipe" | "draganddrop";
+      x1: number;
+      y1: number;
+      x2: number;
+      y2: number;
+      durationMs: number | null;
+      target: string | null;
+    }
   | { kind: "text"; text: string; target: string | null }
   | { kind: "keyevent"; keyCode: number; longpress: boolean; target: string | null };
 
@@ -272,11 +280,17 @@ export class FakePhone implements AdbdDevice {
     this.battery = options.battery ?? 100;
     this.props = new Map(Object.entries({ ...DEFAULT_PROPS, ...options.props }));
     this.files = new PhoneFiles(options.files);
-    this.physical = { width: options.screen?.width ?? 1080, height: options.screen?.height ?? 2400, density: options.screen?.density ?? 420 };
+    this.physical = {
+      width: options.screen?.width ?? 1080,
+      height: options.screen?.height ?? 2400,
+      density: options.screen?.density ?? 420,
+    };
     if (!this.props.has("ro.sf.lcd_density")) this.props.set("ro.sf.lcd_density", String(this.physical.density));
     this.strict = options.strict ?? true;
     this.clipboardShell = options.clipboardShell ?? false;
-    this.displays = options.displays ? options.displays.map((d) => ({ ...d })) : singleDisplay(this.physical.width, this.physical.height);
+    this.displays = options.displays
+      ? options.displays.map((d) => ({ ...d }))
+      : singleDisplay(this.physical.width, this.physical.height);
     this.lastAnr = options.lastAnr ?? null;
     this.inputDenied = options.inputDenied ?? false;
     this.settingsDenied = options.settingsDenied ?? false;
@@ -284,7 +298,8 @@ export class FakePhone implements AdbdDevice {
     // As on a phone out of the box: auto-rotate on, the locked rotation portrait.
     this.settings.set("system/accelerometer_rotation", "1");
     this.settings.set("system/user_rotation", "0");
-    this.inputStartupMs = options.slowInput === true ? SLOW_INPUT_MS : typeof options.slowInput === "number" ? options.slowInput : 0;
+    this.inputStartupMs =
+      options.slowInput === true ? SLOW_INPUT_MS : typeof options.slowInput === "number" ? options.slowInput : 0;
     this.power = new PhonePower(options.lock ?? "none", { asleep: options.asleep });
     this.focusDropChars = options.focusDropChars ?? 0;
     this.uiautomatorIdleTimeoutMs = options.uiautomatorIdleTimeoutMs ?? 10_000;
@@ -294,13 +309,24 @@ export class FakePhone implements AdbdDevice {
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
     if (options.scenario) this.install(options.scenario);
     this.foreground = options.foreground ?? options.scenario?.package ?? LAUNCHER.package;
-    for (const [name, fn] of [...shellCommands(this), ...screenCommands(this), ...activityCommands(this), ...processCommands(this)]) this.commands.set(name, fn);
+    for (const [name, fn] of [
+      ...shellCommands(this),
+      ...screenCommands(this),
+      ...activityCommands(this),
+      ...processCommands(this),
+    ])
+      this.commands.set(name, fn);
     installPowerCommands(this);
   }
 
   /** Adds (or replaces) an app; its screens come from `scenario`. `info` is kept and may be mutated (its url). */
   install(scenario: Scenario, info?: AppInfo): void {
-    const app = info ?? { package: scenario.package, activity: scenario.activity, label: scenario.label ?? scenario.package, launcher: scenario.launcher ?? true };
+    const app = info ?? {
+      package: scenario.package,
+      activity: scenario.activity,
+      label: scenario.label ?? scenario.package,
+      launcher: scenario.launcher ?? true,
+    };
     this.apps.set(scenario.package, Object.assign(app, { scenario, runtime: null }));
   }
 
@@ -358,7 +384,11 @@ export class FakePhone implements AdbdDevice {
 
   bannerProps(): Record<string, string> {
     const p = (k: string) => this.props.get(k) ?? "";
-    return { "ro.product.name": p("ro.product.name"), "ro.product.model": p("ro.product.model"), "ro.product.device": p("ro.product.device") };
+    return {
+      "ro.product.name": p("ro.product.name"),
+      "ro.product.model": p("ro.product.model"),
+      "ro.product.device": p("ro.product.device"),
+    };
   }
 
   get fs(): PhoneFiles {
@@ -374,7 +404,11 @@ export class FakePhone implements AdbdDevice {
     else {
       // adbd runs `sh -c <command>`: the shell is a process of its own, its pid is `$$`.
       const shell = this.processes.spawn("sh", ADBD_PID, { follow: io.signal });
-      status = await this.runScriptText(request.command, { ...io, signal: shell.controller.signal, pid: shell.pid }, "command-line");
+      status = await this.runScriptText(
+        request.command,
+        { ...io, signal: shell.controller.signal, pid: shell.pid },
+        "command-line",
+      );
       status = signalStatus(shell.controller.signal) ?? status;
       this.processes.exit(shell);
     }
@@ -398,7 +432,11 @@ export class FakePhone implements AdbdDevice {
       to.push(t);
       both.push(t);
     };
-    const status = await this.runScriptText(src, { stdin, out: write(out), err: write(err), signal: new AbortController().signal, unplug: () => {} }, "command-line");
+    const status = await this.runScriptText(
+      src,
+      { stdin, out: write(out), err: write(err), signal: new AbortController().signal, unplug: () => {} },
+      "command-line",
+    );
     return { out: out.join(""), err: err.join(""), both: both.join(""), status };
   }
 
@@ -495,5 +533,7 @@ export class FakePhone implements AdbdDevice {
 
 /** 128 + n when a signal (kill, SIGPIPE) ended the process; null when it ended by itself or by the stream's close. */
 function signalStatus(signal: AbortSignal): number | null {
-  return signal.aborted && typeof signal.reason === "string" && signal.reason in SIGNAL_STATUS ? SIGNAL_STATUS[signal.reason as Signal] : null;
+  return signal.aborted && typeof signal.reason === "string" && signal.reason in SIGNAL_STATUS
+    ? SIGNAL_STATUS[signal.reason as Signal]
+    : null;
 }

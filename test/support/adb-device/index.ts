@@ -9,9 +9,33 @@
 export { ADB_PATH, AdbServer, type AdbResult, type DeviceEntry, startAdbServer } from "./adb-server.ts";
 export type { CommandFn, CommandIo, StdinReader } from "./command-io.ts";
 export { DEMO_ITEMS, DEMO_PACKAGE, type DemoState, demoScenario } from "./demo-scenario.ts";
-export { type AuthMode, DEFAULT_FEATURES, FakeAdbd, type FakeAdbdOptions, type SystemType, type TraceEntry } from "./fake-adbd.ts";
+export {
+  type AuthMode,
+  DEFAULT_FEATURES,
+  FakeAdbd,
+  type FakeAdbdOptions,
+  type SystemType,
+  type TraceEntry,
+} from "./fake-adbd.ts";
 export { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake-device.ts";
-export { type CommandRecord, DEFAULT_PROPS, FakePhone, type FakePhoneOptions, type Faults, type InputRecord, type ServiceRecord } from "./fake-phone.ts";
-export { type Bounds, type Scenario, type ScenarioContext, screenRoot, type SnapshotNode, type UiNode, type View, vstack } from "./scenario.ts";
+export {
+  type CommandRecord,
+  DEFAULT_PROPS,
+  FakePhone,
+  type FakePhoneOptions,
+  type Faults,
+  type InputRecord,
+  type ServiceRecord,
+} from "./fake-phone.ts";
+export {
+  type Bounds,
+  type Scenario,
+  type ScenarioContext,
+  screenRoot,
+  type SnapshotNode,
+  type UiNode,
+  type View,
+  vstack,
+} from "./scenario.ts";
 export { DEFAULT_DUMP_FILE, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "./commands-screen.ts";
 export { adbServerForFile, describeWithAdb } from "./with-adb.ts";

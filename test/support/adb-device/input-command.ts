@@ -9,15 +9,52 @@ import type { FakePhone, InputRecord } from "./fake-phone.ts";
 import { refusedInput } from "./input-refusal.ts";
 import { LAUNCHER } from "./system-apps.ts";
 
-const SOURCES = new Set(["keyboard", "dpad", "gamepad", "touchscreen", "mouse", "stylus", "trackball", "touchpad", "touchnavigation", "joystick"]);
+const SOURCES = new Set([
+  "keyboard",
+  "dpad",
+  "gamepad",
+  "touchscreen",
+  "mouse",
+  "stylus",
+  "trackball",
+  "touchpad",
+  "touchnavigation",
+  "joystick",
+]);
 const INVALID_ARGUMENTS = "Error: Invalid arguments for command: ";
 const USAGE = "Usage: input [<source>] <command> [<arg>...]\n";
 
 export const KEYCODES: Readonly<Record<string, number>> = {
-  HOME: 3, BACK: 4, DPAD_UP: 19, DPAD_DOWN: 20, DPAD_LEFT: 21, DPAD_RIGHT: 22, DPAD_CENTER: 23,
-  VOLUME_UP: 24, VOLUME_DOWN: 25, POWER: 26, COMMA: 55, PERIOD: 56, TAB: 61, SPACE: 62, ENTER: 66,
-  DEL: 67, MINUS: 69, EQUALS: 70, SLASH: 76, AT: 77, MENU: 82, SEARCH: 84, ESCAPE: 111,
-  FORWARD_DEL: 112, MOVE_HOME: 122, MOVE_END: 123, APP_SWITCH: 187, SLEEP: 223, WAKEUP: 224, PASTE: 279,
+  HOME: 3,
+  BACK: 4,
+  DPAD_UP: 19,
+  DPAD_DOWN: 20,
+  DPAD_LEFT: 21,
+  DPAD_RIGHT: 22,
+  DPAD_CENTER: 23,
+  VOLUME_UP: 24,
+  VOLUME_DOWN: 25,
+  POWER: 26,
+  COMMA: 55,
+  PERIOD: 56,
+  TAB: 61,
+  SPACE: 62,
+  ENTER: 66,
+  DEL: 67,
+  MINUS: 69,
+  EQUALS: 70,
+  SLASH: 76,
+  AT: 77,
+  MENU: 82,
+  SEARCH: 84,
+  ESCAPE: 111,
+  FORWARD_DEL: 112,
+  MOVE_HOME: 122,
+  MOVE_END: 123,
+  APP_SWITCH: 187,
+  SLEEP: 223,
+  WAKEUP: 224,
+  PASTE: 279,
 };
 for (let i = 0; i < 10; i++) (KEYCODES as Record<string, number>)[String(i)] = 7 + i;
 for (let i = 0; i < 26; i++) (KEYCODES as Record<string, number>)[String.fromCharCode(65 + i)] = 29 + i;
@@ -56,7 +93,8 @@ export function decodeInputText(text: string): string {
 /** Java's Float.parseFloat: surrounding blanks and a trailing f/F/d/D are accepted. */
 function parseFloatJava(s: string | undefined): number {
   const t = (s ?? "").trim().replace(/[fFdD]$/, "");
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(NaN|Infinity)$/.test(t)) throw new RangeError("NumberFormatException");
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(NaN|Infinity)$/.test(t))
+    throw new RangeError("NumberFormatException");
   return Number(t);
 }
 
@@ -105,7 +143,8 @@ function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
         let text = decodeInputText(arg(1) as string);
         if (!reachable) return (log({ kind: "text", text, target: null }), 0);
         const field = runtime().focusedField;
-        if (field !== null && phone.focusDropChars > 0 && phone.textSinceFocus !== field) text = Array.from(text).slice(phone.focusDropChars).join("");
+        if (field !== null && phone.focusDropChars > 0 && phone.textSinceFocus !== field)
+          text = Array.from(text).slice(phone.focusDropChars).join("");
         phone.textSinceFocus = field;
         log({ kind: "text", text, target: runtime().typeText(text) });
         return 0;
@@ -118,7 +157,8 @@ function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
         for (const c of codes) {
           const keyCode = keyCodeFromString(c);
           if (powerKey(phone, keyCode)) phone.inputLog.push({ kind: "keyevent", keyCode, longpress, target: null });
-          else if (!phone.power.appReachable) phone.inputLog.push({ kind: "keyevent", keyCode, longpress, target: null });
+          else if (!phone.power.appReachable)
+            phone.inputLog.push({ kind: "keyevent", keyCode, longpress, target: null });
           else pressKey(phone, keyCode, longpress);
         }
         return 0;
@@ -139,7 +179,8 @@ function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
         if (length === 6 && !/^[+-]?\d+$/.test(arg(5) as string)) throw new RangeError("NumberFormatException");
         const durationMs = length === 6 ? Number(arg(5)) : null;
         // An upward swipe on the lock screen is what dismisses a keyguard without a credential.
-        if (!reachable && phone.power.awake && command === "swipe" && y1 - y2 > phone.view.height / 4) phone.power.dismiss();
+        if (!reachable && phone.power.awake && command === "swipe" && y1 - y2 > phone.view.height / 4)
+          phone.power.dismiss();
         const target = command === "swipe" && reachable ? runtime().swipe(x1, y1, x2, y2, phone.view) : null;
         log({ kind: command, x1, y1, x2, y2, durationMs, target: target ? target.resourceId || null : null });
         return 0;

@@ -6,9 +6,11 @@
  */
 
 /** Android 11 and older: the exception from `com.android.commands.input.Input` (an app_process program). */
-export const LEGACY_DENIED = "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS permission";
+export const LEGACY_DENIED =
+  "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS permission";
 /** Android 12 and later: InputShellCommand in system_server. */
-export const DENIED = "java.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.";
+export const DENIED =
+  "java.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.";
 
 /** `input keyevent …` on a Xiaomi M2006C3LI, Android 10 (DeviceFarmer/STFService.apk#144). */
 const LEGACY_KEYEVENT_STACK = [

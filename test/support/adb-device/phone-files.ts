@@ -4,7 +4,19 @@ import { bytes, concat } from "./command-io.ts";
 
 /** Fixed so that listings are reproducible: 2023-11-14T22:13:20Z. */
 export const FILE_MTIME = 1_700_000_000;
-const BASE_DIRS = ["/", "/sdcard", "/data", "/data/local", "/data/local/tmp", "/system", "/system/bin", "/dev", "/storage", "/storage/emulated", "/storage/emulated/0"];
+const BASE_DIRS = [
+  "/",
+  "/sdcard",
+  "/data",
+  "/data/local",
+  "/data/local/tmp",
+  "/system",
+  "/system/bin",
+  "/dev",
+  "/storage",
+  "/storage/emulated",
+  "/storage/emulated/0",
+];
 
 /** Absolute, without `.`/`..` segments or a trailing slash; adbd's working directory is `/`. */
 export function normalizePath(path: string): string {
@@ -49,11 +61,19 @@ export class PhoneFiles implements SyncFs {
     return [...this.data.keys()].sort();
   }
 
-  put(path: string, data: string | Uint8Array, options: { append?: boolean; mode?: number; mtime?: number } = {}): void {
+  put(
+    path: string,
+    data: string | Uint8Array,
+    options: { append?: boolean; mode?: number; mtime?: number } = {},
+  ): void {
     const p = normalizePath(path);
     const old = this.data.get(p);
     const b = bytes(data);
-    this.data.set(p, { bytes: options.append && old ? concat([old.bytes, b]) : b, mode: options.mode ?? old?.mode ?? 0o644, mtime: options.mtime ?? FILE_MTIME });
+    this.data.set(p, {
+      bytes: options.append && old ? concat([old.bytes, b]) : b,
+      mode: options.mode ?? old?.mode ?? 0o644,
+      mtime: options.mtime ?? FILE_MTIME,
+    });
     for (let d = parentOf(p); !this.dirs.has(d); d = parentOf(d)) this.dirs.add(d);
   }
 
@@ -72,7 +92,8 @@ export class PhoneFiles implements SyncFs {
     const p = normalizePath(path);
     if (!this.dirs.has(p)) return null;
     const names = new Set<string>();
-    for (const child of [...this.data.keys(), ...this.dirs]) if (child !== p && parentOf(child) === p) names.add(child.slice(p === "/" ? 1 : p.length + 1));
+    for (const child of [...this.data.keys(), ...this.dirs])
+      if (child !== p && parentOf(child) === p) names.add(child.slice(p === "/" ? 1 : p.length + 1));
     return [...names].sort().map((name) => ({ name, ...(this.stat(`${p}/${name}`) as SyncStat) }));
   }
 

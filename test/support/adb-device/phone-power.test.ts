@@ -32,17 +32,31 @@ describe("inputDenied", () => {
     const swipe = await run(phone, "input swipe 1 2 3 4");
     expect([swipe.status, swipe.err.split("\n").slice(0, 4)]).toEqual([
       255,
-      ["", "Exception occurred while executing 'swipe':", DENIED, "\tat com.android.server.input.InputManagerService.injectInputEventToTarget(InputManagerService.java:911)"],
+      [
+        "",
+        "Exception occurred while executing 'swipe':",
+        DENIED,
+        "\tat com.android.server.input.InputManagerService.injectInputEventToTarget(InputManagerService.java:911)",
+      ],
     ]);
     const text = await run(phone, "input text abc");
-    expect(text).toEqual({ out: "", err: `\nException occurred while executing 'text':\n${DENIED}\n`, both: `\nException occurred while executing 'text':\n${DENIED}\n`, status: 255 });
+    expect(text).toEqual({
+      out: "",
+      err: `\nException occurred while executing 'text':\n${DENIED}\n`,
+      both: `\nException occurred while executing 'text':\n${DENIED}\n`,
+      status: 255,
+    });
     expect(phone.runtime().state.username).toBe("");
   });
 });
 
 describe("slowInput", () => {
   test("true models the measured ~1 s per invocation, a number that many milliseconds, and the default none", async () => {
-    expect([phoneWith({ slowInput: true }).inputStartupMs, phoneWith({ slowInput: 120 }).inputStartupMs, phoneWith().inputStartupMs]).toEqual([SLOW_INPUT_MS, 120, 0]);
+    expect([
+      phoneWith({ slowInput: true }).inputStartupMs,
+      phoneWith({ slowInput: 120 }).inputStartupMs,
+      phoneWith().inputStartupMs,
+    ]).toEqual([SLOW_INPUT_MS, 120, 0]);
     expect(SLOW_INPUT_MS).toBe(1_000);
     const phone = phoneWith({ slowInput: 120 });
     const started = performance.now();
@@ -54,15 +68,30 @@ describe("slowInput", () => {
 describe("screen off and keyguard", () => {
   test("a phone asleep reports Asleep, gives a black screenshot of its size and no tree, and ignores taps until KEYCODE_WAKEUP", async () => {
     const phone = phoneWith({ asleep: true });
-    expect((await run(phone, "dumpsys power")).out).toBe("Power Manager State:\n  mWakefulness=Asleep\n  mWakeLockSummary=0x0\n");
-    expect((await run(phone, "dumpsys window policy")).out).toContain("      screenState=SCREEN_STATE_OFF\n      interactiveState=INTERACTIVE_STATE_SLEEP\n");
+    expect((await run(phone, "dumpsys power")).out).toBe(
+      "Power Manager State:\n  mWakefulness=Asleep\n  mWakeLockSummary=0x0\n",
+    );
+    expect((await run(phone, "dumpsys window policy")).out).toContain(
+      "      screenState=SCREEN_STATE_OFF\n      interactiveState=INTERACTIVE_STATE_SLEEP\n",
+    );
     const png = phone.screenshot();
-    expect([Buffer.from(png).equals(Buffer.from(blackScreen(phone.view))), pngSize(png)]).toEqual([true, { width: 1080, height: 2400 }]);
-    expect(await run(phone, "uiautomator dump /data/local/tmp/x.xml")).toEqual({ out: "", err: `${NULL_ROOT_ERROR}\n`, both: `${NULL_ROOT_ERROR}\n`, status: 0 });
+    expect([Buffer.from(png).equals(Buffer.from(blackScreen(phone.view))), pngSize(png)]).toEqual([
+      true,
+      { width: 1080, height: 2400 },
+    ]);
+    expect(await run(phone, "uiautomator dump /data/local/tmp/x.xml")).toEqual({
+      out: "",
+      err: `${NULL_ROOT_ERROR}\n`,
+      both: `${NULL_ROOT_ERROR}\n`,
+      status: 0,
+    });
     await run(phone, "input tap 540 440");
     expect(phone.inputLog).toEqual([{ kind: "tap", x: 540, y: 440, target: null }]);
     await run(phone, "input keyevent 224");
-    expect([phone.power.awake, (await run(phone, "dumpsys power")).out]).toEqual([true, "Power Manager State:\n  mWakefulness=Awake\n  mWakeLockSummary=0x0\n"]);
+    expect([phone.power.awake, (await run(phone, "dumpsys power")).out]).toEqual([
+      true,
+      "Power Manager State:\n  mWakefulness=Awake\n  mWakeLockSummary=0x0\n",
+    ]);
   });
 
   test("wm dismiss-keyguard removes a swipe keyguard but not a PIN one, and the policy dump says which is secure", async () => {
@@ -74,7 +103,11 @@ describe("screen off and keyguard", () => {
     const pin = phoneWith({ lock: "pin" });
     await run(pin, "wm dismiss-keyguard");
     const policy = (await run(pin, "dumpsys window policy")).out;
-    expect([pin.power.keyguardShowing, policy.includes("      secure=true\n"), policy.includes("        mIsShowing=true\n")]).toEqual([true, true, true]);
+    expect([
+      pin.power.keyguardShowing,
+      policy.includes("      secure=true\n"),
+      policy.includes("        mIsShowing=true\n"),
+    ]).toEqual([true, true, true]);
   });
 
   test("the keyguard comes back when the screen goes off, and an upward swipe dismisses a swipe keyguard", async () => {

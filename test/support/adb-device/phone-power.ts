@@ -59,9 +59,25 @@ export class PhonePower {
  */
 export function keyguardSnapshot(view: View): SnapshotNode {
   return {
-    index: 0, text: "", resourceId: "", className: "android.widget.FrameLayout", package: KEYGUARD_PACKAGE, contentDesc: "",
-    checkable: false, checked: false, clickable: false, enabled: true, focusable: false, focused: false, scrollable: false,
-    longClickable: false, password: false, selected: false, bounds: [0, 0, view.width, view.height], children: [], source: {},
+    index: 0,
+    text: "",
+    resourceId: "",
+    className: "android.widget.FrameLayout",
+    package: KEYGUARD_PACKAGE,
+    contentDesc: "",
+    checkable: false,
+    checked: false,
+    clickable: false,
+    enabled: true,
+    focusable: false,
+    focused: false,
+    scrollable: false,
+    longClickable: false,
+    password: false,
+    selected: false,
+    bounds: [0, 0, view.width, view.height],
+    children: [],
+    source: {},
   };
 }
 
@@ -131,7 +147,8 @@ export function installPowerCommands(phone: FakePhone): void {
   };
   wrap("dumpsys", (inner) => (argv, io) => {
     if (argv[1] === "power" && argv.length === 2) return (io.out(dumpsysPower(phone.power)), 0);
-    if (argv[1] === "window" && argv[2] === "policy" && argv.length === 3) return (io.out(dumpsysWindowPolicy(phone.power)), 0);
+    if (argv[1] === "window" && argv[2] === "policy" && argv.length === 3)
+      return (io.out(dumpsysWindowPolicy(phone.power)), 0);
     return inner(argv, io);
   });
   // WindowManagerShellCommand's dismiss-keyguard prints nothing and exits 0 (AOSP; appium-adb

@@ -8,7 +8,12 @@
 export type Signal = "SIGTERM" | "SIGKILL" | "SIGPIPE" | "SIGHUP";
 
 /** 128 + the signal number: the status sh reports for a process a signal ended. */
-export const SIGNAL_STATUS: Readonly<Record<Signal, number>> = { SIGHUP: 129, SIGKILL: 137, SIGPIPE: 141, SIGTERM: 143 };
+export const SIGNAL_STATUS: Readonly<Record<Signal, number>> = {
+  SIGHUP: 129,
+  SIGKILL: 137,
+  SIGPIPE: 141,
+  SIGTERM: 143,
+};
 
 export interface PhoneProcess {
   readonly pid: number;
@@ -30,7 +35,17 @@ export interface PhoneProcess {
  */
 export const PS_HEADER = `USER           PID  PPID     VSZ    RSS WCHAN            ADDR S ${"NAME".padEnd(27)}`;
 
-export function psRow(p: { user: string; pid: number; ppid: number; vsz: number; rss: number; wchan: string; addr: string; state: string; name: string }): string {
+export function psRow(p: {
+  user: string;
+  pid: number;
+  ppid: number;
+  vsz: number;
+  rss: number;
+  wchan: string;
+  addr: string;
+  state: string;
+  name: string;
+}): string {
   return `${p.user.padEnd(8)} ${String(p.pid).padStart(9)} ${String(p.ppid).padStart(5)} ${String(p.vsz).padStart(7)} ${String(p.rss).padStart(6)} ${p.wchan.padEnd(10)} ${p.addr.padStart(10)} ${p.state} ${p.name}`;
 }
 
@@ -52,9 +67,20 @@ export class ProcessTable {
    * ends (the stream's close where that hangs up, SIGPIPE), but not when `kill` reaches only the
    * parent: signalling a shell does not end the command it waits for.
    */
-  spawn(name: string, ppid: number, opts: { user?: string; follow?: AbortSignal; resident?: boolean } = {}): PhoneProcess {
+  spawn(
+    name: string,
+    ppid: number,
+    opts: { user?: string; follow?: AbortSignal; resident?: boolean } = {},
+  ): PhoneProcess {
     const controller = new AbortController();
-    const p: PhoneProcess = { pid: this.nextPid++, ppid, user: opts.user ?? "shell", name, controller, resident: opts.resident ?? false };
+    const p: PhoneProcess = {
+      pid: this.nextPid++,
+      ppid,
+      user: opts.user ?? "shell",
+      name,
+      controller,
+      resident: opts.resident ?? false,
+    };
     const follow = opts.follow;
     if (follow) {
       const killedOnly = () => follow.reason === "SIGTERM" || follow.reason === "SIGKILL" || follow.reason === "SIGHUP";
@@ -92,7 +118,13 @@ export class ProcessTable {
   ps(self: number | null): string {
     const rows = [
       ...SYSTEM.map((s) => ({ ...s, state: "S" })),
-      ...[...this.running.values()].map((p) => ({ user: p.user, pid: p.pid, ppid: p.ppid, name: p.name, state: p.pid === self ? "R" : "S" })),
+      ...[...this.running.values()].map((p) => ({
+        user: p.user,
+        pid: p.pid,
+        ppid: p.ppid,
+        name: p.name,
+        state: p.pid === self ? "R" : "S",
+      })),
     ].sort((a, b) => a.pid - b.pid);
     return `${[PS_HEADER, ...rows.map((r) => psRow({ ...r, vsz: r.pid === 1 ? 14772 : 10488, rss: r.pid === 1 ? 2836 : 1936, wchan: "0", addr: "0" }))].join("\n")}\n`;
   }

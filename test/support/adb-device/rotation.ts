@@ -49,7 +49,11 @@ export function settingsDenied(verb: string, io: CommandIo): number {
  * orientation, a phone that never turns upside down); with auto-rotate on, portrait (the
  * simulated phone stands upright).
  */
-export function rotationAfter(settings: ReadonlyMap<string, string>, allowed: readonly number[], current: number): number {
+export function rotationAfter(
+  settings: ReadonlyMap<string, string>,
+  allowed: readonly number[],
+  current: number,
+): number {
   if (settings.get("system/accelerometer_rotation") !== "0") return allowed.includes(0) ? 0 : current;
   const asked = Number(settings.get("system/user_rotation") ?? "0");
   return allowed.includes(asked) ? asked : current;
@@ -63,7 +67,11 @@ export function rotationAfter(settings: ReadonlyMap<string, string>, allowed: re
  * `SurfaceOrientation: N` in the touchscreen's section, which appium/appium-adb reads. The rest of
  * the real dump (event hubs, devices, dispatcher state) is not simulated.
  */
-export function dumpsysInput(sdk: number, rotation: number, panel: { width: number; height: number; displayId: string; port: number }): string {
+export function dumpsysInput(
+  sdk: number,
+  rotation: number,
+  panel: { width: number; height: number; displayId: string; port: number },
+): string {
   const turned = rotation % 2 === 1;
   const [w, h] = turned ? [panel.height, panel.width] : [panel.width, panel.height];
   const lines = ["INPUT MANAGER (dumpsys input)", ""];

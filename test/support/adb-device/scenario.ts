@@ -145,8 +145,15 @@ function stackChildren<S>(children: UiNode<S>[], [x1, y1, x2]: Bounds, parent: U
 }
 
 /** The full-screen root a real dump starts with, holding `children` stacked from the top when they lack bounds. */
-export function screenRoot<S>(view: View, children: UiNode<S>[], options: { padding?: number; gap?: number; top?: number } = {}): UiNode<S> {
-  const laid = vstack({ y: options.top ?? 0, width: view.width, padding: options.padding ?? 0, gap: options.gap ?? 0 }, children);
+export function screenRoot<S>(
+  view: View,
+  children: UiNode<S>[],
+  options: { padding?: number; gap?: number; top?: number } = {},
+): UiNode<S> {
+  const laid = vstack(
+    { y: options.top ?? 0, width: view.width, padding: options.padding ?? 0, gap: options.gap ?? 0 },
+    children,
+  );
   return { className: "android.widget.FrameLayout", bounds: [0, 0, view.width, view.height], children: laid };
 }
 
@@ -164,7 +171,12 @@ export function paintOrder(root: SnapshotNode): SnapshotNode[] {
 }
 
 /** The topmost node accepted by `pick` that contains the point (later siblings and children win). */
-export function hitTest(root: SnapshotNode, x: number, y: number, pick: (n: SnapshotNode) => boolean): SnapshotNode | null {
+export function hitTest(
+  root: SnapshotNode,
+  x: number,
+  y: number,
+  pick: (n: SnapshotNode) => boolean,
+): SnapshotNode | null {
   return paintOrder(root).findLast((n) => pick(n) && contains(n.bounds, x, y)) ?? null;
 }
 
@@ -221,7 +233,13 @@ export class ScenarioRuntime<S extends object = any> {
   snapshot(view: View): SnapshotNode {
     const render = this.scenario.screens[this.screen];
     if (!render) throw new Error(`scenario ${this.scenario.package}: no screen "${this.screen}"`);
-    return resolve(render(this.state, view), 0, this.scenario.package, this.state as Record<string, unknown>, this.focusedField);
+    return resolve(
+      render(this.state, view),
+      0,
+      this.scenario.package,
+      this.state as Record<string, unknown>,
+      this.focusedField,
+    );
   }
 
   /** Applies a tap; returns the node it landed on (topmost enabled clickable one), if any. */
@@ -311,9 +329,20 @@ export class ScenarioRuntime<S extends object = any> {
   }
 }
 
-const NAF_EXCLUDED = new Set(["android.widget.GridView", "android.widget.GridLayout", "android.widget.ListView", "android.widget.TableLayout"]);
+const NAF_EXCLUDED = new Set([
+  "android.widget.GridView",
+  "android.widget.GridLayout",
+  "android.widget.ListView",
+  "android.widget.TableLayout",
+]);
 
-function resolve(node: UiNode, index: number, pkg: string, state: Record<string, unknown>, focusedField: string | null): SnapshotNode {
+function resolve(
+  node: UiNode,
+  index: number,
+  pkg: string,
+  state: Record<string, unknown>,
+  focusedField: string | null,
+): SnapshotNode {
   const field = node.field;
   const value = field ? String(state[field] ?? "") : "";
   // Android reports a password field's text as one bullet per character.
@@ -324,7 +353,9 @@ function resolve(node: UiNode, index: number, pkg: string, state: Record<string,
     index,
     text,
     resourceId: node.resourceId ?? "",
-    className: node.className ?? (field ? "android.widget.EditText" : node.text !== undefined ? "android.widget.TextView" : "android.view.View"),
+    className:
+      node.className ??
+      (field ? "android.widget.EditText" : node.text !== undefined ? "android.widget.TextView" : "android.view.View"),
     package: node.package ?? pkg,
     contentDesc: node.contentDesc ?? "",
     checkable: node.checkable ?? false,

@@ -24,8 +24,15 @@ export function boxesFor(root: SnapshotNode): Box[] {
     const label = n.text || n.contentDesc || undefined;
     const isField = n.source.field !== undefined;
     let box: Box | null = null;
-    if (!n.enabled && (n.clickable || isField)) box = { ...rect, fill: COLOURS.disabled, textColor: COLOURS.disabledText };
-    else if (isField) box = { ...rect, fill: COLOURS.field, border: n.focused ? COLOURS.focused : COLOURS.fieldBorder, textColor: COLOURS.text };
+    if (!n.enabled && (n.clickable || isField))
+      box = { ...rect, fill: COLOURS.disabled, textColor: COLOURS.disabledText };
+    else if (isField)
+      box = {
+        ...rect,
+        fill: COLOURS.field,
+        border: n.focused ? COLOURS.focused : COLOURS.fieldBorder,
+        textColor: COLOURS.text,
+      };
     else if (n.checked) box = { ...rect, fill: COLOURS.checked, textColor: COLOURS.clickableText };
     else if (n.clickable) box = { ...rect, fill: COLOURS.clickable, textColor: COLOURS.clickableText };
     else if (label) box = { ...rect, fill: COLOURS.background, textColor: COLOURS.text };

@@ -21,7 +21,7 @@ async function run(src: string, stdinText = "") {
   const status = await runScript(parseScript(src), io, {
     exec: async (argv, sub) => {
       calls.push(argv);
-      if (argv[0] === "say") (sub.out(`${argv.slice(1).join(" ")}\n`), sub.err(`err:${argv.slice(1).join(" ")}\n`));
+      if (argv[0] === "say") sub.out(`${argv.slice(1).join(" ")}\n`), sub.err(`err:${argv.slice(1).join(" ")}\n`);
       if (argv[0] === "cat") sub.out(await sub.stdin.readAll());
       return argv[0] === "fail" ? 1 : 0;
     },
@@ -51,13 +51,18 @@ describe("sh", () => {
   });
 
   test("redirections write, append, discard and duplicate streams", async () => {
-    const r = await run("say one > /o.txt; say two >> /o.txt 2>/dev/null; say three 2>&1 >/dev/null; say four >&2 2>/dev/null");
+    const r = await run(
+      "say one > /o.txt; say two >> /o.txt 2>/dev/null; say three 2>&1 >/dev/null; say four >&2 2>/dev/null",
+    );
     expect([r.files["/o.txt"], r.out, r.err]).toEqual(["one\ntwo\n", "err:three\n", "err:one\nfour\n"]);
   });
 
   test("< reads stdin from a file and reports a missing one", async () => {
     expect((await run("cat < /in.txt")).out).toBe("from file\n");
-    expect(await run("cat < /nope; a")).toMatchObject({ err: "/system/bin/sh: can't open '/nope': No such file or directory\n", calls: [["a"]] });
+    expect(await run("cat < /nope; a")).toMatchObject({
+      err: "/system/bin/sh: can't open '/nope': No such file or directory\n",
+      calls: [["a"]],
+    });
   });
 
   test("variables expand, unquoted ones split into fields, and $? is the last status", async () => {
@@ -67,7 +72,11 @@ describe("sh", () => {
 
   test("read takes a line from stdin and keeps blanks when IFS is empty", async () => {
     const r = await run(`IFS= read -r s; say "[$s]"; read t; say "[$t]"; read u || say eof`, "  p@ss w0rd \n x \n");
-    expect(r.calls).toEqual([["say", "[  p@ss w0rd ]"], ["say", "[x]"], ["say", "eof"]]);
+    expect(r.calls).toEqual([
+      ["say", "[  p@ss w0rd ]"],
+      ["say", "[x]"],
+      ["say", "eof"],
+    ]);
   });
 
   test("exit stops the script with its status", async () => {

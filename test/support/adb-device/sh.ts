@@ -57,10 +57,16 @@ export function parseScript(src: string): Script {
       return;
     }
     const first = w[0];
-    const m = cmd.words.length === 0 && first?.kind === "text" && !first.quoted ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(first.value) : null;
+    const m =
+      cmd.words.length === 0 && first?.kind === "text" && !first.quoted
+        ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(first.value)
+        : null;
     if (m && first?.kind === "text") {
       const rest = first.value.slice(m[0].length);
-      cmd.assignments.push({ name: m[1] as string, value: [...(rest ? [{ ...first, value: rest }] : []), ...w.slice(1)] });
+      cmd.assignments.push({
+        name: m[1] as string,
+        value: [...(rest ? [{ ...first, value: rest }] : []), ...w.slice(1)],
+      });
     } else cmd.words.push(w);
   };
   const endCommand = (next: Connector, newline = false) => {
@@ -79,7 +85,8 @@ export function parseScript(src: string): Script {
     if (c === "{") {
       const close = src.indexOf("}", i);
       const name = src.slice(i + 1, close);
-      if (close < 0 || !/^([A-Za-z_][A-Za-z0-9_]*|\?|\$)$/.test(name)) throw new ShellSyntaxError("unsupported parameter expansion ${");
+      if (close < 0 || !/^([A-Za-z_][A-Za-z0-9_]*|\?|\$)$/.test(name))
+        throw new ShellSyntaxError("unsupported parameter expansion ${");
       i = close + 1;
       return pushVar(name, quoted);
     }
@@ -151,10 +158,12 @@ export function parseScript(src: string): Script {
         i += 1;
         cmd.redirects.push({ fd, op: ">&", target: Number(m[0]) });
         continue;
-      } else if (src[i] === "&" || src[i] === "(" || src[i] === "|") throw new ShellSyntaxError(`unsupported redirection ${c}${src[i]}`);
+      } else if (src[i] === "&" || src[i] === "(" || src[i] === "|")
+        throw new ShellSyntaxError(`unsupported redirection ${c}${src[i]}`);
       if (fd > 2) throw new ShellSyntaxError(`unsupported file descriptor ${fd}`);
       redirect = { fd, op };
-    } else if (c === "(" || c === ")" || c === "`") throw new ShellSyntaxError(`unsupported ${c === "`" ? "command substitution" : "subshell"} ${c}`);
+    } else if (c === "(" || c === ")" || c === "`")
+      throw new ShellSyntaxError(`unsupported ${c === "`" ? "command substitution" : "subshell"} ${c}`);
     else if (c === "#" && word === null) {
       const nl = src.indexOf("\n", i);
       i = nl < 0 ? src.length : nl;
@@ -208,7 +217,12 @@ class ExitSignal {
 }
 
 /** Runs a parsed script; returns the status of the last command run (or of `exit`). */
-export async function runScript(script: Script, io: CommandIo, host: ShellHost, env: ShellEnv = { vars: new Map(), status: 0 }): Promise<number> {
+export async function runScript(
+  script: Script,
+  io: CommandIo,
+  host: ShellHost,
+  env: ShellEnv = { vars: new Map(), status: 0 },
+): Promise<number> {
   try {
     for (const { command, connector } of script) {
       if (io.signal.aborted) break;
@@ -223,7 +237,8 @@ export async function runScript(script: Script, io: CommandIo, host: ShellHost, 
 }
 
 async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env: ShellEnv): Promise<number> {
-  const lookup = (name: string) => (name === "?" ? String(env.status) : name === "$" ? String(io.pid ?? 0) : env.vars.get(name));
+  const lookup = (name: string) =>
+    name === "?" ? String(env.status) : name === "$" ? String(io.pid ?? 0) : env.vars.get(name);
   const argv = cmd.words.flatMap((w) => expandWord(w, lookup));
   const assigned = cmd.assignments.map((a) => [a.name, expandWord(a.value, lookup).join(" ")] as const);
   type Sink = CommandIo["out"];
@@ -251,7 +266,14 @@ async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env
       sinks[r.fd] = (d) => file.parts.push(bytes(d));
     }
   }
-  const sub: CommandIo = { stdin, out: sinks[1] as Sink, err: sinks[2] as Sink, signal: io.signal, unplug: io.unplug, ...(io.pid !== undefined ? { pid: io.pid } : {}) };
+  const sub: CommandIo = {
+    stdin,
+    out: sinks[1] as Sink,
+    err: sinks[2] as Sink,
+    signal: io.signal,
+    unplug: io.unplug,
+    ...(io.pid !== undefined ? { pid: io.pid } : {}),
+  };
   try {
     if (argv.length === 0) {
       for (const [k, v] of assigned) env.vars.set(k, v);
@@ -267,7 +289,13 @@ async function runSimple(cmd: SimpleCommand, io: CommandIo, host: ShellHost, env
       }
       throw new ExitSignal(await host.exec(args, sub, true));
     }
-    if (name === "read") return await readBuiltin(args, sub, env, assigned.some(([k, v]) => k === "IFS" && v === ""));
+    if (name === "read")
+      return await readBuiltin(
+        args,
+        sub,
+        env,
+        assigned.some(([k, v]) => k === "IFS" && v === ""),
+      );
     // Assignments before a command would only reach its environment, which no fake command reads.
     return await host.exec(argv, sub);
   } finally {
@@ -298,4 +326,3 @@ async function readBuiltin(args: string[], io: CommandIo, env: ShellEnv, keepBla
   targets.forEach((n, k) => env.vars.set(n, k === targets.length - 1 ? fields.slice(k).join(" ") : (fields[k] ?? "")));
   return 0;
 }
-

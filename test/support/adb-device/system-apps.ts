@@ -13,9 +13,22 @@ export interface AppInfo {
 }
 
 /** The home app's activity is declared HOME, not LAUNCHER: it has no icon of its own and cannot be launched by package. */
-export const LAUNCHER: AppInfo = { package: "com.android.launcher3", activity: "com.android.launcher3.Launcher", label: "Launcher", launcher: false };
-export const SETTINGS: AppInfo = { package: "com.android.settings", activity: "com.android.settings.Settings", label: "Settings" };
-export const BROWSER: AppInfo = { package: "com.android.chrome", activity: "com.google.android.apps.chrome.Main", label: "Chrome" };
+export const LAUNCHER: AppInfo = {
+  package: "com.android.launcher3",
+  activity: "com.android.launcher3.Launcher",
+  label: "Launcher",
+  launcher: false,
+};
+export const SETTINGS: AppInfo = {
+  package: "com.android.settings",
+  activity: "com.android.settings.Settings",
+  label: "Settings",
+};
+export const BROWSER: AppInfo = {
+  package: "com.android.chrome",
+  activity: "com.google.android.apps.chrome.Main",
+  label: "Chrome",
+};
 
 /** One clickable icon per app with a launcher activity, which opens it. */
 export function launcherScenario(apps: () => readonly AppInfo[]): Scenario<Record<string, never>> {
@@ -57,7 +70,12 @@ export function plainAppScenario(app: AppInfo): Scenario<Record<string, never>> 
           view,
           [
             { className: "android.widget.TextView", resourceId: `${app.package}:id/title`, text: app.label },
-            { className: "android.widget.TextView", resourceId: `${app.package}:id/url`, text: app.url ?? "", visible: app.url !== undefined },
+            {
+              className: "android.widget.TextView",
+              resourceId: `${app.package}:id/url`,
+              text: app.url ?? "",
+              visible: app.url !== undefined,
+            },
           ],
           { padding: 60, gap: 20, top: 100 },
         ),

@@ -63,7 +63,15 @@ export function toUiautomatorXml(root: SnapshotNode, rotation = 0): string {
  * resource id or any interaction flag, and always the root (an approximation, not AOSP's rule).
  */
 export function compressTree(root: SnapshotNode): SnapshotNode {
-  const important = (n: SnapshotNode) => n.text !== "" || n.contentDesc !== "" || n.resourceId !== "" || n.clickable || n.longClickable || n.checkable || n.scrollable || n.focusable;
+  const important = (n: SnapshotNode) =>
+    n.text !== "" ||
+    n.contentDesc !== "" ||
+    n.resourceId !== "" ||
+    n.clickable ||
+    n.longClickable ||
+    n.checkable ||
+    n.scrollable ||
+    n.focusable;
   const kept = (n: SnapshotNode): SnapshotNode[] => {
     const children = n.children.flatMap(kept);
     return important(n) ? [{ ...n, children: children.map((c, index) => ({ ...c, index })) }] : children;

@@ -22,9 +22,22 @@ describe("wire packets", () => {
   test("encodePacket writes six little-endian words then the payload when checksums are on", () => {
     const bytes = encodePacket({ command: A_CNXN, arg0: 0x01000001, arg1: 0x100000, data: enc("host::") });
     expect(Buffer.from(bytes).toString("hex")).toBe(
-      "434e584e" + "01000001" + "00001000" + "06000000" + "32020000" + "bcb1a7b1" + Buffer.from("host::").toString("hex"),
+      "434e584e" +
+        "01000001" +
+        "00001000" +
+        "06000000" +
+        "32020000" +
+        "bcb1a7b1" +
+        Buffer.from("host::").toString("hex"),
     );
-    expect(decodeHeader(bytes)).toEqual({ command: A_CNXN, arg0: 0x01000001, arg1: 0x100000, length: 6, check: 562, magic: 0xb1a7b1bc });
+    expect(decodeHeader(bytes)).toEqual({
+      command: A_CNXN,
+      arg0: 0x01000001,
+      arg1: 0x100000,
+      length: 6,
+      check: 562,
+      magic: 0xb1a7b1bc,
+    });
   });
 
   test("encodePacket writes a zero checksum when checksums are skipped", () => {
@@ -45,8 +58,14 @@ describe("wire packets", () => {
     const b = encodePacket({ command: A_OKAY, arg0: 5, arg1: 1, data: new Uint8Array(0) });
     const stream = new Uint8Array([...a, ...b, ...a]);
     const reader = new PacketReader();
-    const got = [reader.push(stream.subarray(0, 10)), reader.push(stream.subarray(10, 60)), reader.push(stream.subarray(60))];
-    expect(got.map((ps) => ps.map((p) => [commandName(p.command), p.arg0, p.arg1, new TextDecoder().decode(p.data)]))).toEqual([
+    const got = [
+      reader.push(stream.subarray(0, 10)),
+      reader.push(stream.subarray(10, 60)),
+      reader.push(stream.subarray(60)),
+    ];
+    expect(
+      got.map((ps) => ps.map((p) => [commandName(p.command), p.arg0, p.arg1, new TextDecoder().decode(p.data)])),
+    ).toEqual([
       [],
       [
         ["WRTE", 5, 1, "hello"],
@@ -84,9 +103,19 @@ describe("wire shell_v2", () => {
   });
 
   test("ShellPacketReader parses packets spanning and sharing chunks", () => {
-    const bytes = new Uint8Array([...encodeShellPacket(ShellId.stdin, enc("abc")), ...encodeShellPacket(ShellId.closeStdin)]);
+    const bytes = new Uint8Array([
+      ...encodeShellPacket(ShellId.stdin, enc("abc")),
+      ...encodeShellPacket(ShellId.closeStdin),
+    ]);
     const r = new ShellPacketReader();
     const got = [r.push(bytes.subarray(0, 3)), r.push(bytes.subarray(3, 7)), r.push(bytes.subarray(7))];
-    expect(got.map((ps) => ps.map((p) => [p.id, new TextDecoder().decode(p.data)]))).toEqual([[], [], [[0, "abc"], [4, ""]]]);
+    expect(got.map((ps) => ps.map((p) => [p.id, new TextDecoder().decode(p.data)]))).toEqual([
+      [],
+      [],
+      [
+        [0, "abc"],
+        [4, ""],
+      ],
+    ]);
   });
 });

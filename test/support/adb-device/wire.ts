@@ -138,7 +138,8 @@ export class PacketReader {
         if (this.queue.length < HEADER_SIZE) break;
         const h = decodeHeader(this.queue.take(HEADER_SIZE));
         if (h.magic !== (h.command ^ 0xffffffff) >>> 0) throw new WireError(`bad magic for ${commandName(h.command)}`);
-        if (h.length > this.maxData) throw new WireError(`${commandName(h.command)} payload of ${h.length} bytes exceeds ${this.maxData}`);
+        if (h.length > this.maxData)
+          throw new WireError(`${commandName(h.command)} payload of ${h.length} bytes exceeds ${this.maxData}`);
         this.header = h;
       }
       if (this.queue.length < this.header.length) break;

@@ -15,11 +15,16 @@ export function describeWithAdb(name: string, body: () => void): void {
   if (["true", "1"].includes((process.env.CI ?? "").toLowerCase())) {
     return describe(name, () => {
       test(`adb is installed at ${ADB_PATH}`, () => {
-        throw new Error(`${ADB_PATH} is missing: install Debian's adb package (apt-get install -y adb); these tests must not be skipped in CI`);
+        throw new Error(
+          `${ADB_PATH} is missing: install Debian's adb package (apt-get install -y adb); these tests must not be skipped in CI`,
+        );
       });
     });
   }
-  if (!warned) console.warn(`skipping adb-device tests: ${ADB_PATH} is missing (apt-get install -y adb); under CI=true they fail instead`);
+  if (!warned)
+    console.warn(
+      `skipping adb-device tests: ${ADB_PATH} is missing (apt-get install -y adb); under CI=true they fail instead`,
+    );
   warned = true;
   describe.skip(name, body);
 }
@@ -40,5 +45,12 @@ export function adbServerForFile(): { server: () => AdbServer; androidEnv: () =>
     if (!server) throw new Error("the file's adb server is not running");
     return server;
   };
-  return { server: current, androidEnv: () => ({ DEVICERAIL_ANDROID: "auto", DEVICERAIL_ADB_PATH: ADB_PATH, ANDROID_ADB_SERVER_PORT: String(current().port) }) };
+  return {
+    server: current,
+    androidEnv: () => ({
+      DEVICERAIL_ANDROID: "auto",
+      DEVICERAIL_ADB_PATH: ADB_PATH,
+      ANDROID_ADB_SERVER_PORT: String(current().port),
+    }),
+  };
 }

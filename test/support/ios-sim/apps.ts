@@ -29,7 +29,19 @@ const ROW_HEIGHT = 60;
 /** The password that the demo back end rejects, to exercise the error path. */
 export const WRONG_PASSWORD = "wrong";
 
-export const demoInitial = (): DemoUi => ({ screen: "login", tab: "account", email: "", password: "", remember: true, focus: null, error: "", user: "", count: 0, selected: "", scroll: 0 });
+export const demoInitial = (): DemoUi => ({
+  screen: "login",
+  tab: "account",
+  email: "",
+  password: "",
+  remember: true,
+  focus: null,
+  error: "",
+  user: "",
+  count: 0,
+  selected: "",
+  scroll: 0,
+});
 
 export function demoUi(device: SimDevice): DemoUi {
   const ui = device.ui[DEMO_BUNDLE];
@@ -44,8 +56,15 @@ const bullets = (s: string) => "•".repeat([...s].length);
 
 function tabBar(ui: DemoUi, w: number, h: number): SimNode {
   const tab = (label: string, name: DemoUi["tab"], x: number) =>
-    node("tab", frame(x, h - 83, w / 2, 49), { label, value: ui.tab === name ? "1" : "0", selected: ui.tab === name, action: `demo:tab:${name}` });
-  return node("tabBar", frame(0, h - 83, w, 83), { children: [tab("Account", "account", 0), tab("Help", "help", w / 2)] });
+    node("tab", frame(x, h - 83, w / 2, 49), {
+      label,
+      value: ui.tab === name ? "1" : "0",
+      selected: ui.tab === name,
+      action: `demo:tab:${name}`,
+    });
+  return node("tabBar", frame(0, h - 83, w, 83), {
+    children: [tab("Account", "account", 0), tab("Help", "help", w / 2)],
+  });
 }
 
 function demoScreen(ui: DemoUi, w: number, h: number): SimNode {
@@ -53,7 +72,9 @@ function demoScreen(ui: DemoUi, w: number, h: number): SimNode {
   const children: SimNode[] = [];
   if (ui.tab === "help") {
     children.push(node("text", frame(24, 140, fw, 41), { label: "Help", identifier: "help.title" }));
-    children.push(node("text", frame(24, 201, fw, 21), { label: "Write to support@acme.example", identifier: "help.contact" }));
+    children.push(
+      node("text", frame(24, 201, fw, 21), { label: "Write to support@acme.example", identifier: "help.contact" }),
+    );
   } else if (ui.screen === "login") {
     children.push(
       node("text", frame(24, 140, fw, 41), { label: "Sign in", identifier: "login.title" }),
@@ -73,18 +94,41 @@ function demoScreen(ui: DemoUi, w: number, h: number): SimNode {
         focused: ui.focus === "password",
         action: "demo:focus:password",
       }),
-      node("switch", frame(24, 341, fw, 31), { label: "Remember me", identifier: "login.remember", value: ui.remember ? "1" : "0", selected: ui.remember, action: "demo:remember" }),
-      node("button", frame(24, 404, fw, 50), { label: "Sign In", identifier: "login.submit", enabled: ui.email !== "" && ui.password !== "", action: "demo:submit" }),
+      node("switch", frame(24, 341, fw, 31), {
+        label: "Remember me",
+        identifier: "login.remember",
+        value: ui.remember ? "1" : "0",
+        selected: ui.remember,
+        action: "demo:remember",
+      }),
+      node("button", frame(24, 404, fw, 50), {
+        label: "Sign In",
+        identifier: "login.submit",
+        enabled: ui.email !== "" && ui.password !== "",
+        action: "demo:submit",
+      }),
     );
     if (ui.error) children.push(node("text", frame(24, 470, fw, 21), { label: ui.error, identifier: "login.error" }));
   } else if (ui.screen === "home") {
     const rows = DEMO_ITEMS.slice(ui.scroll, ui.scroll + VISIBLE_ROWS).map((item, i) =>
-      node("button", frame(0, 271 + i * ROW_HEIGHT, w, ROW_HEIGHT), { label: item, identifier: `home.item.${item.toLowerCase()}`, action: `demo:item:${item}` }),
+      node("button", frame(0, 271 + i * ROW_HEIGHT, w, ROW_HEIGHT), {
+        label: item,
+        identifier: `home.item.${item.toLowerCase()}`,
+        action: `demo:item:${item}`,
+      }),
     );
     children.push(
       node("text", frame(24, 140, fw, 41), { label: `Welcome, ${ui.user}!`, identifier: "home.welcome" }),
-      node("button", frame(24, 201, fw, 50), { label: `Taps: ${ui.count}`, identifier: "home.counter", action: "demo:counter" }),
-      node("group", frame(0, 271, w, VISIBLE_ROWS * ROW_HEIGHT), { identifier: "home.list", scroll: { action: "demo:scroll", rowHeight: ROW_HEIGHT }, children: rows }),
+      node("button", frame(24, 201, fw, 50), {
+        label: `Taps: ${ui.count}`,
+        identifier: "home.counter",
+        action: "demo:counter",
+      }),
+      node("group", frame(0, 271, w, VISIBLE_ROWS * ROW_HEIGHT), {
+        identifier: "home.list",
+        scroll: { action: "demo:scroll", rowHeight: ROW_HEIGHT },
+        children: rows,
+      }),
       node("button", frame(24, 591, fw, 50), { label: "Sign Out", identifier: "home.signout", action: "demo:signout" }),
     );
   } else {
@@ -105,7 +149,10 @@ function homeScreen(device: SimDevice, w: number, h: number): SimNode {
   const cols = 4;
   const cell = (w - 40) / cols;
   const icons = device.installed.map((app, i) =>
-    node("icon", frame(20 + (i % cols) * cell + (cell - 64) / 2, 80 + Math.floor(i / cols) * 100, 64, 64), { label: app.name, action: `springboard:launch:${app.bundleId}` }),
+    node("icon", frame(20 + (i % cols) * cell + (cell - 64) / 2, 80 + Math.floor(i / cols) * 100, 64, 64), {
+      label: app.name,
+      action: `springboard:launch:${app.bundleId}`,
+    }),
   );
   return simpleApp("SpringBoard", icons, w, h);
 }
@@ -117,7 +164,11 @@ export function frontLayout(device: SimDevice): AppLayout | null {
 }
 
 function shifted(n: SimNode, dx: number, dy: number): SimNode {
-  return { ...n, frame: { ...n.frame, x: n.frame.x + dx, y: n.frame.y + dy }, children: n.children.map((c) => shifted(c, dx, dy)) };
+  return {
+    ...n,
+    frame: { ...n.frame, x: n.frame.x + dx, y: n.frame.y + dy },
+    children: n.children.map((c) => shifted(c, dx, dy)),
+  };
 }
 
 /**
@@ -132,14 +183,32 @@ export function screenTree(device: SimDevice): SimNode {
 }
 
 function appTree(device: SimDevice, w: number, h: number): SimNode {
-  if (device.locked) return simpleApp("SpringBoard", [node("text", frame(0, 120, w, 90), { label: "9:41", identifier: "lockscreen.time" })], w, h);
+  if (device.locked)
+    return simpleApp(
+      "SpringBoard",
+      [node("text", frame(0, 120, w, 90), { label: "9:41", identifier: "lockscreen.time" })],
+      w,
+      h,
+    );
   const front = device.foreground;
   if (front === null) return homeScreen(device, w, h);
   const app = installedApp(device, front);
   if (app?.kind === "demo") return demoScreen(demoUi(device), w, h);
   if (app?.kind === "safari") {
     const url = String(device.ui[front]?.lastUrl ?? "");
-    return simpleApp("Safari", [node("textField", frame(16, 800, w - 32, 44), { label: "Address", identifier: "TabBarItemTitle", value: url || "Search or enter website name", placeholder: "Search or enter website name" })], w, h);
+    return simpleApp(
+      "Safari",
+      [
+        node("textField", frame(16, 800, w - 32, 44), {
+          label: "Address",
+          identifier: "TabBarItemTitle",
+          value: url || "Search or enter website name",
+          placeholder: "Search or enter website name",
+        }),
+      ],
+      w,
+      h,
+    );
   }
   return simpleApp(app?.name ?? front, [node("text", frame(24, 100, w - 48, 41), { label: app?.name ?? front })], w, h);
 }
@@ -233,7 +302,17 @@ function backspace(ui: DemoUi): void {
   if (ui.focus) ui[ui.focus] = [...ui[ui.focus]].slice(0, -1).join("");
 }
 
-export const HID = { return: 40, escape: 41, backspace: 42, tab: 43, space: 44, v: 25, a: 4, leftCommand: 227, rightCommand: 231 } as const;
+export const HID = {
+  return: 40,
+  escape: 41,
+  backspace: 42,
+  tab: 43,
+  space: 44,
+  v: 25,
+  a: 4,
+  leftCommand: 227,
+  rightCommand: 231,
+} as const;
 
 /** One HID key press (no modifiers). */
 export function pressKey(device: SimDevice, keycode: number): void {

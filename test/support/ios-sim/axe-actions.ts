@@ -15,9 +15,27 @@ export type Via = InputEvent["via"];
  * physical touch down/up (`--tap-style physical`, `touch`, WebDriverAgent); with
  * `switchesIgnoreSimulatorTaps` a simulator tap on a switch is logged and does nothing.
  */
-export function tapAt(state: SimState, device: SimDevice, x: number, y: number, via: Via, kind: "tap" | "double-tap" | "long-press" = "tap", durationS: number | null = null, style: "simulator" | "physical" = "physical"): void {
+export function tapAt(
+  state: SimState,
+  device: SimDevice,
+  x: number,
+  y: number,
+  via: Via,
+  kind: "tap" | "double-tap" | "long-press" = "tap",
+  durationS: number | null = null,
+  style: "simulator" | "physical" = "physical",
+): void {
   const target = device.locked ? null : tapTarget(screenTree(device), x, y);
-  device.input.push({ via, kind, x, y, ...(kind === "long-press" ? { durationS } : {}), target: nodeName(target), atMs: Date.now(), ...(via === "axe" && kind === "tap" ? { style } : {}) });
+  device.input.push({
+    via,
+    kind,
+    x,
+    y,
+    ...(kind === "long-press" ? { durationS } : {}),
+    target: nodeName(target),
+    atMs: Date.now(),
+    ...(via === "axe" && kind === "tap" ? { style } : {}),
+  });
   if (!target?.enabled || !target.action) return;
   if (style === "simulator" && target.kind === "switch" && state.switchesIgnoreSimulatorTaps) return;
   runAction(state, device, target.action);
@@ -27,17 +45,33 @@ export function tapAt(state: SimState, device: SimDevice, x: number, y: number, 
   }
 }
 
-export function swipe(device: SimDevice, from: { x: number; y: number }, to: { x: number; y: number }, durationS: number | null, via: Via): void {
+export function swipe(
+  device: SimDevice,
+  from: { x: number; y: number },
+  to: { x: number; y: number },
+  durationS: number | null,
+  via: Via,
+): void {
   const tree = screenTree(device);
   const target = device.locked ? null : scrollTarget(tree, from.x, from.y);
-  device.input.push({ via, kind: "swipe", x: from.x, y: from.y, toX: to.x, toY: to.y, durationS, target: nodeName(target) });
+  device.input.push({
+    via,
+    kind: "swipe",
+    x: from.x,
+    y: from.y,
+    toX: to.x,
+    toY: to.y,
+    durationS,
+    target: nodeName(target),
+  });
   const dx = to.x - from.x;
   const dy = to.y - from.y;
   if (from.y >= device.screen.height - 34 && -dy > 100 && Math.abs(dy) > Math.abs(dx)) {
     pressButton(device, "home");
     return;
   }
-  if (target?.scroll && Math.abs(dy) > Math.abs(dx)) runScroll(device, target.scroll.action, dy, target.scroll.rowHeight);
+  if (target?.scroll && Math.abs(dy) > Math.abs(dx))
+    runScroll(device, target.scroll.action, dy, target.scroll.rowHeight);
 }
 
 export function enterText(device: SimDevice, text: string, via: Via): void {

@@ -48,7 +48,8 @@ export class UsageError extends Error {
 
 const isPositional = (p: ParamSpec) => p.name.startsWith("<");
 const key = (p: ParamSpec) => p.name.replace(/^-+|[<>]/g, "");
-const display = (p: ParamSpec) => (isPositional(p) ? p.name : p.kind === "flag" ? p.name : `${p.name} <${p.valueName ?? key(p)}>`);
+const display = (p: ParamSpec) =>
+  isPositional(p) ? p.name : p.kind === "flag" ? p.name : `${p.name} <${p.valueName ?? key(p)}>`;
 const looksLikeOption = (t: string) => t.length > 1 && t.startsWith("-");
 
 function quoteChoices(choices: string[]): string {
@@ -59,7 +60,10 @@ function quoteChoices(choices: string[]): string {
 function convert(spec: CommandSpec, p: ParamSpec, raw: string): ParsedValue {
   const invalid = () => {
     let msg = `The value '${raw}' is invalid for '${display(p)}'`;
-    if (p.choices) msg += p.listChoices ? `. Please provide one of the following:\n${p.choices.map((c) => `  - ${c}`).join("\n")}` : `. Please provide one of ${quoteChoices(p.choices)}.`;
+    if (p.choices)
+      msg += p.listChoices
+        ? `. Please provide one of the following:\n${p.choices.map((c) => `  - ${c}`).join("\n")}`
+        : `. Please provide one of ${quoteChoices(p.choices)}.`;
     return new UsageError(msg, `${display(p)}  ${p.help}`, spec.name, spec.usage);
   };
   if (p.kind === "double") {
@@ -106,7 +110,8 @@ export function parseArgs(spec: CommandSpec, tokens: readonly string[]): Parsed 
     let value: string | undefined;
     if (eq > 0) value = t.slice(eq + 1);
     else if (i + 1 < tokens.length && !looksLikeOption(tokens[i + 1] as string)) value = tokens[++i];
-    if (value === undefined) throw new UsageError(`Missing value for '${display(p)}'`, `${display(p)}  ${p.help}`, spec.name, spec.usage);
+    if (value === undefined)
+      throw new UsageError(`Missing value for '${display(p)}'`, `${display(p)}  ${p.help}`, spec.name, spec.usage);
     raw.set(p, [...(raw.get(p) ?? []), value]);
   }
 
@@ -117,36 +122,67 @@ export function parseArgs(spec: CommandSpec, tokens: readonly string[]): Parsed 
       out[key(p)] = flags.has(p);
       continue;
     }
-    const values = isPositional(p) ? (args.indexOf(p) < positionals.length ? [positionals[args.indexOf(p)] as string] : []) : (raw.get(p) ?? []);
+    const values = isPositional(p)
+      ? args.indexOf(p) < positionals.length
+        ? [positionals[args.indexOf(p)] as string]
+        : []
+      : (raw.get(p) ?? []);
     if (values.length === 0) {
-      if (p.required) throw new UsageError(`Missing expected argument '${display(p)}'`, `${display(p)}  ${p.help}`, spec.name, spec.usage);
+      if (p.required)
+        throw new UsageError(
+          `Missing expected argument '${display(p)}'`,
+          `${display(p)}  ${p.help}`,
+          spec.name,
+          spec.usage,
+        );
       continue;
     }
-    out[key(p)] = p.repeatable ? values.map((v) => String(convert(spec, p, v))) : convert(spec, p, values[values.length - 1] as string);
+    out[key(p)] = p.repeatable
+      ? values.map((v) => String(convert(spec, p, v)))
+      : convert(spec, p, values[values.length - 1] as string);
   }
   if (unknown.length > 0) throw new UsageError(`Unknown option '${unknown[0]}'`, null, spec.name, spec.usage);
-  if (positionals.length > args.length) throw new UsageError(`Unexpected argument '${positionals[args.length]}'`, null, spec.name, spec.usage);
+  if (positionals.length > args.length)
+    throw new UsageError(`Unexpected argument '${positionals[args.length]}'`, null, spec.name, spec.usage);
   return out;
 }
 
 /** A `validate()` failure: `Error:` and the usage, no `Help:` line. */
-export const validationError = (spec: CommandSpec, message: string) => new UsageError(message, null, spec.name, spec.usage);
+export const validationError = (spec: CommandSpec, message: string) =>
+  new UsageError(message, null, spec.name, spec.usage);
 
 const udid: ParamSpec = { name: "--udid", kind: "string", help: "The UDID of the simulator.", required: true };
 const num = (name: string, help: string, required = false): ParamSpec => ({ name, kind: "double", help, required });
-const str = (name: string, help: string, extra: Partial<ParamSpec> = {}): ParamSpec => ({ name, kind: "string", help, ...extra });
+const str = (name: string, help: string, extra: Partial<ParamSpec> = {}): ParamSpec => ({
+  name,
+  kind: "string",
+  help,
+  ...extra,
+});
 const flag = (name: string, help: string): ParamSpec => ({ name, kind: "flag", help });
 const PRE = num("--pre-delay", "Delay before tapping in seconds.");
 const POST = num("--post-delay", "Delay after tapping in seconds.");
 
-export const GESTURE_PRESETS = ["scroll-up", "scroll-down", "scroll-left", "scroll-right", "swipe-from-left-edge", "swipe-from-right-edge", "swipe-from-top-edge", "swipe-from-bottom-edge"];
+export const GESTURE_PRESETS = [
+  "scroll-up",
+  "scroll-down",
+  "scroll-left",
+  "scroll-right",
+  "swipe-from-left-edge",
+  "swipe-from-right-edge",
+  "swipe-from-top-edge",
+  "swipe-from-bottom-edge",
+];
 export const BUTTONS = ["apple-pay", "home", "lock", "side-button", "siri"];
 
 const specs: CommandSpec[] = [
   {
     name: "describe-ui",
     usage: "axe describe-ui --udid <udid> [--point <x,y>]",
-    params: [udid, str("--point", "Describe only the accessibility element at screen coordinates x,y.", { valueName: "x,y" })],
+    params: [
+      udid,
+      str("--point", "Describe only the accessibility element at screen coordinates x,y.", { valueName: "x,y" }),
+    ],
   },
   {
     name: "tap",
@@ -155,14 +191,34 @@ const specs: CommandSpec[] = [
     params: [
       num("-x", "The X coordinate of the point to tap."),
       num("-y", "The Y coordinate of the point to tap."),
-      str("--id", "Tap the activation point of the element matching AXUniqueId (accessibilityIdentifier). Ignored if -x and -y are provided."),
-      str("--label", "Tap the activation point of the element matching AXLabel (accessibilityLabel). Ignored if -x and -y are provided."),
-      str("--value", "Tap the activation point of the element matching AXValue (the current value of a control). Ignored if -x and -y are provided."),
-      str("--element-type", "Filter matches to elements of this accessibility type (e.g. Button, TextField, Switch). Narrows --id/--label/--value results when multiple elements match."),
+      str(
+        "--id",
+        "Tap the activation point of the element matching AXUniqueId (accessibilityIdentifier). Ignored if -x and -y are provided.",
+      ),
+      str(
+        "--label",
+        "Tap the activation point of the element matching AXLabel (accessibilityLabel). Ignored if -x and -y are provided.",
+      ),
+      str(
+        "--value",
+        "Tap the activation point of the element matching AXValue (the current value of a control). Ignored if -x and -y are provided.",
+      ),
+      str(
+        "--element-type",
+        "Filter matches to elements of this accessibility type (e.g. Button, TextField, Switch). Narrows --id/--label/--value results when multiple elements match.",
+      ),
       PRE,
       POST,
-      { name: "--tap-style", kind: "enum", choices: ["automatic", "simulator", "physical"], help: "Tap event style: automatic uses physical touch for switches/toggles and simulator tap for other targets; simulator always uses FBSimulator tapAt; physical uses touch down/up." },
-      num("--wait-timeout", "Maximum seconds to poll for the element before failing (0 = no waiting, default). Only applies to --id/--label/--value targeting."),
+      {
+        name: "--tap-style",
+        kind: "enum",
+        choices: ["automatic", "simulator", "physical"],
+        help: "Tap event style: automatic uses physical touch for switches/toggles and simulator tap for other targets; simulator always uses FBSimulator tapAt; physical uses touch down/up.",
+      },
+      num(
+        "--wait-timeout",
+        "Maximum seconds to poll for the element before failing (0 = no waiting, default). Only applies to --id/--label/--value targeting.",
+      ),
       num("--poll-interval", "Seconds between accessibility tree polls when --wait-timeout is active (default: 0.25)."),
       udid,
     ],
@@ -170,11 +226,17 @@ const specs: CommandSpec[] = [
   {
     name: "type",
     usage: "axe type [<text>] [--stdin] [--file <file>] --udid <udid>",
-    params: [str("<text>", "The text to type. Use quotes for text with spaces or special characters."), flag("--stdin", "Read text from standard input."), str("--file", "Read text from the specified file."), udid],
+    params: [
+      str("<text>", "The text to type. Use quotes for text with spaces or special characters."),
+      flag("--stdin", "Read text from standard input."),
+      str("--file", "Read text from the specified file."),
+      udid,
+    ],
   },
   {
     name: "swipe",
-    usage: "axe swipe --start-x <start-x> --start-y <start-y> --end-x <end-x> --end-y <end-y> [--duration <duration>] [--delta <delta>] [--pre-delay <pre-delay>] [--post-delay <post-delay>] --udid <udid>",
+    usage:
+      "axe swipe --start-x <start-x> --start-y <start-y> --end-x <end-x> --end-y <end-y> [--duration <duration>] [--delta <delta>] [--pre-delay <pre-delay>] [--post-delay <post-delay>] --udid <udid>",
     params: [
       num("--start-x", "The X coordinate of the starting point.", true),
       num("--start-y", "The Y coordinate of the starting point.", true),
@@ -202,32 +264,57 @@ const specs: CommandSpec[] = [
   {
     name: "key",
     usage: "axe key <keycode> [--duration <duration>] --udid <udid>",
-    params: [{ name: "<keycode>", kind: "int", help: "The HID keycode to press (0-255).", required: true }, num("--duration", "Duration to hold the key in seconds (optional)."), udid],
+    params: [
+      { name: "<keycode>", kind: "int", help: "The HID keycode to press (0-255).", required: true },
+      num("--duration", "Duration to hold the key in seconds (optional)."),
+      udid,
+    ],
   },
   {
     name: "key-sequence",
     usage: "axe key-sequence --keycodes <keycodes> [--delay <delay>] --udid <udid>",
-    params: [str("--keycodes", "Comma-separated list of HID keycodes to press in sequence.", { required: true }), num("--delay", "Delay between key presses in seconds (default: 0.1)."), udid],
+    params: [
+      str("--keycodes", "Comma-separated list of HID keycodes to press in sequence.", { required: true }),
+      num("--delay", "Delay between key presses in seconds (default: 0.1)."),
+      udid,
+    ],
   },
   {
     name: "key-combo",
     usage: "axe key-combo --modifiers <modifiers> --key <key> --udid <udid>",
     params: [
       str("--modifiers", "Comma-separated list of modifier keycodes to hold (0-255).", { required: true }),
-      { name: "--key", kind: "int", help: "The HID keycode to press while modifiers are held (0-255).", required: true },
+      {
+        name: "--key",
+        kind: "int",
+        help: "The HID keycode to press while modifiers are held (0-255).",
+        required: true,
+      },
       udid,
     ],
   },
   {
     name: "button",
     usage: "axe button <button-type> [--duration <duration>] --udid <udid>",
-    params: [{ name: "<button-type>", kind: "enum", choices: BUTTONS, help: "The button to press.", required: true }, num("--duration", "Duration to hold the button in seconds (optional)."), udid],
+    params: [
+      { name: "<button-type>", kind: "enum", choices: BUTTONS, help: "The button to press.", required: true },
+      num("--duration", "Duration to hold the button in seconds (optional)."),
+      udid,
+    ],
   },
   {
     name: "gesture",
-    usage: "axe gesture <preset> [--screen-width <screen-width>] [--screen-height <screen-height>] [--duration <duration>] [--delta <delta>] [--pre-delay <pre-delay>] [--post-delay <post-delay>] --udid <udid>",
+    usage:
+      "axe gesture <preset> [--screen-width <screen-width>] [--screen-height <screen-height>] [--duration <duration>] [--delta <delta>] [--pre-delay <pre-delay>] [--post-delay <post-delay>] --udid <udid>",
     params: [
-      { name: "<preset>", kind: "enum", choices: GESTURE_PRESETS, listChoices: true, help: "The gesture preset to perform.", required: true },
+      {
+        name: "<preset>",
+        kind: "enum",
+        choices: GESTURE_PRESETS,
+        listChoices: true,
+        help: "The gesture preset to perform.",
+        required: true,
+      },
       num("--screen-width", "Screen width in points (default: 390 for iPhone 15)."),
       num("--screen-height", "Screen height in points (default: 844 for iPhone 15)."),
       num("--duration", "Duration of the gesture in seconds (uses preset default if not specified)."),
@@ -240,7 +327,13 @@ const specs: CommandSpec[] = [
   {
     name: "screenshot",
     usage: "axe screenshot --udid <udid> [--output <output>]",
-    params: [udid, str("--output", "Output PNG file path. Defaults to 'Simulator Screenshot - <device name> - <timestamp>.png' in the current directory.")],
+    params: [
+      udid,
+      str(
+        "--output",
+        "Output PNG file path. Defaults to 'Simulator Screenshot - <device name> - <timestamp>.png' in the current directory.",
+      ),
+    ],
   },
   {
     name: "batch",
@@ -283,7 +376,11 @@ const TAP_STYLE_USAGE = " [--tap-style <tap-style>]";
  */
 export function axeCommands(version: string): ReadonlyMap<string, CommandSpec> {
   if (!olderThan(version, [1, 7, 0])) return AXE_COMMANDS;
-  const strip = (s: CommandSpec): CommandSpec => ({ ...s, usage: s.usage.replace(TAP_STYLE_USAGE, ""), params: s.params.filter((p) => p.name !== "--tap-style") });
+  const strip = (s: CommandSpec): CommandSpec => ({
+    ...s,
+    usage: s.usage.replace(TAP_STYLE_USAGE, ""),
+    params: s.params.filter((p) => p.name !== "--tap-style"),
+  });
   return new Map([...AXE_COMMANDS].map(([name, s]) => [name, name === "tap" || name === "batch" ? strip(s) : s]));
 }
 
@@ -291,6 +388,7 @@ export function axeCommands(version: string): ReadonlyMap<string, CommandSpec> {
 export function parseIntList(spec: CommandSpec, raw: string, what: "keycodes" | "modifier keycodes"): number[] {
   const tokens = raw.split(",").map((t) => t.trim());
   const bad = tokens.filter((t) => !/^[+-]?\d+$/.test(t));
-  if (bad.length > 0) throw validationError(spec, `All ${what} must be valid integers. Invalid token(s): ${bad.join(", ")}`);
+  if (bad.length > 0)
+    throw validationError(spec, `All ${what} must be valid integers. Invalid token(s): ${bad.join(", ")}`);
   return tokens.map(Number);
 }

@@ -6,7 +6,15 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { frontPid, screenTree } from "./apps.ts";
-import { axeCommands, type CommandSpec, olderThan, type Parsed, parseArgs, parseIntList, UsageError } from "./axe-args.ts";
+import {
+  axeCommands,
+  type CommandSpec,
+  olderThan,
+  type Parsed,
+  parseArgs,
+  parseIntList,
+  UsageError,
+} from "./axe-args.ts";
 import { button, enterText, key, keyCombo, swipe, tapAt } from "./axe-actions.ts";
 import { appleJson } from "./apple-json.ts";
 import { axeElement, describeUi, emptyDescribeUi } from "./axe-json.ts";
@@ -20,7 +28,8 @@ import { axTreeEmpty } from "./lifecycle.ts";
 import { NO_TRANSLATION, axeCannotDrive } from "./xcode.ts";
 
 const swiftDouble = (n: number) => (Number.isInteger(n) ? n.toFixed(1) : String(n));
-const notFound = (udid: string) => `No simulator with UDID ${udid} was found. Run \`axe list-simulators\` to see available simulators.`;
+const notFound = (udid: string) =>
+  `No simulator with UDID ${udid} was found. Run \`axe list-simulators\` to see available simulators.`;
 const notBooted = (udid: string, state: string) => `Simulator ${udid} is not booted. Current state: ${state}.`;
 
 /** A runtime failure: AXe prints `Error: <message>` and exits 1. */
@@ -31,7 +40,12 @@ function fail(message: string): never {
 }
 
 /** Finds the simulator, applies faults, then runs `fn` under the state lock (AXe's HID session needs a booted device). */
-async function withDevice<T>(ctx: CliContext, command: string, udid: string, fn: (d: SimDevice, s: SimState) => T): Promise<T> {
+async function withDevice<T>(
+  ctx: CliContext,
+  command: string,
+  udid: string,
+  fn: (d: SimDevice, s: SimState) => T,
+): Promise<T> {
   const s0 = readState(ctx.dir);
   // AXe loads the selected Xcode's simulator frameworks before it looks for the device (xcode.ts).
   const unusable = axeCannotDrive(s0.axeVersion, s0.xcode, command);
@@ -114,7 +128,12 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
     described = `(${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
     await treeRead(ctx);
   } else {
-    const q = p.id !== undefined ? { kind: "--id" as const, value: p.id as string } : p.label !== undefined ? { kind: "--label" as const, value: p.label as string } : { kind: "--value" as const, value: p.value as string };
+    const q =
+      p.id !== undefined
+        ? { kind: "--id" as const, value: p.id as string }
+        : p.label !== undefined
+          ? { kind: "--label" as const, value: p.label as string }
+          : { kind: "--value" as const, value: p.value as string };
     const deadline = Date.now() + (n(p, "wait-timeout") ?? 0) * 1000;
     for (;;) {
       const d = readState(ctx.dir).devices.find((x) => x.udid === udid);
@@ -137,7 +156,12 @@ async function tapCommand(ctx: CliContext, p: Parsed): Promise<number> {
     described = `resolved tap point at (${swiftDouble(point.x)}, ${swiftDouble(point.y)})`;
   }
   await sleepS(n(p, "pre-delay"));
-  const style = ((p["tap-style"] as string | undefined) ?? "automatic") === "automatic" ? (switchLike ? "physical" : "simulator") : (p["tap-style"] as "simulator" | "physical");
+  const style =
+    ((p["tap-style"] as string | undefined) ?? "automatic") === "automatic"
+      ? switchLike
+        ? "physical"
+        : "simulator"
+      : (p["tap-style"] as "simulator" | "physical");
   await withDevice(ctx, "tap", udid, (d, s) => tapAt(s, d, point.x, point.y, "axe", "tap", null, style));
   await sleepS(n(p, "post-delay"));
   ctx.out(`✓ Tap at ${described} completed successfully\n`);
@@ -157,7 +181,9 @@ async function describeCommand(ctx: CliContext, p: Parsed): Promise<number> {
     if (axTreeEmpty(d, pid)) return emptyDescribeUi(pid);
     const root = screenTree(d);
     if (p.point === undefined) return describeUi(root, pid);
-    const [x, y] = String(p.point).split(",").map((v) => Number(v.trim())) as [number, number];
+    const [x, y] = String(p.point)
+      .split(",")
+      .map((v) => Number(v.trim())) as [number, number];
     const path = hitTest(root, x, y);
     return appleJson([axeElement(path[path.length - 1] ?? root, pid)]);
   });
@@ -181,7 +207,11 @@ function gesturePoints(p: Parsed): { from: { x: number; y: number }; to: { x: nu
     "swipe-from-bottom-edge": [cx, h - m, cx, m],
   };
   const [x1, y1, x2, y2] = table[preset] as [number, number, number, number];
-  return { from: { x: x1, y: y1 }, to: { x: x2, y: y2 }, duration: n(p, "duration") ?? (preset.startsWith("scroll") ? 0.5 : 0.3) };
+  return {
+    from: { x: x1, y: y1 },
+    to: { x: x2, y: y2 },
+    duration: n(p, "duration") ?? (preset.startsWith("scroll") ? 0.5 : 0.3),
+  };
 }
 
 type Runner = (ctx: CliContext, p: Parsed, spec: CommandSpec) => Promise<number>;
@@ -193,7 +223,15 @@ const RUN: Record<string, Runner> = {
   async swipe(ctx, p) {
     await treeRead(ctx);
     await sleepS(n(p, "pre-delay"));
-    await withDevice(ctx, "swipe", p.udid as string, (d) => swipe(d, { x: p["start-x"] as number, y: p["start-y"] as number }, { x: p["end-x"] as number, y: p["end-y"] as number }, n(p, "duration") ?? null, "axe"));
+    await withDevice(ctx, "swipe", p.udid as string, (d) =>
+      swipe(
+        d,
+        { x: p["start-x"] as number, y: p["start-y"] as number },
+        { x: p["end-x"] as number, y: p["end-y"] as number },
+        n(p, "duration") ?? null,
+        "axe",
+      ),
+    );
     await sleepS(n(p, "post-delay"));
     return 0;
   },
@@ -206,8 +244,25 @@ const RUN: Record<string, Runner> = {
     await treeRead(ctx);
     const delay = n(p, "delay") ?? 0;
     await withDevice(ctx, "touch", p.udid as string, (d, s) => {
-      if (p.down && p.up) tapAt(s, d, p.x as number, p.y as number, "axe", delay >= 0.5 ? "long-press" : "tap", delay >= 0.5 ? delay : null);
-      else d.input.push({ via: "axe", kind: "touch", x: p.x as number, y: p.y as number, text: p.down ? "down" : "up", target: null });
+      if (p.down && p.up)
+        tapAt(
+          s,
+          d,
+          p.x as number,
+          p.y as number,
+          "axe",
+          delay >= 0.5 ? "long-press" : "tap",
+          delay >= 0.5 ? delay : null,
+        );
+      else
+        d.input.push({
+          via: "axe",
+          kind: "touch",
+          x: p.x as number,
+          y: p.y as number,
+          text: p.down ? "down" : "up",
+          target: null,
+        });
     });
     return 0;
   },
@@ -226,7 +281,9 @@ const RUN: Record<string, Runner> = {
     return 0;
   },
   async button(ctx, p) {
-    await withDevice(ctx, "button", p.udid as string, (d) => button(d, p["button-type"] as string, n(p, "duration") ?? null, "axe"));
+    await withDevice(ctx, "button", p.udid as string, (d) =>
+      button(d, p["button-type"] as string, n(p, "duration") ?? null, "axe"),
+    );
     return 0;
   },
   async screenshot(ctx, p) {
@@ -234,16 +291,25 @@ const RUN: Record<string, Runner> = {
     const d0 = readState(ctx.dir).devices.find((d) => d.udid === udid);
     if (!d0) fail(`Simulator with UDID ${udid} not found.`);
     if (d0.state !== "Booted") fail(`Simulator ${udid} is not booted. Current state: ${d0.state}`);
-    await ctx.faults("screenshot", udid, () => ({ stderr: `Error: Simulator ${udid} is not booted. Current state: Shutdown\n`, exitCode: 1 }));
+    await ctx.faults("screenshot", udid, () => ({
+      stderr: `Error: Simulator ${udid} is not booted. Current state: Shutdown\n`,
+      exitCode: 1,
+    }));
     const stamp = new Date().toISOString().replace(/[:T]/g, ".").slice(0, 19);
-    const path = resolve((p.output as string | undefined)?.trim() || `Simulator Screenshot - ${d0.name} - ${stamp}.png`);
+    const path = resolve(
+      (p.output as string | undefined)?.trim() || `Simulator Screenshot - ${d0.name} - ${stamp}.png`,
+    );
     writeFileSync(path, screenshotPng(readState(ctx.dir).devices.find((d) => d.udid === udid) as SimDevice));
     ctx.err(`Screenshot saved to ${path}\n`);
     ctx.out(`${path}\n`);
     return 0;
   },
   async batch(ctx, p) {
-    const lines = p.stdin ? (await ctx.stdin()).split("\n") : p.file ? (await Bun.file(p.file as string).text()).split("\n") : ((p.step as string[] | undefined) ?? []);
+    const lines = p.stdin
+      ? (await ctx.stdin()).split("\n")
+      : p.file
+        ? (await Bun.file(p.file as string).text()).split("\n")
+        : ((p.step as string[] | undefined) ?? []);
     const steps = lines.map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
     if (steps.length === 0) throw new UsageError("No executable steps found.", null, null, "axe <subcommand>");
     const failures: string[] = [];
@@ -255,7 +321,13 @@ const RUN: Record<string, Runner> = {
         continue;
       }
       const spec = axeCommands(readState(ctx.dir).axeVersion).get(name);
-      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot") throw new UsageError(`Unsupported batch step '${name}'.`, null, "batch", (axeCommands(readState(ctx.dir).axeVersion).get("batch") as CommandSpec).usage);
+      if (!spec || name === "batch" || name === "describe-ui" || name === "screenshot")
+        throw new UsageError(
+          `Unsupported batch step '${name}'.`,
+          null,
+          "batch",
+          (axeCommands(readState(ctx.dir).axeVersion).get("batch") as CommandSpec).usage,
+        );
       const parsed = parseArgs(spec, [...rest, "--udid", p.udid as string]);
       validateAxe(spec, parsed);
       try {
@@ -280,11 +352,25 @@ await runCli("axe", async (ctx) => {
   }
   const spec = sub ? axeCommands(readState(ctx.dir).axeVersion).get(sub) : undefined;
   if (!spec) {
-    if (sub === "list-simulators" || sub === "init" || sub === "slider" || sub === "drag" || sub === "record-video" || sub === "stream-video" || sub === "--help" || sub === "-h" || sub === "help") {
+    if (
+      sub === "list-simulators" ||
+      sub === "init" ||
+      sub === "slider" ||
+      sub === "drag" ||
+      sub === "record-video" ||
+      sub === "stream-video" ||
+      sub === "--help" ||
+      sub === "-h" ||
+      sub === "help"
+    ) {
       ctx.err(`fake axe: ${sub} is not modelled\n`);
       return 1;
     }
-    ctx.err(sub ? `Error: Unexpected argument '${sub}'\nUsage: axe <subcommand>\n  See 'axe --help' for more information.\n` : "fake axe: no subcommand\n");
+    ctx.err(
+      sub
+        ? `Error: Unexpected argument '${sub}'\nUsage: axe <subcommand>\n  See 'axe --help' for more information.\n`
+        : "fake axe: no subcommand\n",
+    );
     return 64;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

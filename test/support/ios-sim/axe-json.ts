@@ -15,7 +15,12 @@ const AX: Record<NodeKind, { type: string; role: string; roleDescription: string
   // role: secure entry is a subrole (FBAXRoleVocabulary.swift:84-109). So a real password field is
   // a TextField with subrole AXSecureTextField (research note F7; INFERRED, confirm on a Mac). The
   // fake printed type SecureTextField before, a combination the real tool cannot produce.
-  secureTextField: { type: "TextField", role: "AXTextField", roleDescription: "secure text field", subrole: "AXSecureTextField" },
+  secureTextField: {
+    type: "TextField",
+    role: "AXTextField",
+    roleDescription: "secure text field",
+    subrole: "AXSecureTextField",
+  },
   switch: { type: "CheckBox", role: "AXCheckBox", roleDescription: "switch", subrole: "AXSwitch" },
   button: { type: "Button", role: "AXButton", roleDescription: "button", subrole: null },
   backButton: { type: "Button", role: "AXButton", roleDescription: "back button", subrole: null },
@@ -60,6 +65,18 @@ export function describeUi(root: SimNode, pid: number): string {
 
 /** What AXe prints right after boot (XcodeBuildMCP #290): a bare application with a zero frame and no children. */
 export function emptyDescribeUi(pid: number): string {
-  const empty = axeElement({ kind: "application", label: null, value: null, identifier: null, frame: { x: 0, y: 0, width: 0, height: 0 }, enabled: true, focused: false, children: [] }, pid);
+  const empty = axeElement(
+    {
+      kind: "application",
+      label: null,
+      value: null,
+      identifier: null,
+      frame: { x: 0, y: 0, width: 0, height: 0 },
+      enabled: true,
+      focused: false,
+      children: [],
+    },
+    pid,
+  );
   return appleJson([empty]);
 }

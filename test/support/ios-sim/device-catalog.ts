@@ -32,7 +32,15 @@ export interface RuntimeSpec {
 const TYPE_PREFIX = "com.apple.CoreSimulator.SimDeviceType.";
 export const RUNTIME_PREFIX = "com.apple.CoreSimulator.SimRuntime.";
 
-const type = (id: string, name: string, productFamily: DeviceTypeSpec["productFamily"], modelIdentifier: string, width: number, height: number, scale: number): DeviceTypeSpec => ({
+const type = (
+  id: string,
+  name: string,
+  productFamily: DeviceTypeSpec["productFamily"],
+  modelIdentifier: string,
+  width: number,
+  height: number,
+  scale: number,
+): DeviceTypeSpec => ({
   identifier: TYPE_PREFIX + id,
   name,
   productFamily,
@@ -61,15 +69,52 @@ export const DEVICE_TYPES: readonly DeviceTypeSpec[] = [
 ];
 
 /** The iPhone and iPad types: the only ones a runtime of platform iOS supports. */
-export const IOS_DEVICE_TYPES: readonly DeviceTypeSpec[] = DEVICE_TYPES.filter((t) => t.productFamily === "iPhone" || t.productFamily === "iPad");
+export const IOS_DEVICE_TYPES: readonly DeviceTypeSpec[] = DEVICE_TYPES.filter(
+  (t) => t.productFamily === "iPhone" || t.productFamily === "iPad",
+);
 
 export const RUNTIMES: readonly RuntimeSpec[] = [
-  { identifier: `${RUNTIME_PREFIX}iOS-26-5`, name: "iOS 26.5", platform: "iOS", version: "26.5", buildversion: "23F77", isAvailable: true },
-  { identifier: `${RUNTIME_PREFIX}iOS-26-0`, name: "iOS 26.0", platform: "iOS", version: "26.0", buildversion: "23A343", isAvailable: true },
-  { identifier: `${RUNTIME_PREFIX}watchOS-11-5`, name: "watchOS 11.5", platform: "watchOS", version: "11.5", buildversion: "22T572", isAvailable: true },
+  {
+    identifier: `${RUNTIME_PREFIX}iOS-26-5`,
+    name: "iOS 26.5",
+    platform: "iOS",
+    version: "26.5",
+    buildversion: "23F77",
+    isAvailable: true,
+  },
+  {
+    identifier: `${RUNTIME_PREFIX}iOS-26-0`,
+    name: "iOS 26.0",
+    platform: "iOS",
+    version: "26.0",
+    buildversion: "23A343",
+    isAvailable: true,
+  },
+  {
+    identifier: `${RUNTIME_PREFIX}watchOS-11-5`,
+    name: "watchOS 11.5",
+    platform: "watchOS",
+    version: "11.5",
+    buildversion: "22T572",
+    isAvailable: true,
+  },
   // Identifiers and platform names as in public `simctl list -j` samples (tvOS-26-5; xrOS-26-0 with "platform": "xrOS"); build numbers plausible.
-  { identifier: `${RUNTIME_PREFIX}tvOS-26-5`, name: "tvOS 26.5", platform: "tvOS", version: "26.5", buildversion: "23L580", isAvailable: true },
-  { identifier: `${RUNTIME_PREFIX}xrOS-26-0`, name: "visionOS 26.0", platform: "xrOS", version: "26.0", buildversion: "23M336", isAvailable: true },
+  {
+    identifier: `${RUNTIME_PREFIX}tvOS-26-5`,
+    name: "tvOS 26.5",
+    platform: "tvOS",
+    version: "26.5",
+    buildversion: "23L580",
+    isAvailable: true,
+  },
+  {
+    identifier: `${RUNTIME_PREFIX}xrOS-26-0`,
+    name: "visionOS 26.0",
+    platform: "xrOS",
+    version: "26.0",
+    buildversion: "23M336",
+    isAvailable: true,
+  },
 ];
 
 /** The runtimes installed in Sample A (iOS 26.0 is known but not installed unless asked for). */
@@ -82,7 +127,9 @@ export function deviceType(identifier: string): DeviceTypeSpec | undefined {
 /** `com.apple.CoreSimulator.SimRuntime.iOS-26-5` → `{ platform: "iOS", version: "26.5" }`. */
 export function parseRuntimeId(identifier: string): { platform: string; version: string } {
   const m = /^([^\s-]+)[\s-](.+)$/.exec(identifier.replace(RUNTIME_PREFIX, ""));
-  return m ? { platform: m[1] as string, version: (m[2] as string).replaceAll("-", ".") } : { platform: identifier, version: "" };
+  return m
+    ? { platform: m[1] as string, version: (m[2] as string).replaceAll("-", ".") }
+    : { platform: identifier, version: "" };
 }
 
 export const HOME_ROOT = "/Users/dev/Library/Developer/CoreSimulator/Devices";

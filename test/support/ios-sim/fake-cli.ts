@@ -22,7 +22,11 @@ export interface CliContext {
   /** Reads all of stdin (once) and records it in the log. */
   stdin(): Promise<string>;
   /** Applies the faults for this call; returns only if none of them ends it. */
-  faults(command: string, udid: string | null, midCall: (udid: string) => { stderr: string; exitCode: number }): Promise<void>;
+  faults(
+    command: string,
+    udid: string | null,
+    midCall: (udid: string) => { stderr: string; exitCode: number },
+  ): Promise<void>;
   /** Cut stdout in half at exit (malformed-json fault). */
   malformed: boolean;
   /** Set by a command that must not exit yet (recordVideo); it resolves with the exit code. */
@@ -42,7 +46,9 @@ export async function runCli(tool: Tool, main: (ctx: CliContext) => Promise<numb
   const dir = stateDirFromEnv();
   const argv = process.argv.slice(2);
   const id = `${tool}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("SIMCTL_CHILD_")) as [string, string][]);
+  const childEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k.startsWith("SIMCTL_CHILD_")) as [string, string][],
+  );
   appendLog(dir, { t: "start", id, tool, argv, childEnv, pid: process.pid });
   const stdout: Uint8Array[] = [];
   let stderr = "";

@@ -70,14 +70,21 @@ export interface FakeSimulators extends AsyncDisposable {
   /** Every command the fakes received, oldest first, optionally for one tool. */
   readLog(tool?: Tool): CommandRecord[];
   /** Runs a fake by name through PATH (as a driver would) with optional stdin. */
-  run(tool: "xcrun" | "axe", args: string[], options?: { stdin?: string | Uint8Array; timeoutMs?: number; signal?: AbortSignal }): Promise<RunResult>;
+  run(
+    tool: "xcrun" | "axe",
+    args: string[],
+    options?: { stdin?: string | Uint8Array; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<RunResult>;
 }
 
 const shellQuote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 function writeWrapper(binDir: string, tool: "xcrun" | "axe", stateDir: string): void {
   const path = join(binDir, tool);
-  writeFileSync(path, `#!/bin/sh\n: "\${${STATE_ENV}:=${stateDir}}"\nexport ${STATE_ENV}\nexec ${shellQuote(BUN_PATH)} ${shellQuote(ENTRY[tool])} "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\n: "\${${STATE_ENV}:=${stateDir}}"\nexport ${STATE_ENV}\nexec ${shellQuote(BUN_PATH)} ${shellQuote(ENTRY[tool])} "$@"\n`,
+  );
   chmodSync(path, 0o755);
 }
 
@@ -101,7 +108,11 @@ export async function startFakeSimulators(options: FakeSimulatorsOptions = {}): 
   initStateDir(stateDir, createState(options));
   mkdirSync(binDir);
   for (const tool of options.tools ?? ["xcrun", "axe"]) writeWrapper(binDir, tool, stateDir);
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), PATH: `${binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`, [STATE_ENV]: stateDir };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PATH: `${binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    [STATE_ENV]: stateDir,
+  };
 
   let wda: FakeWda | null = null;
   if (options.wda) {
@@ -143,7 +154,13 @@ export async function startFakeSimulators(options: FakeSimulatorsOptions = {}): 
       });
       const [stdout, stderr] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text()]);
       await proc.exited;
-      return { exitCode: proc.exitCode, signalCode: proc.signalCode === null ? null : String(proc.signalCode), stdout, stderr, text: new TextDecoder().decode(stdout) };
+      return {
+        exitCode: proc.exitCode,
+        signalCode: proc.signalCode === null ? null : String(proc.signalCode),
+        stdout,
+        stderr,
+        text: new TextDecoder().decode(stdout),
+      };
     },
     async [Symbol.asyncDispose]() {
       await wda?.close();

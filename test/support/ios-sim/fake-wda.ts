@@ -49,7 +49,13 @@ export interface FakeWda {
 }
 
 type Body = Record<string, unknown>;
-type Handler = (ctx: { state: SimState; device: SimDevice; body: Body; params: string[]; query: URLSearchParams }) => unknown;
+type Handler = (ctx: {
+  state: SimState;
+  device: SimDevice;
+  body: Body;
+  params: string[];
+  query: URLSearchParams;
+}) => unknown;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -74,17 +80,26 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         state: "success",
         os: { name: "iOS", version, sdkVersion: version, testmanagerdVersion: 65535 },
         ios: { simulatorVersion: version, ip: null },
-        build: { time: "Nov 20 2026 10:12:44", productBundleIdentifier: "com.facebook.WebDriverAgentRunner", version: "16.7.0" },
+        build: {
+          time: "Nov 20 2026 10:12:44",
+          productBundleIdentifier: "com.facebook.WebDriverAgentRunner",
+          version: "16.7.0",
+        },
         device: d.deviceTypeIdentifier.includes("iPad") ? "ipad" : "iphone",
       };
     },
     "GET /source": ({ state, query }) => {
       const format = query.get("format") ?? "xml";
-      if (format !== "json") throw new WdaError(500, "unknown error", `fake WDA: /source?format=${format} is not modelled`);
+      if (format !== "json")
+        throw new WdaError(500, "unknown error", `fake WDA: /source?format=${format} is not modelled`);
       return wdaSource(tree(state));
     },
     "GET /screenshot": ({ device: d }) => Buffer.from(screenshotPng(d)).toString("base64"),
-    "GET /wda/screen": ({ device: d }) => ({ screenSize: { width: d.screen.width, height: d.screen.height }, statusBarSize: { width: d.screen.width, height: 62 }, scale: d.screen.scale }),
+    "GET /wda/screen": ({ device: d }) => ({
+      screenSize: { width: d.screen.width, height: d.screen.height },
+      statusBarSize: { width: d.screen.width, height: 62 },
+      scale: d.screen.scale,
+    }),
     "GET /wda/device/info": ({ device: d }) => ({
       timeZone: "Europe/Berlin",
       currentLocale: "en_US",
@@ -96,14 +111,30 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
       isSimulator: true,
     }),
     "POST /wda/homescreen": ({ device: d }) => void button(d, "home", null, "wda"),
-    "GET /wda/activeAppInfo": ({ device: d }) => ({ bundleId: d.foreground ?? "com.apple.springboard", name: "", pid: frontPid(d), processArguments: { env: {}, args: [] } }),
+    "GET /wda/activeAppInfo": ({ device: d }) => ({
+      bundleId: d.foreground ?? "com.apple.springboard",
+      name: "",
+      pid: frontPid(d),
+      processArguments: { env: {}, args: [] },
+    }),
     "GET /orientation": () => "PORTRAIT",
     "POST /session": ({ state, device: d, body }) => {
       if (session) killedSessions.push(session);
       session = randomUUID().toUpperCase();
-      const caps = ((body.capabilities as Body | undefined)?.alwaysMatch as Body | undefined) ?? (body.desiredCapabilities as Body | undefined) ?? {};
+      const caps =
+        ((body.capabilities as Body | undefined)?.alwaysMatch as Body | undefined) ??
+        (body.desiredCapabilities as Body | undefined) ??
+        {};
       if (typeof caps.bundleId === "string") launchApp(state, d, caps.bundleId);
-      return { sessionId: session, capabilities: { device: "iphone", browserName: d.foreground ?? "SpringBoard", sdkVersion: parseRuntimeId(d.runtime).version, CFBundleIdentifier: d.foreground ?? "com.apple.springboard" } };
+      return {
+        sessionId: session,
+        capabilities: {
+          device: "iphone",
+          browserName: d.foreground ?? "SpringBoard",
+          sdkVersion: parseRuntimeId(d.runtime).version,
+          CFBundleIdentifier: d.foreground ?? "com.apple.springboard",
+        },
+      };
     },
   };
 
@@ -114,36 +145,56 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
       return null;
     },
     [tapRoute]: ({ state, device: d, body }) => void tapAt(state, d, at(body, "x"), at(body, "y"), "wda"),
-    "POST /wda/doubleTap": ({ state, device: d, body }) => void tapAt(state, d, at(body, "x"), at(body, "y"), "wda", "double-tap"),
-    "POST /wda/touchAndHold": ({ state, device: d, body }) => void tapAt(state, d, at(body, "x"), at(body, "y"), "wda", "long-press", at(body, "duration")),
-    "POST /wda/dragfromtoforduration": ({ device: d, body }) => void swipe(d, { x: at(body, "fromX"), y: at(body, "fromY") }, { x: at(body, "toX"), y: at(body, "toY") }, at(body, "duration"), "wda"),
+    "POST /wda/doubleTap": ({ state, device: d, body }) =>
+      void tapAt(state, d, at(body, "x"), at(body, "y"), "wda", "double-tap"),
+    "POST /wda/touchAndHold": ({ state, device: d, body }) =>
+      void tapAt(state, d, at(body, "x"), at(body, "y"), "wda", "long-press", at(body, "duration")),
+    "POST /wda/dragfromtoforduration": ({ device: d, body }) =>
+      void swipe(
+        d,
+        { x: at(body, "fromX"), y: at(body, "fromY") },
+        { x: at(body, "toX"), y: at(body, "toY") },
+        at(body, "duration"),
+        "wda",
+      ),
     "POST /wda/keys": ({ device: d, body }) => {
       const text = ((body.value as unknown[] | undefined) ?? []).map(String).join("");
-      if (!hasFocusedField(d)) throw new WdaError(400, "invalid element state", "The on-screen keyboard must be present to send keys");
+      if (!hasFocusedField(d))
+        throw new WdaError(400, "invalid element state", "The on-screen keyboard must be present to send keys");
       enterText(d, text, "wda");
       return null;
     },
     "POST /wda/pressButton": ({ device: d, body }) => {
       const name = String(body.name ?? "");
-      if (name !== "home") throw new WdaError(500, "unknown error", `The button '${name}' is not supported. The device under test only supports the following buttons: (home)`);
+      if (name !== "home")
+        throw new WdaError(
+          500,
+          "unknown error",
+          `The button '${name}' is not supported. The device under test only supports the following buttons: (home)`,
+        );
       button(d, name, null, "wda");
       return null;
     },
     "POST /url": ({ state, device: d, body }) => {
-      if (!openUrl(state, d, String(body.url ?? ""))) throw new WdaError(500, "unknown error", `Failed to open ${String(body.url)}`);
+      if (!openUrl(state, d, String(body.url ?? "")))
+        throw new WdaError(500, "unknown error", `Failed to open ${String(body.url)}`);
       return null;
     },
-    "POST /wda/apps/launch": ({ state, device: d, body }) => void launchApp(state, d, String(body.bundleId), { args: (body.arguments as string[] | undefined) ?? [] }),
+    "POST /wda/apps/launch": ({ state, device: d, body }) =>
+      void launchApp(state, d, String(body.bundleId), { args: (body.arguments as string[] | undefined) ?? [] }),
     "POST /wda/apps/activate": ({ state, device: d, body }) => void launchApp(state, d, String(body.bundleId)),
     "POST /wda/apps/terminate": ({ device: d, body }) => stopApp(d, String(body.bundleId)),
     "POST /wda/apps/state": ({ device: d, body }) => {
       const b = String(body.bundleId);
       return d.running[b] === undefined ? 1 : d.foreground === b ? 4 : 3;
     },
-    "POST /wda/keyboard/dismiss": ({ device: d }) => void d.input.push({ via: "wda", kind: "key", keys: [], target: "keyboard-dismiss" }),
+    "POST /wda/keyboard/dismiss": ({ device: d }) =>
+      void d.input.push({ via: "wda", kind: "key", keys: [], target: "keyboard-dismiss" }),
     "POST /actions": ({ state, device: d, body }) => runActions(state, d, body),
-    "POST /element": ({ state, body }) => elementRef(cache.find(tree(state), String(body.using), String(body.value), false)[0] as string),
-    "POST /elements": ({ state, body }) => cache.find(tree(state), String(body.using), String(body.value), true).map(elementRef),
+    "POST /element": ({ state, body }) =>
+      elementRef(cache.find(tree(state), String(body.using), String(body.value), false)[0] as string),
+    "POST /elements": ({ state, body }) =>
+      cache.find(tree(state), String(body.using), String(body.value), true).map(elementRef),
     "POST /element/:uuid/click": ({ state, device: d, params }) => {
       const c = center(cache.resolve(tree(state), params[0] as string).frame);
       tapAt(state, d, c.x, c.y, "wda");
@@ -158,7 +209,8 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
     },
     "POST /element/:uuid/clear": ({ state, device: d, params }) => {
       const n = cache.resolve(tree(state), params[0] as string);
-      if (!clearField(d, n.identifier)) throw new WdaError(400, "invalid element state", "Cannot clear the value of a non-text element");
+      if (!clearField(d, n.identifier))
+        throw new WdaError(400, "invalid element state", "Cannot clear the value of a non-text element");
       return null;
     },
     "GET /element/:uuid/text": ({ state, params }) => {
@@ -168,7 +220,8 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
     "GET /element/:uuid/rect": ({ state, params }) => cache.resolve(tree(state), params[0] as string).frame,
     "GET /element/:uuid/enabled": ({ state, params }) => cache.resolve(tree(state), params[0] as string).enabled,
     "GET /element/:uuid/displayed": ({ state, params }) => (cache.resolve(tree(state), params[0] as string), true),
-    "GET /element/:uuid/attribute/:name": ({ state, params }) => cache.attribute(tree(state), params[0] as string, params[1] as string),
+    "GET /element/:uuid/attribute/:name": ({ state, params }) =>
+      cache.attribute(tree(state), params[0] as string, params[1] as string),
   };
 
   /** W3C pointer actions reduced to what the device sees: a tap, a long press or a drag. */
@@ -195,7 +248,11 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
     return null;
   }
 
-  const match = (table: Record<string, Handler>, method: string, path: string): { h: Handler; params: string[] } | null => {
+  const match = (
+    table: Record<string, Handler>,
+    method: string,
+    path: string,
+  ): { h: Handler; params: string[] } | null => {
     for (const [route, h] of Object.entries(table)) {
       const [m, pattern] = route.split(" ") as [string, string];
       if (m !== method) continue;
@@ -217,7 +274,14 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
       const url = new URL(req.url);
       const bodyText = req.method === "POST" ? await req.text() : "";
       const id = `wda-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-      appendLog(dir, { t: "start", id, tool: "wda", argv: [req.method, url.pathname + url.search], childEnv: {}, pid: process.pid });
+      appendLog(dir, {
+        t: "start",
+        id,
+        tool: "wda",
+        argv: [req.method, url.pathname + url.search],
+        childEnv: {},
+        pid: process.pid,
+      });
       if (bodyText) appendLog(dir, { t: "stdin", id, data: bodyText });
       const done = (r: Response) => {
         appendLog(dir, { t: "end", id, exitCode: r.status });
@@ -237,11 +301,20 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
         return done(new Response(null, { status: 499 }));
       }
       const fail = faults.find((f) => f.mode === "fail");
-      if (fail) return done(fail.stdout ? new Response(fail.stdout, { status: fail.exitCode ?? 500 }) : errorReply(new WdaError(fail.exitCode ?? 500, "unknown error", fail.stderr ?? "injected failure")));
+      if (fail)
+        return done(
+          fail.stdout
+            ? new Response(fail.stdout, { status: fail.exitCode ?? 500 })
+            : errorReply(new WdaError(fail.exitCode ?? 500, "unknown error", fail.stderr ?? "injected failure")),
+        );
       const down = faults.find((f) => f.mode === "shutdown-mid-call");
       if (down || readState(dir).devices.find((d) => d.udid === udid)?.state !== "Booted") {
         if (down) await sleep(down.ms ?? 20);
-        if (down) transact(dir, (s) => void Object.assign(device(s), { state: "Shutdown", running: {}, ui: {}, foreground: null }));
+        if (down)
+          transact(
+            dir,
+            (s) => void Object.assign(device(s), { state: "Shutdown", running: {}, ui: {}, foreground: null }),
+          );
         running = false;
         void server.stop(true);
         return done(new Response(null, { status: 503 }));
@@ -251,11 +324,20 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
       const routed = async (): Promise<Response> => {
         let found = match(sessionless, req.method, path);
         if (!found) {
-          if (sid !== null && sid !== session) return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
+          if (sid !== null && sid !== session)
+            return done(errorReply(new WdaError(404, "invalid session id", "Session does not exist")));
           if (sid !== null) found = match(withSession, req.method, path);
         }
         if (!found) {
-          return done(errorReply(new WdaError(404, "unknown command", `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`)));
+          return done(
+            errorReply(
+              new WdaError(
+                404,
+                "unknown command",
+                `Unhandled endpoint: ${url.pathname} -- http://${url.host}/ with parameters {\n    wildcards = (\n        "${url.pathname.slice(1)}"\n    );\n}`,
+              ),
+            ),
+          );
         }
         let body: Body = {};
         try {
@@ -270,7 +352,12 @@ export async function startFakeWda(dir: string, options: FakeWdaOptions = {}): P
           const r = reply(value ?? null);
           if (faults.some((f) => f.mode === "malformed-json")) {
             const text = await r.text();
-            return done(new Response(text.slice(0, Math.floor(text.length / 2)), { status: 200, headers: { "content-type": "application/json" } }));
+            return done(
+              new Response(text.slice(0, Math.floor(text.length / 2)), {
+                status: 200,
+                headers: { "content-type": "application/json" },
+              }),
+            );
           }
           return done(r);
         } catch (e) {

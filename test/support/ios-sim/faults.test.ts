@@ -23,7 +23,13 @@ async function whenFiles(dir: string, check: () => boolean, ms = 5000): Promise<
     }
   };
   const watcher = watch(dir, recheck);
-  const timer = setTimeout(() => reached.reject(new Error(`condition not reached within ${ms} ms${failure ? `; last check failed: ${failure}` : ""}`)), ms);
+  const timer = setTimeout(
+    () =>
+      reached.reject(
+        new Error(`condition not reached within ${ms} ms${failure ? `; last check failed: ${failure}` : ""}`),
+      ),
+    ms,
+  );
   try {
     recheck();
     await reached.promise;
@@ -78,7 +84,15 @@ describe("fault: slow, fail, malformed output", () => {
 
   test("fail answers with the given exit code and stderr", async () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun"] });
-    sim.setFault({ tool: "xcrun", command: "io", udid: U, mode: "fail", exitCode: 60, stderr: "timeout waiting for screen surfaces\n", times: 1 });
+    sim.setFault({
+      tool: "xcrun",
+      command: "io",
+      udid: U,
+      mode: "fail",
+      exitCode: 60,
+      stderr: "timeout waiting for screen surfaces\n",
+      times: 1,
+    });
     const r = await sim.run("xcrun", ["simctl", "io", "booted", "screenshot", "-"]);
     expect([r.exitCode, r.stderr]).toEqual([60, "timeout waiting for screen surfaces\n"]);
     expect((await sim.run("xcrun", ["simctl", "io", "booted", "screenshot", "-"])).exitCode).toBe(0);
@@ -90,16 +104,25 @@ describe("fault: simulator shut down mid-call", () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun", "axe"] });
     sim.setFault({ tool: "xcrun", command: "io", mode: "shutdown-mid-call", ms: 10 });
     const r = await sim.run("xcrun", ["simctl", "io", U, "screenshot", "-"]);
-    expect([r.exitCode, r.stderr]).toEqual([149, "An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to lookup in current state: Shutdown\n"]);
+    expect([r.exitCode, r.stderr]).toEqual([
+      149,
+      "An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to lookup in current state: Shutdown\n",
+    ]);
     expect(sim.device(U).state).toBe("Shutdown");
-    expect((await sim.run("axe", ["tap", "-x", "1", "-y", "1", "--udid", U])).stderr).toBe(`Error: Simulator ${U} is not booted. Current state: Shutdown.\n`);
+    expect((await sim.run("axe", ["tap", "-x", "1", "-y", "1", "--udid", U])).stderr).toBe(
+      `Error: Simulator ${U} is not booted. Current state: Shutdown.\n`,
+    );
   });
 
   test("AXe fails with its not-booted error", async () => {
     await using sim = await startFakeSimulators({ tools: ["axe"] });
     sim.setFault({ tool: "axe", command: "describe-ui", mode: "shutdown-mid-call" });
     const r = await sim.run("axe", ["describe-ui", "--udid", U]);
-    expect([r.exitCode, r.text, r.stderr]).toEqual([1, "", `Error: Simulator ${U} is not booted. Current state: Shutdown.\n`]);
+    expect([r.exitCode, r.text, r.stderr]).toEqual([
+      1,
+      "",
+      `Error: Simulator ${U} is not booted. Current state: Shutdown.\n`,
+    ]);
   });
 
   test("WebDriverAgent drops the connection and is gone afterwards", async () => {
@@ -116,7 +139,9 @@ describe("fault: simulator shut down mid-call", () => {
 
 describe("boot timing and the empty tree after boot", () => {
   test("describe-ui answers the empty AXApplication for the first N reads after a boot", async () => {
-    await using sim = await startFakeSimulators({ devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", emptyTreeAfterBoot: 2 }] });
+    await using sim = await startFakeSimulators({
+      devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", emptyTreeAfterBoot: 2 }],
+    });
     expect((await sim.run("xcrun", ["simctl", "boot", SE])).exitCode).toBe(0);
     expect((await sim.run("xcrun", ["simctl", "launch", SE, "com.acme.app"])).text).toBe("com.acme.app: 41872\n");
     const empty = JSON.parse(readFileSync(join(FIXTURES, "axe/describe-ui-empty-after-boot.json"), "utf8"));
@@ -128,15 +153,24 @@ describe("boot timing and the empty tree after boot", () => {
   });
 
   test("with a boot delay the device lists as Booting until bootstatus sees it finish", async () => {
-    await using sim = await startFakeSimulators({ tools: ["xcrun"], devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", bootDelayMs: 600 }] });
+    await using sim = await startFakeSimulators({
+      tools: ["xcrun"],
+      devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", bootDelayMs: 600 }],
+    });
     await sim.run("xcrun", ["simctl", "boot", SE]);
-    const listed = JSON.parse((await sim.run("xcrun", ["simctl", "list", "devices", "-j"])).text).devices["com.apple.CoreSimulator.SimRuntime.iOS-26-5"][0].state;
+    const listed = JSON.parse((await sim.run("xcrun", ["simctl", "list", "devices", "-j"])).text).devices[
+      "com.apple.CoreSimulator.SimRuntime.iOS-26-5"
+    ][0].state;
     expect(listed).toBe("Booting");
     const status = await sim.run("xcrun", ["simctl", "bootstatus", SE]);
     expect(status.exitCode).toBe(0);
-    expect(status.text).toMatch(/^Monitoring boot status for iPhone SE \(3rd generation\) \(C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D\)\.\n\[[\d: +-]+\] Status=4294967295, isTerminal=YES, Elapsed=00:0\d\.\n\tFinished\n\n$/);
+    expect(status.text).toMatch(
+      /^Monitoring boot status for iPhone SE \(3rd generation\) \(C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D\)\.\n\[[\d: +-]+\] Status=4294967295, isTerminal=YES, Elapsed=00:0\d\.\n\tFinished\n\n$/,
+    );
     expect(sim.device(SE).state).toBe("Booted");
-    expect((await sim.run("xcrun", ["simctl", "bootstatus", SE, "-b"])).text).toBe(`Monitoring boot status for iPhone SE (3rd generation) (${SE}).\nDevice already booted, nothing to do.\n`);
+    expect((await sim.run("xcrun", ["simctl", "bootstatus", SE, "-b"])).text).toBe(
+      `Monitoring boot status for iPhone SE (3rd generation) (${SE}).\nDevice already booted, nothing to do.\n`,
+    );
   });
 });
 
@@ -144,11 +178,16 @@ describe("recordVideo", () => {
   test("runs until SIGINT, which finalizes the file; SIGKILL leaves it incomplete", async () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun"] });
     const start = (file: string) => {
-      const proc = Bun.spawn(["xcrun", "simctl", "io", U, "recordVideo", "--codec=h264", file], { env: sim.env, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["xcrun", "simctl", "io", U, "recordVideo", "--codec=h264", file], {
+        env: sim.env,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       return proc;
     };
     // Recording: the recorder wrote its placeholder (not just created the file).
-    const recording = (file: string) => existsSync(file) && readFileSync(file, "utf8") === "fake-recordVideo incomplete\n";
+    const recording = (file: string) =>
+      existsSync(file) && readFileSync(file, "utf8") === "fake-recordVideo incomplete\n";
     const good = join(sim.stateDir, "good.mp4");
     const a = start(good);
     await whenFiles(sim.stateDir, () => sim.readLog("xcrun").length === 1 && recording(good));

@@ -18,7 +18,13 @@
 export { appleJson } from "./apple-json.ts";
 export { DEMO_ITEMS, type DemoUi, WRONG_PASSWORD } from "./apps.ts";
 export { DEVICE_TYPES, RUNTIMES, type ScreenSpec } from "./device-catalog.ts";
-export { BUN_PATH, type FakeSimulators, type FakeSimulatorsOptions, type RunResult, startFakeSimulators } from "./fake-simulators.ts";
+export {
+  BUN_PATH,
+  type FakeSimulators,
+  type FakeSimulatorsOptions,
+  type RunResult,
+  startFakeSimulators,
+} from "./fake-simulators.ts";
 export { type FakeWda, type FakeWdaOptions, startFakeWda } from "./fake-wda.ts";
 export { decodePng, type Pixels, pngSize } from "./png-pixels.ts";
 export { DEFAULT_XCODE, NO_TRANSLATION, SCREEN_SURFACES_TIMEOUT, type XcodeSpec } from "./xcode.ts";

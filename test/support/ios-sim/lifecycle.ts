@@ -9,7 +9,12 @@ export function installedApp(device: SimDevice, bundleId: string) {
 }
 
 /** Launches (or, if running, brings forward) the app; returns its pid. A fresh process starts with fresh UI state. */
-export function launchApp(state: SimState, device: SimDevice, bundleId: string, options: { args?: string[]; env?: Record<string, string>; terminateRunning?: boolean } = {}): number {
+export function launchApp(
+  state: SimState,
+  device: SimDevice,
+  bundleId: string,
+  options: { args?: string[]; env?: Record<string, string>; terminateRunning?: boolean } = {},
+): number {
   if (options.terminateRunning) stopApp(device, bundleId);
   let pid = device.running[bundleId];
   if (pid === undefined) {

@@ -22,16 +22,19 @@ try {
 const suite = (name: string, body: (m: SimctlModule) => void) => {
   if (simctl) return describe(name, () => body(simctl as SimctlModule));
   if (["true", "1"].includes((process.env.CI ?? "").toLowerCase())) {
-    return describe(name, () => test("node-simctl is installed", () => {
-      throw new Error("node-simctl is missing: it is a dependency of drivers/ios-simulator (npm install)");
-    }));
+    return describe(name, () =>
+      test("node-simctl is installed", () => {
+        throw new Error("node-simctl is missing: it is a dependency of drivers/ios-simulator (npm install)");
+      }),
+    );
   }
   console.warn("skipping node-simctl tests: node-simctl is not installed (npm install --no-save node-simctl@9.1.1)");
   describe.skip(name, () => body(null as never));
 };
 
 suite("node-simctl over the fake xcrun", ({ Simctl }) => {
-  const make = (binDir: string, udid: string | null = null, logErrors = true) => new Simctl({ xcrun: { path: join(binDir, "xcrun") }, execTimeout: 20_000, udid, logErrors });
+  const make = (binDir: string, udid: string | null = null, logErrors = true) =>
+    new Simctl({ xcrun: { path: join(binDir, "xcrun") }, execTimeout: 20_000, udid, logErrors });
 
   test("finds xcrun through PATH and lists devices the way research Sample A's normalization says", async () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun"] });
@@ -66,7 +69,10 @@ suite("node-simctl over the fake xcrun", ({ Simctl }) => {
       ["simctl", "list", "devices"],
     ]);
     const all = await s.list();
-    expect(all.devices["com.apple.CoreSimulator.SimRuntime.iOS-17-5"][0]).toMatchObject({ isAvailable: false, availabilityError: "runtime profile not found" });
+    expect(all.devices["com.apple.CoreSimulator.SimRuntime.iOS-17-5"][0]).toMatchObject({
+      isAvailable: false,
+      availabilityError: "runtime profile not found",
+    });
     expect(await s.getRuntimeForPlatformVersionViaJson("26.5")).toBe("com.apple.CoreSimulator.SimRuntime.iOS-26-5");
     expect(await s.getDeviceTypes()).toContain("iPhone 17 Pro");
   });
@@ -74,7 +80,10 @@ suite("node-simctl over the fake xcrun", ({ Simctl }) => {
   test("exec('io' … screenshot -) with latin1 gives the PNG byte for byte; getScreenshot gives base64", async () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun"] });
     const s = make(sim.binDir, U);
-    const { stdout } = await s.exec("io", { args: [U, "screenshot", "--type=png", "--mask=ignored", "-"], encoding: "latin1" });
+    const { stdout } = await s.exec("io", {
+      args: [U, "screenshot", "--type=png", "--mask=ignored", "-"],
+      encoding: "latin1",
+    });
     const direct = (await sim.run("xcrun", ["simctl", "io", U, "screenshot", "-"])).stdout;
     expect(Buffer.from(stdout as string, "latin1").equals(Buffer.from(direct))).toBe(true);
     const b64 = await s.getScreenshot();
@@ -83,9 +92,13 @@ suite("node-simctl over the fake xcrun", ({ Simctl }) => {
 
   test("bootDevice throws on an already booted device and swallows other failures (research §1.8), exec('boot') shows both", async () => {
     await using sim = await startFakeSimulators({ tools: ["xcrun"] });
-    await expect(make(sim.binDir, U).bootDevice()).rejects.toThrow("Error running 'boot': An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to boot device in current state: Booted");
+    await expect(make(sim.binDir, U).bootDevice()).rejects.toThrow(
+      "Error running 'boot': An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to boot device in current state: Booted",
+    );
     await expect(make(sim.binDir, "NOT-A-DEVICE").bootDevice()).resolves.toBeUndefined();
-    const e = await make(sim.binDir, null, false).exec("boot", { args: ["NOT-A-DEVICE"] }).catch((err) => err);
+    const e = await make(sim.binDir, null, false)
+      .exec("boot", { args: ["NOT-A-DEVICE"] })
+      .catch((err) => err);
     expect([e.code, e.stderr]).toEqual([148, "Invalid device: NOT-A-DEVICE\n"]);
     await make(sim.binDir, SE).bootDevice();
     expect(sim.device(SE).state).toBe("Booted");
@@ -95,7 +108,10 @@ suite("node-simctl over the fake xcrun", ({ Simctl }) => {
   });
 
   test("startBootMonitor with shouldPreboot boots and resolves when bootstatus finishes", async () => {
-    await using sim = await startFakeSimulators({ tools: ["xcrun"], devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", bootDelayMs: 300 }] });
+    await using sim = await startFakeSimulators({
+      tools: ["xcrun"],
+      devices: [{ udid: SE, deviceType: "iPhone SE (3rd generation)", bootDelayMs: 300 }],
+    });
     const monitor = await make(sim.binDir, SE).startBootMonitor({ shouldPreboot: true, timeout: 10_000 });
     expect(monitor.isRunning).toBe(false);
     expect(sim.device(SE).state).toBe("Booted");
@@ -117,6 +133,9 @@ suite("node-simctl over the fake xcrun", ({ Simctl }) => {
     expect(sim.device(U).foreground).toBe("com.apple.mobilesafari");
     expect(await s.getEnv("SIMULATOR_UDID")).toBe(`${U}\n`);
     const log = sim.readLog("xcrun");
-    expect(log.find((r) => r.argv[1] === "pbcopy")).toMatchObject({ argv: ["simctl", "pbcopy", U], stdin: "héllo wörld" });
+    expect(log.find((r) => r.argv[1] === "pbcopy")).toMatchObject({
+      argv: ["simctl", "pbcopy", U],
+      stdin: "héllo wörld",
+    });
   });
 });

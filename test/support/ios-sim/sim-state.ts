@@ -5,7 +5,14 @@
  * fake WebDriverAgent.
  */
 import type { Tool } from "./state-file.ts";
-import { DEFAULT_RUNTIME_IDS, HOME_ROOT, RUNTIMES, type RuntimeSpec, type ScreenSpec, deviceType } from "./device-catalog.ts";
+import {
+  DEFAULT_RUNTIME_IDS,
+  HOME_ROOT,
+  RUNTIMES,
+  type RuntimeSpec,
+  type ScreenSpec,
+  deviceType,
+} from "./device-catalog.ts";
 import { DEFAULT_XCODE, type XcodeSpec } from "./xcode.ts";
 
 export * from "./state-file.ts";
@@ -215,7 +222,12 @@ export const DEMO_APP: InstalledApp = { bundleId: DEMO_BUNDLE, name: "Acme", kin
 
 /** The devices of research Sample A: a booted iPhone 17 Pro, a shut-down SE and an unavailable iPhone 15. */
 export const SAMPLE_A_DEVICES: readonly DeviceSpec[] = [
-  { udid: "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F", deviceType: "iPhone 17 Pro", state: "Booted", lastBootedAt: "2026-11-28T09:14:02Z" },
+  {
+    udid: "8A1C4E2F-3B5D-4F6A-9C7E-1D2B3A4C5E6F",
+    deviceType: "iPhone 17 Pro",
+    state: "Booted",
+    lastBootedAt: "2026-11-28T09:14:02Z",
+  },
   { udid: "C3D4E5F6-0718-4A2B-8C9D-0E1F2A3B4C5D", deviceType: "iPhone SE (3rd generation)", state: "Shutdown" },
   {
     udid: "0F2D9A51-7C3E-4B8A-9D61-2E5A7B8C9D10",
@@ -250,7 +262,9 @@ export function createDevice(spec: DeviceSpec, pids: { next: number }): SimDevic
     screen: { ...type.screen, ...spec.screen },
     appearance: spec.appearance ?? "light",
     pasteboard: "",
-    installed: [DEMO_APP, ...SYSTEM_APPS, ...(spec.apps ?? [])].map((a) => (spec.layouts?.[a.bundleId] ? { ...a, layout: spec.layouts[a.bundleId] } : a)),
+    installed: [DEMO_APP, ...SYSTEM_APPS, ...(spec.apps ?? [])].map((a) =>
+      spec.layouts?.[a.bundleId] ? { ...a, layout: spec.layouts[a.bundleId] } : a,
+    ),
     running: {},
     foreground: null,
     ui: {},
@@ -339,7 +353,10 @@ export function findDevice(state: SimState, ref: string): SimDevice | undefined 
 export function takeFaults(state: SimState, tool: Tool, command: string, udid: string | null): Fault[] {
   const hits: Fault[] = [];
   state.faults = state.faults.filter((f) => {
-    const matches = f.tool === tool && (f.command === undefined || f.command === command) && (f.udid === undefined || f.udid === udid);
+    const matches =
+      f.tool === tool &&
+      (f.command === undefined || f.command === command) &&
+      (f.udid === undefined || f.udid === udid);
     if (!matches) return true;
     hits.push({ ...f });
     if (f.times === undefined) return true;

@@ -9,16 +9,30 @@ import { screenshotJpeg, screenshotPng } from "./screenshot.ts";
 import { fail, onDevice, option, type SimctlHandler, simError, unhandled } from "./simctl-support.ts";
 import { SCREEN_SURFACES_TIMEOUT } from "./xcode.ts";
 
-const EXT_TYPES: Record<string, string> = { png: "PNG", jpg: "JPEG", jpeg: "JPEG", tiff: "TIFF", bmp: "BMP", gif: "GIF" };
-const DISPLAY_NOTE = "Note: No display specified. Defaulting to display: 6E2B1F3A-9C4D-4E5F-8A7B-1C2D3E4F5A6B (screenID: 1, name: LCD)\n";
+const EXT_TYPES: Record<string, string> = {
+  png: "PNG",
+  jpg: "JPEG",
+  jpeg: "JPEG",
+  tiff: "TIFF",
+  bmp: "BMP",
+  gif: "GIF",
+};
+const DISPLAY_NOTE =
+  "Note: No display specified. Defaulting to display: 6E2B1F3A-9C4D-4E5F-8A7B-1C2D3E4F5A6B (screenID: 1, name: LCD)\n";
 
 async function screenshot(ctx: CliContext, ref: string | undefined, args: string[]): Promise<number> {
   const t = option(args, "--type");
   const disp = option(t.rest, "--display");
   const mask = option(disp.rest, "--mask");
   const [target, ...extra] = mask.rest;
-  if (!target || extra.length > 0) fail(ctx, { stderr: "Usage: simctl io <device> screenshot [--type=<type>] [--display=<display>] [--mask=<policy>] <file or url>\n", exitCode: 64 });
-  if (mask.value !== undefined && !["ignored", "alpha", "black"].includes(mask.value)) fail(ctx, { stderr: `Invalid mask policy: ${mask.value}\n`, exitCode: 1 });
+  if (!target || extra.length > 0)
+    fail(ctx, {
+      stderr:
+        "Usage: simctl io <device> screenshot [--type=<type>] [--display=<display>] [--mask=<policy>] <file or url>\n",
+      exitCode: 64,
+    });
+  if (mask.value !== undefined && !["ignored", "alpha", "black"].includes(mask.value))
+    fail(ctx, { stderr: `Invalid mask policy: ${mask.value}\n`, exitCode: 1 });
   if (disp.value !== undefined && disp.value !== "internal") unhandled(ctx, `screenshot --display=${disp.value}`);
   const ext = target === "-" ? undefined : /\.([A-Za-z]+)$/.exec(target)?.[1]?.toLowerCase();
   const type = (t.value ?? ext ?? "png").toLowerCase();
@@ -48,9 +62,15 @@ async function recordVideo(ctx: CliContext, ref: string | undefined, args: strin
   const rest = option(option(codec.rest, "--display").rest, "--mask").rest;
   const force = rest.includes("--force") || rest.includes("-f");
   const [target] = rest.filter((a) => a !== "--force" && a !== "-f");
-  if (!target) fail(ctx, { stderr: "Usage: simctl io <device> recordVideo [--codec=<codec>] [--display=<display>] [--mask=<policy>] [--force] <file or url>\n", exitCode: 64 });
+  if (!target)
+    fail(ctx, {
+      stderr:
+        "Usage: simctl io <device> recordVideo [--codec=<codec>] [--display=<display>] [--mask=<policy>] [--force] <file or url>\n",
+      exitCode: 64,
+    });
   const path = resolve(target);
-  if (existsSync(path) && !force) fail(ctx, { stderr: `Error: File already exists at ${target}. Use --force to overwrite.\n`, exitCode: 1 });
+  if (existsSync(path) && !force)
+    fail(ctx, { stderr: `Error: File already exists at ${target}. Use --force to overwrite.\n`, exitCode: 1 });
   await onDevice(ctx, "io", ref, true, () => 0);
   // A placeholder that only SIGINT finalizes: a SIGKILL leaves the "incomplete" marker behind.
   writeFileSync(path, "fake-recordVideo incomplete\n");

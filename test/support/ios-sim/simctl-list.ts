@@ -8,12 +8,20 @@ import { DEVICE_TYPES, IOS_DEVICE_TYPES, LOG_ROOT, parseRuntimeId } from "./devi
 import { dataPath, type SimDevice, type SimState } from "./sim-state.ts";
 
 const PROFILES = "/Library/Developer/CoreSimulator/Profiles";
-const XCODE_PROFILES = "/Applications/Xcode.app/Contents/Developer/Platforms/iPhoneOS.platform/Library/Developer/CoreSimulator/Profiles";
+const XCODE_PROFILES =
+  "/Applications/Xcode.app/Contents/Developer/Platforms/iPhoneOS.platform/Library/Developer/CoreSimulator/Profiles";
 
 function deviceJson(d: SimDevice, state: SimState): Record<string, unknown> {
   const base: Record<string, unknown> = {};
   if (state.listVariant === "xcode10.0") {
-    return { state: d.state, availability: d.isAvailable ? "(available)" : ` (unavailable, ${d.availabilityError ?? "runtime profile not found"})`, name: d.name, udid: d.udid };
+    return {
+      state: d.state,
+      availability: d.isAvailable
+        ? "(available)"
+        : ` (unavailable, ${d.availabilityError ?? "runtime profile not found"})`,
+      name: d.name,
+      udid: d.udid,
+    };
   }
   if (!d.isAvailable) base.availabilityError = d.availabilityError ?? "runtime profile not found";
   if (d.isAvailable && d.lastBootedAt) base.lastBootedAt = d.lastBootedAt;
@@ -40,7 +48,9 @@ function filterDevices(devices: SimDevice[], term: string | undefined): SimDevic
   if (!term) return devices;
   if (term === "available") return devices.filter((d) => d.isAvailable);
   const t = term.toLowerCase();
-  return devices.filter((d) => d.name.toLowerCase().includes(t) || d.udid.toLowerCase() === t || d.state.toLowerCase() === t);
+  return devices.filter(
+    (d) => d.name.toLowerCase().includes(t) || d.udid.toLowerCase() === t || d.state.toLowerCase() === t,
+  );
 }
 
 /** Every known runtime as a key (empty ones too, as Apple prints them), then runtimes only devices mention. */
@@ -64,7 +74,15 @@ function runtimeJson(r: SimState["runtimes"][number]) {
     isInternal: false,
     isAvailable: r.isAvailable,
     name: r.name,
-    supportedDeviceTypes: r.platform === "iOS" ? IOS_DEVICE_TYPES.map((t) => ({ bundlePath: `${XCODE_PROFILES}/DeviceTypes/${t.name}.simdevicetype`, name: t.name, identifier: t.identifier, productFamily: t.productFamily })) : [],
+    supportedDeviceTypes:
+      r.platform === "iOS"
+        ? IOS_DEVICE_TYPES.map((t) => ({
+            bundlePath: `${XCODE_PROFILES}/DeviceTypes/${t.name}.simdevicetype`,
+            name: t.name,
+            identifier: t.identifier,
+            productFamily: t.productFamily,
+          }))
+        : [],
   };
 }
 
@@ -99,12 +117,16 @@ function textListing(state: SimState, section: string | undefined, term: string 
     const known = new Set(state.runtimes.map((r) => r.identifier));
     for (const r of state.runtimes) {
       lines.push(`-- ${r.name} --`);
-      for (const d of devices.filter((x) => x.runtime === r.identifier)) lines.push(`    ${d.name} (${d.udid}) (${d.state}) `);
+      for (const d of devices.filter((x) => x.runtime === r.identifier))
+        lines.push(`    ${d.name} (${d.udid}) (${d.state}) `);
     }
     const orphans = [...new Set(devices.filter((d) => !known.has(d.runtime)).map((d) => d.runtime))];
     for (const id of orphans) {
       lines.push(`-- Unavailable: ${id} --`);
-      for (const d of devices.filter((x) => x.runtime === id)) lines.push(`    ${d.name} (${d.udid}) (${d.state}) (unavailable, ${d.availabilityError ?? "runtime profile not found"})`);
+      for (const d of devices.filter((x) => x.runtime === id))
+        lines.push(
+          `    ${d.name} (${d.udid}) (${d.state}) (unavailable, ${d.availabilityError ?? "runtime profile not found"})`,
+        );
     }
   }
   if (wants("pairs")) lines.push("== Device Pairs ==");
@@ -126,7 +148,11 @@ export function simctlList(state: SimState, args: string[]): ListResult {
   const sections = ["devices", "devicetypes", "runtimes", "pairs"];
   const section = rest[0] && sections.includes(rest[0]) ? rest.shift() : undefined;
   const term = rest.shift();
-  if (rest.length > 0) return { stderr: `Usage: simctl list [-j | --json] [-v] [devices|devicetypes|runtimes|pairs] [<search term>|available]\n`, exitCode: 64 };
+  if (rest.length > 0)
+    return {
+      stderr: `Usage: simctl list [-j | --json] [-v] [devices|devicetypes|runtimes|pairs] [<search term>|available]\n`,
+      exitCode: 64,
+    };
   if (!json) return { stdout: textListing(state, section, term) };
   const doc: Record<string, unknown> = {};
   if (!section || section === "devicetypes") doc.devicetypes = DEVICE_TYPES.map(deviceTypeJson);

@@ -9,7 +9,10 @@ import { findDevice, readState, type SimDevice, type SimState, transact } from "
 export type SimctlHandler = (ctx: CliContext, args: string[]) => Promise<number>;
 
 export function simError(domain: string, code: number, ...lines: string[]): { stderr: string; exitCode: number } {
-  return { stderr: `An error was encountered processing the command (domain=${domain}, code=${code}):\n${lines.join("\n")}\n`, exitCode: code & 0xff };
+  return {
+    stderr: `An error was encountered processing the command (domain=${domain}, code=${code}):\n${lines.join("\n")}\n`,
+    exitCode: code & 0xff,
+  };
 }
 export const SIM = "com.apple.CoreSimulator.SimError";
 export const lookupError = (state: string) => simError(SIM, 405, `Unable to lookup in current state: ${state}`);
@@ -35,7 +38,13 @@ export function deviceIn(ctx: CliContext, state: SimState, ref: string | undefin
 }
 
 /** Resolves the device, applies faults, then runs `fn` on it inside one state transaction. */
-export async function onDevice<T>(ctx: CliContext, sub: string, ref: string | undefined, booted: boolean, fn: (d: SimDevice, s: SimState) => T): Promise<T> {
+export async function onDevice<T>(
+  ctx: CliContext,
+  sub: string,
+  ref: string | undefined,
+  booted: boolean,
+  fn: (d: SimDevice, s: SimState) => T,
+): Promise<T> {
   const udid = deviceIn(ctx, readState(ctx.dir), ref, false).udid;
   await ctx.faults(sub, udid, () => lookupError("Shutdown"));
   return transact(ctx.dir, (s) => fn(deviceIn(ctx, s, udid, booted), s));

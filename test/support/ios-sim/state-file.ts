@@ -3,7 +3,16 @@
  * mkdir lock, taken over when its holder died, plus write-and-rename), so concurrent fake
  * invocations never lose an update; plain reads see the last complete file.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { SimState } from "./sim-state.ts";
 
@@ -15,7 +24,8 @@ export const logPath = (dir: string) => join(dir, "log.jsonl");
 
 export function stateDirFromEnv(): string {
   const dir = process.env[STATE_ENV];
-  if (!dir) throw new Error(`${STATE_ENV} is not set: the fake iOS tools need a state directory (startFakeSimulators sets it)`);
+  if (!dir)
+    throw new Error(`${STATE_ENV} is not set: the fake iOS tools need a state directory (startFakeSimulators sets it)`);
   return dir;
 }
 
@@ -75,7 +85,11 @@ function acquire(dir: string): void {
     let stale = false;
     try {
       const owner = Number(readFileSync(join(lock, "owner"), "utf8"));
-      stale = owner > 0 && owner !== process.pid && !pidAlive(owner) && Date.now() - statSync(lock).mtimeMs > DEAD_OWNER_LOCK_MS;
+      stale =
+        owner > 0 &&
+        owner !== process.pid &&
+        !pidAlive(owner) &&
+        Date.now() - statSync(lock).mtimeMs > DEAD_OWNER_LOCK_MS;
     } catch {
       try {
         stale = Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS;
@@ -87,7 +101,8 @@ function acquire(dir: string): void {
       rmSync(lock, { recursive: true, force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`fake Simulator: state lock ${lock} held for more than ${LOCK_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`fake Simulator: state lock ${lock} held for more than ${LOCK_TIMEOUT_MS} ms`);
     Bun.sleepSync(2);
   }
 }
@@ -132,7 +147,10 @@ export interface CommandRecord {
   signal?: string | null;
 }
 
-type LogLine = { t: "start"; id: string; tool: Tool; argv: string[]; childEnv: Record<string, string>; pid: number } | { t: "stdin"; id: string; data: string } | { t: "end"; id: string; exitCode: number | null; signal?: string | null };
+type LogLine =
+  | { t: "start"; id: string; tool: Tool; argv: string[]; childEnv: Record<string, string>; pid: number }
+  | { t: "stdin"; id: string; data: string }
+  | { t: "end"; id: string; exitCode: number | null; signal?: string | null };
 
 export function appendLog(dir: string, line: LogLine): void {
   appendFileSync(logPath(dir), `${JSON.stringify(line)}\n`);
@@ -143,7 +161,16 @@ export function readLog(dir: string): CommandRecord[] {
   for (const raw of readFileSync(logPath(dir), "utf8").split("\n")) {
     if (!raw) continue;
     const line = JSON.parse(raw) as LogLine;
-    if (line.t === "start") records.set(line.id, { id: line.id, tool: line.tool, argv: line.argv, stdin: null, childEnv: line.childEnv, pid: line.pid, exitCode: null });
+    if (line.t === "start")
+      records.set(line.id, {
+        id: line.id,
+        tool: line.tool,
+        argv: line.argv,
+        stdin: null,
+        childEnv: line.childEnv,
+        pid: line.pid,
+        exitCode: null,
+      });
     const rec = records.get(line.id);
     if (!rec) continue;
     if (line.t === "stdin") rec.stdin = (rec.stdin ?? "") + line.data;

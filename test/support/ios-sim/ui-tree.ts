@@ -12,7 +12,18 @@ export interface Frame {
 }
 
 /** What a node is; each serializer maps it to its own type/role vocabulary. */
-export type NodeKind = "application" | "text" | "textField" | "secureTextField" | "switch" | "button" | "backButton" | "group" | "tabBar" | "tab" | "icon";
+export type NodeKind =
+  | "application"
+  | "text"
+  | "textField"
+  | "secureTextField"
+  | "switch"
+  | "button"
+  | "backButton"
+  | "group"
+  | "tabBar"
+  | "tab"
+  | "icon";
 
 export interface SimNode {
   kind: NodeKind;
@@ -36,7 +47,17 @@ export interface SimNode {
 export const frame = (x: number, y: number, width: number, height: number): Frame => ({ x, y, width, height });
 
 export function node(kind: NodeKind, f: Frame, props: Partial<Omit<SimNode, "kind" | "frame">> = {}): SimNode {
-  return { kind, label: null, value: null, identifier: null, frame: f, enabled: true, focused: false, children: [], ...props };
+  return {
+    kind,
+    label: null,
+    value: null,
+    identifier: null,
+    frame: f,
+    enabled: true,
+    focused: false,
+    children: [],
+    ...props,
+  };
 }
 
 export function contains(f: Frame, x: number, y: number): boolean {

@@ -23,7 +23,8 @@ const WDA_TYPE: Record<NodeKind, string> = {
 function traits(n: SimNode): string {
   const t: string[] = [];
   if (n.kind === "text") t.push("StaticText");
-  if (n.kind === "button" || n.kind === "backButton" || n.kind === "tab" || n.kind === "switch" || n.kind === "icon") t.push("Button");
+  if (n.kind === "button" || n.kind === "backButton" || n.kind === "tab" || n.kind === "switch" || n.kind === "icon")
+    t.push("Button");
   if (n.kind === "switch") t.push("ToggleButton");
   if (n.kind === "tabBar") t.push("TabBar");
   if (n.kind === "tab" && n.selected) t.push("Selected");

@@ -21,7 +21,8 @@ export const XCODE_DEVELOPER_DIR = "/Applications/Xcode.app/Contents/Developer";
  * doctor prints them joined as "Xcode 26.0.1 - Build version 17A400", getsentry/XcodeBuildMCP #117;
  * "Xcode 26.5 - Build version 17F42", #447).
  */
-export const xcodebuildVersion = (x: { version: string; build: string }) => `Xcode ${x.version}\nBuild version ${x.build}\n`;
+export const xcodebuildVersion = (x: { version: string; build: string }) =>
+  `Xcode ${x.version}\nBuild version ${x.build}\n`;
 
 /**
  * xcrun with the Command Line Tools selected, for a tool only Xcode has: exit 72 and this line
@@ -29,7 +30,10 @@ export const xcodebuildVersion = (x: { version: string; build: string }) => `Xco
  * "simctl", not a developer tool or in PATH"; expo/expo-cli #2877, raycast/extensions #28484,
  * zebrunner/stf #692, whose fix is `sudo xcode-select -s /Applications/Xcode.app`).
  */
-export const unableToFindUtility = (tool: string) => ({ stderr: `xcrun: error: unable to find utility "${tool}", not a developer tool or in PATH\n`, exitCode: 72 });
+export const unableToFindUtility = (tool: string) => ({
+  stderr: `xcrun: error: unable to find utility "${tool}", not a developer tool or in PATH\n`,
+  exitCode: 72,
+});
 
 /**
  * `xcodebuild` with the Command Line Tools selected: the /usr/bin shim refuses (quoted in
@@ -68,7 +72,8 @@ const axeAtLeast = (axe: string, min: [number, number]) => {
  *   (Here with the Xcode.app path.)
  */
 export function axeCannotDrive(axeVersion: string, xcode: XcodeSpec, command: string): string | null {
-  if (xcode === "command-line-tools") return "AXe could not find an active Xcode installation. Select Xcode with `xcode-select` or set `DEVELOPER_DIR`, then try again.";
+  if (xcode === "command-line-tools")
+    return "AXe could not find an active Xcode installation. Select Xcode with `xcode-select` or set `DEVELOPER_DIR`, then try again.";
   const x = major(xcode.version);
   const simulatorKit = `${XCODE_DEVELOPER_DIR}/Library/PrivateFrameworks/SimulatorKit.framework`;
   if (axeAtLeast(axeVersion, [1, 8])) {
@@ -77,7 +82,8 @@ export function axeCannotDrive(axeVersion: string, xcode: XcodeSpec, command: st
       ? `AXe could not load simulator support from the selected Xcode installation: Attempting to load a file at path '${simulatorKit}', but it does not exist`
       : "AXe could not load simulator support from the selected Xcode installation. Confirm Xcode 26 or later is selected and try again.";
   }
-  if (x >= 27) return `CLIError(errorDescription: "Failed to load essential private frameworks: Attempting to load a file at path '${simulatorKit}', but it does not exist")`;
+  if (x >= 27)
+    return `CLIError(errorDescription: "Failed to load essential private frameworks: Attempting to load a file at path '${simulatorKit}', but it does not exist")`;
   return null;
 }
 

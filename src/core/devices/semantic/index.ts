@@ -8,7 +8,15 @@ import { type NodePredicate, compileSelector } from "./selector.ts";
 
 export type { NodePredicate };
 
-const NO_SELECTOR: ElementSelector = { context: null, role: null, name: null, value: null, identifier: null, text: null, css: null };
+const NO_SELECTOR: ElementSelector = {
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+};
 const SITE = { action: "devicerail", pointer: "", redact: false };
 
 /** The predicate of a (possibly partial) selector; null for one the daemon would refuse. */

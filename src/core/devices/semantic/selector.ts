@@ -33,7 +33,8 @@ function textPredicate(match: TextMatch, at: SelectorSite): (text: string) => bo
   const fold = match.caseSensitive === false;
   if (match.mode === "regex") {
     const received = renderReceived(match.value, at.redact);
-    if ([...match.value].length > MAX_REGEX_CODE_POINTS) throw refuse(at, "/text/value", `a regular expression of at most ${MAX_REGEX_CODE_POINTS} code points`, received);
+    if ([...match.value].length > MAX_REGEX_CODE_POINTS)
+      throw refuse(at, "/text/value", `a regular expression of at most ${MAX_REGEX_CODE_POINTS} code points`, received);
     let re: RE2JS;
     try {
       re = RE2JS.compile(match.value, fold ? RE2JS.CASE_INSENSITIVE : 0);
@@ -58,12 +59,19 @@ const MATCHERS = ["role", "name", "value", "identifier", "text", "css"] as const
 export function compileSelector(selector: ElementSelector, at: SelectorSite): NodePredicate {
   const { role, name, value, identifier, text, css } = selector;
   const given = MATCHERS.filter((m) => selector[m] !== null && selector[m] !== undefined);
-  if (given.length === 0) throw refuse(at, "", `at least one of ${MATCHERS.join(", ")}`, selector.context ? "only a context" : "no matcher");
+  if (given.length === 0)
+    throw refuse(at, "", `at least one of ${MATCHERS.join(", ")}`, selector.context ? "only a context" : "no matcher");
   if (css != null) {
-    if (given.length > 1) throw refuse(at, "/css", "css as the only matcher", `css with ${given.filter((m) => m !== "css").join(", ")}`);
+    if (given.length > 1)
+      throw refuse(at, "/css", "css as the only matcher", `css with ${given.filter((m) => m !== "css").join(", ")}`);
     if (selector.context?.contextKind !== "web")
       throw selector.context
-        ? refuse(at, "/context/contextKind", '"web" (css needs a web context)', renderReceived(selector.context.contextKind, at.redact))
+        ? refuse(
+            at,
+            "/context/contextKind",
+            '"web" (css needs a web context)',
+            renderReceived(selector.context.contextKind, at.redact),
+          )
         : refuse(at, "/context", 'a web context ({"contextKind": "web", …}) for css', "null");
     // Every tree we produce is native; a web document to run CSS against does not exist.
     throw new DriverError("ui_context_not_found");
@@ -74,7 +82,9 @@ export function compileSelector(selector: ElementSelector, at: SelectorSite): No
     (roleLower == null || n.role.toLowerCase() === roleLower || lastSegment(n.role).toLowerCase() === roleLower) &&
     (name == null || n.name === name) &&
     (value == null || n.value === value) &&
-    (identifier == null || n.identifier === identifier || (n.identifier !== null && afterId(n.identifier) === identifier)) &&
+    (identifier == null ||
+      n.identifier === identifier ||
+      (n.identifier !== null && afterId(n.identifier) === identifier)) &&
     (textOk === null || (n.text !== null && textOk(n.text)));
 }
 
@@ -97,4 +107,3 @@ export function resolveOne(nodes: readonly UiNode[], predicate: NodePredicate): 
   if (!found) throw new DriverError("element_not_found");
   return found;
 }
-

@@ -23,7 +23,14 @@ import type { Connection } from "../../../rpc/connection.ts";
 import type { Core } from "../../core.ts";
 import { type Captured, type UiTree, observeRaw, recordObservation } from "../observe.ts";
 import { DEFAULT_WAIT_MS } from "../../../protocol/ui-geometry.ts";
-import { type NodePredicate, type SelectorSite, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "./selector.ts";
+import {
+  type NodePredicate,
+  type SelectorSite,
+  checkSelectorContext,
+  compileSelector,
+  resolveOne,
+  visibleRect,
+} from "./selector.ts";
 
 /** How long waitForElement waits when the call sets no action budget (the reference's default). */
 export { DEFAULT_WAIT_MS };
@@ -56,7 +63,8 @@ const ARGUMENTS = {
   waitForElement: WaitForElementArgumentsSchema,
 } as const;
 
-const sameContext = (a: UiContextRef, b: UiContextRef) => a.contextKind === b.contextKind && a.contextId === b.contextId && a.documentEpoch === b.documentEpoch;
+const sameContext = (a: UiContextRef, b: UiContextRef) =>
+  a.contextKind === b.contextKind && a.contextId === b.contextId && a.documentEpoch === b.documentEpoch;
 
 const stopIfAborted = (ctx: CallContext) => {
   if (ctx.signal.aborted) throw new DriverError("driver_cancelled");
@@ -67,15 +75,32 @@ const stopIfAborted = (ctx: CallContext) => {
  * recorded observation whose tree resolves the target; node references in the output point at it,
  * or at the after observation for waitForElement.
  */
-export async function runSemantic(env: SemanticEnv, name: SemanticActionName, args: unknown, before: Captured): Promise<SemanticOutcome> {
+export async function runSemantic(
+  env: SemanticEnv,
+  name: SemanticActionName,
+  args: unknown,
+  before: Captured,
+): Promise<SemanticOutcome> {
   const parsed = v.safeParse(ARGUMENTS[name], args);
-  if (!parsed.success) throw invalidArguments(name, issueDetails(ARGUMENTS[name], args, parsed.issues, { redact: env.redacted }));
+  if (!parsed.success)
+    throw invalidArguments(name, issueDetails(ARGUMENTS[name], args, parsed.issues, { redact: env.redacted }));
   const at = (pointer: string): SelectorSite => ({ action: name, pointer, redact: env.redacted });
   const tree = before.tree as UiTree;
   const input = env.core.devices.driver(env.deviceId).elements as ElementInput;
-  const ref = (node: UiNode, obs = before.observation, ctx = tree.context): UiNodeRef => ({ observationId: obs.id, context: ctx, stableNodeId: node.stableNodeId });
-  const native: ActionExecution = { mode: tree.context.contextKind === "web" ? "webSemantic" : "nativeSemantic", context: tree.context } as ActionExecution;
-  const fallback: ActionExecution = { mode: "coordinateFallback", context: tree.context, fallbackReason: "semanticInteractionUnavailable" };
+  const ref = (node: UiNode, obs = before.observation, ctx = tree.context): UiNodeRef => ({
+    observationId: obs.id,
+    context: ctx,
+    stableNodeId: node.stableNodeId,
+  });
+  const native: ActionExecution = {
+    mode: tree.context.contextKind === "web" ? "webSemantic" : "nativeSemantic",
+    context: tree.context,
+  } as ActionExecution;
+  const fallback: ActionExecution = {
+    mode: "coordinateFallback",
+    context: tree.context,
+    fallbackReason: "semanticInteractionUnavailable",
+  };
 
   switch (name) {
     case "findElement": {
@@ -119,7 +144,14 @@ export async function runSemantic(env: SemanticEnv, name: SemanticActionName, ar
     }
     case "waitForElement": {
       const a = parsed.output as v.InferOutput<typeof WaitForElementArgumentsSchema>;
-      return waitFor(env, a.selector.context === null ? null : a.selector, compileSelector(a.selector, at("/selector")), a.condition, before, native);
+      return waitFor(
+        env,
+        a.selector.context === null ? null : a.selector,
+        compileSelector(a.selector, at("/selector")),
+        a.condition,
+        before,
+        native,
+      );
     }
   }
 }
@@ -152,7 +184,10 @@ function tapPoint(node: UiNode, viewport: Viewport): { x: number; y: number } {
 }
 
 function observeAfter(env: SemanticEnv): Promise<Observation> {
-  return recordAfter(env, observeRaw(env.core, env.deviceId, env.conn, env.ctx, { protectedAction: env.redacted, needTree: true }));
+  return recordAfter(
+    env,
+    observeRaw(env.core, env.deviceId, env.conn, env.ctx, { protectedAction: env.redacted, needTree: true }),
+  );
 }
 
 async function recordAfter(env: SemanticEnv, pending: ReturnType<typeof observeRaw>): Promise<Observation> {
@@ -161,7 +196,13 @@ async function recordAfter(env: SemanticEnv, pending: ReturnType<typeof observeR
 
 type Check = { matched: false } | { matched: true; node: UiNode | null };
 
-function check(selector: Parameters<typeof checkSelectorContext>[0] | null, predicate: NodePredicate, condition: WaitForElementCondition, tree: UiTree, viewport: Viewport): Check {
+function check(
+  selector: Parameters<typeof checkSelectorContext>[0] | null,
+  predicate: NodePredicate,
+  condition: WaitForElementCondition,
+  tree: UiTree,
+  viewport: Viewport,
+): Check {
   let inContext = true;
   try {
     if (selector) checkSelectorContext(selector, tree.context);
@@ -169,7 +210,8 @@ function check(selector: Parameters<typeof checkSelectorContext>[0] | null, pred
     inContext = false;
   }
   // A missing context is a state to wait through, like a missing element.
-  if (condition === "absent") return inContext && tree.nodes.some(predicate) ? { matched: false } : { matched: true, node: null };
+  if (condition === "absent")
+    return inContext && tree.nodes.some(predicate) ? { matched: false } : { matched: true, node: null };
   let node: UiNode | null = null;
   try {
     if (inContext) node = resolveOne(tree.nodes, predicate);
@@ -202,11 +244,17 @@ async function waitFor(
     condition,
     element: c.matched && c.node ? { observationId: obs.id, context: ctx, stableNodeId: c.node.stableNodeId } : null,
   });
-  if (first.matched) return { output: output(first, before.observation, tree.context), execution, after: before.observation };
+  if (first.matched)
+    return { output: output(first, before.observation, tree.context), execution, after: before.observation };
   const opts = { protectedAction: env.redacted, needTree: true };
   for (;;) {
     const left = env.waitUntil === null ? WAIT_POLL_MS : env.waitUntil - Date.now();
-    if (left <= 0) return { output: output({ matched: false }, before.observation, tree.context), execution, after: before.observation };
+    if (left <= 0)
+      return {
+        output: output({ matched: false }, before.observation, tree.context),
+        execution,
+        after: before.observation,
+      };
     await pause(Math.min(WAIT_POLL_MS, left), env.ctx);
     const poll = await observeRaw(env.core, env.deviceId, env.conn, env.ctx, opts, false);
     const polled = poll.raw.uiTree as UiTree;
@@ -216,6 +264,10 @@ async function waitFor(
     const confirmed = check(selector, predicate, condition, fullTree, full.raw.viewport);
     if (!confirmed.matched) continue;
     const after = env.keep(await recordObservation(env.core, env.deviceId, full));
-    return { output: output(confirmed, after, fullTree.context), execution: { ...execution, context: fullTree.context }, after };
+    return {
+      output: output(confirmed, after, fullTree.context),
+      execution: { ...execution, context: fullTree.context },
+      after,
+    };
   }
 }

@@ -11,7 +11,14 @@ export default defineTool({
     deviceId: DeviceId,
     appId: v.pipe(v.string(), v.minLength(1), d("Android package name or iOS bundle id")),
     activity: v.optional(
-      v.pipe(v.string(), v.minLength(1), v.maxLength(255), d("Android only: the activity to start, fully qualified or relative to the package (.MainActivity); needed when the app has several launcher activities and no default")),
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.maxLength(255),
+        d(
+          "Android only: the activity to start, fully qualified or relative to the package (.MainActivity); needed when the app has several launcher activities and no default",
+        ),
+      ),
     ),
   }),
   annotations: { destructive: false },

@@ -6,7 +6,8 @@ import { defineTool } from "../tool.ts";
 export default defineTool({
   name: "screenshot",
   title: "Screenshot",
-  description: "The device's screen as an image (JPEG, long edge at most 1568 px by default) with its scale, without the element listing.",
+  description:
+    "The device's screen as an image (JPEG, long edge at most 1568 px by default) with its scale, without the element listing.",
   input: v.strictObject({ deviceId: DeviceId }),
   annotations: { readOnly: true },
   device: true,

@@ -11,7 +11,12 @@ export default defineTool({
   input: v.pipe(
     v.strictObject({
       deviceId: DeviceId,
-      secret: v.pipe(v.string(), v.minLength(1), v.maxLength(1024), d("The value; it is typed as a protected action and never appears in any result, log, event or export")),
+      secret: v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.maxLength(1024),
+        d("The value; it is typed as a protected action and never appears in any result, log, event or export"),
+      ),
       ...optionalTarget,
     }),
     v.check((a) => notBoth(a), NOT_BOTH),
@@ -22,7 +27,11 @@ export default defineTool({
     // The value goes to the device as a protected action's argument only: never into text here.
     if ((a.ref !== undefined || a.selector !== undefined) && lane.has("setElementValue")) {
       const r = await execute(deps, lane, "setElementValue", { target: targetOf(deps, lane, a), value: a.secret }, a);
-      return acted(lane, [actionLine(`set a secret into ${a.ref ?? "the field"}`, lane, "setElementValue", r)], [{ name: "setElementValue", r }]);
+      return acted(
+        lane,
+        [actionLine(`set a secret into ${a.ref ?? "the field"}`, lane, "setElementValue", r)],
+        [{ name: "setElementValue", r }],
+      );
     }
     need(lane, "set_secret", ["inputSecret"]);
     const results: { name: string; r: ActionResult }[] = [];
@@ -33,7 +42,9 @@ export default defineTool({
       if (note) notes.push(`note: ${note}`);
     }
     results.push({ name: "inputSecret", r: await execute(deps, lane, "inputSecret", { secret: a.secret }) });
-    const lines = results.map(({ name, r }) => actionLine(name === "inputSecret" ? "type a secret" : `tap ${a.ref ?? "the field"}`, lane, name, r));
+    const lines = results.map(({ name, r }) =>
+      actionLine(name === "inputSecret" ? "type a secret" : `tap ${a.ref ?? "the field"}`, lane, name, r),
+    );
     return acted(lane, [...lines, ...notes], results);
   },
 });

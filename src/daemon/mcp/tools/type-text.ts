@@ -27,7 +27,10 @@ export default defineTool({
       need(lane, "type_text", ["tapElement"]);
       const { r, note } = await tapElement(deps, lane, a);
       results.push({ name: "tapElement", r });
-      lines.push(actionLine(`tap ${elementNamed(deps, lane, r) ?? a.ref ?? "the field"}`, lane, "tapElement", r), ...(note ? [`note: ${note}`] : []));
+      lines.push(
+        actionLine(`tap ${elementNamed(deps, lane, r) ?? a.ref ?? "the field"}`, lane, "tapElement", r),
+        ...(note ? [`note: ${note}`] : []),
+      );
     }
     if (a.submit) need(lane, "type_text with submit", ["keyPress"]);
     const r = await execute(deps, lane, "inputText", { text: a.text });

@@ -19,7 +19,9 @@ model.trees = model.trees || {};
 
 // Times are counted from the sessionStarted event (event 1), else from the Session's start.
 const startEvent = model.events.find((e) => e && e.payload && e.payload.type === "sessionStarted");
-export const startMs = startEvent ? startEvent.atMs : (model.session.startedAtMs ?? (model.events[0] ? model.events[0].atMs : 0));
+export const startMs = startEvent
+  ? startEvent.atMs
+  : (model.session.startedAtMs ?? (model.events[0] ? model.events[0].atMs : 0));
 
 /** "+m:ss.mmm" since the session started. */
 export function offsetText(atMs: number): string {

@@ -16,23 +16,44 @@ export function renderDetail(step: Step): void {
   if (step.kind === "action") parts.push(...detailAction(step));
   if (step.kind === "verdict") {
     const status = step.verdict?.status ?? "unknown";
-    parts.push(detailSection("Verdict", el("p", { class: "verdict-summary", "data-status": status }, `${status}: ${step.verdict?.summary ?? ""}`)));
+    parts.push(
+      detailSection(
+        "Verdict",
+        el("p", { class: "verdict-summary", "data-status": status }, `${status}: ${step.verdict?.summary ?? ""}`),
+      ),
+    );
   }
   if (step.kind === "session") parts.push(sessionFacts(step));
-  else if (step.kind === "media" || step.kind === "error") parts.push(detailSection("Event", el("pre", { class: "event" }, pretty(step.event.payload))));
+  else if (step.kind === "media" || step.kind === "error")
+    parts.push(detailSection("Event", el("pre", { class: "event" }, pretty(step.event.payload))));
   if (step.observation) parts.push(observationFacts(step.observation));
   parts.push(openTreeSlot(step));
   detail.replaceChildren(...parts);
 }
 
 function detailHeader(step: Step): HTMLElement {
-  const badges = el("div", { class: "detail-meta" },
+  const badges = el(
+    "div",
+    { class: "detail-meta" },
     el("span", { class: "badge", "data-kind": step.kind }, step.kind),
-    step.kind === "action" ? el("span", { class: "badge status", "data-status": step.pending ? "pending" : step.status }, step.pending ? "no result" : step.status) : null,
+    step.kind === "action"
+      ? el(
+          "span",
+          { class: "badge status", "data-status": step.pending ? "pending" : step.status },
+          step.pending ? "no result" : step.status,
+        )
+      : null,
     el("span", { class: "meta" }, `#${step.seq}`),
     el("span", { class: "meta" }, offsetText(step.atMs)),
-    isNum(step.durationMs) ? el("span", { class: "meta" }, `${step.durationMs} ms`) : null);
-  return el("div", { class: "detail-head" }, el("h2", null, step.title), badges, step.sub ? el("p", { class: "detail-sub" }, step.sub) : null);
+    isNum(step.durationMs) ? el("span", { class: "meta" }, `${step.durationMs} ms`) : null,
+  );
+  return el(
+    "div",
+    { class: "detail-head" },
+    el("h2", null, step.title),
+    badges,
+    step.sub ? el("p", { class: "detail-sub" }, step.sub) : null,
+  );
 }
 
 function detailError(step: Step): HTMLElement {
@@ -42,7 +63,8 @@ function detailError(step: Step): HTMLElement {
   if (isObj(e) && typeof e.retryable === "boolean") extra.push(e.retryable ? "retryable" : "not retryable");
   if (isNum(step.timeoutMs)) extra.push(`timed out after ${step.timeoutMs} ms`);
   if (extra.length) box.append(el("div", { class: "error-extra" }, extra.join(" · ")));
-  if (isObj(e) && e.details !== null && e.details !== undefined) box.append(el("pre", { class: "error-details" }, pretty(e.details)));
+  if (isObj(e) && e.details !== null && e.details !== undefined)
+    box.append(el("pre", { class: "error-details" }, pretty(e.details)));
   return box;
 }
 
@@ -50,12 +72,19 @@ function detailShots(step: Step): HTMLElement[] {
   const markers = markersFor(step);
   // An element action's marker needs its before tree; live, that may still be on its way.
   const beforeSha = step.result ? treeShaOf(step.result.before) : null;
-  treeSlot.markersWaitFor = beforeSha && !treeNodes(beforeSha) && treeFetches.get(beforeSha) === "pending" ? beforeSha : null;
+  treeSlot.markersWaitFor =
+    beforeSha && !treeNodes(beforeSha) && treeFetches.get(beforeSha) === "pending" ? beforeSha : null;
   const figures: HTMLElement[] = [];
   const notes: HTMLElement[] = [];
   for (const shot of step.shots) {
     if (!shot.sha) {
-      notes.push(el("p", { class: "omission" }, `${shot.role} screenshot withheld (${shot.omission === "protectedAction" ? "protected action" : shot.omission})`));
+      notes.push(
+        el(
+          "p",
+          { class: "omission" },
+          `${shot.role} screenshot withheld (${shot.omission === "protectedAction" ? "protected action" : shot.omission})`,
+        ),
+      );
       continue;
     }
     const fig = shotFigure(step, shot, shot.role === "before" ? markers : []);
@@ -71,7 +100,12 @@ function shotFigure(step: Step, shot: Shot, markers: Marker[]): HTMLElement | nu
   const image = imageFor(shot);
   if (!image) return null;
   const viewport = viewportOf(shot, image);
-  const img = el("img", { class: "shot-img", src: image.src, alt: `${shot.role} screenshot`, title: "Click to enlarge" });
+  const img = el("img", {
+    class: "shot-img",
+    src: image.src,
+    alt: `${shot.role} screenshot`,
+    title: "Click to enlarge",
+  });
   if (image.width > 0 && image.height > 0) setAttrs(img, { width: image.width, height: image.height });
   img.addEventListener("click", () => openViewer(step, shot, image, viewport, markers));
   const frame = el("div", { class: "shot-frame" }, img, markersSvg(viewport, markers));
@@ -97,9 +131,13 @@ function detailAction(step: Step): HTMLElement[] {
   } else if (step.call) {
     io.append(detailSection("Arguments", el("pre", { class: "args" }, pretty(step.call.arguments ?? null))));
   }
-  if (step.result && step.result.output !== undefined) io.append(detailSection("Output", el("pre", { class: "output" }, pretty(step.result.output))));
+  if (step.result && step.result.output !== undefined)
+    io.append(detailSection("Output", el("pre", { class: "output" }, pretty(step.result.output))));
   const out = [io];
-  if (step.pending) out.push(el("p", { class: "omission" }, live ? "waiting for the result…" : "no result was recorded for this action"));
+  if (step.pending)
+    out.push(
+      el("p", { class: "omission" }, live ? "waiting for the result…" : "no result was recorded for this action"),
+    );
   return out;
 }
 
@@ -122,7 +160,10 @@ function sessionFacts(step: Step): HTMLElement {
     add("outcome", String(p.outcome ?? "—"));
     add("reason", p.reason ? String(p.reason) : null);
     add("duration", durationText(step.atMs - startMs));
-    add("steps", `${steps.length} (${plural(steps.filter((s) => s.kind === "action").length, "action")}, ${plural(steps.filter(isErrorStep).length, "error")})`);
+    add(
+      "steps",
+      `${steps.length} (${plural(steps.filter((s) => s.kind === "action").length, "action")}, ${plural(steps.filter(isErrorStep).length, "error")})`,
+    );
   }
   return detailSection("Session", facts);
 }
@@ -138,7 +179,12 @@ function observationFacts(obs: Observation): HTMLElement {
   if (nodes) add("UI tree", plural(nodes.length, "node"));
   else if (obs.uiSnapshotOmission) add("UI tree", `withheld (${obs.uiSnapshotOmission})`);
   if (isObj(md.uiStates) && Object.keys(md.uiStates).length)
-    add("states", Object.entries(md.uiStates).map(([id, st]) => `${id}: ${Array.isArray(st) ? st.join(", ") : st}`).join("; "));
+    add(
+      "states",
+      Object.entries(md.uiStates)
+        .map(([id, st]) => `${id}: ${Array.isArray(st) ? st.join(", ") : st}`)
+        .join("; "),
+    );
   return detailSection("Observation", facts);
 }
 

@@ -11,10 +11,15 @@ export type Attrs = Record<string, string | number | boolean | null | undefined>
 type Child = Node | string | null | undefined | false;
 
 /** An element with attributes and children; strings become text nodes (never markup). */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   setAttrs(node, attrs);
-  for (const child of children) if (child !== null && child !== undefined && child !== false && child !== "") node.append(child);
+  for (const child of children)
+    if (child !== null && child !== undefined && child !== false && child !== "") node.append(child);
   return node;
 }
 

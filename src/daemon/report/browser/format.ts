@@ -2,7 +2,8 @@
 
 export const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 export const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
-export const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+export const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 export const pretty = (v: unknown) => JSON.stringify(v, null, 2) ?? String(v);
 export const oneLine = (s: unknown) => String(s).replace(/\s+/g, " ").trim();
 export const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -28,13 +29,15 @@ export function isoLocal(ms: number): string {
   return `${date}T${time}${sign}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
 }
 
-export const errorText = (error: unknown) => (isObj(error) ? `${error.code ?? "error"}: ${error.message ?? ""}` : "error");
+export const errorText = (error: unknown) =>
+  isObj(error) ? `${error.code ?? "error"}: ${error.message ?? ""}` : "error";
 
 /** The foreground app: Android's package(/activity), else the Mock's foregroundApp. */
 export function foregroundApp(metadata: unknown): string | null {
   if (!isObj(metadata)) return null;
   const fg = metadata.foreground;
-  if (isObj(fg) && typeof fg.packageName === "string") return typeof fg.activity === "string" ? `${fg.packageName}/${fg.activity}` : fg.packageName;
+  if (isObj(fg) && typeof fg.packageName === "string")
+    return typeof fg.activity === "string" ? `${fg.packageName}/${fg.activity}` : fg.packageName;
   if (typeof metadata.foregroundApp === "string") return metadata.foregroundApp;
   return null;
 }

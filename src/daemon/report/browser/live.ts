@@ -85,7 +85,9 @@ export function startLive(where: Live): void {
   const send = (message: unknown) => socket.send(JSON.stringify(message));
   socket.addEventListener("open", () => {
     send({
-      jsonrpc: "2.0", id: 1, method: "system.hello",
+      jsonrpc: "2.0",
+      id: 1,
+      method: "system.hello",
       params: {
         client: { name: "devicerail-report", version: "1" },
         protocol: { ranges: [{ major: 1, minMinor: 3, maxMinor: 5 }] },
@@ -103,7 +105,8 @@ export function startLive(where: Live): void {
     if (!isObj(msg)) return;
     if (msg.id === 1 && msg.result) {
       const sessionId = model.session.id;
-      const params: { sessionId: string; afterCursor?: { streamEpoch: string; sessionId: string; sequence: number } } = { sessionId };
+      const params: { sessionId: string; afterCursor?: { streamEpoch: string; sessionId: string; sequence: number } } =
+        { sessionId };
       // Only what the page does not have yet; a Session with no events yet is read from its start.
       if (lastSequence > 0) params.afterCursor = { streamEpoch: where.streamEpoch, sessionId, sequence: lastSequence };
       send({ jsonrpc: "2.0", id: 2, method: "events.subscribe", params });

@@ -33,7 +33,10 @@ document.addEventListener("keydown", onKeyDown);
 viewer.addEventListener("click", () => viewer.close());
 window.addEventListener("hashchange", () => selectFromHash(true));
 
-if (steps.length === 0) detail.replaceChildren(el("p", { class: "empty" }, live ? "No events yet: waiting for the Session…" : "This Session recorded no events."));
+if (steps.length === 0)
+  detail.replaceChildren(
+    el("p", { class: "empty" }, live ? "No events yet: waiting for the Session…" : "This Session recorded no events."),
+  );
 else if (!selectFromHash(true)) select(steps[0], { updateHash: false, scroll: false });
 
 if (live) startLive(live);

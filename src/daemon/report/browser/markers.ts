@@ -29,7 +29,14 @@ export function imageFor(shot: Shot | null | undefined): ReportImage | null {
   if (!image && live && SHA256.test(shot.sha)) {
     const vp: Partial<Size> = shot.viewport || {};
     const [width, height] = [vp.width || 0, vp.height || 0];
-    image = model.images[shot.sha] = { src: `${live.evidenceBase}${shot.sha}${live.evidenceQuery || ""}`, width, height, sourceWidth: width, sourceHeight: height, full: null };
+    image = model.images[shot.sha] = {
+      src: `${live.evidenceBase}${shot.sha}${live.evidenceQuery || ""}`,
+      width,
+      height,
+      sourceWidth: width,
+      sourceHeight: height,
+      full: null,
+    };
   }
   return image || null;
 }
@@ -56,7 +63,11 @@ export function markersFor(step: Step): Marker[] {
     // A scroll has no place of its own: an arrow from the centre, as long as the scroll (kept on screen).
     const cx = vp.width / 2;
     const cy = vp.height / 2;
-    const k = Math.min(1, (0.45 * vp.width) / Math.max(1, Math.abs(a.deltaX)), (0.45 * vp.height) / Math.max(1, Math.abs(a.deltaY)));
+    const k = Math.min(
+      1,
+      (0.45 * vp.width) / Math.max(1, Math.abs(a.deltaX)),
+      (0.45 * vp.height) / Math.max(1, Math.abs(a.deltaY)),
+    );
     return [{ type: "scroll", x1: cx, y1: cy, x2: cx + a.deltaX * k, y2: cy + a.deltaY * k }];
   }
   // Element actions: the element's bounds in the before tree, and for a tap its centre.
@@ -67,7 +78,12 @@ export function markersFor(step: Step): Marker[] {
   if (!node || !Array.isArray(node.b) || !(node.b[2] > 0) || !(node.b[3] > 0)) return [];
   const [x, y, w, h] = node.b;
   const out: Marker[] = [{ type: "element", x, y, w, h }];
-  if (/tap|click|press/i.test(name)) out.push({ type: /long/i.test(name) ? "longpress" : /double/i.test(name) ? "double" : "tap", x: x + w / 2, y: y + h / 2 });
+  if (/tap|click|press/i.test(name))
+    out.push({
+      type: /long/i.test(name) ? "longpress" : /double/i.test(name) ? "double" : "tap",
+      x: x + w / 2,
+      y: y + h / 2,
+    });
   return out;
 }
 
@@ -83,14 +99,40 @@ export function markersSvg(viewport: Size, markers: readonly Marker[]): SVGSVGEl
   });
   const r = 0.03 * Math.min(viewport.width, viewport.height);
   const ring = (cls: string, cx: number, cy: number, radius: number, extra?: Attrs) =>
-    svgEl("circle", { class: cls, cx, cy, r: radius, stroke: MARKER_STROKE, fill: MARKER_FILL, "stroke-width": 3, "vector-effect": "non-scaling-stroke", ...extra });
+    svgEl("circle", {
+      class: cls,
+      cx,
+      cy,
+      r: radius,
+      stroke: MARKER_STROKE,
+      fill: MARKER_FILL,
+      "stroke-width": 3,
+      "vector-effect": "non-scaling-stroke",
+      ...extra,
+    });
   for (const m of markers) {
     if (m.type === "tap") svg.append(ring("marker-tap", m.x, m.y, r));
-    else if (m.type === "double") svg.append(ring("marker-double", m.x, m.y, r), ring("marker-double", m.x, m.y, r * 1.6, { fill: "none" }));
-    else if (m.type === "longpress") svg.append(ring("marker-longpress", m.x, m.y, r * 1.3, { "stroke-dasharray": "6 4", "stroke-width": 4 }));
+    else if (m.type === "double")
+      svg.append(ring("marker-double", m.x, m.y, r), ring("marker-double", m.x, m.y, r * 1.6, { fill: "none" }));
+    else if (m.type === "longpress")
+      svg.append(ring("marker-longpress", m.x, m.y, r * 1.3, { "stroke-dasharray": "6 4", "stroke-width": 4 }));
     else if (m.type === "element")
-      svg.append(svgEl("rect", { class: "marker-element", x: m.x, y: m.y, width: m.w, height: m.h, stroke: MARKER_STROKE, fill: "none", "stroke-width": 2, "stroke-dasharray": "5 3", "vector-effect": "non-scaling-stroke" }));
-    else if (m.type === "swipe" || m.type === "scroll") svg.append(...arrow(m, r, m.type === "swipe" ? "marker-swipe" : "marker-scroll"));
+      svg.append(
+        svgEl("rect", {
+          class: "marker-element",
+          x: m.x,
+          y: m.y,
+          width: m.w,
+          height: m.h,
+          stroke: MARKER_STROKE,
+          fill: "none",
+          "stroke-width": 2,
+          "stroke-dasharray": "5 3",
+          "vector-effect": "non-scaling-stroke",
+        }),
+      );
+    else if (m.type === "swipe" || m.type === "scroll")
+      svg.append(...arrow(m, r, m.type === "swipe" ? "marker-swipe" : "marker-scroll"));
   }
   return svg;
 }
@@ -104,8 +146,31 @@ function arrow(m: Arrow, r: number, cls: string): SVGElement[] {
   const shaftX = m.x2 - len * 0.7 * Math.cos(angle);
   const shaftY = m.y2 - len * 0.7 * Math.sin(angle);
   return [
-    svgEl("circle", { class: `${cls}-start`, cx: m.x1, cy: m.y1, r: r * 0.45, fill: MARKER_FILL, stroke: MARKER_STROKE, "stroke-width": 2, "vector-effect": "non-scaling-stroke" }),
-    svgEl("line", { class: cls, x1: m.x1, y1: m.y1, x2: shaftX, y2: shaftY, stroke: MARKER_STROKE, "stroke-width": 4, "stroke-linecap": "round", "vector-effect": "non-scaling-stroke" }),
-    svgEl("polygon", { class: `${cls}-head marker-arrowhead`, points: `${m.x2},${m.y2} ${point(angle - 0.5)} ${point(angle + 0.5)}`, fill: MARKER_STROKE }),
+    svgEl("circle", {
+      class: `${cls}-start`,
+      cx: m.x1,
+      cy: m.y1,
+      r: r * 0.45,
+      fill: MARKER_FILL,
+      stroke: MARKER_STROKE,
+      "stroke-width": 2,
+      "vector-effect": "non-scaling-stroke",
+    }),
+    svgEl("line", {
+      class: cls,
+      x1: m.x1,
+      y1: m.y1,
+      x2: shaftX,
+      y2: shaftY,
+      stroke: MARKER_STROKE,
+      "stroke-width": 4,
+      "stroke-linecap": "round",
+      "vector-effect": "non-scaling-stroke",
+    }),
+    svgEl("polygon", {
+      class: `${cls}-head marker-arrowhead`,
+      points: `${m.x2},${m.y2} ${point(angle - 0.5)} ${point(angle + 0.5)}`,
+      fill: MARKER_STROKE,
+    }),
   ];
 }

@@ -72,8 +72,18 @@ function newStep(event: TestEvent, kind: StepKind, title: string): Step {
     status: "ok",
     atMs: event.atMs,
     event,
-    call: null, completed: null, result: null, error: null, durationMs: null, timeoutMs: null, pending: false,
-    verdict: null, sub: "", shots: [], treeCandidates: [], observation: null,
+    call: null,
+    completed: null,
+    result: null,
+    error: null,
+    durationMs: null,
+    timeoutMs: null,
+    pending: false,
+    verdict: null,
+    sub: "",
+    shots: [],
+    treeCandidates: [],
+    observation: null,
     li: el("li", { class: "step", id: `seq-${event.sequence}`, "data-seq": event.sequence, tabindex: "-1" }),
   };
   steps.push(step);
@@ -85,7 +95,10 @@ function newStep(event: TestEvent, kind: StepKind, title: string): Step {
 function shotOf(role: ShotRole, obs: Observation | null | undefined): Shot | null {
   if (!isObj(obs)) return null;
   const sha = obs.screenshot && obs.screenshot.sha256;
-  if (!sha) return obs.screenshotOmission ? { role, sha: null, omission: obs.screenshotOmission, viewport: obs.viewport } : null;
+  if (!sha)
+    return obs.screenshotOmission
+      ? { role, sha: null, omission: obs.screenshotOmission, viewport: obs.viewport }
+      : null;
   return { role, sha, viewport: obs.viewport, omission: null };
 }
 
@@ -127,7 +140,8 @@ export function ingest(event: TestEvent): { step: Step; isNew: boolean } | null 
       step.shots = [shotOf("screen", obs)].filter(present);
       step.treeCandidates = [{ obs, role: "screen" }];
       const app = isObj(obs) ? foregroundApp(obs.metadata) : null;
-      const screen = isObj(obs) && isObj(obs.metadata) && typeof obs.metadata.screen === "string" ? obs.metadata.screen : null;
+      const screen =
+        isObj(obs) && isObj(obs.metadata) && typeof obs.metadata.screen === "string" ? obs.metadata.screen : null;
       step.sub = [app, screen && `screen ${screen}`].filter(Boolean).join(" · ");
       return { step, isNew: true };
     }
@@ -190,7 +204,8 @@ function deriveAction(step: Step): void {
     const result = (isObj(outcome.result) ? outcome.result : {}) as ActionResult;
     step.status = "ok";
     step.result = result;
-    if (isNum(result.finishedAtMs) && isNum(result.startedAtMs)) step.durationMs = result.finishedAtMs - result.startedAtMs;
+    if (isNum(result.finishedAtMs) && isNum(result.startedAtMs))
+      step.durationMs = result.finishedAtMs - result.startedAtMs;
     step.shots = [shotOf("before", result.before), shotOf("after", result.after)].filter(present);
     step.treeCandidates = [
       { obs: result.after, role: "after" as const },
@@ -199,7 +214,8 @@ function deriveAction(step: Step): void {
     const element = elementOf(result);
     const args = step.call ? step.call.arguments : null;
     const target = isObj(args) ? args.target : null;
-    if (element && !(isObj(target) && target.kind === "node")) step.sub = [step.sub, `→ ${element}`].filter(Boolean).join(" ");
+    if (element && !(isObj(target) && target.kind === "node"))
+      step.sub = [step.sub, `→ ${element}`].filter(Boolean).join(" ");
   } else {
     step.status = ["failed", "cancelled", "timedOut"].includes(outcome.outcome) ? outcome.outcome : "failed";
     step.error = outcome.error ?? null;
@@ -221,10 +237,12 @@ function describeArgs(call: ActionCall): string {
   const a = call.arguments;
   if (!isObj(a)) return "";
   if (isNum(a.x) && isNum(a.y)) return `at ${a.x},${a.y}${isNum(a.durationMs) ? ` for ${a.durationMs} ms` : ""}`;
-  if (isNum(a.startX) && isNum(a.startY) && isNum(a.endX) && isNum(a.endY)) return `${a.startX},${a.startY} → ${a.endX},${a.endY}`;
+  if (isNum(a.startX) && isNum(a.startY) && isNum(a.endX) && isNum(a.endY))
+    return `${a.startX},${a.startY} → ${a.endX},${a.endY}`;
   if (isNum(a.deltaX) && isNum(a.deltaY)) return `by ${a.deltaX},${a.deltaY}`;
   if (isObj(a.target)) return describeTarget(a.target);
-  if (isObj(a.selector)) return describeSelector(a.selector) + (typeof a.condition === "string" ? ` ${a.condition}` : "");
+  if (isObj(a.selector))
+    return describeSelector(a.selector) + (typeof a.condition === "string" ? ` ${a.condition}` : "");
   if (typeof a.text === "string") return clip(JSON.stringify(a.text), 60);
   const compact = JSON.stringify(a);
   return compact === "{}" ? "" : clip(compact, 80);

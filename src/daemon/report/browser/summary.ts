@@ -10,7 +10,11 @@ export function renderSummary(): void {
   const deviceId = device ? device.id : summary && summary.deviceId;
   fields.device.textContent = device ? `${device.name} (${device.id})` : deviceId || "—";
   const platform = device && isObj(device.platform) ? device.platform : null;
-  fields.platform.textContent = platform ? (platform.kind === "other" && platform.value ? platform.value : String(platform.kind)) : "—";
+  fields.platform.textContent = platform
+    ? platform.kind === "other" && platform.value
+      ? platform.value
+      : String(platform.kind)
+    : "—";
   fields.os.textContent = (device && device.osVersion) || "—";
   fields.app.textContent = firstForegroundApp() || "—";
   fields.host.textContent = model.host || "—";
@@ -22,19 +26,29 @@ export function renderSummary(): void {
   const endMs = session.endedAtMs ?? (ended ? ended.atMs : null);
   const lastEvent = model.events[model.events.length - 1];
   if (isNum(endMs)) fields.duration.textContent = durationText(endMs - startMs);
-  else if (session.state === "active") fields.duration.textContent = `${durationText(lastEvent ? lastEvent.atMs - startMs : 0)} so far`;
+  else if (session.state === "active")
+    fields.duration.textContent = `${durationText(lastEvent ? lastEvent.atMs - startMs : 0)} so far`;
   else fields.duration.textContent = durationText(summary ? summary.durationMs : null);
 
   const endPayload = ended ? (ended.event.payload as Extract<Payload, { type: "sessionEnded" }>) : null;
-  const outcome = (endPayload && endPayload.outcome) || (summary && summary.outcome) || (session.state === "active" ? "running" : "—");
+  const outcome =
+    (endPayload && endPayload.outcome) ||
+    (summary && summary.outcome) ||
+    (session.state === "active" ? "running" : "—");
   const reason = (endPayload && endPayload.reason) || (summary && summary.reason);
   fields.outcome.textContent = reason ? `${outcome} — ${reason}` : outcome;
   fields.outcome.setAttribute("data-outcome", outcome);
 
-  const verdicts: { status: string; summary?: string }[] = steps.filter((s) => s.kind === "verdict").map((s) => s.verdict ?? { status: "unknown" });
+  const verdicts: { status: string; summary?: string }[] = steps
+    .filter((s) => s.kind === "verdict")
+    .map((s) => s.verdict ?? { status: "unknown" });
   if (verdicts.length === 0 && summary && summary.verdict) verdicts.push(summary.verdict);
   fields.verdicts.replaceChildren(
-    ...(verdicts.length ? verdicts.map((v) => el("span", { class: "verdict", "data-status": v.status }, `${v.status}: ${v.summary ?? ""}`)) : ["none"]),
+    ...(verdicts.length
+      ? verdicts.map((v) =>
+          el("span", { class: "verdict", "data-status": v.status }, `${v.status}: ${v.summary ?? ""}`),
+        )
+      : ["none"]),
   );
 
   // Long values are cut with an ellipsis: the whole text stays on hover.

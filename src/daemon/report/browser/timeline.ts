@@ -9,7 +9,8 @@ import { type Shot, type Step, isErrorStep, lastSequence, stepAtOrBefore, steps 
 
 let filter: FilterKey = "all";
 
-const isVisible = (step: Step) => filter === "all" || (filter === "actions" ? step.kind === "action" : isErrorStep(step));
+const isVisible = (step: Step) =>
+  filter === "all" || (filter === "actions" ? step.kind === "action" : isErrorStep(step));
 
 /** Creates or refreshes a step's list item (an action's changes when its completion arrives). */
 export function fillStepItem(step: Step): HTMLLIElement {
@@ -20,14 +21,20 @@ export function fillStepItem(step: Step): HTMLLIElement {
   if (step.verdict) li.setAttribute("data-verdict", String(step.verdict.status));
   li.hidden = !isVisible(step);
 
-  const head = el("div", { class: "step-head" },
+  const head = el(
+    "div",
+    { class: "step-head" },
     el("span", { class: "step-title" }, step.title),
-    step.kind === "action" && isNum(step.durationMs) ? el("span", { class: "step-duration" }, `${step.durationMs} ms`) : null,
+    step.kind === "action" && isNum(step.durationMs)
+      ? el("span", { class: "step-duration" }, `${step.durationMs} ms`)
+      : null,
     step.pending ? el("span", { class: "step-pending" }, "no result") : null,
-    el("span", { class: "step-time" }, offsetText(step.atMs)));
+    el("span", { class: "step-time" }, offsetText(step.atMs)),
+  );
   const parts: HTMLElement[] = [el("span", { class: "step-seq" }, `#${step.seq}`), head];
   if (step.sub) parts.push(el("div", { class: "step-sub" }, step.sub));
-  if (step.call && step.call.argumentsRedacted) parts.push(el("div", { class: "redacted" }, "arguments redacted (protected action)"));
+  if (step.call && step.call.argumentsRedacted)
+    parts.push(el("div", { class: "redacted" }, "arguments redacted (protected action)"));
   if (step.error) parts.push(el("div", { class: "step-error" }, errorText(step.error)));
   const thumbs = step.shots.map(thumbFor).filter((img): img is HTMLImageElement => img !== null);
   if (thumbs.length) parts.push(el("div", { class: "thumbs" }, ...thumbs));
@@ -41,7 +48,15 @@ export function fillStepItem(step: Step): HTMLLIElement {
 function thumbFor(shot: Shot): HTMLImageElement | null {
   const image = imageFor(shot);
   if (!image) return null;
-  const img = el("img", { class: "thumb", "data-role": shot.role, src: image.src, alt: shot.role, title: shot.role, loading: "lazy", decoding: "async" });
+  const img = el("img", {
+    class: "thumb",
+    "data-role": shot.role,
+    src: image.src,
+    alt: shot.role,
+    title: shot.role,
+    loading: "lazy",
+    decoding: "async",
+  });
   if (image.width > 0 && image.height > 0) setAttrs(img, { width: image.width, height: image.height });
   return img;
 }
@@ -61,7 +76,8 @@ export function sizeSeqColumn(): void {
 
 export function setFilter(key: FilterKey): void {
   filter = key;
-  for (const [k, button] of Object.entries(filterButtons)) button.setAttribute("aria-pressed", k === key ? "true" : "false");
+  for (const [k, button] of Object.entries(filterButtons))
+    button.setAttribute("aria-pressed", k === key ? "true" : "false");
   // Chromium re-lays out every content-visibility:auto item hidden in place (seconds for
   // thousands); with the list out of layout while they change, it takes milliseconds.
   timeline.style.display = "none";
@@ -136,7 +152,8 @@ export function selectFromHash(updateHash: boolean): boolean {
   return true;
 }
 
-const isTyping = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+const isTyping = (t: EventTarget | null) =>
+  t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
 
 export function onKeyDown(e: KeyboardEvent): void {
   if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;

@@ -36,14 +36,27 @@ function detailTree(step: Step): HTMLElement[] {
   const lines = treeLines(tree.sha);
   if (!lines) {
     treeSlot.waitsFor.add(tree.sha);
-    return [el("section", { class: "tree" }, el("h3", null, "UI tree"), el("p", { class: "omission" }, "loading the UI tree…"))];
+    return [
+      el(
+        "section",
+        { class: "tree" },
+        el("h3", null, "UI tree"),
+        el("p", { class: "omission" }, "loading the UI tree…"),
+      ),
+    ];
   }
   return [treeSection(tree, lines), diffSection(step, tree)];
 }
 
 function treeSection(tree: { role: string }, lines: TreeLines): HTMLElement {
   const count = el("span", { class: "tree-count" });
-  const search = el("input", { class: "tree-search", type: "search", placeholder: "Filter elements…", "aria-label": "Filter UI tree", spellcheck: "false" });
+  const search = el("input", {
+    class: "tree-search",
+    type: "search",
+    placeholder: "Filter elements…",
+    "aria-label": "Filter UI tree",
+    spellcheck: "false",
+  });
   const list = el("ol", { class: "tree-lines" });
   const fragment = document.createDocumentFragment();
   for (const line of lines.lines) {
@@ -66,9 +79,12 @@ function treeSection(tree: { role: string }, lines: TreeLines): HTMLElement {
   search.addEventListener("input", apply);
   apply();
   const source = tree.role === "screen" ? "" : ` (${tree.role})`;
-  return el("section", { class: "tree" },
+  return el(
+    "section",
+    { class: "tree" },
     el("div", { class: "section-head" }, el("h3", null, `UI tree${source}`), count, search),
-    total ? list : el("p", { class: "omission" }, "no listed elements"));
+    total ? list : el("p", { class: "omission" }, "no listed elements"),
+  );
 }
 
 function diffSection(step: Step, tree: { sha: string }): HTMLElement {

@@ -28,7 +28,9 @@ export const treeFetches = new Map<string, "pending" | "failed">();
 export const treeCache = new Map<string, TreeLines>();
 
 export const treeShaOf = (obs: Observation | null | undefined): string | null =>
-  isObj(obs) && isObj(obs.uiSnapshot) && isObj(obs.uiSnapshot.evidence) ? (obs.uiSnapshot.evidence.sha256 ?? null) : null;
+  isObj(obs) && isObj(obs.uiSnapshot) && isObj(obs.uiSnapshot.evidence)
+    ? (obs.uiSnapshot.evidence.sha256 ?? null)
+    : null;
 const treeKnown = (sha: string) => treeNodes(sha) !== null || treeFetches.get(sha) === "pending";
 
 /**
@@ -84,7 +86,10 @@ function nodeLine(n: TreeNode): string | null {
   if (n.ident) parts.push(`id=${shortId(String(n.ident))}`);
   if (n.value && n.value !== label) parts.push(`value=${JSON.stringify(clip(oneLine(n.value), 200))}`);
   if (n.en === false) parts.push("[disabled]");
-  parts.push(`at=${Math.round(b[0] + b[2] / 2)},${Math.round(b[1] + b[3] / 2)}`, `size=${Math.round(b[2])}x${Math.round(b[3])}`);
+  parts.push(
+    `at=${Math.round(b[0] + b[2] / 2)},${Math.round(b[1] + b[3] / 2)}`,
+    `size=${Math.round(b[2])}x${Math.round(b[3])}`,
+  );
   return parts.join(" ");
 }
 
@@ -105,7 +110,11 @@ export function treeLines(sha: string): TreeLines | null {
     depthOf.set(n.id, text ? parentDepth + 1 : parentDepth);
     if (text) lines.push({ id: n.id, text, lower: text.toLowerCase(), depth: parentDepth + 1 });
   }
-  const entry = { lines, byId: new Map(lines.map((l) => [l.id, l])), nodes: new Map(nodes.filter(isObj).map((n) => [n.id, n])) };
+  const entry = {
+    lines,
+    byId: new Map(lines.map((l) => [l.id, l])),
+    nodes: new Map(nodes.filter(isObj).map((n) => [n.id, n])),
+  };
   treeCache.set(key, entry);
   return entry;
 }
@@ -127,5 +136,15 @@ export function treeDiff(prevSha: string, sha: string): { kind: "added" | "chang
 /** A node of a tree read from the daemon, in the model's compact form (model.ts compactTree). */
 export function compactNode(n: UiNode): TreeNode {
   const b: TreeNode["b"] = isObj(n.bounds) ? [n.bounds.x, n.bounds.y, n.bounds.width, n.bounds.height] : null;
-  return { id: n.stableNodeId, p: n.parentStableNodeId ?? null, role: n.role, text: n.text ?? null, name: n.name ?? null, value: n.value ?? null, ident: n.identifier ?? null, b, en: n.enabled ?? null };
+  return {
+    id: n.stableNodeId,
+    p: n.parentStableNodeId ?? null,
+    role: n.role,
+    text: n.text ?? null,
+    name: n.name ?? null,
+    value: n.value ?? null,
+    ident: n.identifier ?? null,
+    b,
+    en: n.enabled ?? null,
+  };
 }

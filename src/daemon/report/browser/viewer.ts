@@ -4,7 +4,13 @@ import { viewer, viewerCaption, viewerFrame, viewerImg } from "./layout.ts";
 import { type Marker, type Size, markersSvg } from "./markers.ts";
 import type { Shot, Step } from "./steps.ts";
 
-export function openViewer(step: Step, shot: Shot, image: ReportImage, viewport: Size, markers: readonly Marker[]): void {
+export function openViewer(
+  step: Step,
+  shot: Shot,
+  image: ReportImage,
+  viewport: Size,
+  markers: readonly Marker[],
+): void {
   viewerImg.src = image.full || image.src;
   viewerImg.alt = `${shot.role} screenshot, step ${step.seq}`;
   const w = image.sourceWidth || image.width;

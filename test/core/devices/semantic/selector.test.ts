@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_REGEX_CODE_POINTS, type SelectorSite, checkSelectorContext, compileSelector, resolveOne, visibleRect } from "../../../../src/core/devices/semantic/selector.ts";
+import {
+  MAX_REGEX_CODE_POINTS,
+  type SelectorSite,
+  checkSelectorContext,
+  compileSelector,
+  resolveOne,
+  visibleRect,
+} from "../../../../src/core/devices/semantic/selector.ts";
 import { DriverError } from "../../../../src/driver/driver-error.ts";
 import type { ElementSelector, TextMatch, UiContextRef, UiNode } from "../../../../src/protocol/types/ui.ts";
 
@@ -20,12 +27,25 @@ const node = (id: string, over: Partial<UiNode> = {}): UiNode => ({
   ...over,
 });
 
-const NONE: ElementSelector = { context: null, role: null, name: null, value: null, identifier: null, text: null, css: null };
+const NONE: ElementSelector = {
+  context: null,
+  role: null,
+  name: null,
+  value: null,
+  identifier: null,
+  text: null,
+  css: null,
+};
 const sel = (over: Partial<ElementSelector>): ElementSelector => ({ ...NONE, ...over });
-const text = (value: string, mode: TextMatch["mode"] = "exact", caseSensitive = true): TextMatch => ({ value, mode, caseSensitive });
+const text = (value: string, mode: TextMatch["mode"] = "exact", caseSensitive = true): TextMatch => ({
+  value,
+  mode,
+  caseSensitive,
+});
 
 /** The ids of the nodes a selector matches, in tree order. */
-const matching = (nodes: UiNode[], s: ElementSelector) => nodes.filter(compileSelector(s, FIND)).map((n) => n.stableNodeId);
+const matching = (nodes: UiNode[], s: ElementSelector) =>
+  nodes.filter(compileSelector(s, FIND)).map((n) => n.stableNodeId);
 
 function thrown(run: () => unknown): { driverCode: string; data: unknown } {
   try {
@@ -45,11 +65,19 @@ const invalidArguments = (site: SelectorSite, pointer: string, expected: string,
   const issue = { pointer: `${site.pointer}${pointer}`, expected, received };
   return {
     driverCode: "invalid_arguments",
-    data: { code: "invalid_arguments", message: `invalid arguments for action ${site.action}`, retryable: false, details: { action: site.action, ...issue, issues: [issue] } },
+    data: {
+      code: "invalid_arguments",
+      message: `invalid arguments for action ${site.action}`,
+      retryable: false,
+      details: { action: site.action, ...issue, issues: [issue] },
+    },
   };
 };
 const NO_MATCHER = "at least one of role, name, value, identifier, text, css";
-const plain = (code: string, message: string, retryable = false) => ({ driverCode: code, data: { code, message, retryable, details: null } });
+const plain = (code: string, message: string, retryable = false) => ({
+  driverCode: code,
+  data: { code, message, retryable, details: null },
+});
 const CONTEXT_NOT_FOUND = plain("ui_context_not_found", "UI context was not found");
 
 describe("compileSelector", () => {
@@ -120,45 +148,68 @@ describe("compileSelector", () => {
 
   test("a selector without any matcher is invalid_arguments when only a context is given", () => {
     expect(thrown(() => compileSelector(NONE, FIND))).toEqual(invalidArguments(FIND, "", NO_MATCHER, "no matcher"));
-    expect(thrown(() => compileSelector(sel({ context: { contextKind: "native", contextId: null } }), TAP))).toEqual(invalidArguments(TAP, "", NO_MATCHER, "only a context"));
+    expect(thrown(() => compileSelector(sel({ context: { contextKind: "native", contextId: null } }), TAP))).toEqual(
+      invalidArguments(TAP, "", NO_MATCHER, "only a context"),
+    );
   });
 
   test("css is invalid_arguments when combined with another matcher", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok", role: "button", context: { contextKind: "web", contextId: null } }), FIND))).toEqual(
-      invalidArguments(FIND, "/css", "css as the only matcher", "css with role"),
-    );
+    expect(
+      thrown(() =>
+        compileSelector(sel({ css: "#ok", role: "button", context: { contextKind: "web", contextId: null } }), FIND),
+      ),
+    ).toEqual(invalidArguments(FIND, "/css", "css as the only matcher", "css with role"));
   });
 
   test("css is invalid_arguments when the selector has no web context", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok" }), FIND))).toEqual(invalidArguments(FIND, "/context", 'a web context ({"contextKind": "web", …}) for css', "null"));
-    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "native", contextId: null } }), FIND))).toEqual(
-      invalidArguments(FIND, "/context/contextKind", '"web" (css needs a web context)', '"native"'),
+    expect(thrown(() => compileSelector(sel({ css: "#ok" }), FIND))).toEqual(
+      invalidArguments(FIND, "/context", 'a web context ({"contextKind": "web", …}) for css', "null"),
     );
+    expect(
+      thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "native", contextId: null } }), FIND)),
+    ).toEqual(invalidArguments(FIND, "/context/contextKind", '"web" (css needs a web context)', '"native"'));
   });
 
   test("css alone with a web context is ui_context_not_found when only native trees exist", () => {
-    expect(thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "web", contextId: "page-1" } }), FIND))).toEqual(CONTEXT_NOT_FOUND);
+    expect(
+      thrown(() => compileSelector(sel({ css: "#ok", context: { contextKind: "web", contextId: "page-1" } }), FIND)),
+    ).toEqual(CONTEXT_NOT_FOUND);
   });
 
   test("a regex that does not compile is invalid_arguments when it is unbalanced or uses backreferences or lookahead", () => {
     const wait: SelectorSite = { action: "waitForElement", pointer: "/selector", redact: false };
     for (const bad of ["(", "a[", "(a)\\1", "(?=a)b", "*"])
       expect(thrown(() => compileSelector(sel({ text: text(bad, "regex") }), wait))).toEqual(
-        invalidArguments(wait, "/text/value", "an RE2 regular expression (no backreferences or lookaround)", JSON.stringify(bad)),
+        invalidArguments(
+          wait,
+          "/text/value",
+          "an RE2 regular expression (no backreferences or lookaround)",
+          JSON.stringify(bad),
+        ),
       );
   });
 
   test("a refused regex is shown by length only when the action is protected", () => {
     const set: SelectorSite = { action: "setElementValue", pointer: "/target/selector", redact: true };
     expect(thrown(() => compileSelector(sel({ text: text("s3cr3t(", "regex") }), set))).toEqual(
-      invalidArguments(set, "/text/value", "an RE2 regular expression (no backreferences or lookaround)", "a string of 7 code points"),
+      invalidArguments(
+        set,
+        "/text/value",
+        "an RE2 regular expression (no backreferences or lookaround)",
+        "a string of 7 code points",
+      ),
     );
   });
 
   test("a regex is invalid_arguments when it is longer than MAX_REGEX_CODE_POINTS code points", () => {
     expect(MAX_REGEX_CODE_POINTS).toBe(4096);
     expect(thrown(() => compileSelector(sel({ text: text("a".repeat(4097), "regex") }), FIND))).toEqual(
-      invalidArguments(FIND, "/text/value", "a regular expression of at most 4096 code points", `"${"a".repeat(40)}…" (4097 code points)`),
+      invalidArguments(
+        FIND,
+        "/text/value",
+        "a regular expression of at most 4096 code points",
+        `"${"a".repeat(40)}…" (4097 code points)`,
+      ),
     );
     const longest = compileSelector(sel({ text: text("a".repeat(4096), "regex") }), FIND);
     expect(longest(node("x", { text: "a".repeat(4096) }))).toBe(true);
@@ -177,7 +228,11 @@ describe("compileSelector", () => {
 });
 
 describe("resolveOne", () => {
-  const nodes = [node("root", { role: "Window" }), node("a", { role: "Button", name: "OK" }), node("b", { role: "Button", name: "Cancel" })];
+  const nodes = [
+    node("root", { role: "Window" }),
+    node("a", { role: "Button", name: "OK" }),
+    node("b", { role: "Button", name: "Cancel" }),
+  ];
 
   test("returns the one matching node when exactly one matches", () => {
     expect(resolveOne(nodes, compileSelector(sel({ name: "OK" }), FIND))).toEqual(nodes[1] as UiNode);
@@ -190,7 +245,9 @@ describe("resolveOne", () => {
   });
 
   test("is element_not_found when no node matches", () => {
-    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ name: "Nope" }), FIND)))).toEqual(plain("element_not_found", "element was not found"));
+    expect(thrown(() => resolveOne(nodes, compileSelector(sel({ name: "Nope" }), FIND)))).toEqual(
+      plain("element_not_found", "element was not found"),
+    );
     expect(thrown(() => resolveOne([], () => true))).toEqual(plain("element_not_found", "element was not found"));
   });
 });
@@ -199,13 +256,21 @@ describe("checkSelectorContext", () => {
   test("accepts the tree when the selector has no context or names the tree's kind and id", () => {
     expect(checkSelectorContext(NONE, CONTEXT)).toBeUndefined();
     expect(checkSelectorContext(sel({ context: { contextKind: "native", contextId: null } }), CONTEXT)).toBeUndefined();
-    expect(checkSelectorContext(sel({ context: { contextKind: "native", contextId: "com.example" } }), CONTEXT)).toBeUndefined();
+    expect(
+      checkSelectorContext(sel({ context: { contextKind: "native", contextId: "com.example" } }), CONTEXT),
+    ).toBeUndefined();
   });
 
   test("is ui_context_not_found when the kind or the id differ", () => {
-    expect(thrown(() => checkSelectorContext(sel({ context: { contextKind: "web", contextId: null } }), CONTEXT))).toEqual(CONTEXT_NOT_FOUND);
-    expect(thrown(() => checkSelectorContext(sel({ context: { contextKind: "native", contextId: "com.other" } }), CONTEXT))).toEqual(CONTEXT_NOT_FOUND);
-    expect(thrown(() => checkSelectorContext(sel({ context: { contextKind: "web", contextId: "com.example" } }), CONTEXT))).toEqual(CONTEXT_NOT_FOUND);
+    expect(
+      thrown(() => checkSelectorContext(sel({ context: { contextKind: "web", contextId: null } }), CONTEXT)),
+    ).toEqual(CONTEXT_NOT_FOUND);
+    expect(
+      thrown(() => checkSelectorContext(sel({ context: { contextKind: "native", contextId: "com.other" } }), CONTEXT)),
+    ).toEqual(CONTEXT_NOT_FOUND);
+    expect(
+      thrown(() => checkSelectorContext(sel({ context: { contextKind: "web", contextId: "com.example" } }), CONTEXT)),
+    ).toEqual(CONTEXT_NOT_FOUND);
   });
 });
 

@@ -2,7 +2,15 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { MOCK_PNG } from "../../../../drivers/mock/index.ts";
 import { captureObservation } from "../../../../src/core/devices/observe.ts";
 import { type SemanticEnv, WAIT_POLL_MS, runSemantic } from "../../../../src/core/devices/semantic/semantic-action.ts";
-import type { CallContext, Driver, ElementInput, ObserveOptions, Point, Protection, RawObservation } from "../../../../src/driver/driver.ts";
+import type {
+  CallContext,
+  Driver,
+  ElementInput,
+  ObserveOptions,
+  Point,
+  Protection,
+  RawObservation,
+} from "../../../../src/driver/driver.ts";
 import { DriverError } from "../../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../../src/protocol/types/device.ts";
@@ -30,7 +38,12 @@ const FEATURES = [
 ];
 
 type Rect = NonNullable<UiNode["bounds"]>;
-const el = (id: string, role: string, over: Partial<UiNode> = {}, bounds: Rect | null = { x: 20, y: 100, width: 360, height: 50 }): UiNode => ({
+const el = (
+  id: string,
+  role: string,
+  over: Partial<UiNode> = {},
+  bounds: Rect | null = { x: 20, y: 100, width: 360, height: 50 },
+): UiNode => ({
   stableNodeId: id,
   parentStableNodeId: id === "root" ? null : "root",
   role,
@@ -45,12 +58,32 @@ const el = (id: string, role: string, over: Partial<UiNode> = {}, bounds: Rect |
 });
 
 const ROOT = el("root", "Window", { hittable: false }, { x: 0, y: 0, width: 400, height: 800 });
-const USER = el("user", "TextField", { name: "User", value: "", identifier: "com.example:id/user" }, { x: 20, y: 100, width: 360, height: 50 });
+const USER = el(
+  "user",
+  "TextField",
+  { name: "User", value: "", identifier: "com.example:id/user" },
+  { x: 20, y: 100, width: 360, height: 50 },
+);
 const PASS = el("pass", "SecureTextField", { name: "Password", value: "" }, { x: 20, y: 165, width: 361, height: 45 });
 /** Half off the left and bottom edges: its visible part is x 0..50.5, y 700.2..800. */
-const OK = el("ok", "android.widget.Button", { name: "OK", text: "OK" }, { x: -50.5, y: 700.2, width: 101, height: 200 });
-const DISABLED = el("disabled", "Button", { name: "Disabled", enabled: false }, { x: 20, y: 300, width: 100, height: 40 });
-const UNHITTABLE = el("unhittable", "Button", { name: "Covered", hittable: false }, { x: 20, y: 350, width: 100, height: 40 });
+const OK = el(
+  "ok",
+  "android.widget.Button",
+  { name: "OK", text: "OK" },
+  { x: -50.5, y: 700.2, width: 101, height: 200 },
+);
+const DISABLED = el(
+  "disabled",
+  "Button",
+  { name: "Disabled", enabled: false },
+  { x: 20, y: 300, width: 100, height: 40 },
+);
+const UNHITTABLE = el(
+  "unhittable",
+  "Button",
+  { name: "Covered", hittable: false },
+  { x: 20, y: 350, width: 100, height: 40 },
+);
 const OFFSCREEN = el("offscreen", "Button", { name: "Far" }, { x: 20, y: 900, width: 100, height: 40 });
 const NO_BOUNDS = el("nobounds", "Button", { name: "Nowhere" }, null);
 const NODES = [ROOT, USER, PASS, OK, DISABLED, UNHITTABLE, OFFSCREEN, NO_BOUNDS];
@@ -68,7 +101,13 @@ class ElementDriver extends OneDeviceDriver implements Driver {
   readonly name = "element-fake";
   readonly uiTrees = true;
   readonly elements: ElementInput;
-  info: DeviceInfo = { id: DEVICE, name: "Element Fake", platform: { kind: "other", value: "fake" }, osVersion: "1", connected: false };
+  info: DeviceInfo = {
+    id: DEVICE,
+    name: "Element Fake",
+    platform: { kind: "other", value: "fake" },
+    osVersion: "1",
+    connected: false,
+  };
   script: (n: number) => Tree | null = () => ({ context: CTX1, nodes: NODES });
   /** Runs inside the n-th observe, before it answers. */
   onObserve: (n: number) => void = () => {};
@@ -80,11 +119,13 @@ class ElementDriver extends OneDeviceDriver implements Driver {
     const input: ElementInput = {
       tapPoint: async (d: string, p: Point) => void this.calls.push(["tapPoint", d, p]),
       clearFocused: async (d: string) => void this.calls.push(["clearFocused", d]),
-      typeText: async (d: string, text: string, o: { secret: boolean }) => void this.calls.push(["typeText", d, text, o]),
+      typeText: async (d: string, text: string, o: { secret: boolean }) =>
+        void this.calls.push(["typeText", d, text, o]),
     };
     if (native) {
       input.tapNode = async (d: string, n: UiNode) => void this.calls.push(["tapNode", d, n]);
-      input.setNodeValue = async (d: string, n: UiNode, value: string) => void this.calls.push(["setNodeValue", d, n, value]);
+      input.setNodeValue = async (d: string, n: UiNode, value: string) =>
+        void this.calls.push(["setNodeValue", d, n, value]);
     }
     this.elements = input;
   }
@@ -100,7 +141,12 @@ class ElementDriver extends OneDeviceDriver implements Driver {
     this.observed.push(opts);
     this.onObserve(n);
     const tree = this.script(n);
-    return { viewport: VIEWPORT, screenshot: opts.screenshot ? MOCK_PNG : null, uiTree: opts.uiTree && tree ? tree : null, metadata: {} };
+    return {
+      viewport: VIEWPORT,
+      screenshot: opts.screenshot ? MOCK_PNG : null,
+      uiTree: opts.uiTree && tree ? tree : null,
+      metadata: {},
+    };
   }
   async execute(_d: string, call: { name: string }): Promise<{ output: unknown }> {
     throw new DriverError("unknown_action", { action: call.name });
@@ -122,27 +168,47 @@ async function setup(opts: { native?: boolean; features?: string[] } = {}) {
   expect((await c.ask("device.connect")).result.connected).toBe(true);
   const sessionId: string = (await c.ask("session.start")).result.id;
   driver.observed = [];
-  const execute = (name: string, args: unknown, extra: object = {}) => c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args, ...extra });
-  const run = async (name: string, args: unknown, extra: object = {}) => (await execute(name, args, extra).response) as { result?: any; error?: any };
+  const execute = (name: string, args: unknown, extra: object = {}) =>
+    c.call("device.execute", { id: crypto.randomUUID(), name, arguments: args, ...extra });
+  const run = async (name: string, args: unknown, extra: object = {}) =>
+    (await execute(name, args, extra).response) as { result?: any; error?: any };
   return { ...h, c, driver, sessionId, execute, run };
 }
 
 const NONE = { context: null, role: null, name: null, value: null, identifier: null, text: null, css: null };
 const byName = (name: string) => ({ ...NONE, name });
 const target = (name: string) => ({ kind: "selector", selector: byName(name) });
-const nodeTarget = (observationId: string, context: UiContextRef, stableNodeId: string) => ({ kind: "node", node: { observationId, context, stableNodeId } });
+const nodeTarget = (observationId: string, context: UiContextRef, stableNodeId: string) => ({
+  kind: "node",
+  node: { observationId, context, stableNodeId },
+});
 
-const err = (code: string, message: string, retryable = false, details: unknown = null) => ({ code, message, retryable, details });
+const err = (code: string, message: string, retryable = false, details: unknown = null) => ({
+  code,
+  message,
+  retryable,
+  details,
+});
 const NOT_INTERACTABLE = err("element_not_interactable", "element is not interactable");
 const STALE = err("element_stale", "element reference is stale", true);
 const CONTEXT_CHANGED = err("ui_context_changed", "UI context changed", true);
 const invalid = (action: string, pointer: string, expected: string, received: string) =>
-  err("invalid_arguments", `invalid arguments for action ${action}`, false, { action, pointer, expected, received, issues: [{ pointer, expected, received }] });
+  err("invalid_arguments", `invalid arguments for action ${action}`, false, {
+    action,
+    pointer,
+    expected,
+    received,
+    issues: [{ pointer, expected, received }],
+  });
 const NO_MATCHER = "at least one of role, name, value, identifier, text, css";
 const RE2 = "an RE2 regular expression (no backreferences or lookaround)";
 const SELECTOR_KEYS = "context, role, name, value, identifier, text, css";
 
-const FALLBACK = (context = CTX1) => ({ mode: "coordinateFallback" as const, context, fallbackReason: "semanticInteractionUnavailable" as const });
+const FALLBACK = (context = CTX1) => ({
+  mode: "coordinateFallback" as const,
+  context,
+  fallbackReason: "semanticInteractionUnavailable" as const,
+});
 const NATIVE = (context = CTX1) => ({ mode: "nativeSemantic" as const, context });
 const FULL = { screenshot: true, uiTree: true };
 const POLL = { screenshot: false, uiTree: true };
@@ -158,7 +224,13 @@ describe("runSemantic through device.execute", () => {
       viewport: VIEWPORT,
       screenshot: expect.objectContaining({ mediaType: "image/png" }),
       metadata: {},
-      uiSnapshot: { formatVersion: 1, context: CTX1, nodeCount: NODES.length, byteLength: expect.any(Number), evidence: expect.objectContaining({ mediaType: "application/vnd.devicerail.ui-tree+json;version=1" }) },
+      uiSnapshot: {
+        formatVersion: 1,
+        context: CTX1,
+        nodeCount: NODES.length,
+        byteLength: expect.any(Number),
+        evidence: expect.objectContaining({ mediaType: "application/vnd.devicerail.ui-tree+json;version=1" }),
+      },
     };
     expect(r.result).toEqual({
       callId: expect.any(String),
@@ -231,7 +303,12 @@ describe("runSemantic through device.execute", () => {
     expect(s.driver.observed).toEqual([POLL, POLL]);
     const events = (await s.c.ask("events.list", { sessionId: s.sessionId })).result;
     expect(events.map((e: any) => e.payload.type)).toEqual(["sessionStarted", "actionStarted", "actionCompleted"]);
-    expect(events[1].payload.call).toEqual({ id: expect.any(String), name: "setElementValue", arguments: null, argumentsRedacted: true });
+    expect(events[1].payload.call).toEqual({
+      id: expect.any(String),
+      name: "setElementValue",
+      arguments: null,
+      argumentsRedacted: true,
+    });
   });
 
   test("setElementValue replaces the value natively and reports nativeSemantic when the driver has setNodeValue", async () => {
@@ -279,8 +356,12 @@ describe("runSemantic through device.execute", () => {
     for (const native of [false, true]) {
       const s = await setup({ native });
       const answers = [];
-      for (const name of ["Disabled", "Covered", "Far", "Nowhere"]) answers.push((await s.run("tapElement", { target: target(name) })).error?.data);
-      expect({ native, answers }).toEqual({ native, answers: [NOT_INTERACTABLE, NOT_INTERACTABLE, NOT_INTERACTABLE, NOT_INTERACTABLE] });
+      for (const name of ["Disabled", "Covered", "Far", "Nowhere"])
+        answers.push((await s.run("tapElement", { target: target(name) })).error?.data);
+      expect({ native, answers }).toEqual({
+        native,
+        answers: [NOT_INTERACTABLE, NOT_INTERACTABLE, NOT_INTERACTABLE, NOT_INTERACTABLE],
+      });
       expect(s.driver.calls).toEqual([]);
     }
   });
@@ -315,7 +396,11 @@ describe("runSemantic through device.execute", () => {
   test("findElement returns a reference into the before observation and takes no second observation", async () => {
     const s = await setup();
     const r = await s.run("findElement", { selector: { ...NONE, role: "textfield" } });
-    expect({ output: r.result.output, execution: r.result.execution, sameObservation: r.result.after.id === r.result.before.id }).toEqual({
+    expect({
+      output: r.result.output,
+      execution: r.result.execution,
+      sameObservation: r.result.after.id === r.result.before.id,
+    }).toEqual({
       output: { element: { observationId: r.result.before.id, context: CTX1, stableNodeId: "user" } },
       execution: NATIVE(),
       sameObservation: true,
@@ -328,10 +413,22 @@ describe("runSemantic through device.execute", () => {
     const s = await setup();
     const ambiguous = await s.run("findElement", { selector: { ...NONE, role: "button" } });
     const none = await s.run("findElement", { selector: byName("Missing") });
-    const web = await s.run("findElement", { selector: { ...byName("OK"), context: { contextKind: "web", contextId: null } } });
-    const otherApp = await s.run("findElement", { selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.other" } } });
-    const sameApp = await s.run("findElement", { selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.example" } } });
-    expect([ambiguous.error?.data, none.error?.data, web.error?.data, otherApp.error?.data, sameApp.result?.output.element.stableNodeId]).toEqual([
+    const web = await s.run("findElement", {
+      selector: { ...byName("OK"), context: { contextKind: "web", contextId: null } },
+    });
+    const otherApp = await s.run("findElement", {
+      selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.other" } },
+    });
+    const sameApp = await s.run("findElement", {
+      selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.example" } },
+    });
+    expect([
+      ambiguous.error?.data,
+      none.error?.data,
+      web.error?.data,
+      otherApp.error?.data,
+      sameApp.result?.output.element.stableNodeId,
+    ]).toEqual([
       err("element_ambiguous", "element selector matched more than one element"),
       err("element_not_found", "element was not found"),
       err("ui_context_not_found", "UI context was not found"),
@@ -344,7 +441,8 @@ describe("runSemantic through device.execute", () => {
     const s = await setup();
     const answers = [
       (await s.run("findElement", {})).error?.data,
-      (await s.run("tapElement", { target: { kind: "selector", selector: { ...byName("OK"), label: "OK" } } })).error?.data,
+      (await s.run("tapElement", { target: { kind: "selector", selector: { ...byName("OK"), label: "OK" } } })).error
+        ?.data,
       (await s.run("setElementValue", { target: target("User") })).error?.data,
       (await s.run("waitForElement", { selector: byName("OK"), condition: "gone" })).error?.data,
       (await s.run("findElement", { selector: NONE })).error?.data,
@@ -365,7 +463,12 @@ describe("runSemantic through device.execute", () => {
     const secret = "s3cr3t-p4ss";
     const answers = [
       (await s.run("setElementValue", { target: target("User"), value: [secret] })).error?.data,
-      (await s.run("setElementValue", { target: { kind: "selector", selector: { ...NONE, text: { value: `${secret}(`, mode: "regex" } } }, value: secret })).error?.data,
+      (
+        await s.run("setElementValue", {
+          target: { kind: "selector", selector: { ...NONE, text: { value: `${secret}(`, mode: "regex" } } },
+          value: secret,
+        })
+      ).error?.data,
     ];
     expect(answers).toEqual([
       invalid("setElementValue", "/value", "a string of at most 65536 code points", "an array of 1 item"),
@@ -386,8 +489,20 @@ describe("runSemantic through device.execute", () => {
       (await s.run("findElement", { selector: contextOnly })).error?.data,
       (await s.run("tapElement", { target: { kind: "selector", selector: contextOnly } })).error?.data,
       // The same ordering decides for other invalid selectors whose context names another app.
-      (await s.run("findElement", { selector: { ...NONE, text: { value: "(", mode: "regex" }, context: { contextKind: "native", contextId: "com.other" } } })).error?.data,
-      (await s.run("findElement", { selector: { ...NONE, css: "#ok", role: "button", context: { contextKind: "web", contextId: null } } })).error?.data,
+      (
+        await s.run("findElement", {
+          selector: {
+            ...NONE,
+            text: { value: "(", mode: "regex" },
+            context: { contextKind: "native", contextId: "com.other" },
+          },
+        })
+      ).error?.data,
+      (
+        await s.run("findElement", {
+          selector: { ...NONE, css: "#ok", role: "button", context: { contextKind: "web", contextId: null } },
+        })
+      ).error?.data,
     ];
     expect(answers).toEqual([
       invalid("waitForElement", "/selector", NO_MATCHER, "only a context"),
@@ -403,7 +518,9 @@ describe("runSemantic through device.execute", () => {
     const found = await s.run("findElement", { selector: byName("User") });
     const ref = found.result.output.element;
     const r = await s.run("tapElement", { target: { kind: "node", node: ref } });
-    expect(r.result.output).toEqual({ element: { observationId: r.result.before.id, context: CTX1, stableNodeId: "user" } });
+    expect(r.result.output).toEqual({
+      element: { observationId: r.result.before.id, context: CTX1, stableNodeId: "user" },
+    });
     expect(r.result.before.id).not.toBe(ref.observationId);
     expect(s.driver.calls).toEqual([["tapPoint", DEVICE, { x: 200, y: 125 }]]);
   });
@@ -428,7 +545,10 @@ describe("runSemantic through device.execute", () => {
   test("a node reference is ui_context_changed when the context id changed since its observation", async () => {
     const s = await setup();
     const ref = (await s.run("findElement", { selector: byName("User") })).result.output.element;
-    s.driver.script = () => ({ context: { contextKind: "native", contextId: "com.other", documentEpoch: "1" }, nodes: NODES });
+    s.driver.script = () => ({
+      context: { contextKind: "native", contextId: "com.other", documentEpoch: "1" },
+      nodes: NODES,
+    });
     const tap = await s.run("tapElement", { target: { kind: "node", node: ref } });
     const clear = await s.run("clearElement", { target: { kind: "node", node: ref } });
     expect([tap.error?.data, clear.error?.data]).toEqual([CONTEXT_CHANGED, CONTEXT_CHANGED]);
@@ -448,7 +568,9 @@ describe("runSemantic through device.execute", () => {
   test("a node reference is element_stale when its context is not the one its observation had", async () => {
     const s = await setup();
     const ref = (await s.run("findElement", { selector: byName("User") })).result.output.element;
-    const r = await s.run("tapElement", { target: nodeTarget(ref.observationId, { ...CTX1, documentEpoch: "forged" }, "user") });
+    const r = await s.run("tapElement", {
+      target: nodeTarget(ref.observationId, { ...CTX1, documentEpoch: "forged" }, "user"),
+    });
     expect(r.error?.data).toEqual(STALE);
   });
 
@@ -464,7 +586,11 @@ describe("runSemantic through device.execute", () => {
       const r = await s.run("waitForElement", { selector: byName(c.name), condition: c.condition });
       const before: string = r.result.before.id;
       expect({ output: r.result.output, execution: r.result.execution, after: r.result.after.id }).toEqual({
-        output: { matched: true, condition: c.condition, element: c.id === null ? null : { observationId: before, context: CTX1, stableNodeId: c.id } },
+        output: {
+          matched: true,
+          condition: c.condition,
+          element: c.id === null ? null : { observationId: before, context: CTX1, stableNodeId: c.id },
+        },
         execution: NATIVE(),
         after: before,
       });
@@ -479,7 +605,11 @@ describe("runSemantic through device.execute", () => {
     s.driver.script = (n) => (n < 3 ? { context: CTX1, nodes: NODES } : { context: ctx2, nodes: [...NODES, done] });
     const r = await s.run("waitForElement", { selector: byName("Done"), condition: "present" });
     expect({ output: r.result.output, execution: r.result.execution }).toEqual({
-      output: { matched: true, condition: "present", element: { observationId: r.result.after.id, context: ctx2, stableNodeId: "done" } },
+      output: {
+        matched: true,
+        condition: "present",
+        element: { observationId: r.result.after.id, context: ctx2, stableNodeId: "done" },
+      },
       execution: NATIVE(ctx2),
     });
     expect(r.result.after.id).not.toBe(r.result.before.id);
@@ -492,15 +622,31 @@ describe("runSemantic through device.execute", () => {
     const done = el("done", "Text", { name: "Done" }, { x: 20, y: 20, width: 100, height: 20 });
     s.driver.script = (n) => ({ context: CTX1, nodes: n === 2 || n >= 5 ? [...NODES, done] : NODES });
     const r = await s.run("waitForElement", { selector: byName("Done"), condition: "present" });
-    expect(r.result.output).toEqual({ matched: true, condition: "present", element: { observationId: r.result.after.id, context: CTX1, stableNodeId: "done" } });
+    expect(r.result.output).toEqual({
+      matched: true,
+      condition: "present",
+      element: { observationId: r.result.after.id, context: CTX1, stableNodeId: "done" },
+    });
     expect(s.driver.observed).toEqual([FULL, POLL, POLL, FULL, POLL, POLL, FULL]);
   });
 
   test("waitForElement visible, enabled and absent wait for the node to come on screen, be enabled or go", async () => {
     const s = await setup();
     const cases = [
-      { condition: "visible", name: "Far", after: NODES.map((n) => (n.stableNodeId === "offscreen" ? { ...n, bounds: { x: 20, y: 500, width: 100, height: 40 } } : n)), id: "offscreen" },
-      { condition: "enabled", name: "Disabled", after: NODES.map((n) => (n.stableNodeId === "disabled" ? { ...n, enabled: true } : n)), id: "disabled" },
+      {
+        condition: "visible",
+        name: "Far",
+        after: NODES.map((n) =>
+          n.stableNodeId === "offscreen" ? { ...n, bounds: { x: 20, y: 500, width: 100, height: 40 } } : n,
+        ),
+        id: "offscreen",
+      },
+      {
+        condition: "enabled",
+        name: "Disabled",
+        after: NODES.map((n) => (n.stableNodeId === "disabled" ? { ...n, enabled: true } : n)),
+        id: "disabled",
+      },
       { condition: "absent", name: "OK", after: NODES.filter((n) => n.stableNodeId !== "ok"), id: null },
     ];
     for (const c of cases) {
@@ -509,7 +655,11 @@ describe("runSemantic through device.execute", () => {
       const r = await s.run("waitForElement", { selector: byName(c.name), condition: c.condition });
       expect({ condition: c.condition, output: r.result.output, observed: s.driver.observed }).toEqual({
         condition: c.condition,
-        output: { matched: true, condition: c.condition, element: c.id === null ? null : { observationId: r.result.after.id, context: CTX1, stableNodeId: c.id } },
+        output: {
+          matched: true,
+          condition: c.condition,
+          element: c.id === null ? null : { observationId: r.result.after.id, context: CTX1, stableNodeId: c.id },
+        },
         observed: [FULL, POLL, POLL, FULL],
       });
     }
@@ -517,9 +667,16 @@ describe("runSemantic through device.execute", () => {
 
   test("waitForElement enabled waits through a node whose enabled state is unknown", async () => {
     const s = await setup();
-    s.driver.script = (n) => ({ context: CTX1, nodes: NODES.map((x) => (x.stableNodeId === "user" ? { ...x, enabled: n < 2 ? null : true } : x)) });
+    s.driver.script = (n) => ({
+      context: CTX1,
+      nodes: NODES.map((x) => (x.stableNodeId === "user" ? { ...x, enabled: n < 2 ? null : true } : x)),
+    });
     const r = await s.run("waitForElement", { selector: byName("User"), condition: "enabled" });
-    expect(r.result.output).toEqual({ matched: true, condition: "enabled", element: { observationId: r.result.after.id, context: CTX1, stableNodeId: "user" } });
+    expect(r.result.output).toEqual({
+      matched: true,
+      condition: "enabled",
+      element: { observationId: r.result.after.id, context: CTX1, stableNodeId: "user" },
+    });
     expect(s.driver.observed).toEqual([FULL, POLL, POLL, FULL]);
   });
 
@@ -527,9 +684,16 @@ describe("runSemantic through device.execute", () => {
     const s = await setup();
     const other = { contextKind: "native" as const, contextId: "com.other", documentEpoch: "9" };
     s.driver.script = (n) => (n < 2 ? { context: CTX1, nodes: NODES } : { context: other, nodes: NODES });
-    const r = await s.run("waitForElement", { selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.other" } }, condition: "present" });
+    const r = await s.run("waitForElement", {
+      selector: { ...byName("OK"), context: { contextKind: "native", contextId: "com.other" } },
+      condition: "present",
+    });
     expect({ output: r.result.output, execution: r.result.execution }).toEqual({
-      output: { matched: true, condition: "present", element: { observationId: r.result.after.id, context: other, stableNodeId: "ok" } },
+      output: {
+        matched: true,
+        condition: "present",
+        element: { observationId: r.result.after.id, context: other, stableNodeId: "ok" },
+      },
       execution: NATIVE(other),
     });
   });
@@ -543,14 +707,32 @@ describe("runSemantic through device.execute", () => {
 
   test("waitForElement absent keeps waiting while several nodes match, until its budget ends", async () => {
     const s = await setup();
-    const r = await s.run("waitForElement", { selector: { ...NONE, role: "button" }, condition: "absent" }, { actionTimeoutMs: 2 * WAIT_POLL_MS });
-    expect(r.error?.data).toEqual(err("action_timed_out", `Action timed out after ${2 * WAIT_POLL_MS} ms`, true, { scope: "action", timeoutMs: 2 * WAIT_POLL_MS }));
+    const r = await s.run(
+      "waitForElement",
+      { selector: { ...NONE, role: "button" }, condition: "absent" },
+      { actionTimeoutMs: 2 * WAIT_POLL_MS },
+    );
+    expect(r.error?.data).toEqual(
+      err("action_timed_out", `Action timed out after ${2 * WAIT_POLL_MS} ms`, true, {
+        scope: "action",
+        timeoutMs: 2 * WAIT_POLL_MS,
+      }),
+    );
   });
 
   test("waitForElement ends with action_timed_out when an actionTimeoutMs budget runs out before a match", async () => {
     const s = await setup();
-    const r = await s.run("waitForElement", { selector: byName("Missing"), condition: "present" }, { actionTimeoutMs: 3 * WAIT_POLL_MS });
-    expect(r.error?.data).toEqual(err("action_timed_out", `Action timed out after ${3 * WAIT_POLL_MS} ms`, true, { scope: "action", timeoutMs: 3 * WAIT_POLL_MS }));
+    const r = await s.run(
+      "waitForElement",
+      { selector: byName("Missing"), condition: "present" },
+      { actionTimeoutMs: 3 * WAIT_POLL_MS },
+    );
+    expect(r.error?.data).toEqual(
+      err("action_timed_out", `Action timed out after ${3 * WAIT_POLL_MS} ms`, true, {
+        scope: "action",
+        timeoutMs: 3 * WAIT_POLL_MS,
+      }),
+    );
   });
 
   test("waitForElement is cancelled when request.cancel arrives during the wait", async () => {
@@ -562,11 +744,18 @@ describe("runSemantic through device.execute", () => {
     };
     const r = await call.response;
     expect((await (cancelled as unknown as Promise<any>)).result).toEqual({ requestId: call.id, status: "requested" });
-    expect(r.error.data).toEqual(err("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }));
+    expect(r.error.data).toEqual(
+      err("request_cancelled", "request was cancelled: Requested", false, { reason: "requested" }),
+    );
     const events = (await s.c.ask("events.list", { sessionId: s.sessionId })).result;
     expect(events[2].payload.outcome).toEqual({
       outcome: "cancelled",
-      error: { code: "action_cancelled", message: expect.any(String), retryable: expect.any(Boolean), details: { reason: "requested" } },
+      error: {
+        code: "action_cancelled",
+        message: expect.any(String),
+        retryable: expect.any(Boolean),
+        details: { reason: "requested" },
+      },
     });
   });
 
@@ -577,7 +766,10 @@ describe("runSemantic through device.execute", () => {
     expect(r.error).toEqual({
       code: -32601,
       message: "semantic action requires an explicitly negotiated feature",
-      data: err("semantic_action_not_negotiated", "semantic action requires an explicitly negotiated feature", false, { action: "findElement", requiredFeature: "device.semanticActions.v1" }),
+      data: err("semantic_action_not_negotiated", "semantic action requires an explicitly negotiated feature", false, {
+        action: "findElement",
+        requiredFeature: "device.semanticActions.v1",
+      }),
     });
   });
 
@@ -603,12 +795,24 @@ describe("runSemantic through device.execute", () => {
 
 describe("runSemantic", () => {
   /** A direct call with the harness's core and connection; waitUntil is `waitMs` after the before observation. */
-  async function direct(s: Awaited<ReturnType<typeof setup>>, waitMs: number | null, signal = new AbortController().signal) {
+  async function direct(
+    s: Awaited<ReturnType<typeof setup>>,
+    waitMs: number | null,
+    signal = new AbortController().signal,
+  ) {
     const ctx: CallContext = { signal, deadline: null, log: silentLogger };
     const before = await captureObservation(s.core, DEVICE, s.c.conn, ctx, { needTree: true });
     const waitUntil = waitMs === null ? null : Date.now() + waitMs;
     const kept: string[] = [];
-    const env: SemanticEnv = { core: s.core, conn: s.c.conn, deviceId: DEVICE, redacted: false, ctx, waitUntil, keep: (c) => (kept.push(c.observation.id), c.observation) };
+    const env: SemanticEnv = {
+      core: s.core,
+      conn: s.c.conn,
+      deviceId: DEVICE,
+      redacted: false,
+      ctx,
+      waitUntil,
+      keep: (c) => (kept.push(c.observation.id), c.observation),
+    };
     return { before, kept, run: (args: unknown) => runSemantic(env, "waitForElement", args, before) };
   }
 
@@ -616,7 +820,11 @@ describe("runSemantic", () => {
     const s = await setup();
     const d = await direct(s, -1);
     const out = await d.run({ selector: byName("Missing"), condition: "present" });
-    expect(out).toEqual({ output: { matched: false, condition: "present", element: null }, execution: NATIVE(), after: d.before.observation });
+    expect(out).toEqual({
+      output: { matched: false, condition: "present", element: null },
+      execution: NATIVE(),
+      after: d.before.observation,
+    });
     expect(s.driver.observed).toEqual([FULL]);
     expect(d.kept).toEqual([]);
   });
@@ -625,7 +833,11 @@ describe("runSemantic", () => {
     const s = await setup();
     const d = await direct(s, 2 * WAIT_POLL_MS);
     const out = await d.run({ selector: byName("OK"), condition: "absent" });
-    expect(out).toEqual({ output: { matched: false, condition: "absent", element: null }, execution: NATIVE(), after: d.before.observation });
+    expect(out).toEqual({
+      output: { matched: false, condition: "absent", element: null },
+      execution: NATIVE(),
+      after: d.before.observation,
+    });
     expect(s.driver.observed.slice(0, 2)).toEqual([FULL, POLL]);
     expect(s.driver.observed.slice(1).every((o) => o.screenshot === false && o.uiTree === true)).toBe(true);
   });
@@ -646,9 +858,14 @@ describe("runSemantic", () => {
     s.driver.onObserve = (n) => {
       if (n === 2) abort.abort();
     };
-    const e = (await d.run({ selector: byName("Missing"), condition: "present" }).catch((x: unknown) => x)) as DriverError;
+    const e = (await d
+      .run({ selector: byName("Missing"), condition: "present" })
+      .catch((x: unknown) => x)) as DriverError;
     expect(e).toBeInstanceOf(DriverError);
-    expect({ driverCode: e.driverCode, data: e.error.data }).toEqual({ driverCode: "driver_cancelled", data: err("driver_cancelled", "driver operation was cancelled") });
+    expect({ driverCode: e.driverCode, data: e.error.data }).toEqual({
+      driverCode: "driver_cancelled",
+      data: err("driver_cancelled", "driver operation was cancelled"),
+    });
     // The abort lands inside the second poll; the pause after it ends the wait.
     expect(s.driver.observed).toEqual([FULL, POLL, POLL]);
   });
@@ -658,7 +875,9 @@ describe("runSemantic", () => {
     const abort = new AbortController();
     const d = await direct(s, null, abort.signal);
     abort.abort();
-    const e = (await d.run({ selector: byName("Missing"), condition: "present" }).catch((x: unknown) => x)) as DriverError;
+    const e = (await d
+      .run({ selector: byName("Missing"), condition: "present" })
+      .catch((x: unknown) => x)) as DriverError;
     expect(e.driverCode).toBe("driver_cancelled");
     expect(s.driver.observed).toEqual([FULL]);
   });

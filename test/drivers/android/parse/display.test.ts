@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { DisplayParseError, orientationOf, parseWmDensity, parseWmSize, pngSize } from "../../../../drivers/android/parse/display.ts";
+import {
+  DisplayParseError,
+  orientationOf,
+  parseWmDensity,
+  parseWmSize,
+  pngSize,
+} from "../../../../drivers/android/parse/display.ts";
 import { FakePhone } from "../../../support/adb-device/index.ts";
 
 /** stdout and stderr of a script on the simulated phone, as the driver reads them (2>&1). */
@@ -17,7 +23,10 @@ function error(f: () => unknown): string {
 
 describe("parseWmSize", () => {
   test("reads the physical size and the override when one is in force", () => {
-    expect([parseWmSize("Physical size: 1080x2400\n"), parseWmSize("Physical size: 1080x2400\r\nOverride size: 720x1600\r\n")]).toEqual([
+    expect([
+      parseWmSize("Physical size: 1080x2400\n"),
+      parseWmSize("Physical size: 1080x2400\r\nOverride size: 720x1600\r\n"),
+    ]).toEqual([
       { physical: { width: 1080, height: 2400 }, override: null },
       { physical: { width: 1080, height: 2400 }, override: { width: 720, height: 1600 } },
     ]);
@@ -38,11 +47,23 @@ describe("parseWmSize", () => {
   });
 
   test("ignores unrelated lines when a ROM prints warnings around the answer", () => {
-    expect(parseWmSize('WARNING: linker: "/system/bin/wm" unused DT entry\nPhysical size: 720x1280\n')).toEqual({ physical: { width: 720, height: 1280 }, override: null });
+    expect(parseWmSize('WARNING: linker: "/system/bin/wm" unused DT entry\nPhysical size: 720x1280\n')).toEqual({
+      physical: { width: 720, height: 1280 },
+      override: null,
+    });
   });
 
   test("throws DisplayParseError when the output is garbage", () => {
-    expect(["", "Error: no display\n", "Physical size: 1080*2400", "Physical size: 0x2400", "Physical size: 1080x2400\nOverride size: big", "Physical size: 1x1\nPhysical size: 2x2"].map((s) => error(() => parseWmSize(s)))).toEqual([
+    expect(
+      [
+        "",
+        "Error: no display\n",
+        "Physical size: 1080*2400",
+        "Physical size: 0x2400",
+        "Physical size: 1080x2400\nOverride size: big",
+        "Physical size: 1x1\nPhysical size: 2x2",
+      ].map((s) => error(() => parseWmSize(s))),
+    ).toEqual([
       'no "Physical size" in wm size output: ""',
       'no "Physical size" in wm size output: "Error: no display\\n"',
       'Physical size "1080*2400" is not WIDTHxHEIGHT',
@@ -58,7 +79,11 @@ describe("parseWmDensity", () => {
     const phone = new FakePhone({ screen: { density: 560 } });
     const plain = await shell(phone, "wm density");
     await shell(phone, "wm density 480");
-    expect([parseWmDensity(plain), parseWmDensity(await shell(phone, "wm density")), parseWmDensity("Physical density: 420\nOverride density: 320")]).toEqual([
+    expect([
+      parseWmDensity(plain),
+      parseWmDensity(await shell(phone, "wm density")),
+      parseWmDensity("Physical density: 420\nOverride density: 320"),
+    ]).toEqual([
       { physical: 560, override: null },
       { physical: 560, override: 480 },
       { physical: 420, override: 320 },
@@ -66,7 +91,14 @@ describe("parseWmDensity", () => {
   });
 
   test("throws DisplayParseError when the output is garbage", () => {
-    expect(["Physical size: 1080x2400", "Physical density: 4.2", "Physical density: 0", "Physical density: 420\nOverride density: -1"].map((s) => error(() => parseWmDensity(s)))).toEqual([
+    expect(
+      [
+        "Physical size: 1080x2400",
+        "Physical density: 4.2",
+        "Physical density: 0",
+        "Physical density: 420\nOverride density: -1",
+      ].map((s) => error(() => parseWmDensity(s))),
+    ).toEqual([
       'no "Physical density" in wm density output: "Physical size: 1080x2400"',
       'Physical density "4.2" is not a density',
       'Physical density "0" is not a density',
@@ -90,7 +122,10 @@ function pngHeader(width: number, height: number, length = 13): Uint8Array {
 
 describe("pngSize", () => {
   test("reads the size from IHDR when the bytes are the simulated phone's screenshot", () => {
-    expect(pngSize(new FakePhone({ screen: { width: 720, height: 1600 } }).screenshot())).toEqual({ width: 720, height: 1600 });
+    expect(pngSize(new FakePhone({ screen: { width: 720, height: 1600 } }).screenshot())).toEqual({
+      width: 720,
+      height: 1600,
+    });
   });
 
   test("reads the size when the header sits inside a larger buffer", () => {
@@ -104,13 +139,26 @@ describe("pngSize", () => {
     badSignature[1] = 0x51;
     const badType = pngHeader(10, 10);
     badType[12] = 0x69;
-    const cases = [new Uint8Array(0), pngHeader(10, 10).subarray(0, 32), badSignature, badType, pngHeader(10, 10, 12), pngHeader(0, 10), pngHeader(10, 0), pngHeader(0x80000000, 10)];
+    const cases = [
+      new Uint8Array(0),
+      pngHeader(10, 10).subarray(0, 32),
+      badSignature,
+      badType,
+      pngHeader(10, 10, 12),
+      pngHeader(0, 10),
+      pngHeader(10, 0),
+      pngHeader(0x80000000, 10),
+    ];
     expect(cases.map(pngSize)).toEqual(cases.map(() => null));
   });
 });
 
 describe("orientationOf", () => {
   test("names the longer side when width and height differ or match", () => {
-    expect([orientationOf({ width: 1080, height: 2400 }), orientationOf({ width: 2400, height: 1080 }), orientationOf({ width: 1840, height: 1840 })]).toEqual(["portrait", "landscape", "square"]);
+    expect([
+      orientationOf({ width: 1080, height: 2400 }),
+      orientationOf({ width: 2400, height: 1080 }),
+      orientationOf({ width: 1840, height: 1840 }),
+    ]).toEqual(["portrait", "landscape", "square"]);
   });
 });

@@ -21,6 +21,9 @@ describe("KEYCODES", () => {
     } as const;
     // The simulated phone's table lacks PASTE; it is checked against KeyEvent.KEYCODE_PASTE below.
     const { paste, ...rest } = KEYCODES;
-    expect({ rest, paste }).toEqual({ rest: Object.fromEntries(Object.entries(platform).map(([k, v]) => [k, keyCodeFromString(v)])) as typeof rest, paste: 279 });
+    expect({ rest, paste }).toEqual({
+      rest: Object.fromEntries(Object.entries(platform).map(([k, v]) => [k, keyCodeFromString(v)])) as typeof rest,
+      paste: 279,
+    });
   });
 });

@@ -3,7 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { parseAmStartWait } from "../../../../drivers/android/parse/launch.ts";
 
-const sample = (dir: string, name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/${dir}/${name}.txt`, import.meta.url), "utf8");
+const sample = (dir: string, name: string) =>
+  readFileSync(new URL(`../../../../fixtures/platform/android/${dir}/${name}.txt`, import.meta.url), "utf8");
 
 describe("parseAmStartWait on a real report", () => {
   test("reads a cold start with -S before Android 10: a Stopping line, ThisTime, no LaunchState, another activity reported", () => {

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { exitMarker, exitTrailer, inputTextChunks, isAsciiTypable, quote, splitExit } from "../../../../drivers/android/parse/shell.ts";
+import {
+  exitMarker,
+  exitTrailer,
+  inputTextChunks,
+  isAsciiTypable,
+  quote,
+  splitExit,
+} from "../../../../drivers/android/parse/shell.ts";
 import { demoScenario, FakePhone } from "../../../support/adb-device/index.ts";
 import { decodeInputText } from "../../../support/adb-device/input-command.ts";
 import { expandWord, parseScript } from "../../../support/adb-device/sh.ts";
@@ -11,7 +18,25 @@ function argvOf(line: string): string[] {
 
 const shell = (phone: FakePhone, src: string) => phone.runForText(src);
 
-const HOSTILE = ["", "plain", "a b", "it's", "''", "'", "a;b", "$(id)", "`id`", '"quoted"', "line\nbreak\n", "back\\slash\\", "$HOME ${X} $?", "*?[a]", "&& || | & > < #", "\t tab", "ünï ☃ \u{1F600}"];
+const HOSTILE = [
+  "",
+  "plain",
+  "a b",
+  "it's",
+  "''",
+  "'",
+  "a;b",
+  "$(id)",
+  "`id`",
+  '"quoted"',
+  "line\nbreak\n",
+  "back\\slash\\",
+  "$HOME ${X} $?",
+  "*?[a]",
+  "&& || | & > < #",
+  "\t tab",
+  "ünï ☃ \u{1F600}",
+];
 
 describe("quote", () => {
   test("round-trips through the device's sh when the argument is hostile", () => {
@@ -35,7 +60,16 @@ describe("quote", () => {
 
 describe("isAsciiTypable", () => {
   test("accepts printable ASCII only when given control, DEL or non-ASCII characters", () => {
-    expect(["", "Hello, World! ~", " ", "tab\t", "new\nline", "\u007f", "é", "\u{1F600}"].map(isAsciiTypable)).toEqual([true, true, true, false, false, false, false, false]);
+    expect(["", "Hello, World! ~", " ", "tab\t", "new\nline", "\u007f", "é", "\u{1F600}"].map(isAsciiTypable)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -62,8 +96,10 @@ describe("inputTextChunks", () => {
   test("reproduces the text when each chunk's %s becomes a space and the chunks are joined", () => {
     const alphabet = ["%", "s", " ", "a", "'", '"', "\\", "$", "`", ";", "~"];
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const texts = Array.from({ length: 300 }, (_, i) => Array.from({ length: 1 + (i % 7) * 60 }, () => alphabet[Math.floor(random() * alphabet.length)]).join(""));
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const texts = Array.from({ length: 300 }, (_, i) =>
+      Array.from({ length: 1 + (i % 7) * 60 }, () => alphabet[Math.floor(random() * alphabet.length)]).join(""),
+    );
     const check = (text: string) => {
       const chunks = inputTextChunks(text);
       return {
@@ -81,18 +117,25 @@ describe("inputTextChunks", () => {
     phone.runtime().tap(500, 440, phone.view);
     const text = `it's 100%s "fine" $(id) \`x\` ${"z".repeat(250)}`;
     for (const c of inputTextChunks(text)) await shell(phone, `input text ${quote(c)}`);
-    expect({ username: phone.runtime().state.username, problems: phone.problems }).toEqual({ username: text, problems: [] });
+    expect({ username: phone.runtime().state.username, problems: phone.problems }).toEqual({
+      username: text,
+      problems: [],
+    });
   });
 
   test("throws RangeError when the text has characters input text cannot type", () => {
-    expect(["a\nb", "a\tb", "é", "\u0000", "\u007f"].map((t) => (() => inputTextChunks(t)) as () => unknown).map((f) => {
-      try {
-        f();
-        return "no error";
-      } catch (e) {
-        return e instanceof RangeError ? e.message : "other";
-      }
-    })).toEqual(Array(5).fill("input text takes printable ASCII (0x20-0x7e) only"));
+    expect(
+      ["a\nb", "a\tb", "é", "\u0000", "\u007f"]
+        .map((t) => (() => inputTextChunks(t)) as () => unknown)
+        .map((f) => {
+          try {
+            f();
+            return "no error";
+          } catch (e) {
+            return e instanceof RangeError ? e.message : "other";
+          }
+        }),
+    ).toEqual(Array(5).fill("input text takes printable ASCII (0x20-0x7e) only"));
   });
 });
 
@@ -102,19 +145,25 @@ describe("exitTrailer", () => {
   });
 
   test("throws RangeError when the marker could break the quoting or is guessable", () => {
-    expect(["", "short", 'bad"marker', "with space!", "x".repeat(65)].map((m) => {
-      try {
-        exitTrailer(m);
-        return "no error";
-      } catch (e) {
-        return e instanceof RangeError;
-      }
-    })).toEqual([true, true, true, true, true]);
+    expect(
+      ["", "short", 'bad"marker', "with space!", "x".repeat(65)].map((m) => {
+        try {
+          exitTrailer(m);
+          return "no error";
+        } catch (e) {
+          return e instanceof RangeError;
+        }
+      }),
+    ).toEqual([true, true, true, true, true]);
   });
 
   test("creates a fresh marker each time when asked for one", () => {
     const [a, b] = [exitMarker(), exitMarker()];
-    expect({ distinct: a !== b, usable: exitTrailer(a).length > 0, shape: /^__DR_[0-9a-f]{18}$/.test(a) }).toEqual({ distinct: true, usable: true, shape: true });
+    expect({ distinct: a !== b, usable: exitTrailer(a).length > 0, shape: /^__DR_[0-9a-f]{18}$/.test(a) }).toEqual({
+      distinct: true,
+      usable: true,
+      shape: true,
+    });
   });
 });
 
@@ -124,7 +173,13 @@ describe("splitExit", () => {
   test("separates output and status when commands run on the simulated phone", async () => {
     const phone = new FakePhone();
     const run = async (cmd: string) => splitExit((await shell(phone, `${cmd}${exitTrailer(M)}`)).out, M);
-    expect([await run("echo hello"), await run("echo -n partial"), await run("cat /nope"), await run("true && false"), await run("echo hi; exit 3")]).toEqual([
+    expect([
+      await run("echo hello"),
+      await run("echo -n partial"),
+      await run("cat /nope"),
+      await run("true && false"),
+      await run("echo hi; exit 3"),
+    ]).toEqual([
       { body: "hello\n", exitCode: 0 },
       { body: "partial", exitCode: 0 },
       { body: "", exitCode: 1 },
@@ -145,7 +200,15 @@ describe("splitExit", () => {
   });
 
   test("returns null when the trailer is missing, cut or followed by more output", () => {
-    const outputs = ["", "hello\n", `hello\n${M}`, `\n${M}256\n`, `\n${M}0\nlate output\n`, `${M}0\n`, `\n${M.slice(0, -1)}0\n`];
+    const outputs = [
+      "",
+      "hello\n",
+      `hello\n${M}`,
+      `\n${M}256\n`,
+      `\n${M}0\nlate output\n`,
+      `${M}0\n`,
+      `\n${M.slice(0, -1)}0\n`,
+    ];
     expect(outputs.map((o) => splitExit(o, M))).toEqual(outputs.map(() => null));
   });
 });

@@ -20,7 +20,11 @@ const only = (attrs: string) => {
 describe("parseUiautomatorDump repairs", () => {
   test("keeps a node with inverted bounds as zero-size, not hittable, and counts it", () => {
     // Syed-NK/NoorLifeApp#85 and kkevsekk1/AutoX#736 (Rect(906, 0 - 1074, -823)).
-    expect([only('bounds="[66,1777][1014,1664]"'), only('bounds="[906,0][1074,-823]"'), only('bounds="[10,10][5,20]"')].map((r) => [r.node?.bounds, r.node?.hittable, r.repaired])).toEqual([
+    expect(
+      [only('bounds="[66,1777][1014,1664]"'), only('bounds="[906,0][1074,-823]"'), only('bounds="[10,10][5,20]"')].map(
+        (r) => [r.node?.bounds, r.node?.hittable, r.repaired],
+      ),
+    ).toEqual([
       [{ x: 66, y: 1777, width: 948, height: 0 }, false, 1],
       [{ x: 906, y: 0, width: 168, height: 0 }, false, 1],
       [{ x: 10, y: 10, width: 0, height: 10 }, false, 1],
@@ -37,7 +41,9 @@ describe("parseUiautomatorDump repairs", () => {
       [`text="${"\uDE00"}z"`, "\uFFFDz"],
       ['text="&#0;" content-desc="&#55357;"', "\uFFFD"],
     ] as const;
-    expect(cases.map(([attrs]) => [only(attrs).node?.text, only(attrs).repaired])).toEqual(cases.map(([, text]) => [text, 1]));
+    expect(cases.map(([attrs]) => [only(attrs).node?.text, only(attrs).repaired])).toEqual(
+      cases.map(([, text]) => [text, 1]),
+    );
     // A whole emoji, escaped unit by unit or raw, is no repair.
     expect([only('text="&#55357;&#56832;"'), only('text="\u{1F600}"')].map((r) => [r.node?.text, r.repaired])).toEqual([
       ["\u{1F600}", undefined],
@@ -53,7 +59,13 @@ describe("parseUiautomatorDump repairs", () => {
         "</node>",
     );
     const tree = parseUiautomatorDump(xml);
-    expect([tree.nodes.length, tree.repaired, tree.nodes[1]?.text, tree.nodes[2]?.text, tree.nodes[2]?.hittable]).toEqual([3, 1, "\uFFFD", "fine", true]);
+    expect([
+      tree.nodes.length,
+      tree.repaired,
+      tree.nodes[1]?.text,
+      tree.nodes[2]?.text,
+      tree.nodes[2]?.hittable,
+    ]).toEqual([3, 1, "\uFFFD", "fine", true]);
   });
 
   test("gives a tree that passes the snapshot rules when the simulated phone's dump has odd nodes", () => {
@@ -70,7 +82,12 @@ describe("parseUiautomatorDump repairs", () => {
   });
 
   test("still throws malformed for XML that does not parse, or a reference of unknown shape", () => {
-    const kinds = [doc('<node index="0" text="a &nbsp; b" />'), doc('<node index="0" text="a & b" />'), doc('<node index="0">'), doc('<node index="0" bounds="[0,0,10,10]" />')].map((xml) => {
+    const kinds = [
+      doc('<node index="0" text="a &nbsp; b" />'),
+      doc('<node index="0" text="a & b" />'),
+      doc('<node index="0">'),
+      doc('<node index="0" bounds="[0,0,10,10]" />'),
+    ].map((xml) => {
       try {
         parseUiautomatorDump(xml);
         return "parsed";

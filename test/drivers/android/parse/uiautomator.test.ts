@@ -1,19 +1,43 @@
 import { describe, expect, test } from "bun:test";
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { type AndroidUiTree, dumpFailure, parseUiautomatorDump, UiDumpError } from "../../../../drivers/android/parse/uiautomator.ts";
+import {
+  type AndroidUiTree,
+  dumpFailure,
+  parseUiautomatorDump,
+  UiDumpError,
+} from "../../../../drivers/android/parse/uiautomator.ts";
 import { uiSnapshotProblem } from "../../../../src/core/sessions/ui-snapshot.ts";
 import type { UiNode } from "../../../../src/protocol/types/ui.ts";
-import { DEFAULT_DUMP_FILE, demoScenario, FakePhone, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "../../../support/adb-device/index.ts";
+import {
+  DEFAULT_DUMP_FILE,
+  demoScenario,
+  FakePhone,
+  IDLE_STATE_ERROR,
+  NULL_ROOT_ERROR,
+} from "../../../support/adb-device/index.ts";
 
-const sample = (name: string) => readFileSync(new URL(`../../../../fixtures/platform/android/uiautomator/${name}`, import.meta.url), "utf8");
+const sample = (name: string) =>
+  readFileSync(new URL(`../../../../fixtures/platform/android/uiautomator/${name}`, import.meta.url), "utf8");
 
 const DECL = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>";
 const doc = (body: string, rotation = "0") => `${DECL}<hierarchy rotation="${rotation}">${body}</hierarchy>`;
 
 /** A node with every nullable member at its "nothing known" value, overridden by `over`. */
 function n(id: string, parent: string | null, role: string, over: Partial<UiNode> = {}): UiNode {
-  return { stableNodeId: id, parentStableNodeId: parent, role, name: null, value: null, identifier: null, text: null, bounds: null, enabled: true, hittable: false, ...over };
+  return {
+    stableNodeId: id,
+    parentStableNodeId: parent,
+    role,
+    name: null,
+    value: null,
+    identifier: null,
+    text: null,
+    bounds: null,
+    enabled: true,
+    hittable: false,
+    ...over,
+  };
 }
 const rect = (x1: number, y1: number, x2: number, y2: number) => ({ x: x1, y: y1, width: x2 - x1, height: y2 - y1 });
 
@@ -45,22 +69,74 @@ describe("parseUiautomatorDump", () => {
       nodes: [
         n("0", null, "android.widget.FrameLayout", { bounds: rect(0, 0, 1080, 2340) }),
         n("0.0", "0", "android.widget.LinearLayout", { bounds: rect(0, 0, 1080, 2340) }),
-        n("0.0.0", "0.0", "android.widget.FrameLayout", { identifier: "android:id/content", bounds: rect(0, 80, 1080, 2340) }),
-        n(R, "0.0.0", "androidx.constraintlayout.widget.ConstraintLayout", { identifier: id("root"), bounds: rect(0, 80, 1080, 2340) }),
-        n(`${R}.0`, R, "android.widget.ImageView", { identifier: id("logo"), name: 'Shop "Deluxe" logo', bounds: rect(390, 200, 690, 500) }),
-        n(`${R}.1`, R, "android.widget.TextView", { identifier: id("greeting"), text: "Welcome back \u{1F44B}\nSign in to continue", bounds: rect(60, 560, 1020, 700) }),
-        n(`${R}.2`, R, "android.widget.EditText", { identifier: id("email"), text: "anna.müller@example.com", value: "anna.müller@example.com", bounds: rect(60, 760, 1020, 901), hittable: true }),
-        n(`${R}.3`, R, "android.widget.EditText", { identifier: id("password"), text: "••••••••", value: "••••••••", bounds: rect(60, 941, 1020, 1082), hittable: true }),
-        n(`${R}.4`, R, "android.widget.CheckBox", { identifier: id("remember"), text: "Keep me signed in", value: "checked", bounds: rect(60, 1122, 600, 1248), hittable: true }),
-        n(`${R}.5`, R, "android.widget.Switch", { identifier: id("dark_mode"), text: "Dark mode", value: "unchecked", bounds: rect(600, 1122, 1020, 1248), hittable: true }),
-        n(`${R}.6`, R, "android.widget.Button", { identifier: id("sign_in"), text: "SIGN IN", bounds: rect(60, 1308, 1020, 1452), hittable: true }),
-        n(`${R}.7`, R, "android.widget.Button", { identifier: id("sign_in_sso"), text: "Company login", bounds: rect(60, 1492, 1020, 1636), enabled: false }),
+        n("0.0.0", "0.0", "android.widget.FrameLayout", {
+          identifier: "android:id/content",
+          bounds: rect(0, 80, 1080, 2340),
+        }),
+        n(R, "0.0.0", "androidx.constraintlayout.widget.ConstraintLayout", {
+          identifier: id("root"),
+          bounds: rect(0, 80, 1080, 2340),
+        }),
+        n(`${R}.0`, R, "android.widget.ImageView", {
+          identifier: id("logo"),
+          name: 'Shop "Deluxe" logo',
+          bounds: rect(390, 200, 690, 500),
+        }),
+        n(`${R}.1`, R, "android.widget.TextView", {
+          identifier: id("greeting"),
+          text: "Welcome back \u{1F44B}\nSign in to continue",
+          bounds: rect(60, 560, 1020, 700),
+        }),
+        n(`${R}.2`, R, "android.widget.EditText", {
+          identifier: id("email"),
+          text: "anna.müller@example.com",
+          value: "anna.müller@example.com",
+          bounds: rect(60, 760, 1020, 901),
+          hittable: true,
+        }),
+        n(`${R}.3`, R, "android.widget.EditText", {
+          identifier: id("password"),
+          text: "••••••••",
+          value: "••••••••",
+          bounds: rect(60, 941, 1020, 1082),
+          hittable: true,
+        }),
+        n(`${R}.4`, R, "android.widget.CheckBox", {
+          identifier: id("remember"),
+          text: "Keep me signed in",
+          value: "checked",
+          bounds: rect(60, 1122, 600, 1248),
+          hittable: true,
+        }),
+        n(`${R}.5`, R, "android.widget.Switch", {
+          identifier: id("dark_mode"),
+          text: "Dark mode",
+          value: "unchecked",
+          bounds: rect(600, 1122, 1020, 1248),
+          hittable: true,
+        }),
+        n(`${R}.6`, R, "android.widget.Button", {
+          identifier: id("sign_in"),
+          text: "SIGN IN",
+          bounds: rect(60, 1308, 1020, 1452),
+          hittable: true,
+        }),
+        n(`${R}.7`, R, "android.widget.Button", {
+          identifier: id("sign_in_sso"),
+          text: "Company login",
+          bounds: rect(60, 1492, 1020, 1636),
+          enabled: false,
+        }),
         n(`${R}.8`, R, "android.widget.TextView", {
           identifier: id("terms"),
           text: "By signing in you accept the Terms & Conditions <v2> and the shop's privacy policy.",
           bounds: rect(60, 1696, 1020, 1840),
         }),
-        n(`${R}.9`, R, "android.widget.ImageButton", { identifier: id("help"), bounds: rect(936, 96, 1064, 224), hittable: true }),
+        n(`${R}.9`, R, "android.widget.ImageButton", {
+          identifier: id("help"),
+          bounds: rect(936, 96, 1064, 224),
+          hittable: true,
+        }),
       ],
       states: { [`${R}.3`]: ["focused", "password"], [`${R}.4`]: ["checked"] },
       packageName: "com.example.shop",
@@ -74,7 +150,11 @@ describe("parseUiautomatorDump", () => {
     const R = "0.0.0.0";
     const list = `${R}.4`;
     const nav = `${R}.5`;
-    expect({ states: tree.states, order: Object.keys(tree.states), disabled: tree.nodes.filter((x) => x.enabled === false).map((x) => x.identifier) }).toEqual({
+    expect({
+      states: tree.states,
+      order: Object.keys(tree.states),
+      disabled: tree.nodes.filter((x) => x.enabled === false).map((x) => x.identifier),
+    }).toEqual({
       states: {
         [`${R}.0`]: ["focused"],
         [`${R}.1.1`]: ["checked"],
@@ -90,7 +170,9 @@ describe("parseUiautomatorDump", () => {
   });
 
   test("keeps a node's states but no others when an attribute is odd or missing", () => {
-    const xml = doc(`<node index="0" class="a.B" focused="yes" selected="true" password="true"><node index="0" class="a.C" /></node>`);
+    const xml = doc(
+      `<node index="0" class="a.B" focused="yes" selected="true" password="true"><node index="0" class="a.C" /></node>`,
+    );
     expect(parseUiautomatorDump(xml).states).toEqual({ "0": ["password", "selected"] });
   });
 
@@ -112,13 +194,30 @@ describe("parseUiautomatorDump", () => {
       packageName: "com.android.settings",
       homepage: [`${C}.0`, `${C}.1`, `${C}.3`],
       rows: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `${list}.${i}`),
-      avatar: n(`${C}.1.1`, `${C}.1`, "android.widget.ImageView", { identifier: "com.android.settings:id/account_avatar", bounds: rect(912, 390, 1017, 495), hittable: true }),
-      titles: ["Netzwerk & Internet", "Verbundene Geräte", "Apps", "Benachrichtigungen", "Akku", "Speicher", "Töne & Vibration", "Display"],
+      avatar: n(`${C}.1.1`, `${C}.1`, "android.widget.ImageView", {
+        identifier: "com.android.settings:id/account_avatar",
+        bounds: rect(912, 390, 1017, 495),
+        hittable: true,
+      }),
+      titles: [
+        "Netzwerk & Internet",
+        "Verbundene Geräte",
+        "Apps",
+        "Benachrichtigungen",
+        "Akku",
+        "Speicher",
+        "Töne & Vibration",
+        "Display",
+      ],
       storage: "34 % belegt – 84,16 GB frei",
       lastRow: [
         n(`${list}.7`, list, "android.widget.LinearLayout", { bounds: rect(0, 2162, 1080, 2337), hittable: true }),
         n(`${list}.7.1`, `${list}.7`, "android.widget.RelativeLayout", { bounds: rect(189, 2214, 1038, 2337) }),
-        n(`${list}.7.1.0`, `${list}.7.1`, "android.widget.TextView", { identifier: "android:id/title", text: "Display", bounds: rect(189, 2214, 420, 2337) }),
+        n(`${list}.7.1.0`, `${list}.7.1`, "android.widget.TextView", {
+          identifier: "android:id/title",
+          text: "Display",
+          bounds: rect(189, 2214, 420, 2337),
+        }),
       ],
     });
   });
@@ -138,12 +237,39 @@ describe("parseUiautomatorDump", () => {
       tree: {
         nodes: [
           n("0", null, "android.widget.FrameLayout", { bounds: rect(0, 0, 1080, 2400) }),
-          n("0.0", "0", "android.widget.TextView", { identifier: id("title"), text: "Sign in", bounds: rect(60, 220, 1020, 340) }),
+          n("0.0", "0", "android.widget.TextView", {
+            identifier: id("title"),
+            text: "Sign in",
+            bounds: rect(60, 220, 1020, 340),
+          }),
           // The empty fields show their hints as text, as Android does; the password's is masked too.
-          n("0.1", "0", "android.widget.EditText", { identifier: id("username"), text: "Username", value: "Username", bounds: rect(60, 380, 1020, 500), hittable: true }),
-          n("0.2", "0", "android.widget.EditText", { identifier: id("password"), text: "••••••••", value: "••••••••", bounds: rect(60, 540, 1020, 660), hittable: true }),
-          n("0.3", "0", "android.widget.CheckBox", { identifier: id("remember"), text: "Remember me", value: "unchecked", bounds: rect(60, 700, 1020, 820), hittable: true }),
-          n("0.4", "0", "android.widget.Button", { identifier: id("sign_in"), text: "SIGN IN", bounds: rect(60, 860, 1020, 1010), hittable: true }),
+          n("0.1", "0", "android.widget.EditText", {
+            identifier: id("username"),
+            text: "Username",
+            value: "Username",
+            bounds: rect(60, 380, 1020, 500),
+            hittable: true,
+          }),
+          n("0.2", "0", "android.widget.EditText", {
+            identifier: id("password"),
+            text: "••••••••",
+            value: "••••••••",
+            bounds: rect(60, 540, 1020, 660),
+            hittable: true,
+          }),
+          n("0.3", "0", "android.widget.CheckBox", {
+            identifier: id("remember"),
+            text: "Remember me",
+            value: "unchecked",
+            bounds: rect(60, 700, 1020, 820),
+            hittable: true,
+          }),
+          n("0.4", "0", "android.widget.Button", {
+            identifier: id("sign_in"),
+            text: "SIGN IN",
+            bounds: rect(60, 860, 1020, 1010),
+            hittable: true,
+          }),
         ],
         states: { "0.2": ["password"] },
         packageName: "com.example.app",
@@ -196,8 +322,18 @@ describe("parseUiautomatorDump", () => {
   });
 
   test("never returns a password's characters when the dump exposes them", () => {
-    const xml = doc(`<node index="0" text="h\u{1F600}nter2" class="android.widget.EditText" package="p.q" password="true" bounds="[0,0][10,10]" />`);
-    expect(parseUiautomatorDump(xml).nodes).toEqual([n("0", null, "android.widget.EditText", { text: "•••••••", value: "•••••••", bounds: rect(0, 0, 10, 10), enabled: null, hittable: null })]);
+    const xml = doc(
+      `<node index="0" text="h\u{1F600}nter2" class="android.widget.EditText" package="p.q" password="true" bounds="[0,0][10,10]" />`,
+    );
+    expect(parseUiautomatorDump(xml).nodes).toEqual([
+      n("0", null, "android.widget.EditText", {
+        text: "•••••••",
+        value: "•••••••",
+        bounds: rect(0, 0, 10, 10),
+        enabled: null,
+        hittable: null,
+      }),
+    ]);
   });
 
   test("fills defaults, position ids and unique ids when attributes are missing or indexes repeat", () => {
@@ -219,15 +355,29 @@ describe("parseUiautomatorDump", () => {
       packageName: "com.a.b",
       rotation: 3,
       fingerprint: createHash("sha256")
-        .update(['[0,"android.view.View",null]', '[1,"android.view.View",null]', '[1,"android.view.View",null]', '[1,"android.view.View",null]', '[0,"android.widget.FrameLayout",null]'].map((l) => `${l}\n`).join(""))
+        .update(
+          [
+            '[0,"android.view.View",null]',
+            '[1,"android.view.View",null]',
+            '[1,"android.view.View",null]',
+            '[1,"android.view.View",null]',
+            '[0,"android.widget.FrameLayout",null]',
+          ]
+            .map((l) => `${l}\n`)
+            .join(""),
+        )
         .digest("hex")
         .slice(0, 16),
     });
   });
 
   test("decodes named, numeric and split-surrogate references when values are escaped", () => {
-    const xml = doc(`<node index="0" text="&amp;&lt;&gt;&quot;&apos;&#9;&#x41;&#233;&#128512;&#55357;&#56832;" content-desc="a>b" />`);
-    expect(parseUiautomatorDump(xml).nodes.map((x) => [x.text, x.name])).toEqual([["&<>\"'\tAé\u{1F600}\u{1F600}", "a>b"]]);
+    const xml = doc(
+      `<node index="0" text="&amp;&lt;&gt;&quot;&apos;&#9;&#x41;&#233;&#128512;&#55357;&#56832;" content-desc="a>b" />`,
+    );
+    expect(parseUiautomatorDump(xml).nodes.map((x) => [x.text, x.name])).toEqual([
+      ["&<>\"'\tAé\u{1F600}\u{1F600}", "a>b"],
+    ]);
   });
 
   test("returns no nodes when the hierarchy is empty", () => {
@@ -241,7 +391,9 @@ describe("parseUiautomatorDump", () => {
   });
 
   test("clips values to the snapshot limits with a truncation marker when a text is huge", () => {
-    const xml = doc(`<node index="0" text="${"é".repeat(70_000)}" resource-id="${"r".repeat(5000)}" class="${"C".repeat(300)}" />`);
+    const xml = doc(
+      `<node index="0" text="${"é".repeat(70_000)}" resource-id="${"r".repeat(5000)}" class="${"C".repeat(300)}" />`,
+    );
     const [node] = parseUiautomatorDump(xml).nodes;
     expect([node?.text?.length, node?.identifier?.length, node?.role.length]).toEqual([65_536, 4096, 256]);
     const textMarker = "…[truncated 4487 chars]";
@@ -251,7 +403,9 @@ describe("parseUiautomatorDump", () => {
 
   test("keeps one node past 10,000 and no more when the dump is over the protocol limit", () => {
     const flat = (count: number) => doc(`<node index="0">${'<node class="c" />'.repeat(count - 1)}</node>`);
-    expect([10_000, 10_001, 25_000].map((n) => parseUiautomatorDump(flat(n)).nodes.length)).toEqual([10_000, 10_001, 10_001]);
+    expect([10_000, 10_001, 25_000].map((n) => parseUiautomatorDump(flat(n)).nodes.length)).toEqual([
+      10_000, 10_001, 10_001,
+    ]);
   });
 
   // Inverted bounds, `&#0;` and unpaired surrogate references are no longer here: real dumps have
@@ -263,8 +417,8 @@ describe("parseUiautomatorDump", () => {
       [node('enabled="yes"'), 'enabled="yes" is not a boolean'],
       [node('text="a &nbsp; b"'), "unknown reference &nbsp; at offset 104"],
       [node('text="a & b"'), "bare & at offset 104"],
-      [node("text='x'"), "expected \" to open the value of text at offset 101"],
-      [node("text=x"), "expected \" to open the value of text at offset 101"],
+      [node("text='x'"), 'expected " to open the value of text at offset 101'],
+      [node("text=x"), 'expected " to open the value of text at offset 101'],
       [node('text="a" text="b"'), "duplicate attribute text at offset 105"],
       [node('text="a"class="b"'), "expected whitespace before an attribute at offset 104"],
       [node('text="<b>"'), "< in the value of text at offset 102"],
@@ -277,11 +431,16 @@ describe("parseUiautomatorDump", () => {
       [`${DECL}<hierarchy rotation="0"><node index="0"></hierarchy>`, "unexpected </hierarchy> at offset 96"],
       [doc(`${"<node>".repeat(2100)}${"</node>".repeat(2100)}`), "the hierarchy is nested too deeply for node ids"],
     ];
-    expect(cases.map(([xml]) => thrown(() => parseUiautomatorDump(xml)))).toEqual(cases.map(([, m]) => ({ kind: "malformed", message: `uiautomator XML: ${m}` })));
+    expect(cases.map(([xml]) => thrown(() => parseUiautomatorDump(xml)))).toEqual(
+      cases.map(([, m]) => ({ kind: "malformed", message: `uiautomator XML: ${m}` })),
+    );
   });
 
   test("throws the failure's kind when the output is not a complete dump", () => {
-    expect([thrown(() => parseUiautomatorDump(`${NULL_ROOT_ERROR}\n`)), thrown(() => parseUiautomatorDump("/system/bin/sh: uiautomator: not found\n"))]).toEqual([
+    expect([
+      thrown(() => parseUiautomatorDump(`${NULL_ROOT_ERROR}\n`)),
+      thrown(() => parseUiautomatorDump("/system/bin/sh: uiautomator: not found\n")),
+    ]).toEqual([
       { kind: "transient", message: NULL_ROOT_ERROR },
       { kind: "malformed", message: "uiautomator printed no hierarchy: /system/bin/sh: uiautomator: not found" },
     ]);
@@ -292,7 +451,11 @@ describe("dumpFailure", () => {
   const xml = doc('<node index="0" class="android.widget.FrameLayout" />');
 
   test("returns null when the output holds a complete hierarchy", () => {
-    expect([dumpFailure(xml), dumpFailure(`UI hierchary dumped to: /sdcard/window_dump.xml\n${xml}`), dumpFailure(`${xml}UI hierchary dumped to: /dev/tty\n`)]).toEqual([null, null, null]);
+    expect([
+      dumpFailure(xml),
+      dumpFailure(`UI hierchary dumped to: /sdcard/window_dump.xml\n${xml}`),
+      dumpFailure(`${xml}UI hierchary dumped to: /dev/tty\n`),
+    ]).toEqual([null, null, null]);
   });
 
   test("reports uiautomator's known failures as transient when they are printed", () => {
@@ -325,7 +488,13 @@ describe("dumpFailure", () => {
   });
 
   test("reports malformed when there is no hierarchy and transient when it is cut short", () => {
-    expect([dumpFailure(""), dumpFailure("  \n"), dumpFailure("Error: unknown command dumpx\n"), dumpFailure(`${DECL}<dump />`), dumpFailure(xml.slice(0, 120))]).toEqual([
+    expect([
+      dumpFailure(""),
+      dumpFailure("  \n"),
+      dumpFailure("Error: unknown command dumpx\n"),
+      dumpFailure(`${DECL}<dump />`),
+      dumpFailure(xml.slice(0, 120)),
+    ]).toEqual([
       { transient: false, message: "uiautomator printed nothing" },
       { transient: false, message: "uiautomator printed nothing" },
       { transient: false, message: "uiautomator printed no hierarchy: Error: unknown command dumpx" },

@@ -26,12 +26,25 @@ describe("scanXml", () => {
     const xml = `junk<?xml version='1.0' ?>\n<a x="1"  y = "2"><b/><c z=""></c>\n</a>UI hierchary dumped to: /dev/tty\n`;
     expect(events(xml, 4)).toEqual({
       end: xml.indexOf("UI hierchary"),
-      calls: [["open", "a", { x: "1", y: "2" }, 27], ["open", "b", {}, 45], ["close", "b"], ["open", "c", { z: "" }, 49], ["close", "c"], ["close", "a"]],
+      calls: [
+        ["open", "a", { x: "1", y: "2" }, 27],
+        ["open", "b", {}, 45],
+        ["close", "b"],
+        ["open", "c", { z: "" }, 49],
+        ["close", "c"],
+        ["close", "a"],
+      ],
     });
   });
 
   test("returns just after a self-closing root when the document is one empty element", () => {
-    expect(events('<hierarchy rotation="0" />tail')).toEqual({ end: 26, calls: [["open", "hierarchy", { rotation: "0" }, 0], ["close", "hierarchy"]] });
+    expect(events('<hierarchy rotation="0" />tail')).toEqual({
+      end: 26,
+      calls: [
+        ["open", "hierarchy", { rotation: "0" }, 0],
+        ["close", "hierarchy"],
+      ],
+    });
   });
 
   test("throws with the offset when the input ends or nests wrongly", () => {
