@@ -12,6 +12,18 @@ import { RemoteError } from "./remote-error.ts";
 export type Answer<T = unknown> = { ok: true; result: T; json: string } | { ok: false; error: RpcErrorObject };
 
 /** What carries requests: one request in, its answer out; a lost connection rejects (ConnectionLost). */
+/** The answer a decoded JSON-RPC response carries; its JSON is made only when read. */
+export function answerOf(msg: { result?: unknown; error?: RpcErrorObject }): Answer {
+  if (msg.error) return { ok: false, error: msg.error };
+  return {
+    ok: true,
+    result: msg.result,
+    get json() {
+      return JSON.stringify(msg.result);
+    },
+  };
+}
+
 export interface Channel {
   send(id: number, method: string, params: object | undefined, timeoutMs: number | undefined): Promise<Answer>;
   /** Ends the connection after what was sent (the daemon then ends a Session left open). */

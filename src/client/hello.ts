@@ -6,37 +6,15 @@ import type { FeatureName } from "../protocol/features.ts";
 import type { HelloParams, HelloResult } from "../protocol/types/handshake.ts";
 import type { Client } from "./client.ts";
 
+/** Reading Sessions, and acting on devices: what every profile but the report's builds on. */
+const READ = ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1"] as const;
+const ACT = [...READ, "observation.uiSnapshot.v1", "device.semanticActions.v1"] as const;
+
 export const PROFILES = {
-  cli: [
-    "device.routing.v1",
-    "events.snapshot.v1",
-    "session.export.page.v1",
-    "observation.uiSnapshot.v1",
-    "device.semanticActions.v1",
-    "request.control.v1",
-    "events.stream.v1",
-    "verdict.record.v1",
-    "action.protected.v1",
-  ],
-  mcp: [
-    "device.routing.v1",
-    "events.snapshot.v1",
-    "session.export.page.v1",
-    "observation.uiSnapshot.v1",
-    "device.semanticActions.v1",
-    "action.protected.v1",
-    "request.control.v1",
-    "verdict.record.v1",
-  ],
-  http: [
-    "device.routing.v1",
-    "events.snapshot.v1",
-    "session.export.page.v1",
-    "observation.uiSnapshot.v1",
-    "device.semanticActions.v1",
-    "action.protected.v1",
-  ],
-  report: ["device.routing.v1", "events.snapshot.v1", "session.export.page.v1", "events.stream.v1"],
+  cli: [...ACT, "request.control.v1", "events.stream.v1", "verdict.record.v1", "action.protected.v1"],
+  mcp: [...ACT, "action.protected.v1", "request.control.v1", "verdict.record.v1"],
+  http: [...ACT, "action.protected.v1"],
+  report: [...READ, "events.stream.v1"],
 } as const satisfies Record<string, readonly FeatureName[]>;
 
 export type Profile = keyof typeof PROFILES;

@@ -6,7 +6,7 @@ import type { Socket } from "bun";
 import type { RpcErrorObject } from "../protocol/errors.ts";
 import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
 import { LineSplitter } from "../rpc/ndjson.ts";
-import { type Answer, type Channel, type Client, clientOver } from "./client.ts";
+import { type Answer, type Channel, type Client, answerOf, clientOver } from "./client.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { ConnectionLost } from "./remote-error.ts";
 
@@ -75,17 +75,7 @@ export class SocketChannel implements Channel {
       const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
       if (!p) continue;
       this.pending.delete(msg.id as number);
-      p.resolve(
-        msg.error
-          ? { ok: false, error: msg.error }
-          : {
-              ok: true,
-              result: msg.result,
-              get json() {
-                return JSON.stringify(msg.result);
-              },
-            },
-      );
+      p.resolve(answerOf(msg));
     }
   }
 

@@ -5,7 +5,7 @@
  * listener.
  */
 import type { RpcErrorObject } from "../protocol/errors.ts";
-import { type Answer, type Channel, type Client, clientOver } from "./client.ts";
+import { type Answer, type Channel, type Client, answerOf, clientOver } from "./client.ts";
 import { ConnectionLost } from "./remote-error.ts";
 
 export type Notification = { method: string; params?: unknown };
@@ -35,11 +35,7 @@ export class WebSocketChannel implements Channel {
       const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
       if (!p) return;
       this.pending.delete(msg.id as number);
-      p.resolve(
-        msg.error
-          ? { ok: false, error: msg.error }
-          : { ok: true, result: msg.result, json: JSON.stringify(msg.result) },
-      );
+      p.resolve(answerOf(msg));
     });
     ws.addEventListener("close", () => {
       this.closedWith ??= new ConnectionLost("the event stream closed");

@@ -6,7 +6,7 @@ import { RemoteError } from "../client/remote-error.ts";
 import { errorObject } from "../protocol/errors.ts";
 import type { InputOf, MethodName } from "../protocol/methods.ts";
 import type { TestEvent } from "../protocol/types/event.ts";
-import type { SessionInfo } from "../protocol/types/session.ts";
+import { type SessionInfo, infoOf } from "../protocol/types/session.ts";
 import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
 import { parseJson } from "../rpc/json.ts";
 import { type Logger, RpcError, notPermittedOnTransport } from "../rpc/rpc-error.ts";
@@ -112,14 +112,7 @@ async function activeInfo(rpc: Client, sessionId: string): Promise<SessionInfo> 
   const { sessions } = await rpc.call("devicerail.sessions.list", { state: "active" });
   const s = sessions.find((x) => x.id === sessionId);
   if (!s) return fail("session_not_found", { arg: sessionId, details: { sessionId } });
-  return {
-    id: s.id,
-    state: s.state,
-    startedAtMs: s.startedAtMs,
-    endedAtMs: s.endedAtMs,
-    eventCount: s.eventCount,
-    lastSequence: s.lastSequence,
-  };
+  return infoOf(s);
 }
 
 /** `{"session":…,"events":[…]}`, the events as they are read. */

@@ -29,18 +29,15 @@ const GETSOCKOPT = {
   returns: FFIType.i32,
 } as const;
 
+/** getsockopt(2) as bun:ffi calls it. */
+type GetSockOpt = (fd: number, level: number, option: number, value: Pointer, length: Pointer) => number;
+
 /** Linux: SOL_SOCKET 1, SO_PEERCRED 17; struct ucred is three 32-bit integers on every architecture. */
 function linux(names: string[]): Native | null {
   for (const name of names) {
     try {
       const { symbols } = dlopen(name, { getsockopt: GETSOCKOPT });
-      const getsockopt = symbols.getsockopt as (
-        fd: number,
-        level: number,
-        option: number,
-        value: Pointer,
-        length: Pointer,
-      ) => number;
+      const getsockopt = symbols.getsockopt as GetSockOpt;
       return {
         read(fd) {
           const ucred = new Int32Array(3);
@@ -66,13 +63,7 @@ function darwin(): Native | null {
       getsockopt: GETSOCKOPT,
     });
     const getpeereid = symbols.getpeereid as (fd: number, uid: Pointer, gid: Pointer) => number;
-    const getsockopt = symbols.getsockopt as (
-      fd: number,
-      level: number,
-      option: number,
-      value: Pointer,
-      length: Pointer,
-    ) => number;
+    const getsockopt = symbols.getsockopt as GetSockOpt;
     return {
       read(fd) {
         const uid = new Uint32Array(1);

@@ -46,14 +46,19 @@ export function dataDirOf(env: Env): string {
   return resolveDataPaths(env, process.platform, homedir(), process.cwd()).dataDir;
 }
 
-/** Attaches to (or starts) the daemon of the configured data directory. */
-export async function openClient(env: Env = process.env, opts: CallOptions = {}): Promise<CoreClient> {
+/** The environment's settings checked before any daemon is reached: a bad one is a usage error (exit 2). */
+export function checkConfig(env: Env): void {
   try {
     loadConfig(env);
   } catch (e) {
     if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
+}
+
+/** Attaches to (or starts) the daemon of the configured data directory. */
+export async function openClient(env: Env = process.env, opts: CallOptions = {}): Promise<CoreClient> {
+  checkConfig(env);
   const dataDir = dataDirOf(env);
   const attached = await withSpinner("starting the devicerail daemon…", () => attach(dataDir, env, { start: true }));
   const mismatch = versionMismatch(attached.hello);

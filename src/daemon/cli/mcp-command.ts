@@ -1,17 +1,10 @@
 /** `devicerail mcp`: the daemon's MCP server on stdio, for hosts that spawn their MCP servers. */
-import { ConfigError, loadConfig } from "../config.ts";
 import { bridgeStdio } from "../mcp/stdio-bridge.ts";
-import { dataDirOf } from "./client.ts";
+import { checkConfig, dataDirOf } from "./client.ts";
 import { attach } from "./daemon-control.ts";
-import { CliError, EXIT } from "./output.ts";
 
 export async function mcpCommand(env: Record<string, string | undefined> = process.env): Promise<number> {
-  try {
-    loadConfig(env);
-  } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(e.message, EXIT.usage);
-    throw e;
-  }
+  checkConfig(env);
   // The daemon of the data directory serves the MCP clients of every host process; started when none runs.
   const attached = await attach(dataDirOf(env), env, { start: true });
   void attached.client.close();

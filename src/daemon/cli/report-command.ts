@@ -8,7 +8,7 @@ import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFile
 import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { AttachmentShots, type JunitSource, junitChunks } from "../report/junit.ts";
-import { type ReportHead, type ReportSource, modelChunks } from "../report/model.ts";
+import { type ReportHead, type ReportSource, deviceNamedById, modelChunks } from "../report/model.ts";
 import { clientSource } from "../report/source.ts";
 import { pageChunks, pagePolicy } from "../report/page.ts";
 import { type CoreClient, withClient } from "./client.ts";
@@ -101,15 +101,7 @@ async function writeJunit(
     }
     const deviceId = summary?.deviceId ?? null;
     // A device no longer attached is still named by its id.
-    const device = deviceId
-      ? ((await source.device(deviceId)) ?? {
-          id: deviceId,
-          name: deviceId,
-          platform: { kind: "other", value: "unknown" },
-          osVersion: null,
-          connected: false,
-        })
-      : null;
+    const device = deviceId ? ((await source.device(deviceId)) ?? deviceNamedById(deviceId)) : null;
     suites.push({
       head: { session, summary, device, host: hostname(), daemonVersion: version },
       pages: () => source.pages(session),

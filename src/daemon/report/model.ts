@@ -11,7 +11,7 @@ import { MEDIA_TYPE_UI_TREE, assetRefsIn } from "../../protocol/types/evidence.t
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
-import type { SessionInfo } from "../../protocol/types/session.ts";
+import { type SessionInfo, infoOf } from "../../protocol/types/session.ts";
 import type { UiNode, UiSnapshot } from "../../protocol/types/ui.ts";
 import type { ReportImage, ReportModel, TreeNode } from "./model-types.ts";
 
@@ -26,14 +26,15 @@ export interface ReportHead {
   summary: SessionSummary | null;
 }
 
-/** The SessionInfo part of a summary. */
-export const infoOf = (s: SessionInfo): SessionInfo => ({
-  id: s.id,
-  state: s.state,
-  startedAtMs: s.startedAtMs,
-  endedAtMs: s.endedAtMs,
-  eventCount: s.eventCount,
-  lastSequence: s.lastSequence,
+export { infoOf };
+
+/** A device no longer attached, still named by its id. */
+export const deviceNamedById = (id: string): DeviceInfo => ({
+  id,
+  name: id,
+  platform: { kind: "other", value: "unknown" },
+  osVersion: null,
+  connected: false,
 });
 
 /** Where the report's facts come from: a CLI client of the daemon, or the daemon itself. */
@@ -204,17 +205,7 @@ export async function* modelChunks(
   }
   const device = deviceId ? await source.device(deviceId) : null;
   // A device no longer attached is still named by its id.
-  const named =
-    device ??
-    (deviceId
-      ? {
-          id: deviceId,
-          name: deviceId,
-          platform: { kind: "other", value: "unknown" },
-          osVersion: null,
-          connected: false,
-        }
-      : null);
+  const named = device ?? (deviceId ? deviceNamedById(deviceId) : null);
   yield `],"device":${json(named)},"images":{`;
   sep = "";
   for (const group of groups([...screenshots], 4)) {

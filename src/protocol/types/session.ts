@@ -31,3 +31,13 @@ export const SessionExportParamsSchema = v.strictObject(pageParams);
 export const EventsListParamsSchema = v.strictObject(pageParams);
 export const EventsClearResultSchema = v.strictObject({ deleted: v.boolean(), sessionId: SessionIdSchema });
 export const SessionsListResultSchema = v.array(SessionInfoSchema);
+
+/** The SessionInfo part of a richer record (a summary): exactly the wire fields, nothing else. */
+export const infoOf = (s: SessionInfo): SessionInfo => ({
+  id: s.id,
+  state: s.state,
+  startedAtMs: s.startedAtMs,
+  endedAtMs: s.endedAtMs,
+  eventCount: s.eventCount,
+  lastSequence: s.lastSequence,
+});
