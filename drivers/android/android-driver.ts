@@ -1,3 +1,8 @@
+/**
+ * The Android driver's Driver implementation: its parts (shell, input, ui-dump, rotation, screen
+ * state) live in their own files; what is left here is the port's methods and the per-device state
+ * they share.
+ */
 import {
   type CallContext,
   type DeviceChange,

@@ -1,3 +1,7 @@
+/**
+ * Android's shell: one adb shell command with the exit-code trailer, quoting and the stdin-fed
+ * secret script, kept together because each depends on the others' framing.
+ */
 import { type CallContext, abortable } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { pngStart } from "../../src/driver/png.ts";

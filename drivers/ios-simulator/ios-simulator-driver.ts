@@ -1,3 +1,8 @@
+/**
+ * The iOS Simulator driver's Driver implementation: its parts (scale, readiness, probe, observe,
+ * input) live in their own files; what is left here is the port's methods and the per-device state
+ * they share.
+ */
 import {
   type CallContext,
   type DeviceChange,

@@ -6,6 +6,7 @@
  * answering within a short ceiling. `--version` alone proves nothing: ArgumentParser answers it
  * without loading any simulator framework (getsentry/XcodeBuildMCP #453: doctor reported AXe
  * 1.7.1 as available while every tree read failed on Xcode 27).
+ * Over 300 lines because each of its version and backend checks names its own fix.
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -116,7 +117,10 @@ export function axeXcodeProblem(axe: Version, xcodeMajor: number): string | null
   return null;
 }
 
-/** AXe's own words when it cannot load the selected Xcode (xcode fakes quote them): a version problem, not a device one. */
+/**
+ * AXe's own words when it cannot load the selected Xcode (xcode fakes quote them): a version
+ * problem, not a device one.
+ */
 const XCODE_LOAD = /selected Xcode installation|Failed to load essential private frameworks|SimulatorKit/;
 
 /** What the connect-time probe found: the backend's reason for not being AXe, and what it saw. */

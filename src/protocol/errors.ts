@@ -1,3 +1,7 @@
+/**
+ * The one error table, protocol and extension codes with their messages and details: a table, kept
+ * whole so each code is read in one place.
+ */
 import * as v from "valibot";
 import { I32Schema } from "./ids.ts";
 

@@ -1,3 +1,7 @@
+/**
+ * The one method table (params, result, feature, session and routing rules for every wire method):
+ * a table, kept whole.
+ */
 import * as v from "valibot";
 import type { FeatureName } from "./features.ts";
 import { DeviceExecuteParamsSchema, ActionResultSchema, DeviceCapabilitiesResultSchema } from "./types/action.ts";
@@ -89,7 +93,10 @@ const m = <const S extends Omit<MethodSpec, "paramsRequired" | "plane" | "concur
   ...spec,
 });
 
-/** The one method table (docs/protocol/methods.md#summary): validation both ways, gating, timeouts, schemas, OpenRPC, handler typing. */
+/**
+ * The one method table (docs/protocol/methods.md#summary): validation both ways, gating, timeouts,
+ * schemas, OpenRPC, handler typing.
+ */
 export const METHODS = {
   "system.hello": m({
     params: HelloParamsSchema,

@@ -1,3 +1,4 @@
+/** The one dispatcher: its single catch and result check; just over 300 lines after formatting. */
 import { type RpcErrorObject, errorObject } from "../protocol/errors.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { RpcRequest } from "../protocol/jsonrpc.ts";
@@ -31,7 +32,10 @@ export interface DispatcherOptions {
   log: Logger;
 }
 
-/** What an in-process caller gets back: the result (with its JSON, as a socket client would read it) or the error. */
+/**
+ * What an in-process caller gets back: the result (with its JSON, as a socket client would read
+ * it) or the error.
+ */
 export type CallOutcome = { ok: true; result: unknown; json: string } | { ok: false; error: RpcErrorObject };
 
 /** How one request is answered: as a frame on the connection, or as a value to an in-process caller. */

@@ -1,3 +1,7 @@
+/**
+ * The request steps the dispatcher runs for every method, in the documented order: one sequence,
+ * kept in one file.
+ */
 import * as v from "valibot";
 import { type ErrorName } from "../protocol/errors.ts";
 import { type IssueDetail, issueDetails } from "../protocol/issue-details.ts";
@@ -269,7 +273,10 @@ function isEmptyParams(params: unknown): boolean {
   return Object.keys(params as object).length === 0;
 }
 
-/** Params as an object: absent → `{}`; an array is read positionally in declaration order, as the reference does. */
+/**
+ * Params as an object: absent → `{}`; an array is read positionally in declaration order, as the
+ * reference does.
+ */
 function paramsObject(spec: MethodSpec, params: unknown): unknown {
   if (params === undefined) return spec.paramsRequired ? undefined : {};
   if (!Array.isArray(params)) return params;

@@ -1,3 +1,7 @@
+/**
+ * The HTTP API's route table with each route's short handler: one table, so every route and its
+ * status rules are read in one place.
+ */
 import type { Client } from "../client/client.ts";
 import { withDeviceSession } from "../client/device-session.ts";
 import { hello } from "../client/hello.ts";

@@ -1,6 +1,7 @@
 /**
  * The checks of `devicerail doctor`. Each reports what it saw and, when something is off, the
  * fix. None starts a server or changes state beyond what the daemon itself does at start-up.
+ * Over 300 lines because it is a list of independent checks, each short, that read best side by side.
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -119,7 +120,10 @@ export async function adbChecks(config: Config, env: Env): Promise<Check[]> {
   return checks;
 }
 
-/** The driver's phone checks on each ready phone, named after it; a failure to run them at all is one failed check per phone. */
+/**
+ * The driver's phone checks on each ready phone, named after it; a failure to run them at all is
+ * one failed check per phone.
+ */
 async function phoneChecks(bin: string, port: number, serials: string[]): Promise<Map<string, Check[]>> {
   if (serials.length === 0) return new Map();
   const named = (serial: string, c: Check) => ({ ...c, name: `phone ${serial}: ${c.name}` });
@@ -173,7 +177,10 @@ function serverVersionCheck(port: number, server: number, bin: string, client: n
   );
 }
 
-/** An adb server on 0.0.0.0 lets anyone on the network drive the phones; adb binds loopback unless started with -a. */
+/**
+ * An adb server on 0.0.0.0 lets anyone on the network drive the phones; adb binds loopback unless
+ * started with -a.
+ */
 function exposureCheck(port: number): Check {
   const addresses = listeningAddresses(port);
   if (addresses === null) return check("adb server exposure", "skip", "cannot list listening sockets on this system");

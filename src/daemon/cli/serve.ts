@@ -1,4 +1,7 @@
-/** `devicerail serve`: the daemon for JSON-RPC clients on stdio, loopback TCP or a Unix socket. */
+/** `devicerail serve`: the daemon for JSON-RPC clients on stdio, loopback TCP or a Unix socket.
+ * Over 300 lines because it is the daemon process's main: the serve plan, the listeners and the
+ * shutdown order, which must be read together.
+ */
 import { serveStdio } from "../../transports/stdio.ts";
 import { ListenAddressError, type TcpListener, checkListenAddress, listenTcp } from "../../transports/tcp.ts";
 import { AccessToken, tokenProblem } from "../../transports/token.ts";

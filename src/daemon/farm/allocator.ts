@@ -6,6 +6,8 @@
  * for its answer), device rows are taken FOR UPDATE SKIP LOCKED, and a unique index allows one
  * unreleased allocation per device, so two waiters never get the same device. Every time compared
  * is the database's now().
+ * Over 300 lines because the queue's SQL and its dispatch pass must be read together to see that a
+ * pass is one transaction.
  */
 import type { SQL } from "bun";
 import { type AcquireRequest, matchColumns } from "./constraints.ts";
@@ -61,7 +63,10 @@ const MATCH_SQL = `($1::text IS NULL OR d.platform = $1) AND ($2::text IS NULL O
   AND ($3::int IS NULL OR d.os_major >= $3) AND ($4::int IS NULL OR d.os_major <= $4)
   AND ($5::text IS NULL OR h.id = $5 OR h.name = $5 OR h.endpoint = $5)
   AND ($6::text IS NULL OR jsonb_exists(d.capabilities, $6)) AND ($7::text IS NULL OR d.device_id = $7)`;
-/** Whether waiting request `r` could take device `d` (of host `h`): the same test as MATCH_SQL, from the request's columns. */
+/**
+ * Whether waiting request `r` could take device `d` (of host `h`): the same test as MATCH_SQL,
+ * from the request's columns.
+ */
 const WAITER_WANTS_SQL = `(r.platform IS NULL OR d.platform = r.platform) AND (r.model IS NULL OR d.name ILIKE r.model OR d.device_id ILIKE r.model)
   AND (r.os_min IS NULL OR d.os_major >= r.os_min) AND (r.os_max IS NULL OR d.os_major <= r.os_max)
   AND (r.host IS NULL OR h.id = r.host OR h.name = r.host OR h.endpoint = r.host)
@@ -247,7 +252,10 @@ export async function acquire(sql: SQL, ask: AcquireRequest, opts: AcquireOption
   });
 }
 
-/** The allocation's id; false when nothing is free (or others wait first); null when a race was lost (worth another try). */
+/**
+ * The allocation's id; false when nothing is free (or others wait first); null when a race was
+ * lost (worth another try).
+ */
 async function takeDirectly(
   sql: SQL,
   probe: Waiting,

@@ -3,6 +3,7 @@
  * device's refs, the encoded screenshots) and makes an SDK Server per client, whose tools run as
  * that client's DeviceRail Sessions (lanes.ts). Served over Streamable HTTP at /mcp (http.ts);
  * `devicerail mcp` bridges a host's stdio to it (stdio-bridge.ts).
+ * Over 300 lines because the hub, its per-client SDK server and the resource handlers share the hub's state.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -97,7 +98,10 @@ function pageQuery(uri: string, query: string | undefined): { afterSequence: num
   };
 }
 
-/** A copy of `value` with each string longer than `max` characters cut, saying how much was left out and where it is. */
+/**
+ * A copy of `value` with each string longer than `max` characters cut, saying how much was left
+ * out and where it is.
+ */
 function clipStrings(value: unknown, max: number, whole: string): unknown {
   if (typeof value === "string")
     return value.length > max ? `${value.slice(0, max)}… [${value.length - max} more characters: ${whole}]` : value;

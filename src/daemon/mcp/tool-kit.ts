@@ -2,6 +2,8 @@
  * What the MCP tools share, in terms of the protocol: an observation listed with refs
  * (device.observe and the tree), device.execute within the action budget with failures a model
  * can act on, the disambiguation rule of src/interaction for tapElement, and the result lines.
+ * Over 300 lines because every tool module leans on these helpers; splitting them would scatter
+ * one small vocabulary.
  */
 import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
@@ -252,7 +254,10 @@ export async function execute(
   }
 }
 
-/** What an element failure's answer observed: the tree, recorded in the Session, so node references into it are honoured. */
+/**
+ * What an element failure's answer observed: the tree, recorded in the Session, so node references
+ * into it are honoured.
+ */
 interface Seen {
   o: Observation;
   snapshot: UiSnapshot;
@@ -340,7 +345,10 @@ export async function tapElement(
 export const actionLine = (label: string, lane: Lane, name: string, r: ActionResult) =>
   `${label} on ${lane.deviceId}: ok (${name}, ${r.finishedAtMs - r.startedAtMs} ms, action ${r.callId}, session ${lane.sessionId})`;
 
-/** The element a semantic action reports, as the device's latest listing shows it (ref and line), if listed. */
+/**
+ * The element a semantic action reports, as the device's latest listing shows it (ref and line),
+ * if listed.
+ */
 export function elementNamed(deps: CallDeps, lane: Lane, r: ActionResult | null): string | null {
   const element = (r?.output as { element?: UiNodeRef | null } | null)?.element;
   if (!element) return null;

@@ -8,6 +8,7 @@
  * stricter JUnit.xsd asks of each suite (properties, system-out and system-err, a timestamp
  * without a zone, hostname, id and package); only the totals on <testsuites>, which GitLab and
  * Azure DevOps read, are beyond Ant's schema.
+ * Over 300 lines because the JUnit model, its XML writer and the attachments share one set of escaping rules.
  */
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { ReportModel } from "./model.ts";
@@ -144,7 +145,10 @@ class SuiteCounts {
   }
 }
 
-/** One line per failed action, for system-out: what a reviewer reads first. Only running actions' names are kept. */
+/**
+ * One line per failed action, for system-out: what a reviewer reads first. Only running actions'
+ * names are kept.
+ */
 class FailedActions {
   readonly lines: string[] = [];
   more = 0;
@@ -299,7 +303,10 @@ export async function* junitChunks(suites: readonly JunitSource[]): AsyncGenerat
   yield "</testsuites>\n";
 }
 
-/** The screenshots a reviewer wants attached, one event at a time: the last one of the Session, and the one before each failed action. */
+/**
+ * The screenshots a reviewer wants attached, one event at a time: the last one of the Session, and
+ * the one before each failed action.
+ */
 export class AttachmentShots {
   private readonly shots: string[] = [];
   private last: string | null = null;
