@@ -11,7 +11,6 @@
  * Only the token check is replaced: the Host, Origin and Sec-Fetch-Site checks run as for any
  * request, and only GET requests of those two routes are admitted this way.
  */
-import { randomBytes } from "node:crypto";
 
 /** How long a ticket may wait for the browser to open it. */
 export const TICKET_MS = 60_000;
@@ -23,7 +22,8 @@ const MAX_ENTRIES = 1_024;
 const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report$/;
 const EVIDENCE_PATH = /^\/evidence\/[^/]+$/;
 
-const newSecret = () => randomBytes(24).toString("base64url");
+// Web Crypto rather than node:crypto, whose load would cost every `serve` start (scripts/bench/startup.ts).
+const newSecret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
 
 /** A Map used as a bounded, expiring set: insertion order is age order. */
 class Expiring<V extends { expiresAt: number }> {

@@ -1,5 +1,4 @@
 import * as nodeFs from "node:fs";
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { RpcError } from "../../rpc/rpc-error.ts";
 import { DurableFs, errno, ioError } from "./durable-fs.ts";
@@ -178,7 +177,7 @@ export class ObjectStore {
       if (this.disk.regularFileSize(target) === bytes.byteLength) return sha256;
       const fanDir = join(this.objectsDir, sha256.slice(0, 2));
       this.disk.ensureFolder(fanDir);
-      const temp = join(this.tmpDir, `${randomBytes(16).toString("hex")}.part`);
+      const temp = join(this.tmpDir, `${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex")}.part`);
       await this.disk.writeTemp(temp, bytes);
       try {
         this.fs.renameSync(temp, target);

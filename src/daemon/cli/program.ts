@@ -118,7 +118,11 @@ async function parse(argv: string[]): Promise<number> {
     defined.set(key, group);
     return group;
   };
-  for (const spec of COMMANDS) {
+  // Only the commands the line names are declared (all of them when it names none, for --help and
+  // "unknown command"): declaring every command costs each start a few milliseconds.
+  const words = new Set(argv);
+  const named = COMMANDS.filter((s) => words.has(s.path[0] as string));
+  for (const spec of named.length ? named : COMMANDS) {
     const c = parentOf(spec.path.slice(0, -1))
       .command(spec.path.at(-1) as string)
       .description(spec.summary);
