@@ -9,6 +9,7 @@ import {
   DURATION_MS,
   PIXEL,
   POINT_ARGUMENTS,
+  REFERENCE_KEYS,
   SCROLL_ARGUMENTS,
   SWIPE_ARGUMENTS,
   URL_ARGUMENT,
@@ -16,17 +17,6 @@ import {
 import { cpString } from "../../src/protocol/ids.ts";
 import type { ActionContract } from "../../src/driver/action-space.ts";
 
-const REFERENCE_KEYS = [
-  "enter",
-  "tab",
-  "escape",
-  "delete",
-  "space",
-  "arrowUp",
-  "arrowDown",
-  "arrowLeft",
-  "arrowRight",
-] as const;
 export const ORIENTATIONS = ["portrait", "landscape", "reversePortrait", "reverseLandscape"] as const;
 
 const PACKAGE = v.pipe(

@@ -11,6 +11,19 @@ import { cpString, int } from "./ids.ts";
 const URL_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s\\u0000-\\u001f\\u007f]{1,4096}$";
 const URL_RE = new RegExp(URL_PATTERN, "u");
 
+/** The keyboard keys of the reference's keyPress (Android's contract; MCP's press_key adds the system keys). */
+export const REFERENCE_KEYS = [
+  "enter",
+  "tab",
+  "escape",
+  "delete",
+  "space",
+  "arrowUp",
+  "arrowDown",
+  "arrowLeft",
+  "arrowRight",
+] as const;
+
 export const PIXEL = int(0, 4_294_967_295);
 export const DURATION_MS = int(1, 60_000);
 export const URL_ARGUMENT = v.pipe(

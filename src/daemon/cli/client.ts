@@ -20,7 +20,6 @@ import { stderr } from "./std-streams.ts";
 
 type Env = Record<string, string | undefined>;
 
-export { DEFAULT_TIMEOUT_MS };
 export type { CallOptions };
 
 const CONCURRENT = new Set<string>(CONCURRENT_METHODS);

@@ -43,6 +43,8 @@ export interface CommandSpec {
   options?: OptionSpec[];
   /** Takes -d (also before the command, default $ANDROID_SERIAL) and --timeout. */
   device?: boolean;
+  /** Has a --device of its own that the program's -d fills when it is not given (farm acquire). */
+  programDevice?: boolean;
   /** Takes the element selector options (tap, type, find, wait-for); `ref`: also --ref. */
   selector?: { ref: boolean };
   /** Has --json (default true). */
@@ -166,7 +168,7 @@ export const COMMANDS: CommandSpec[] = [
         description: "who is asking, shown to operators (default $DEVICERAIL_FARM_HOLDER, else user@host)",
       },
     ],
-    // program.ts puts the program's own -d into opts.device when the command has none.
+    programDevice: true,
     run: async (c) => (await load.farmAdmin()).farmAcquireCommand(c.opts),
   },
   {

@@ -12,16 +12,8 @@ import type { ActionResult } from "../../protocol/types/action.ts";
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { ElementSelector, ElementTarget, UiNodeRef } from "../../protocol/types/ui.ts";
 import { actionCommand, pickAction, secretRequest, tapRequest, typeRequest } from "./actions.ts";
-import {
-  DEFAULT_TIMEOUT_MS,
-  capabilities,
-  dataDirOf,
-  execute,
-  inSession,
-  route,
-  selectedDevice,
-  withClient,
-} from "./client.ts";
+import { DEFAULT_TIMEOUT_MS } from "./arguments.ts";
+import { capabilities, dataDirOf, execute, inSession, route, selectedDevice, withClient } from "./client.ts";
 import { nodeLine } from "./device-commands.ts";
 import { ElementFailure, type Run, diagnose, reported } from "./element-failure.ts";
 import { RemoteError } from "../../client/remote-error.ts";

@@ -135,7 +135,7 @@ async function parse(argv: string[]): Promise<number> {
     c.action(async (...given: unknown[]) => {
       const opts = c.opts();
       // The program's own -d names the device when the command's does not; device commands fall back to $ANDROID_SERIAL.
-      if (spec.device || spec.path.join(" ") === "farm acquire")
+      if (spec.device || spec.programDevice)
         opts.device ??=
           program.opts<{ device?: string }>().device ??
           (spec.device ? process.env.ANDROID_SERIAL || undefined : undefined);

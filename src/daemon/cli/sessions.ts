@@ -139,9 +139,6 @@ export interface EvidenceEntry {
 
 const extension = (mediaType: string) => (mediaType === "image/png" ? "png" : /json/.test(mediaType) ? "json" : "bin");
 
-/** Every canonical AssetRef anywhere in the events: sha256 → mediaType. */
-export const referencedEvidence = (events: unknown): Map<string, string> => assetRefsIn(events);
-
 const readme = (s: SessionInfo, evidence: number) => `DeviceRail Session ${s.id}
 
 state ${s.state}, started ${isoSeconds(s.startedAtMs)}${s.endedAtMs ? `, ended ${isoSeconds(s.endedAtMs)}` : ""}, ${s.eventCount} events.
@@ -170,7 +167,7 @@ export async function exportCommand(given: string, opts: { output?: string; json
     mkdirSync(join(dir, "evidence"), { recursive: true });
     writeFileSync(join(dir, "events.ndjson"), events.map((e) => `${JSON.stringify(e)}\n`).join(""));
     const evidence: EvidenceEntry[] = [];
-    for (const [sha256, mediaType] of referencedEvidence(events)) {
+    for (const [sha256, mediaType] of assetRefsIn(events)) {
       const file = `evidence/${sha256}.${extension(mediaType)}`;
       const bytes = await c.evidence(sha256);
       writeFileSync(join(dir, file), bytes);

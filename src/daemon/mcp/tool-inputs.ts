@@ -3,6 +3,7 @@
  * tools/<name>.ts), and the sentences their descriptions share.
  */
 import * as v from "valibot";
+import { REFERENCE_KEYS } from "../../protocol/driver-arguments.ts";
 
 export const d = v.description;
 
@@ -73,20 +74,7 @@ export const optionalTarget = { ref: v.optional(Ref), selector: v.optional(Selec
 export const notBoth = (a: { ref?: string; selector?: unknown }) => a.ref === undefined || a.selector === undefined;
 export const NOT_BOTH = "give ref or selector, not both";
 
-export const KEYS = [
-  "back",
-  "home",
-  "recentApps",
-  "enter",
-  "tab",
-  "escape",
-  "delete",
-  "space",
-  "arrowUp",
-  "arrowDown",
-  "arrowLeft",
-  "arrowRight",
-] as const;
+export const KEYS = ["back", "home", "recentApps", ...REFERENCE_KEYS] as const;
 
 export const ACT =
   "Recorded as an action in this client's DeviceRail Session on the device; the result names it. The screen usually changes: observe again before using refs.";

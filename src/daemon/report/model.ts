@@ -26,8 +26,6 @@ export interface ReportHead {
   summary: SessionSummary | null;
 }
 
-export { infoOf };
-
 /** A device no longer attached, still named by its id. */
 export const deviceNamedById = (id: string): DeviceInfo => ({
   id,

@@ -6,7 +6,8 @@
 import type { Client } from "../../client/client.ts";
 import type { DeviceInfo } from "../../protocol/types/device.ts";
 import { eventPages, listPage } from "../../transports/event-pages.ts";
-import { type ReportSource, infoOf } from "./model.ts";
+import { infoOf } from "../../protocol/types/session.ts";
+import type { ReportSource } from "./model.ts";
 
 /** `evidence` reads stored bytes by digest (null when they cannot be read): over HTTP for the CLI, from the store in the daemon. */
 export function clientSource(client: Client, evidence: (sha256: string) => Promise<Uint8Array | null>): ReportSource {

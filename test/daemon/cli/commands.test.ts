@@ -5,7 +5,7 @@ import { deviceRow } from "../../../src/daemon/cli/devices-command.ts";
 import { stateFix } from "../../../src/daemon/cli/doctor-checks.ts";
 import { percentile } from "../../../src/daemon/cli/doctor.ts";
 import { colourEnabled, style, table, withSpinner } from "../../../src/daemon/cli/output.ts";
-import { referencedEvidence } from "../../../src/daemon/cli/sessions.ts";
+import { assetRefsIn } from "../../../src/protocol/types/evidence.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
 
 const plain = style(false);
@@ -115,7 +115,7 @@ test("percentile is nearest-rank to 0.1 ms", () => {
   expect([percentile(s, 50), percentile(s, 95), percentile([7.25], 95), percentile([], 50)]).toEqual([5, 10, 7.3, 0]);
 });
 
-test("referencedEvidence finds every canonical AssetRef once", () => {
+test("assetRefsIn (export's evidence list) finds every canonical AssetRef once", () => {
   const sha = (c: string) => c.repeat(64);
   const ref = (c: string, mediaType: string) => ({ id: `sha256:${sha(c)}`, mediaType, uri: "u", sha256: sha(c) });
   const events = [
@@ -126,7 +126,7 @@ test("referencedEvidence finds every canonical AssetRef once", () => {
     },
     { x: [ref("a", "image/png"), { sha256: sha("c") }] },
   ];
-  expect([...referencedEvidence(events)]).toEqual([
+  expect([...assetRefsIn(events)]).toEqual([
     [sha("a"), "image/png"],
     [sha("b"), "application/json"],
   ]);
