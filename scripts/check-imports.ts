@@ -1,6 +1,10 @@
 /**
- * Enforces the import directions of the design (DESIGN.md "Import directions"): each layer may
- * import only the layers below it. Prints violations and exits 1 when run directly.
+ * Enforces the layout of src/ by role and its import directions (docs/architecture.md, "Layers
+ * and fences"): the engine (protocol, rpc, driver, core, transports, drivers) below; the client;
+ * the surfaces, each of which imports only protocol, client and the interaction toolkit; the farm
+ * behind its host port; the server, the only composition root; the CLI, the only code that writes
+ * to a terminal. Prints violations and exits 1 when run directly.
+ * Over 300 lines because every fence and its reason is in this one table-like function.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -14,23 +18,29 @@ type Layer =
   | "transports"
   | "driver"
   | "core"
+  | "surface"
   | "interaction"
-  | "daemon"
   | "browser"
+  | "farm"
+  | "server"
+  | "cli"
   | "drivers"
   | "other";
 
 /** The report page's script (bundled by scripts/gen-report-script.ts): it runs in a browser, not in the daemon. */
-const BROWSER = "src/daemon/report/browser/";
+const BROWSER = "src/surfaces/report/browser/";
 /** What the browser code may import from outside its folder, types only: the report model's shape and the protocol's types. */
 const BROWSER_TYPES = (target: string) =>
-  target === "src/daemon/report/model-types.ts" || target.startsWith("src/protocol/");
+  target === "src/surfaces/report/model-types.ts" || target.startsWith("src/protocol/");
+const INTERACTION = "src/surfaces/interaction/";
 
 function layerOf(rel: string): Layer {
   if (rel.startsWith(BROWSER)) return "browser";
+  if (rel.startsWith(INTERACTION)) return "interaction";
   const [top, second] = rel.split("/");
   if (top === "drivers") return "drivers";
   if (top !== "src") return "other";
+  if (second === "surfaces") return "surface";
   if (
     second === "protocol" ||
     second === "rpc" ||
@@ -38,19 +48,16 @@ function layerOf(rel: string): Layer {
     second === "transports" ||
     second === "driver" ||
     second === "core" ||
-    second === "interaction" ||
-    second === "daemon"
+    second === "farm" ||
+    second === "server" ||
+    second === "cli"
   )
     return second;
   return "other";
 }
 
-/**
- * The CLI files that start MCP rather than share code with it: the daemon's composition root
- * (serve.ts builds McpHub and McpHttp) and `devicerail mcp` (runs the stdio bridge). They leave
- * src/daemon/cli/ when the composition root gets a folder of its own (issue 26, item 2).
- */
-const CLI_STARTS_MCP = new Set(["src/daemon/cli/serve.ts", "src/daemon/cli/mcp-command.ts"]);
+/** The surface a file of src/surfaces/ belongs to (`mcp`, `report`, `http-api`). */
+const surfaceOf = (rel: string) => rel.split("/")[2] as string;
 
 /**
  * What the DeviceRail client (src/client/) runs besides its own files: the NDJSON framing and the
@@ -63,21 +70,43 @@ const CLIENT_RUNTIME = new Set([
   "src/protocol/method-sets.ts",
   "src/protocol/features.ts",
   "src/protocol/errors.ts",
+  "src/protocol/limits.ts",
 ]);
 
+/** Packages a surface may use: MCP its SDK and the schema tools its tool inputs are written in. */
+const SURFACE_PACKAGES: Record<string, (pkg: string) => boolean> = {
+  mcp: (pkg) => pkg.startsWith("@modelcontextprotocol/sdk") || pkg === "valibot" || pkg === "@valibot/to-json-schema",
+  report: (pkg) => pkg === "node:os",
+  "http-api": () => false,
+};
+
 /**
- * The front ends served inside the daemon (the HTTP API, MCP, the live report): they reach the
- * engine as in-process clients (src/client/in-process.ts) the composition root hands them, never
- * through the dispatcher, a connection or core.
+ * What the CLI may use of the server's folder: the files the daemon and its commands share (the
+ * configuration, the data directory and what the daemon keeps in it, the version), and the serve
+ * plan; the daemon itself (serve.ts) only as the `serve` command's lazy import.
  */
-const IN_PROCESS_SURFACE = (rel: string) =>
-  rel === "src/transports/http-api.ts" || rel.startsWith("src/daemon/mcp/") || rel.startsWith("src/daemon/report/");
-const ENGINE_INSIDE = (target: string) =>
-  target === "src/rpc/dispatcher.ts" ||
-  target === "src/rpc/connection.ts" ||
-  target === "src/rpc/method-steps.ts" ||
-  // The one exception: the semantic layer's facade for surfaces, the daemon's pure selector predicate.
-  (target.startsWith("src/core/") && target !== "src/core/devices/semantic/index.ts");
+const CLI_SERVER_FILES = new Set([
+  "src/server/config.ts",
+  "src/server/environment.ts",
+  "src/server/data-dir.ts",
+  "src/server/daemon-record.ts",
+  "src/server/local-token.ts",
+  "src/server/private-file.ts",
+  "src/server/version.ts",
+  "src/server/serve-plan.ts",
+]);
+const CLI_STARTS_SERVER = "src/cli/serve-command.ts";
+
+/** The semantic layer's facade: the daemon's own selector predicate, for the CLI's answers. */
+const SELECTOR_FACADE = "src/core/devices/semantic/index.ts";
+
+/**
+ * Code outside src/cli/ that may touch the process's stdout or stderr, none of it text for a
+ * person: the entry's `--version` fast path, the stdio transport's protocol frames, and the log
+ * sink (pino writes to stderr; it asks whether that is a terminal).
+ */
+const TERMINAL_WRITERS = new Set(["src/main.ts", "src/transports/stdio.ts", "src/server/log.ts"]);
+const TERMINAL = /\bprocess\.(?:stdout|stderr)\b|\bconsole\.[a-z]+\(/;
 
 const SPECIFIER =
   /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
@@ -119,13 +148,16 @@ function browserViolations(rel: string, source: string): string[] {
   return problems;
 }
 
+const stripComments = (source: string) => source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+
 /** Violations for one file (path relative to the repository root). */
 export function violations(rel: string, source: string): string[] {
   const layer = layerOf(rel);
   if (layer === "other") return [];
   if (layer === "browser") return browserViolations(rel, source);
   const problems: string[] = [];
-  const usesBunGlobal = /\bBun\.[A-Za-z]/.test(source.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ""));
+  const code = stripComments(source);
+  const usesBunGlobal = /\bBun\.[A-Za-z]/.test(code);
   const inCore = (sub: string) => rel.startsWith(`src/core/${sub}/`);
   const typeOnly = typeOnlyImportsOf(source);
   const runtime = new Set(importsOf(source.replace(TYPE_ONLY, "")));
@@ -133,12 +165,20 @@ export function violations(rel: string, source: string): string[] {
     const target = spec.startsWith(".") ? normalize(join(dirname(rel), spec)) : null;
     const tLayer = target ? layerOf(target) : null;
     const pkg = target ? null : spec;
+    const typesOnly = typeOnly.has(spec) && !runtime.has(spec);
     const bad = (why: string) => problems.push(`${rel}: imports ${spec} (${why})`);
     // The page's script reaches the daemon only as its bundle (page.ts imports generated/report.js.txt).
     if (target?.startsWith(BROWSER))
       bad("only scripts/gen-report-script.ts uses the report's browser code, by bundling it");
-    if (target && IN_PROCESS_SURFACE(rel) && ENGINE_INSIDE(target))
-      bad("a surface in the daemon reaches the engine only through its in-process client (src/client/in-process.ts)");
+    // One composition root: only the server starts drivers (the CLI's doctor probes through their index too).
+    if (target?.startsWith("drivers/")) {
+      if (!/^drivers\/[^/]+\/index\.ts$/.test(target)) {
+        if (layer !== "drivers") bad("drivers are used only through drivers/*/index.ts");
+      } else if (layer !== "server" && layer !== "drivers" && rel !== "src/cli/doctor-checks.ts")
+        bad("only src/server (the composition root) and the CLI's doctor use the drivers");
+    }
+    if (pkg?.startsWith("@modelcontextprotocol/sdk") && !rel.startsWith("src/surfaces/mcp/"))
+      bad("only src/surfaces/mcp/ may import the MCP SDK");
     switch (layer) {
       case "protocol":
         if (pkg && pkg !== "valibot") bad("src/protocol may import valibot only");
@@ -149,8 +189,7 @@ export function violations(rel: string, source: string): string[] {
         if (pkg && pkg !== "valibot") bad("src/rpc imports no packages or Bun APIs besides valibot");
         if (tLayer && tLayer !== "rpc" && tLayer !== "protocol") bad("src/rpc may import protocol only");
         break;
-      case "client": {
-        const typesOnly = typeOnly.has(spec) && !runtime.has(spec);
+      case "client":
         if (pkg && !(pkg === "bun" && typesOnly)) bad("src/client imports no packages (Bun's types only)");
         if (
           tLayer &&
@@ -159,22 +198,20 @@ export function violations(rel: string, source: string): string[] {
           !CLIENT_RUNTIME.has(target as string)
         )
           bad(
-            "src/client imports its own folder, rpc/ndjson.ts and rpc/encode.ts, and from src/protocol types or the small modules (method-sets, features, errors)",
+            "src/client imports its own folder, rpc/ndjson.ts and rpc/encode.ts, and from src/protocol types or the small modules (method-sets, features, errors, limits)",
           );
         break;
-      }
       case "transports":
         if (tLayer && !["transports", "rpc", "protocol", "client"].includes(tLayer))
-          bad("src/transports may import rpc, protocol and the client only");
+          bad("src/transports may import rpc, protocol and the client only (the server hands it the HTTP routes)");
         break;
       case "driver":
         if (pkg) bad("src/driver imports no packages");
-        if (tLayer && !(tLayer === "driver" || tLayer === "protocol" || target === "src/rpc/rpc-error.ts"))
-          bad("src/driver may import protocol and rpc/rpc-error only");
+        if (tLayer && tLayer !== "driver" && tLayer !== "protocol") bad("src/driver may import protocol only");
         break;
       case "core":
         if (tLayer && !["core", "protocol", "rpc", "driver"].includes(tLayer))
-          bad("src/core may not import drivers, transports or daemon");
+          bad("src/core may import protocol, rpc and driver only");
         if (
           pkg &&
           pkg !== "valibot" &&
@@ -199,22 +236,50 @@ export function violations(rel: string, source: string): string[] {
         break;
       }
       case "interaction":
-        // The toolkit the CLI and MCP share (issue 26): pure, so both surfaces can use it in any process.
-        if (pkg) bad("src/interaction imports no packages");
+        // The toolkit the CLI and MCP share (issue 26): pure, so both can use it in any process.
+        if (pkg) bad("src/surfaces/interaction imports no packages");
         if (tLayer && tLayer !== "interaction" && tLayer !== "protocol")
-          bad("src/interaction may import src/protocol only");
+          bad("src/surfaces/interaction may import src/protocol only");
         break;
-      case "daemon":
-        // Two surfaces side by side: what they share lives in src/interaction, not in one of them.
-        if (rel.startsWith("src/daemon/mcp/") && target?.startsWith("src/daemon/cli/"))
-          bad("MCP may not import the CLI (shared code belongs in src/interaction)");
-        if (rel.startsWith("src/daemon/cli/") && target?.startsWith("src/daemon/mcp/") && !CLI_STARTS_MCP.has(rel))
-          bad("the CLI may not import MCP (shared code belongs in src/interaction)");
-        if (target?.startsWith("drivers/") && !/^drivers\/[^/]+\/index\.ts$/.test(target))
-          bad("the daemon imports drivers only through drivers/*/index.ts");
-        // The MCP SDK stays behind the MCP server's own folder, like each device SDK behind its port.
-        if (pkg?.startsWith("@modelcontextprotocol/sdk") && !rel.startsWith("src/daemon/mcp/"))
-          bad("only src/daemon/mcp/ may import the MCP SDK");
+      case "surface": {
+        const own = surfaceOf(rel);
+        if (tLayer === "surface" && surfaceOf(target as string) !== own)
+          bad("a surface may not import another surface (what they share belongs in src/surfaces/interaction)");
+        else if (tLayer && tLayer !== "browser" && !["surface", "protocol", "client", "interaction"].includes(tLayer))
+          bad(
+            "a surface imports only src/protocol, src/client and src/surfaces/interaction (the server hands it the rest)",
+          );
+        if (pkg && !(SURFACE_PACKAGES[own]?.(pkg) ?? false)) bad(`the ${own} surface may not use ${pkg}`);
+        break;
+      }
+      case "farm":
+        if (tLayer && !["farm", "protocol"].includes(tLayer) && !(tLayer === "rpc" && typesOnly))
+          bad(
+            "src/farm imports src/protocol and rpc's types only; it reaches the daemon through its host port (FarmHostPort)",
+          );
+        break;
+      case "server":
+        if (tLayer === "cli")
+          bad("the server may not import the CLI (the CLI starts the server, and hands it its terminal)");
+        if (tLayer === "interaction") bad("the server wires the surfaces; it uses none of their toolkit");
+        break;
+      case "cli":
+        if (tLayer === "server" && !CLI_SERVER_FILES.has(target as string))
+          if (!(rel === CLI_STARTS_SERVER && target === "src/server/serve.ts"))
+            bad("the CLI uses only the server's shared files; the daemon itself only through serve-command.ts");
+        if (
+          tLayer === "core" &&
+          target !== SELECTOR_FACADE &&
+          !(rel === "src/cli/doctor-checks.ts" && target === "src/core/sessions/db.ts")
+        )
+          bad("the CLI uses of core only the selector facade (and the doctor the database's lock check)");
+        if (tLayer === "rpc" && !typesOnly) bad("the CLI reaches the daemon through src/client");
+        if (
+          tLayer === "surface" &&
+          surfaceOf(target as string) === "mcp" &&
+          target !== "src/surfaces/mcp/stdio-bridge.ts"
+        )
+          bad("the CLI starts MCP's stdio bridge only; shared code belongs in src/surfaces/interaction");
         break;
     }
   }
@@ -226,7 +291,11 @@ export function violations(rel: string, source: string): string[] {
       layer === "interaction" ||
       (layer === "core" && !inCore("sessions") && !inCore("evidence")))
   )
-    problems.push(`${rel}: uses the Bun global (only transports, daemon, core/sessions and core/evidence may)`);
+    problems.push(
+      `${rel}: uses the Bun global (only transports, server, cli, farm, surfaces, drivers, core/sessions and core/evidence may)`,
+    );
+  if (layer !== "cli" && !TERMINAL_WRITERS.has(rel) && TERMINAL.test(code))
+    problems.push(`${rel}: writes to stdout or stderr (only src/cli writes to a terminal; others take a sink or log)`);
   return problems;
 }
 

@@ -38,7 +38,7 @@ const tsc = (project: string) => {
 };
 step("typecheck", tsc("tsconfig.json"));
 // The report page's browser code: DOM types and no Bun or Node types, so a program of its own.
-step("typecheck of the report's browser code", tsc("src/daemon/report/browser/tsconfig.json"));
+step("typecheck of the report's browser code", tsc("src/surfaces/report/browser/tsconfig.json"));
 step("import fences", checkImports());
 step("generated protocol files current (gen --check)", staleFiles());
 step("migrations current (gen-migrations --check)", staleAllMigrations());

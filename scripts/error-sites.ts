@@ -23,7 +23,7 @@ export interface ErrorSites {
 
 const SCANNED = ["src", "drivers"];
 // The MCP server's tool errors are MCP results, not the protocol's error objects.
-const SKIPPED = ["src/protocol/errors.ts", "src/protocol/generated/", "src/daemon/mcp/"];
+const SKIPPED = ["src/protocol/errors.ts", "src/protocol/generated/", "src/surfaces/mcp/"];
 
 function sourceFiles(root: string): string[] {
   const out: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * Generates migrations with drizzle-kit, for the Session store's SQLite tables
- * (src/core/sessions/tables.ts) and the farm's PostgreSQL tables (src/daemon/farm/tables.ts), then
+ * (src/core/sessions/tables.ts) and the farm's PostgreSQL tables (src/farm/tables.ts), then
  * writes each migrations/index.ts, which embeds every migration's SQL (so a compiled binary needs
  * no files beside it). `--check` writes nothing and exits 1 when a tables.ts has changes no
  * migration covers, or when an index.ts does not match its migration files.
@@ -27,8 +27,8 @@ export const SESSIONS: MigrationTarget = {
 };
 export const FARM: MigrationTarget = {
   name: "farm",
-  tables: "src/daemon/farm/tables.ts",
-  dir: join(ROOT, "src/daemon/farm/migrations"),
+  tables: "src/farm/tables.ts",
+  dir: join(ROOT, "src/farm/migrations"),
   config: "scripts/drizzle-farm.config.ts",
 };
 export const TARGETS = [SESSIONS, FARM];

@@ -19,7 +19,7 @@ import {
 import { DTOS, SCALARS } from "../src/protocol/schemas.ts";
 import { SEMANTIC_ARGUMENTS } from "../src/protocol/types/ui.ts";
 import { FEATURES, PROTOCOL_MAJOR, PROTOCOL_MAX_MINOR } from "../src/protocol/features.ts";
-import { VERSION } from "../src/daemon/version.ts";
+import { VERSION } from "../src/server/version.ts";
 import type { ActionContract } from "../src/driver/action-space.ts";
 import { ANDROID_CONTRACTS } from "../drivers/android/action-contracts.ts";
 import { IOS_CONTRACTS } from "../drivers/ios-simulator/action-contracts.ts";

@@ -1,13 +1,13 @@
 #!/usr/bin/env bun
-// The executable: `devicerail <command>` (commands in ./daemon/cli/, the daemon's composition root in
-// ./daemon/server.ts). `--version` answers before commander or any command is loaded; every other
-// command loads only its own module (./daemon/cli/program.ts).
+// The executable: `devicerail <command>` (commands in ./cli/, the daemon's composition root in
+// ./server/). `--version` answers before commander or any command is loaded; every other
+// command loads only its own module (./cli/program.ts).
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  const { VERSION } = await import("./daemon/version.ts");
+  const { VERSION } = await import("./server/version.ts");
   console.log(VERSION);
   process.exit(0);
 }
-const { runCli } = await import("./daemon/cli/program.ts");
+const { runCli } = await import("./cli/program.ts");
 process.exit(await runCli(argv));
 export {};

@@ -13,10 +13,10 @@
  */
 import { SQL } from "bun";
 import { parseArgs } from "node:util";
-import { acquire, release } from "../../src/daemon/farm/allocator.ts";
-import { type FarmDevice, FarmMember } from "../../src/daemon/farm/member.ts";
-import { migrateFarm } from "../../src/daemon/farm/migrate.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { acquire, release } from "../../src/farm/allocator.ts";
+import { type FarmDevice, FarmMember } from "../../src/farm/member.ts";
+import { migrateFarm } from "../../src/farm/migrate.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 import { startPostgres } from "../../test/support/postgres.ts";
 
 const { values } = parseArgs({

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { DEFAULT_IMAGE_SETTINGS, encodeForModel } from "../../src/daemon/mcp/image.ts";
+import { DEFAULT_IMAGE_SETTINGS, encodeForModel } from "../../src/surfaces/mcp/image.ts";
 import { ROOT, daemonCommand } from "../../test/support/daemon.ts";
 import { helloParams } from "../../test/support/hello.ts";
 import { TcpClient, listeningPort } from "../../test/support/tcp-client.ts";

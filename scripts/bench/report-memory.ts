@@ -23,8 +23,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CoreClient, openClient } from "../../src/daemon/cli/client.ts";
-import { reportCommand } from "../../src/daemon/cli/report-command.ts";
+import { type CoreClient, openClient } from "../../src/cli/client.ts";
+import { reportCommand } from "../../src/cli/report-command.ts";
 import { ROOT, daemonCommand } from "../../test/support/daemon.ts";
 import { listeningPort } from "../../test/support/tcp-client.ts";
 

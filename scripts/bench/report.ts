@@ -12,11 +12,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CoreClient, openClient } from "../../src/daemon/cli/client.ts";
-import { clientSource } from "../../src/daemon/report/source.ts";
-import { allEvents } from "../../src/daemon/cli/sessions.ts";
-import { buildModel } from "../../src/daemon/report/model.ts";
-import { renderPage } from "../../src/daemon/report/page.ts";
+import { type CoreClient, openClient } from "../../src/cli/client.ts";
+import { clientSource } from "../../src/surfaces/report/source.ts";
+import { allEvents } from "../../src/cli/sessions.ts";
+import { buildModel } from "../../src/surfaces/report/model.ts";
+import { renderPage } from "../../src/surfaces/report/page.ts";
 import { ROOT, daemonCommand } from "../../test/support/daemon.ts";
 import { listeningPort } from "../../test/support/tcp-client.ts";
 

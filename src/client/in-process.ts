@@ -24,6 +24,12 @@ export interface LocalClient extends Client {
   close(reason?: string): Promise<void>;
 }
 
+/** Stored Evidence by digest, which the composition root hands the surfaces that serve its bytes (GET /evidence, MCP images, the report). */
+export interface EvidenceSource {
+  /** The verified bytes and their stored media type; null when the digest is unknown. */
+  read(sha256: string): Promise<{ bytes: Uint8Array; mediaType: string } | null>;
+}
+
 /** Opens one in-process connection; the surface says hello on it (hello.ts). */
 export type Connect = (opts: ConnectOptions) => LocalClient;
 

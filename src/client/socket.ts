@@ -4,7 +4,7 @@
  */
 import type { Socket } from "bun";
 import type { RpcErrorObject } from "../protocol/errors.ts";
-import { MAX_FRAME_BYTES } from "../rpc/encode.ts";
+import { MAX_FRAME_BYTES } from "../protocol/limits.ts";
 import { LineSplitter } from "../rpc/ndjson.ts";
 import { type Answer, type Channel, type Client, answerOf, clientOver } from "./client.ts";
 import type { Endpoint } from "./endpoint.ts";

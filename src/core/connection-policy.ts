@@ -1,6 +1,6 @@
 import type { Connection } from "../rpc/connection.ts";
 import type { ConnectionPolicy, Route } from "../rpc/dispatcher.ts";
-import { type Logger, RpcError } from "../rpc/rpc-error.ts";
+import { type Logger, RpcError } from "../protocol/rpc-error.ts";
 import { stateOf } from "./connection-state.ts";
 import type { Core } from "./core.ts";
 import { closeConnectionSession } from "./session-access.ts";

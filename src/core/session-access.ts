@@ -1,7 +1,7 @@
 import type { SessionInfo } from "../protocol/types/session.ts";
 import type { Connection } from "../rpc/connection.ts";
 import type { HandlerContext } from "../rpc/dispatcher.ts";
-import { type Logger, RpcError, sessionRequired } from "../rpc/rpc-error.ts";
+import { type Logger, RpcError, sessionRequired } from "../protocol/rpc-error.ts";
 import { connectionIdOf, routedDeviceId, stateOf } from "./connection-state.ts";
 import type { Core } from "./core.ts";
 import { clearSessionStreams, closeSessionStreams } from "./media/session-streams.ts";

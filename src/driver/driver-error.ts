@@ -1,6 +1,6 @@
 import type { ErrorName } from "../protocol/errors.ts";
 import { type IssueDetail, MAX_ISSUE_DETAILS } from "../protocol/issue-details.ts";
-import { RpcError } from "../rpc/rpc-error.ts";
+import { RpcError } from "../protocol/rpc-error.ts";
 
 /** The −32000 codes a driver may raise (docs/protocol/errors.md#-32000). */
 export type DriverErrorCode =

@@ -1,7 +1,7 @@
 import type { ActionDefinition } from "../protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../protocol/types/device.ts";
 import type { UiContextRef, UiNode } from "../protocol/types/ui.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { DriverError } from "./driver-error.ts";
 
 export type { Logger };

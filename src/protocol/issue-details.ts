@@ -49,7 +49,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export const pointerOf = (keys: readonly PropertyKey[]): string =>
   keys.map((k) => `/${String(k).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
 
-/** A number token the JSON parser kept apart because it was written with a fraction or exponent (rpc/json.ts JsonFloat). */
+/** A number token the JSON parser kept apart because it was written with a fraction or exponent (protocol/json.ts JsonFloat). */
 const floatToken = (x: object): number | null => {
   const toJSON = (x as { toJSON?: unknown }).toJSON;
   if (typeof toJSON !== "function") return null;

@@ -3,7 +3,7 @@ import { PRIVILEGED_TRANSPORTS } from "../protocol/methods.ts";
 import type { RpcId } from "../protocol/ids.ts";
 import type { HelloResult, PeerInfo, TransportInfo } from "../protocol/types/handshake.ts";
 import type { ServerServices } from "./handshake.ts";
-import type { RpcError } from "./rpc-error.ts";
+import type { RpcError } from "../protocol/rpc-error.ts";
 
 /**
  * What a connection authenticated with a narrower credential than the host's token may do (a farm

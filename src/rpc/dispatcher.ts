@@ -8,7 +8,7 @@ import type { Connection, InFlight } from "./connection.ts";
 import { checkedFailureFrame, oversizedResult, successFrame, successFrameFromJson } from "./encode.ts";
 import { decodeEnvelope } from "./envelope.ts";
 import { withinGrace } from "./grace.ts";
-import { parseJson } from "./json.ts";
+import { parseJson } from "../protocol/json.ts";
 import {
   type CloseReason,
   type ConnectionPolicy,
@@ -19,7 +19,7 @@ import {
   abortError,
   runSteps,
 } from "./method-steps.ts";
-import { type Logger, RpcError } from "./rpc-error.ts";
+import { type Logger, RpcError } from "../protocol/rpc-error.ts";
 
 export type { CloseReason, ConnectionPolicy, HandlerContext, Handlers, Route } from "./method-steps.ts";
 export { deepFreeze } from "./method-steps.ts";

@@ -1,8 +1,8 @@
 import type { RpcErrorObject } from "../protocol/errors.ts";
 import { errorObject } from "../protocol/errors.ts";
 import type { RpcId } from "../protocol/ids.ts";
+import { MAX_FRAME_BYTES } from "../protocol/limits.ts";
 
-export const MAX_FRAME_BYTES = 1_048_576;
 const encoder = new TextEncoder();
 
 /** UTF-8 length without encoding when the answer is obvious (≤ 3 bytes per UTF-16 unit). */

@@ -1,6 +1,6 @@
 import { MAX_SAFE } from "../protocol/ids.ts";
 import type { RpcRequest } from "../protocol/jsonrpc.ts";
-import { JsonFloat } from "./json.ts";
+import { JsonFloat } from "../protocol/json.ts";
 
 const ALLOWED = new Set(["jsonrpc", "id", "method", "timeoutMs", "params"]);
 

@@ -7,7 +7,7 @@ import {
   type ProtocolOffer,
   type ProtocolVersion,
 } from "../protocol/types/handshake.ts";
-import { RpcError } from "./rpc-error.ts";
+import { RpcError } from "../protocol/rpc-error.ts";
 
 /** Runtime services that decide feature availability beyond the selected minor (docs/protocol/handshake.md#feature-availability). */
 export interface ServerServices {

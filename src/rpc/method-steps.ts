@@ -19,7 +19,13 @@ import {
 import type { PeerInfo } from "../protocol/types/handshake.ts";
 import type { AbortReason, Connection, InFlight } from "./connection.ts";
 import { negotiate } from "./handshake.ts";
-import { type Logger, RpcError, methodUnavailable, notPermittedOnTransport, sessionRequired } from "./rpc-error.ts";
+import {
+  type Logger,
+  RpcError,
+  methodUnavailable,
+  notPermittedOnTransport,
+  sessionRequired,
+} from "../protocol/rpc-error.ts";
 
 /** Per-request context handed to every handler: the signal, the deadline, the route and the Session. */
 export interface HandlerContext {

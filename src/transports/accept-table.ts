@@ -1,5 +1,5 @@
 import type { Socket } from "bun";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { isLoopbackAddress } from "./ip-address.ts";
 import { type AcceptOptions, Accepted } from "./sniff.ts";
 import { setTcpUserTimeout } from "./tcp-user-timeout.ts";

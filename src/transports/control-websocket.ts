@@ -5,7 +5,7 @@ import type { Dispatcher } from "../rpc/dispatcher.ts";
 import { checkedFailureFrame } from "../rpc/encode.ts";
 import { withinGrace } from "../rpc/grace.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { InputLoop } from "./input-loop.ts";
 import { Outbox, messageSink } from "./outbox.ts";
 import { SEND_WINDOW_BYTES, WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";

@@ -6,8 +6,8 @@ import { EventsSubscribeParamsSchema } from "../protocol/types/stream.ts";
 import type { TestEvent } from "../protocol/types/event.ts";
 import { failureFrame, successFrame } from "../rpc/encode.ts";
 import { selectVersion } from "../rpc/handshake.ts";
-import { parseJson } from "../rpc/json.ts";
-import { RpcError } from "../rpc/rpc-error.ts";
+import { parseJson } from "../protocol/json.ts";
+import { RpcError } from "../protocol/rpc-error.ts";
 import { Outbox, messageSink } from "./outbox.ts";
 import { SEND_WINDOW_BYTES } from "./websocket-liveness.ts";
 

@@ -1,6 +1,6 @@
 import type { Server, ServerWebSocket } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { type EventPlane, EventSubscriber, MAX_MESSAGE_BYTES } from "./event-subscriber.ts";
 import { refusalLog } from "./log-limiter.ts";
 import { WEBSOCKET_LIVENESS } from "./websocket-liveness.ts";

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 
 /** Each daemon's private HTTP socket lives in `<tmp>/devicerail-http-<pid>-XXXXXX/http.sock`. */
 export const HTTP_FOLDER_PREFIX = "devicerail-http-";

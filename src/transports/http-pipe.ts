@@ -1,6 +1,6 @@
 import type { Socket } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { setReading } from "./ndjson-connection.ts";
 import { BYTES, Outbox, type OutboxSink, socketSink } from "./outbox.ts";
 import type { RawSocket } from "./sniff.ts";

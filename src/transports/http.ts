@@ -7,28 +7,34 @@ import type { ServerServices } from "../rpc/handshake.ts";
 import { errorObject } from "../protocol/errors.ts";
 import { type ControlSocket, controlWebSocket, newControlSocket } from "./control-websocket.ts";
 import type { ConnectionLimits } from "./accept-table.ts";
-import { HttpApi, type HttpApiOptions } from "./http-api.ts";
-import {
-  type HttpPolicy,
-  MAX_BODY_BYTES,
-  admit,
-  checkJsonContentType,
-  grantOf,
-  errorResponse,
-  readBody,
-  refusal,
-} from "./http-guard.ts";
+import { type HttpPolicy, admit, grantOf } from "./http-guard.ts";
+import { MAX_BODY_BYTES, checkJsonContentType, errorResponse, readBody, refusal } from "../protocol/http.ts";
 import { HTTP_FOLDER_PREFIX, reclaimDeadFolders } from "./http-folders.ts";
 import { refusalLog } from "./log-limiter.ts";
 import type { AccessToken, GrantIssuer } from "./token.ts";
 import type { ViewerPasses } from "./viewer-passes.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
+
+/**
+ * What answers the HTTP requests that pass the guard, other than the JSON-RPC WebSocket: the
+ * server's route table (server/serve.ts). Each listener gets its own (`routes()`), stopped with it.
+ */
+export interface HttpRoutes {
+  /** The answer, or null when no route takes the request (a 404 then). */
+  route(req: Request, url: URL, body: string): Promise<Response> | null;
+  /** Ends what the routes hold open (in-process connections, streamed bodies). */
+  stop(): Promise<void>;
+}
 
 /** RFC 3986 authority without userinfo: a bracketed IP literal or a reg-name, then an optional port. */
 const AUTHORITY =
   /^(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2}){0,255})(?::[0-9]{0,5})?$/;
 
 /** What a public listener (TCP, Unix socket) is given beyond its address: the HTTP side's needs, the token and the allowed Origins. */
-export interface PublicListenerOptions extends HttpApiOptions {
+export interface PublicListenerOptions {
+  log: Logger;
+  /** Builds the listener's HTTP routes. */
+  routes: () => HttpRoutes;
   /** The JSON-RPC connections' dispatcher and services (the HTTP API reaches them only through `connect`). */
   dispatcher: Dispatcher;
   services: ServerServices;
@@ -57,14 +63,18 @@ export interface HttpFrontend {
  * directory, so only this process (and root) can reach it except through the public port's
  * checks. Every request passes the browser protection of http-guard before any route runs.
  */
-export function startHttpFrontend(
-  opts: HttpApiOptions & { dispatcher: Dispatcher; services: ServerServices; policy: HttpPolicy },
-): HttpFrontend {
+export function startHttpFrontend(opts: {
+  log: Logger;
+  routes: () => HttpRoutes;
+  dispatcher: Dispatcher;
+  services: ServerServices;
+  policy: HttpPolicy;
+}): HttpFrontend {
   const { log, policy } = opts;
   void reclaimDeadFolders(tmpdir(), log);
   const dir = mkdtempSync(join(tmpdir(), `${HTTP_FOLDER_PREFIX}${process.pid}-`));
   const path = join(dir, "http.sock");
-  const api = new HttpApi(opts);
+  const routes = opts.routes();
   const sockets = controlWebSocket(opts);
   let stopping = false;
 
@@ -127,9 +137,7 @@ export function startHttpFrontend(
     }
     // Device requests last as long as the device takes; Bun's idle timeout (10 s) is for idle and trickling connections only.
     server.timeout(req, 0);
-    const extra = opts.routes?.(req, url, body);
-    if (extra) return extra;
-    const routed = api.route(req, url, body);
+    const routed = routes.route(req, url, body);
     if (routed) return routed;
     return errorResponse(
       404,
@@ -166,7 +174,7 @@ export function startHttpFrontend(
     policy,
     async stop() {
       stopping = true;
-      await Promise.all([api.stop(), sockets.stop()]);
+      await Promise.all([routes.stop(), sockets.stop()]);
       await server.stop(true);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,4 +1,4 @@
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 
 /** Lines about refused requests a listener writes per interval; the rest are counted and summed up (docs/protocol/limits.md). */
 export const REFUSAL_LOG_LINES = 20;

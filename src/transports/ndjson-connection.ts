@@ -6,7 +6,7 @@ import { errorObject } from "../protocol/errors.ts";
 import { checkedFailureFrame } from "../rpc/encode.ts";
 import { withinGrace } from "../rpc/grace.ts";
 import { LineSplitter, MAX_LINE_BYTES, decodeUtf8Line, type Frame } from "../rpc/ndjson.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { FrameWriter } from "./frame-writer.ts";
 import { InputLoop } from "./input-loop.ts";
 import { BYTES, Outbox, type OutboxSink } from "./outbox.ts";

@@ -2,7 +2,7 @@ import type { ConnectionGrant } from "../rpc/connection.ts";
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
 import type { TransportInfo } from "../protocol/types/handshake.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { BAD_REQUEST_LINE, HEAD_TOO_LARGE, HeadEnd, MAX_HTTP_HEAD_BYTES, REQUEST_LINE } from "./http-head.ts";
 import { HttpPipe } from "./http-pipe.ts";
 import { refusalLog } from "./log-limiter.ts";

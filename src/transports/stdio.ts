@@ -1,6 +1,6 @@
 import type { Dispatcher } from "../rpc/dispatcher.ts";
 import type { ServerServices } from "../rpc/handshake.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { type ByteChannel, NdjsonConnection } from "./ndjson-connection.ts";
 import { streamSink } from "./outbox.ts";
 import { listenWhile } from "./listeners.ts";

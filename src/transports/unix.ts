@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, mkdirSync, type Stats, unlinkSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import type { Socket, UnixSocketListener } from "bun";
 import { withinGrace } from "../rpc/grace.ts";
-import type { Logger } from "../rpc/rpc-error.ts";
+import type { Logger } from "../protocol/rpc-error.ts";
 import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable, DEFAULT_LIMITS, socketFd } from "./accept-table.ts";
 import { peerCredentials, peerCredentialsSupported } from "./peer-credentials.ts";

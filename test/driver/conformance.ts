@@ -11,7 +11,7 @@ import type { CallContext, DeviceChange, Driver } from "../../src/driver/driver.
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { DeviceInfoSchema, ViewportSchema } from "../../src/protocol/types/device.ts";
 import { SEMANTIC_ACTION_NAMES } from "../../src/protocol/types/ui.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 import { coreHarness } from "../support/core-harness.ts";
 import { ALL_FEATURES } from "../support/hello.ts";
 

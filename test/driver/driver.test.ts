@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { type CallContext, abortable, allEnded, whenAborted } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 
 const ctx = (signal: AbortSignal = new AbortController().signal): CallContext => ({
   signal,

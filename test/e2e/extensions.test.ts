@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { errorObject } from "../../src/protocol/errors.ts";
 import { METHOD_NAMES } from "../../src/protocol/methods.ts";
-import { MAX_FRAME_BYTES } from "../../src/rpc/encode.ts";
+import { MAX_FRAME_BYTES } from "../../src/protocol/limits.ts";
 import { type DaemonProcess, ROOT, helloParams, spawnDaemon, tempDataDir } from "../support/daemon.ts";
 import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 

@@ -6,13 +6,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import type { FarmSessionRow } from "../../src/daemon/cli/farm-command.ts";
-import type { Allocation } from "../../src/daemon/farm/allocator.ts";
+import type { FarmSessionRow } from "../../src/cli/farm-command.ts";
+import type { Allocation } from "../../src/farm/allocator.ts";
 import { ADB_PATH, adbServerForFile, demoScenario, startFakeDevice } from "../support/adb-device/index.ts";
 import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { helloParams } from "../support/hello.ts";
 import { pollUntil, until } from "../support/wait.ts";
-import { cliJson } from "../daemon/cli/run.ts";
+import { cliJson } from "../cli/run.ts";
 import {
   LEASE_MS,
   TOKEN,

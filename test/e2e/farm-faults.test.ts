@@ -5,11 +5,11 @@
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync } from "node:fs";
-import type { Allocation } from "../../src/daemon/farm/allocator.ts";
+import type { Allocation } from "../../src/farm/allocator.ts";
 import { daemonCommand, daemonEnv, tempDataDir } from "../support/daemon.ts";
 import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { pollUntil } from "../support/wait.ts";
-import { cli } from "../daemon/cli/run.ts";
+import { cli } from "../cli/run.ts";
 import {
   HEARTBEAT_MS,
   LEASE_MS,

@@ -3,11 +3,11 @@
  * heartbeat and a short lease, the farm CLI against the same database, and clients that connect
  * to an allocation's owning host with its credential.
  */
-import type { FarmDeviceRow, FarmHostRow } from "../../src/daemon/cli/farm-command.ts";
-import type { Allocation } from "../../src/daemon/farm/allocator.ts";
+import type { FarmDeviceRow, FarmHostRow } from "../../src/cli/farm-command.ts";
+import type { Allocation } from "../../src/farm/allocator.ts";
 import type { PgCluster } from "../support/postgres.ts";
 import { pollUntil } from "../support/wait.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
+import { cli, cliJson } from "../cli/run.ts";
 import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 
 export const TOKEN = "farm-test-token-0123456789abcdef";

@@ -6,13 +6,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { type FarmDeviceRow, type FarmHostRow } from "../../src/daemon/cli/farm-command.ts";
+import { type FarmDeviceRow, type FarmHostRow } from "../../src/cli/farm-command.ts";
 import { adbServerForFile, demoScenario, startFakeDevice } from "../support/adb-device/index.ts";
 import { ADB_PATH } from "../support/adb-device/index.ts";
 import { tempDataDir } from "../support/daemon.ts";
 import { type PgCluster, describeWithPostgres, startPostgres } from "../support/postgres.ts";
 import { pollUntil, until } from "../support/wait.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
+import { cli, cliJson } from "../cli/run.ts";
 import { RpcSocket, ServeDaemon } from "./serve-daemon.ts";
 
 const TOKEN = "farm-test-token-0123456789abcdef";

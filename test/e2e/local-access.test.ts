@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type DaemonRecord, readRecord } from "../../src/daemon/cli/daemon-record.ts";
+import { type DaemonRecord, readRecord } from "../../src/server/daemon-record.ts";
 import { helloParams, tempDataDir } from "../support/daemon.ts";
 import { until } from "../support/wait.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
+import { cli, cliJson } from "../cli/run.ts";
 import { ServeDaemon, within } from "./serve-daemon.ts";
 
 const NOBODY = 65_534;

@@ -202,7 +202,7 @@ describe("devicerail mcp fed by a pipe", () => {
     ]);
     expect(answers[2].result.content[0].text).toMatch(/^tap at 640,148 on mock-1: ok \(tap, /);
     const sessionId = /session ([0-9a-f-]{36})/.exec(answers[1].result.content[0].text)?.[1];
-    const { readRecord } = await import("../../src/daemon/cli/daemon-record.ts");
+    const { readRecord } = await import("../../src/server/daemon-record.ts");
     const base = `http://127.0.0.1:${readRecord(dataDir)?.port}`;
     owners.set(new URL(base).origin, ownerAuth(dataDir));
     const ended = await pollUntil(

@@ -10,7 +10,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
-import { cli, tempCwd } from "../daemon/cli/run.ts";
+import { cli, tempCwd } from "../cli/run.ts";
 import { canaryForms, leaksIn } from "../support/canary.ts";
 import {
   type PageProblems,

@@ -6,11 +6,11 @@
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readRecord } from "../../src/daemon/cli/daemon-record.ts";
+import { readRecord } from "../../src/server/daemon-record.ts";
 import { helloParams, tempDataDir } from "../support/daemon.ts";
 import { browserForFile, describeWithChromium, undecodedImages, watchPage } from "../support/chromium.ts";
 import { TcpClient } from "../support/tcp-client.ts";
-import { cli, cliJson } from "../daemon/cli/run.ts";
+import { cli, cliJson } from "../cli/run.ts";
 
 // page.evaluate callbacks run in the browser; the project's TypeScript setup has no DOM types.
 declare const document: any;

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { SCROLL_ARGUMENTS } from "../../src/protocol/driver-arguments.ts";
 import { U32Schema, UuidSchema, cpString, nonBlank, nullable } from "../../src/protocol/ids.ts";
 import { describeSchema, issueDetails, pointerOf, renderReceived } from "../../src/protocol/issue-details.ts";
-import { JsonFloat } from "../../src/rpc/json.ts";
+import { JsonFloat } from "../../src/protocol/json.ts";
 import { ProtocolOfferSchema } from "../../src/protocol/types/handshake.ts";
 import { TapElementArgumentsSchema } from "../../src/protocol/types/ui.ts";
 

@@ -9,7 +9,7 @@ import { EventLog } from "../../src/core/sessions/event-log.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { Connection } from "../../src/rpc/connection.ts";
 import { Dispatcher, type Handlers } from "../../src/rpc/dispatcher.ts";
-import { type Logger, silentLogger } from "../../src/rpc/rpc-error.ts";
+import { type Logger, silentLogger } from "../../src/protocol/rpc-error.ts";
 
 const HELLO = {
   jsonrpc: "2.0",

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { RpcRequestSchema } from "../../src/protocol/jsonrpc.ts";
 import { decodeEnvelope } from "../../src/rpc/envelope.ts";
-import { JsonFloat, parseJson } from "../../src/rpc/json.ts";
+import { JsonFloat, parseJson } from "../../src/protocol/json.ts";
 
 const base = { jsonrpc: "2.0", id: 1, method: "system.describe" };
 const values: unknown[] = [null, true, 0, 1, -1, 1.5, 2 ** 53, 2 ** 53 - 1, "", "x", [], [1], {}, { a: 1 }];

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { availableFeatures, negotiate, selectVersion, type ServerServices } from "../../src/rpc/handshake.ts";
-import { RpcError } from "../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../src/protocol/rpc-error.ts";
 
 const all: ServerServices = {
   eventStreamListener: true,

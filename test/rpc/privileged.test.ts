@@ -9,7 +9,7 @@ import { errorObject } from "../../src/protocol/errors.ts";
 import type { Privileged } from "../../src/protocol/methods.ts";
 import { Connection } from "../../src/rpc/connection.ts";
 import { Dispatcher } from "../../src/rpc/dispatcher.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 
 const FEATURES = ["request.control.v1", "device.routing.v1", "events.snapshot.v1"];
 const hello = (features: string[]) => ({

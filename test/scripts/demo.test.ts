@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { ADB_PATH } from "../support/adb-device/index.ts";
 import { ROOT, tempDataDir } from "../support/daemon.ts";
-import { isAlive, readRecord } from "../../src/daemon/cli/daemon-record.ts";
+import { isAlive, readRecord } from "../../src/server/daemon-record.ts";
 
 /** A port nothing listens on now, for an adb server only this test uses. */
 async function freePort(): Promise<number> {

@@ -46,7 +46,7 @@ describe("gen-migrations --check", () => {
       );
       const problems = staleMigrations(schema, FARM);
       expect(problems).toHaveLength(1);
-      expect(problems[0]).toStartWith("src/daemon/farm/tables.ts has changes without a migration");
+      expect(problems[0]).toStartWith("src/farm/tables.ts has changes without a migration");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

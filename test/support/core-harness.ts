@@ -11,7 +11,7 @@ import { openDatabase } from "../../src/core/sessions/db.ts";
 import { EventLog } from "../../src/core/sessions/event-log.ts";
 import type { Driver } from "../../src/driver/driver.ts";
 import { Dispatcher } from "../../src/rpc/dispatcher.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 import { MemoryConnection } from "../../src/transports/memory.ts";
 import { FakeDriver } from "./fake-driver.ts";
 

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { isAlive } from "../../src/daemon/cli/daemon-record.ts";
+import { isAlive } from "../../src/server/daemon-record.ts";
 import { LineClient } from "./line-client.ts";
 
 export const ROOT = join(import.meta.dir, "../..");

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { readRecord } from "../../src/daemon/cli/daemon-record.ts";
+import { readRecord } from "../../src/server/daemon-record.ts";
 import { ROOT, daemonCommand, daemonEnv, tempDataDir } from "./daemon.ts";
 import { until } from "./wait.ts";
 

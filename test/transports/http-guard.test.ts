@@ -1,12 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import {
-  type HttpPolicy,
-  admit,
-  checkJsonContentType,
-  httpStatusOf,
-  loopbackHosts,
-  readBody,
-} from "../../src/transports/http-guard.ts";
+import { type HttpPolicy, admit, loopbackHosts } from "../../src/transports/http-guard.ts";
+import { checkJsonContentType, httpStatusOf, readBody } from "../../src/protocol/http.ts";
 import { AccessToken } from "../../src/transports/token.ts";
 
 const PORT = 4711;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { LogLimiter } from "../../src/transports/log-limiter.ts";
-import type { Logger } from "../../src/rpc/rpc-error.ts";
+import type { Logger } from "../../src/protocol/rpc-error.ts";
 
 function recording() {
   const lines: [string, object, string | undefined][] = [];

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { type ByteChannel, MAX_INPUT_QUEUE_BYTES, NdjsonConnection } from "../../src/transports/ndjson-connection.ts";
 import { socketSink } from "../../src/transports/outbox.ts";
-import { silentLogger } from "../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../src/protocol/rpc-error.ts";
 import { coreHarness } from "../support/core-harness.ts";
 import { helloParams } from "../support/hello.ts";
 

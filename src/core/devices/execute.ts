@@ -1,4 +1,4 @@
-import { unwrapJsonFloats } from "../../rpc/json.ts";
+import { unwrapJsonFloats } from "../../protocol/json.ts";
 import { type CallContext, whenAborted } from "../../driver/driver.ts";
 import { DriverError } from "../../driver/driver-error.ts";
 import { errorInfo, type ErrorInfo } from "../../protocol/errors.ts";
@@ -11,7 +11,7 @@ import type {
 import type { Observation } from "../../protocol/types/observation.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { HandlerContext } from "../../rpc/dispatcher.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { Core } from "../core.ts";
 import type { StoredEvidence } from "../evidence/evidence-store.ts";
 import { type Captured, captureObservation } from "./observe.ts";

@@ -1,6 +1,6 @@
 import type * as nodeFs from "node:fs";
 import { dirname, resolve } from "node:path";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { ObjectStoreFs } from "./object-store.ts";
 
 export const errno = (e: unknown): string | undefined =>

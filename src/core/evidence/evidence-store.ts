@@ -1,5 +1,5 @@
 import type { AssetRef } from "../../protocol/types/evidence.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { EvidenceRow } from "../sessions/event-log.ts";
 import { DEFAULT_INLINE_BYTES, MAX_INLINE_BYTES } from "./inline-limits.ts";
 import type { ObjectStore } from "./object-store.ts";

@@ -1,6 +1,6 @@
 import * as nodeFs from "node:fs";
 import { join } from "node:path";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import { DurableFs, errno, ioError } from "./durable-fs.ts";
 import { sha256Hex } from "./evidence-store.ts";
 

@@ -1,4 +1,4 @@
-import { methodUnavailable } from "../../rpc/rpc-error.ts";
+import { methodUnavailable } from "../../protocol/rpc-error.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
 import type { Core } from "../core.ts";
 

@@ -2,7 +2,7 @@ import { DriverError } from "../../driver/driver-error.ts";
 import type { ActionDefinition } from "../../protocol/types/action.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import type { Handlers } from "../../rpc/dispatcher.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { executeAction } from "../devices/execute.ts";
 import { captureObservation } from "../devices/observe.ts";

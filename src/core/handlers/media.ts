@@ -4,7 +4,7 @@ import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts"
 import type { Connection } from "../../rpc/connection.ts";
 import type { ParamsOf } from "../../protocol/methods.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
-import { type Logger, RpcError, methodUnavailable } from "../../rpc/rpc-error.ts";
+import { type Logger, RpcError, methodUnavailable } from "../../protocol/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { captureObservation } from "../devices/observe.ts";
 import { routedDeviceId, stateOf } from "../connection-state.ts";

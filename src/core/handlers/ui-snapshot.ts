@@ -2,7 +2,7 @@ import type { Observation } from "../../protocol/types/observation.ts";
 import { MEDIA_TYPE_UI_TREE } from "../../protocol/types/evidence.ts";
 import type { UiSnapshot } from "../../protocol/types/ui.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { uiSnapshotProblem } from "../sessions/ui-snapshot.ts";
 

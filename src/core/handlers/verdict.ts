@@ -1,7 +1,7 @@
 import type { TestEvent } from "../../protocol/types/event.ts";
 import type { Verdict } from "../../protocol/types/verdict.ts";
 import type { HandlerContext, Handlers } from "../../rpc/dispatcher.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { Core } from "../core.ts";
 import { checkMediaType } from "../evidence/evidence-store.ts";
 import { routedDeviceId, stateOf } from "../connection-state.ts";

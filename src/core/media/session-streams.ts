@@ -1,7 +1,7 @@
 import type { RpcId } from "../../protocol/ids.ts";
 import type { Connection } from "../../rpc/connection.ts";
 import { withinGrace } from "../../rpc/grace.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import { routedDeviceId, stateOf } from "../connection-state.ts";
 import type { Core } from "../core.ts";
 import { MEDIA_LIMITS, type MediaStream, committedFrames } from "./streams.ts";

@@ -1,5 +1,5 @@
 import type { MediaFrame, MediaStreamInfo } from "../../protocol/types/media.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import { once } from "../once.ts";
 
 /** The media limits of docs/protocol/limits.md#media-streams. */

@@ -1,6 +1,6 @@
 import { MAX_SAFE } from "../../protocol/ids.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { AppendInput, EvidenceRow } from "./append-input.ts";
 import type { SessionState } from "./session-state.ts";
 

@@ -2,7 +2,7 @@ import type { RpcId } from "../../protocol/ids.ts";
 import type { TestEvent, TestEventPayload } from "../../protocol/types/event.ts";
 import type { SessionSummary } from "../../protocol/types/extensions.ts";
 import type { SessionInfo, SessionOutcome } from "../../protocol/types/session.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { AppendInput } from "./append-input.ts";
 import { admitAppend, admitEnd, appendableSession } from "./append-invariants.ts";
 import type { Db, OpenedDatabase } from "./db.ts";

@@ -1,5 +1,5 @@
 import type { TestEvent } from "../../protocol/types/event.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { AppendInput, EvidenceRow } from "./append-input.ts";
 import type { Undo } from "./append-invariants.ts";
 import type { SessionState } from "./session-state.ts";

@@ -1,5 +1,5 @@
 import type { TestEventPayload } from "../../protocol/types/event.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 
 interface StreamRecord {
   mediaType: string;

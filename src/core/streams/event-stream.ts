@@ -1,7 +1,7 @@
 import type { ErrorInfo } from "../../protocol/errors.ts";
 import { errorInfo } from "../../protocol/errors.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
-import { RpcError } from "../../rpc/rpc-error.ts";
+import { RpcError } from "../../protocol/rpc-error.ts";
 import type { EventLog } from "../sessions/event-log.ts";
 import { requiredMinor } from "../event-minor.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { MockDriver } from "../../../drivers/mock/index.ts";
 import { DeviceService } from "../../../src/core/devices/device-service.ts";
 import type { DeviceChange } from "../../../src/driver/driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { FakeDriver } from "../../support/fake-driver.ts";
 
 const ctx = { signal: new AbortController().signal, deadline: null, log: silentLogger };

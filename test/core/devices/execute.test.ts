@@ -12,7 +12,7 @@ import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
 import { type EvidenceStore, sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 import { OneDeviceDriver } from "../../support/fake-driver.ts";
 import { LOGIN_SCREEN_PNG, LOGIN_SCREEN_SHA, pngRef } from "../../support/mock-screens.ts";

@@ -4,7 +4,7 @@ import type { Core } from "../../../src/core/core.ts";
 import { recordObservation } from "../../../src/core/devices/observe.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
-import type { Logger } from "../../../src/rpc/rpc-error.ts";
+import type { Logger } from "../../../src/protocol/rpc-error.ts";
 
 const node = (stableNodeId: string, parentStableNodeId: string | null): UiNode => ({
   stableNodeId,

@@ -11,7 +11,7 @@ import {
 import { ObjectStore } from "../../../src/core/evidence/object-store.ts";
 import { type OpenedDatabase, openDatabase } from "../../../src/core/sessions/db.ts";
 import { EventLog } from "../../../src/core/sessions/event-log.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 
 let dir: string;
 let opened: OpenedDatabase;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "../../../src/core/evidence/evidence-store.ts";
 import { MAX_OBJECT_BYTES, ObjectStore, type ObjectStoreFs } from "../../../src/core/evidence/object-store.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 
 let root: string;
 let dir: string;

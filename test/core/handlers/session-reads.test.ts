@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_FRAME_BYTES } from "../../../src/rpc/encode.ts";
+import { MAX_FRAME_BYTES } from "../../../src/protocol/limits.ts";
 import type { TestEvent } from "../../../src/protocol/types/event.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 

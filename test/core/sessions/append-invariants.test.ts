@@ -10,7 +10,7 @@ import {
 import { newSessionState, type SessionState } from "../../../src/core/sessions/session-state.ts";
 import { MAX_SAFE } from "../../../src/protocol/ids.ts";
 import type { TestEvent, TestEventPayload } from "../../../src/protocol/types/event.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 
 const SESSION = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const CALL = "0f6c2f84-6d0e-4a43-9a8e-2b1f0e5c7d11";

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseLockedError, openDatabase, storeProblem } from "../../../src/core/sessions/db.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 import { EventLog } from "../../../src/core/sessions/event-log.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "devicerail-db-integrity-"));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { openDatabase } from "../../../src/core/sessions/db.ts";
 import { EventLog, MAX_SESSION_REFERENCES, RECOVERY_REASON } from "../../../src/core/sessions/event-log.ts";
 import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 import { countTransactions } from "../../support/transactions.ts";
 
 const memoryLog = () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { type BatchStore, GroupCommit, type PendingAppend } from "../../../src/core/sessions/group-commit.ts";
 import { newSessionState } from "../../../src/core/sessions/session-state.ts";
 import type { TestEventPayload } from "../../../src/protocol/types/event.ts";
-import { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { RpcError } from "../../../src/protocol/rpc-error.ts";
 
 const SESSION = "3c0a4f7e-1b2d-4e5f-8a9b-0c1d2e3f4a5b";
 const note = (n: number): TestEventPayload => ({

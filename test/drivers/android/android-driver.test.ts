@@ -7,7 +7,7 @@ import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { DeviceChange, Driver } from "../../../src/driver/driver.ts";
 import type { DeviceInfo } from "../../../src/protocol/types/device.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import {
   ADB_PATH,
   type AdbServer,

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { DeviceChange } from "../../../src/driver/driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import {
   ADB_PATH,
   type AdbServer,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from "bun:test";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { driverConformance } from "../../driver/conformance.ts";
 import {
   ADB_PATH,

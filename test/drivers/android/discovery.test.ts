@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { AdbkitPort, TrackHandlers } from "../../../drivers/android/adbkit-port.ts";
 import { Discovery } from "../../../drivers/android/discovery.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 
 /** An adb server that answers once, then is gone: every later request fails. */
 function vanishingServer() {

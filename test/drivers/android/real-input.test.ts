@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { AdbkitPort } from "../../../drivers/android/adbkit-port.ts";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { coreHarness } from "../../support/core-harness.ts";
 import { ALL_FEATURES } from "../../support/hello.ts";
 import { AndroidShell } from "../../../drivers/android/android-shell.ts";

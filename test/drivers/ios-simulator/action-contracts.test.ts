@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { IOS_ACTIONS } from "../../../drivers/ios-simulator/actions.ts";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { schemaParity } from "../../driver/schema-parity.ts";
 import { type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
 

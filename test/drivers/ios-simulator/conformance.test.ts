@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { driverConformance } from "../../driver/conformance.ts";
 import { startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext, DeviceChange } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { canaryForms, leaksIn, processArgvs } from "../../support/canary.ts";
 import { type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/fake-simulators.ts";
 

@@ -11,7 +11,7 @@ import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator
 import { AxReadiness } from "../../../drivers/ios-simulator/readiness.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { DEMO_BUNDLE, type DeviceSpec, type FakeSimulators, startFakeSimulators } from "../../support/ios-sim/index.ts";
 
 const ctx = (): CallContext => ({

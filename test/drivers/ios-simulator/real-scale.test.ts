@@ -11,7 +11,7 @@ import { parseMainScreen, ScreenScale } from "../../../drivers/ios-simulator/sca
 import type { CallContext } from "../../../src/driver/driver.ts";
 import type { DriverError } from "../../../src/driver/driver-error.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import {
   DEMO_BUNDLE,
   type DeviceSpec,

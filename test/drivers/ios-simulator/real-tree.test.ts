@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { IosSimulatorDriver } from "../../../drivers/ios-simulator/ios-simulator-driver.ts";
 import type { CallContext, DeviceChange, RawObservation } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
-import { type Logger, silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { type Logger, silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { spawnDaemon } from "../../support/daemon.ts";
 import {
   type FakeSimulators,

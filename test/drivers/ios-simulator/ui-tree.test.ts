@@ -3,7 +3,7 @@ import type { Hid } from "../../../drivers/ios-simulator/backends.ts";
 import { AxReadiness } from "../../../drivers/ios-simulator/readiness.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 
 /** What describe-ui prints right after a boot: the application root, without size or children. */
 const EMPTY = JSON.stringify([

@@ -5,7 +5,7 @@ import { uiSnapshotProblem } from "../../../src/core/sessions/ui-snapshot.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
 import type { UiNode } from "../../../src/protocol/types/ui.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 
 const CTX: CallContext = { signal: new AbortController().signal, deadline: null, log: silentLogger };
 

@@ -3,7 +3,7 @@ import documents from "../../../src/protocol/generated/drivers/mock-actions.json
 import { MockDriver } from "../../../drivers/mock/mock-driver.ts";
 import type { CallContext } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 
 const CTX: CallContext = { signal: new AbortController().signal, deadline: null, log: silentLogger };
 const VIEWPORT = { width: 1280, height: 720 };

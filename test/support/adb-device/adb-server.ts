@@ -9,7 +9,7 @@ import { createServer, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { type AdbDeviceEntry, parseDevices } from "../../../src/daemon/cli/adb-host.ts";
+import { type AdbDeviceEntry, parseDevices } from "../../../src/cli/adb-host.ts";
 
 /** The adb the tests run: DEVICERAIL_TEST_ADB, else the one on PATH, else Debian's. */
 export const ADB_PATH = process.env.DEVICERAIL_TEST_ADB ?? Bun.which("adb") ?? "/usr/bin/adb";

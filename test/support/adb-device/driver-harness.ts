@@ -6,7 +6,7 @@ import { expect } from "bun:test";
 import { AndroidDriver } from "../../../drivers/android/android-driver.ts";
 import type { CallContext, DeviceChange, Driver, ElementInput, Logger } from "../../../src/driver/driver.ts";
 import { DriverError } from "../../../src/driver/driver-error.ts";
-import { silentLogger } from "../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../src/protocol/rpc-error.ts";
 import { ADB_PATH, type AdbServer } from "./adb-server.ts";
 import { DEMO_PACKAGE, demoScenario } from "./demo-scenario.ts";
 import { type FakeDevice, type FakeDeviceOptions, startFakeDevice } from "./fake-device.ts";

@@ -15,7 +15,7 @@ import { DriverError } from "../../../../src/driver/driver-error.ts";
 import type { ActionDefinition } from "../../../../src/protocol/types/action.ts";
 import type { DeviceInfo } from "../../../../src/protocol/types/device.ts";
 import type { UiContextRef, UiNode } from "../../../../src/protocol/types/ui.ts";
-import { silentLogger } from "../../../../src/rpc/rpc-error.ts";
+import { silentLogger } from "../../../../src/protocol/rpc-error.ts";
 import { coreHarness } from "../../../support/core-harness.ts";
 import { OneDeviceDriver } from "../../../support/fake-driver.ts";
 
