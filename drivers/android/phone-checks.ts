@@ -11,6 +11,7 @@ import { AndroidShell } from "./android-shell.ts";
 import { checkInputPermission } from "./input-probe.ts";
 import { checkScreenState } from "./screen-state.ts";
 import { checkUiAutomationBridge } from "./ui-bridge.ts";
+import { messageOf } from "../../src/protocol/errors.ts";
 
 export interface PhoneCheck {
   name: string;
@@ -120,7 +121,7 @@ const reason = (err: unknown): string => {
   if (err instanceof DriverError) {
     return [err.platformCode ?? err.driverCode, err.detail ?? err.message].filter(Boolean).join(": ").slice(0, 300);
   }
-  return (err instanceof Error ? err.message : String(err)).slice(0, 300);
+  return messageOf(err).slice(0, 300);
 };
 
 /**

@@ -14,6 +14,7 @@ import type { AndroidShell } from "./android-shell.ts";
 import { KEYCODES } from "./parse/keys.ts";
 import type { AndroidUiTree } from "./parse/uiautomator.ts";
 import type { DumpedTree } from "./ui-dump.ts";
+import { messageOf } from "../../src/protocol/errors.ts";
 
 /** How many characters of what arrived the error quotes. */
 const QUOTED = 200;
@@ -103,10 +104,7 @@ async function readField(
     return { tree, field: focusedField(tree) };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    ctx.log.warn(
-      { serial, err: err instanceof Error ? err.message : String(err) },
-      "typed text not read back: no UI tree",
-    );
+    ctx.log.warn({ serial, err: messageOf(err) }, "typed text not read back: no UI tree");
     return null;
   }
 }

@@ -27,6 +27,7 @@ import { DriverError } from "../../src/driver/driver-error.ts";
 import { KEYS } from "./action-contracts.ts";
 import { pause } from "../../src/driver/pause.ts";
 import type { AxeTree } from "./parse/axe-tree.ts";
+import { messageOf } from "../../src/protocol/errors.ts";
 
 /** Printable US-keyboard text: what AXe's key table can type. */
 const US_TYPEABLE = /^[\u0020-\u007e]+$/;
@@ -130,7 +131,7 @@ export async function typeExactly(
     if (!verify) continue;
     const after = await ports.tree(ctx).catch((err) => {
       if (ctx.signal.aborted) throw err;
-      ctx.log.warn({ err: err instanceof Error ? err.message : String(err) }, "typed text not read back: no tree");
+      ctx.log.warn({ err: messageOf(err) }, "typed text not read back: no tree");
       return null;
     });
     if (!after) continue;

@@ -15,6 +15,7 @@ import type { CallContext } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import type { AxePort } from "./axe-port.ts";
 import { platformError } from "./tool-process.ts";
+import { messageOf } from "../../src/protocol/errors.ts";
 
 /**
  * AXe 1.7.0 added `--tap-style` (switches and toggles, AXe #46) and orientation-aware coordinates
@@ -225,7 +226,7 @@ export async function probeAxe(
     if (fatal(err, ctx)) throw err;
     if (err instanceof DriverError && err.platformCode === "ios_xcode_not_selected") return { ...seen, reason: err };
     // An unreadable Xcode version leaves the decision to the tree probe.
-    ctx.log.warn({ err: err instanceof Error ? err.message : String(err) }, "xcodebuild -version failed");
+    ctx.log.warn({ err: messageOf(err) }, "xcodebuild -version failed");
   }
 
   try {

@@ -113,10 +113,11 @@ const features: Part = (d, code, out) => {
         ? d.field
         : str(d.action)
           ? `the action ${d.action}`
-          : code === "method_not_found" && str(d.method)
-            ? d.method
-            : "this";
-    out.push(`${subject} requires the feature ${d.requiredFeature}, negotiated in system.hello`);
+          : "this request";
+    // A person cannot negotiate a feature: this CLI and the daemon disagree, which a version mismatch explains.
+    out.push(
+      `${subject} needs the protocol feature ${d.requiredFeature}, which this command and the daemon did not agree on; use the daemon's own version of devicerail (devicerail daemon status)`,
+    );
     used.push("requiredFeature", "feature", "field");
   }
   const unsupported = strings(d.unsupportedRequired);
@@ -160,6 +161,13 @@ const protocol: Part = (d, _code, out) => {
   return used;
 };
 
+/** What a person does about a step the daemon wanted first, by the protocol method behind it. */
+const STEP_FIRST: Record<string, string> = {
+  "session.start": "start a Session first: device commands start one themselves, so retry the command",
+  "device.select": "choose a device first with -d ID (devicerail devices lists them)",
+  "system.hello": "the connection closed before it was ready: retry the command",
+};
+
 const numbers: Part = (d, _code, out) => {
   const used: string[] = [];
   if (num(d.line) && num(d.column)) {
@@ -167,7 +175,7 @@ const numbers: Part = (d, _code, out) => {
     used.push("line", "column");
   }
   if (str(d.requiredMethod)) {
-    out.push(`call ${d.requiredMethod} first`);
+    out.push(STEP_FIRST[d.requiredMethod] ?? "a step this command needs was skipped (DEVICERAIL_DEBUG=1 names it)");
     used.push("requiredMethod");
   }
   if (num(d.retryAfterMs)) {

@@ -1,6 +1,6 @@
 /** Terminal output for people and machines: colour, tables, JSON, a spinner, and the CLI's errors. */
 import { RemoteError } from "../client/remote-error.ts";
-import { type ErrorName, type RpcErrorObject, errorObject } from "../protocol/errors.ts";
+import { type ErrorName, type RpcErrorObject, errorObject, messageOf } from "../protocol/errors.ts";
 import { describeError } from "./error-text.ts";
 import { stdout, stderr } from "./std-streams.ts";
 
@@ -45,7 +45,7 @@ export function errorJson(e: unknown): RpcErrorObject {
   if (e instanceof RemoteError) return e.error;
   if (e instanceof CliError)
     return errorObject(FAILURE_NAME[e.exitCode], { message: e.message, details: e.details ?? undefined });
-  return errorObject("cli_unexpected", { message: e instanceof Error ? e.message : String(e) });
+  return errorObject("cli_unexpected", { message: messageOf(e) });
 }
 
 /** Prints the `--json` error shape on stdout; `extra` adds fields beside code, message and data. */
@@ -152,7 +152,7 @@ export function reportFailure(e: unknown, json: boolean): number {
     stderr.write(`${st.red("devicerail:")} ${e.message}\n`);
   } else {
     // A bug or an environment this code did not expect: one readable line, the stack only on request.
-    const message = e instanceof Error ? e.message : String(e);
+    const message = messageOf(e);
     stderr.write(`${st.red("devicerail:")} unexpected error: ${message}\n`);
     if (process.env.DEVICERAIL_DEBUG && e instanceof Error && e.stack) stderr.write(`${e.stack}\n`);
     else stderr.write("  (set DEVICERAIL_DEBUG=1 for the stack trace; please report it)\n");

@@ -6,6 +6,7 @@ import type { SessionInfo } from "../protocol/types/session.ts";
 import { type CoreClient, withClient } from "./client.ts";
 import type { SessionSummary } from "../protocol/types/extensions.ts";
 import { outputDir } from "./device-commands.ts";
+import { EXPORT_PAGE_LIMIT, type ExportPage, exportPages } from "../client/event-pages.ts";
 import { RemoteError } from "../client/remote-error.ts";
 import { CliError, EXIT, isoSeconds, printJson, printRows } from "./output.ts";
 import { assetRefsIn } from "../protocol/types/evidence.ts";
@@ -105,29 +106,18 @@ export async function pruneCommand(opts: {
   return 0;
 }
 
-type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
-
 /** The whole log, in pages that each fit a frame; an active Session only in one piece (paging needs it ended). */
 export async function allEvents(c: CoreClient, sessionId: string): Promise<ExportPage> {
-  const events: TestEvent[] = [];
-  let after: number | undefined;
-  let session: SessionInfo | undefined;
+  let first: ExportPage;
   try {
-    for (;;) {
-      const page = await c.call("session.export", {
-        sessionId,
-        limit: 1000,
-        ...(after ? { afterSequence: after } : {}),
-      });
-      session = page.session;
-      events.push(...page.events);
-      if (page.nextAfterSequence === undefined) return { session, events };
-      after = page.nextAfterSequence;
-    }
+    first = await c.call("session.export", { sessionId, limit: EXPORT_PAGE_LIMIT });
   } catch (e) {
     if (e instanceof RemoteError && e.data.code === "session_active") return c.call("session.export", { sessionId });
     throw e;
   }
+  const events: TestEvent[] = [];
+  for await (const page of exportPages(c, sessionId, first)) events.push(...page);
+  return { session: first.session, events };
 }
 
 export interface EvidenceEntry {

@@ -11,6 +11,7 @@
 import type { SessionInfo } from "../protocol/types/session.ts";
 import type { Client } from "./client.ts";
 import { isRemote } from "./remote-error.ts";
+import { messageOf } from "../protocol/errors.ts";
 
 /** How often a busy device is asked for again. */
 export const LEASE_RETRY_MS = 100;
@@ -57,7 +58,7 @@ export interface SessionOutcome {
 const defaultOutcome = (e: unknown): SessionOutcome =>
   isRemote(e, "request_cancelled")
     ? { outcome: "cancelled", reason: "interrupted by the user" }
-    : { outcome: "failed", reason: e instanceof Error ? e.message : String(e) };
+    : { outcome: "failed", reason: messageOf(e) };
 
 /**
  * Starts a Session (startSession), runs `work` in it and ends it: completed, or as `outcomeOf`

@@ -1,4 +1,5 @@
 import type { TestEvent } from "../protocol/types/event.ts";
+import type { SessionInfo } from "../protocol/types/session.ts";
 import type { Client } from "./client.ts";
 import { RemoteError } from "./remote-error.ts";
 
@@ -58,4 +59,26 @@ export function listPage(rpc: Client, sessionId: string): ListPage {
       return { fittingLimit: fittingLimitOf(out.error.data.details) };
     throw new RemoteError("events.list", out.error);
   };
+}
+
+/** Events per page of a paged session.export (its largest limit). */
+export const EXPORT_PAGE_LIMIT = 1000;
+
+export type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
+
+/**
+ * An ended Session's paged export, from the first page already read: its events, then each next
+ * page's (session.export with afterSequence), until a page names no next one.
+ */
+export async function* exportPages(rpc: Client, sessionId: string, first: ExportPage): AsyncGenerator<TestEvent[]> {
+  let page = first;
+  for (;;) {
+    yield page.events;
+    if (page.nextAfterSequence === undefined) return;
+    page = await rpc.call("session.export", {
+      sessionId,
+      limit: EXPORT_PAGE_LIMIT,
+      afterSequence: page.nextAfterSequence,
+    });
+  }
 }

@@ -607,3 +607,6 @@ export const NUMERIC_CODES = [...new Set(Object.values(PROTOCOL_ERRORS).map((x) 
 
 export const isExtension = (name: ErrorName): name is keyof typeof EXTENSION_ERRORS =>
   Object.hasOwn(EXTENSION_ERRORS, name);
+
+/** The message of anything thrown, for a log line or a reason: an Error's message, else its text. */
+export const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));

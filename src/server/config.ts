@@ -19,6 +19,8 @@ export type Config = {
   handshakeMs: number;
   /** TCP keepalive idle time before probes start (DEVICERAIL_TCP_KEEPALIVE_MS): a vanished peer is closed about 10 s after it. */
   keepAliveMs: number;
+  /** After a client's input ends, how long a request without timeoutMs may still run. */
+  endOfInputMs: number;
   /** How many mock devices (mock-1 … mock-N) to register: a device farm in a box for multi-client use. */
   mockDevices: number;
   /** Largest Evidence object kept in the database instead of a file (DEVICERAIL_EVIDENCE_INLINE_BYTES); 0 = every object a file. */
@@ -81,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowedOrigins: r.output.DEVICERAIL_ALLOWED_ORIGINS,
     handshakeMs: r.output.DEVICERAIL_HANDSHAKE_TIMEOUT_MS,
     keepAliveMs: r.output.DEVICERAIL_TCP_KEEPALIVE_MS,
+    endOfInputMs: r.output.DEVICERAIL_END_OF_INPUT_MS,
     mockDevices: r.output.DEVICERAIL_MOCK_DEVICES,
     evidenceInlineBytes: r.output.DEVICERAIL_EVIDENCE_INLINE_BYTES,
     mockHang: r.output.DEVICERAIL_MOCK_HANG,

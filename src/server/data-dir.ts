@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, mkdirSync, type Stats } from "node:fs";
 import { dirname, posix, resolve, win32 } from "node:path";
+import { messageOf } from "../protocol/errors.ts";
 
 export interface DataPaths {
   dataDir: string;
@@ -55,8 +56,6 @@ export function resolveDataPaths(
   };
 }
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
 function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
@@ -67,7 +66,7 @@ function lstatOrNull(path: string): Stats | null {
       throw new DataDirError(
         `${path} cannot be a folder because a file sits where one of its parent folders should be; move that file away or set DEVICERAIL_DATA_DIR to another location`,
       );
-    throw new DataDirError(`cannot inspect ${path}: ${describeError(e)}`);
+    throw new DataDirError(`cannot inspect ${path}: ${messageOf(e)}`);
   }
 }
 
@@ -87,7 +86,7 @@ export function ensurePrivateDir(path: string, uid: number | undefined = process
       firstCreated = mkdirSync(path, { recursive: true, mode: 0o700 });
     } catch (e) {
       throw new DataDirError(
-        `cannot create the devicerail data folder ${path}: ${describeError(e)}; choose another location with DEVICERAIL_DATA_DIR`,
+        `cannot create the devicerail data folder ${path}: ${messageOf(e)}; choose another location with DEVICERAIL_DATA_DIR`,
       );
     }
     if (posixModes && firstCreated !== undefined) tightenCreated(firstCreated, path);
@@ -113,7 +112,7 @@ export function ensurePrivateDir(path: string, uid: number | undefined = process
       chmodSync(path, 0o700);
     } catch (e) {
       throw new DataDirError(
-        `${path} is readable by other users and could not be restricted to mode 0700: ${describeError(e)}`,
+        `${path} is readable by other users and could not be restricted to mode 0700: ${messageOf(e)}`,
       );
     }
   }
@@ -131,7 +130,7 @@ function tightenCreated(firstCreated: string, leaf: string): void {
     try {
       chmodSync(dir, 0o700);
     } catch (e) {
-      throw new DataDirError(`cannot restrict ${dir} to mode 0700: ${describeError(e)}`);
+      throw new DataDirError(`cannot restrict ${dir} to mode 0700: ${messageOf(e)}`);
     }
   }
 }

@@ -154,6 +154,15 @@ export const ENV = table({
     doc: "how long a socket connection may take to finish its handshake: an NDJSON client's `system.hello` answered, an HTTP or WebSocket client's first request head (default 10000, 100…600000)",
     schema: v.optional(integerIn(/^[1-9]\d{2,5}$/, 100, 600_000, "expected milliseconds from 100 to 600000"), "10000"),
   },
+  DEVICERAIL_END_OF_INPUT_MS: {
+    owner: "daemon",
+    help: "after a client's input ends, how long a request without timeoutMs may still run (default 60000)",
+    doc: "after a client's input ends (EOF on `serve`'s stdin, a socket client's half-close), how long a request sent without `timeoutMs` may still run before it is cancelled; requests with `timeoutMs` keep their own deadline (default 60000, 100…3600000)",
+    schema: v.optional(
+      integerIn(/^[1-9]\d{2,6}$/, 100, 3_600_000, "expected milliseconds from 100 to 3600000"),
+      "60000",
+    ),
+  },
   DEVICERAIL_TCP_KEEPALIVE_MS: {
     owner: "listeners",
     help: "idle time before TCP keepalive probes start (default 10000)",

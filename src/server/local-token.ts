@@ -7,16 +7,13 @@
  */
 import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { tokenProblem } from "../transports/token.ts";
+import { randomSecret, tokenProblem } from "../transports/token.ts";
 import { replacePrivateFile } from "./private-file.ts";
 
 export const localTokenPath = (dataDir: string) => join(dataDir, "daemon.token");
 
 /** 256 random bits, base64url: 43 printable characters, within the token rules of transports/token.ts. */
-export function newLocalToken(): string {
-  // Web Crypto, not node:crypto (which costs every CLI command ~5 MiB at start).
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-}
+export const newLocalToken = (): string => randomSecret(32);
 
 /** Writes a new token for this daemon and returns it. */
 export function writeLocalToken(dataDir: string): string {

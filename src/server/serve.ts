@@ -73,6 +73,7 @@ export async function runServer(planned: ServePlan, io: ServeIo): Promise<ServeO
         localToken,
         allowedOrigins: config.allowedOrigins ?? [],
         limits: { handshakeMs: config.handshakeMs, keepAliveMs: config.keepAliveMs },
+        endOfInputMs: config.endOfInputMs,
         mcpImage: config.mcpImage,
         mcpIdleMs: config.mcpIdleMs,
         mcpActionTimeoutMs: config.mcpActionTimeoutMs,
@@ -88,7 +89,12 @@ export async function runServer(planned: ServePlan, io: ServeIo): Promise<ServeO
     { version: VERSION, transport: "stdio", screenshotPolicy: config.screenshotPolicy, dataDir: daemon.paths.dataDir },
     "devicerail serving",
   );
-  await serveStdio({ dispatcher: daemon.dispatcher, services: daemon.services, log });
+  await serveStdio({
+    dispatcher: daemon.dispatcher,
+    services: daemon.services,
+    log,
+    endOfInputMs: config.endOfInputMs,
+  });
   await daemon.shutdown();
   removeRecord(daemon.paths.dataDir);
   log.info({}, "devicerail stopped");
@@ -103,6 +109,7 @@ type Sockets = {
   localToken: boolean;
   allowedOrigins: readonly string[];
   limits: { handshakeMs: number; keepAliveMs: number };
+  endOfInputMs: number;
   mcpImage: Config["mcpImage"];
   mcpIdleMs: number;
   mcpActionTimeoutMs: number;
@@ -202,6 +209,7 @@ async function serveSockets(
     token: want.token,
     allowedOrigins: want.allowedOrigins,
     limits: want.limits,
+    endOfInputMs: want.endOfInputMs,
   };
   let tcp: TcpListener | null = null;
   let unix: UnixListener | null = null;

@@ -46,6 +46,8 @@ export interface PublicListenerOptions {
   viewer?: ViewerPasses | null;
   /** Exact Origins the HTTP side accepts (DEVICERAIL_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
+  /** After a client half-closes, how long a request without timeoutMs may still run. */
+  endOfInputMs?: number;
   /** Overrides of the listener's connection limits (handshake deadline, TCP keepalive). */
   limits?: Partial<Pick<ConnectionLimits, "handshakeMs" | "keepAliveMs">>;
 }

@@ -5,6 +5,7 @@ import type { TransportInfo } from "../protocol/types/handshake.ts";
 import { errorObject } from "../protocol/errors.ts";
 import { checkedFailureFrame } from "../rpc/encode.ts";
 import { withinGrace } from "../rpc/grace.ts";
+import { abort } from "../rpc/method-steps.ts";
 import { LineSplitter, MAX_LINE_BYTES, decodeUtf8Line, type Frame } from "../rpc/ndjson.ts";
 import type { Logger } from "../protocol/rpc-error.ts";
 import { FrameWriter } from "./frame-writer.ts";
@@ -27,6 +28,12 @@ export interface ByteChannel {
   terminate(): void;
 }
 
+/**
+ * After end of input, the most a request without timeoutMs may still run (a minute: longer than
+ * any device call the drivers bound themselves, short enough that a piped script ends).
+ */
+export const END_OF_INPUT_MS = 60_000;
+
 export interface NdjsonOptions {
   transport: TransportInfo;
   services: ServerServices;
@@ -40,6 +47,11 @@ export interface NdjsonOptions {
   flushGraceMs: number;
   /** Called once, when the connection's hello has been answered with success. */
   onHandshake?: () => void;
+  /**
+   * After the input ended, how long a request without its own deadline (no timeoutMs) may still
+   * run before it is cancelled as a signal would cancel it (default END_OF_INPUT_MS).
+   */
+  endOfInputMs?: number;
   /**
    * Queued input past which the client is overflowing (default MAX_INPUT_QUEUE_BYTES). A channel
    * that is only read when the loop asks for more (stdin) cannot overflow and passes Infinity.
@@ -109,7 +121,12 @@ export class NdjsonConnection {
     // channel meanwhile closes at once, cancelling what still runs.
     void this.input.done.then(async (how) => {
       if (how !== "ended") return;
+      // A request without a deadline could run forever (a hung device call); it gets a bounded while.
+      const unbounded = setTimeout(() => {
+        for (const flight of this.conn.inFlight.values()) if (flight.deadline === null) abort(flight, "shutdown");
+      }, opts.endOfInputMs ?? END_OF_INPUT_MS);
       await opts.dispatcher.settled(this.conn);
+      clearTimeout(unbounded);
       void this.close(opts.closeReason, true);
     });
   }

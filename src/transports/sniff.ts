@@ -50,6 +50,8 @@ export interface AcceptOptions {
   grants?: GrantIssuer | null;
   /** The internal HTTP server's socket path that connections beginning like HTTP are spliced onto. */
   httpPath: string;
+  /** After a client half-closes, how long a request without timeoutMs may still run (DEVICERAIL_END_OF_INPUT_MS). */
+  endOfInputMs?: number;
 }
 
 const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
@@ -214,6 +216,7 @@ export class Accepted {
       flushGraceMs: FLUSH_GRACE_MS,
       onHandshake: () => this.handshakeDone(),
       grant,
+      ...(this.opts.endOfInputMs !== undefined ? { endOfInputMs: this.opts.endOfInputMs } : {}),
     });
     this.route = peer;
     this.head = new Uint8Array(0);

@@ -10,6 +10,8 @@ export interface StdioOptions {
   services: ServerServices;
   log: Logger;
   input?: ReadableStream<Uint8Array>;
+  /** After stdin ends, how long a request without timeoutMs may still run (DEVICERAIL_END_OF_INPUT_MS). */
+  endOfInputMs?: number;
 }
 
 /** How long shutdown waits for the client to take the last responses (the reference's 5 s). */
@@ -45,6 +47,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     label: "stdio",
     closeReason: "daemon shutdown",
     flushGraceMs: FLUSH_GRACE_MS,
+    ...(opts.endOfInputMs !== undefined ? { endOfInputMs: opts.endOfInputMs } : {}),
     // stdin is read only while the loop is not paused, however large one read is.
     maxQueuedInputBytes: Number.POSITIVE_INFINITY,
   });

@@ -5,6 +5,13 @@ import type { ConnectionGrant } from "../rpc/connection.ts";
  * credential), or null when it is not one this host honours. Synchronous: it runs inside the
  * transport's authentication step; anything needing I/O happens in the grant's first check.
  */
+/**
+ * `bytes` random bytes as base64url, for tokens, tickets and view keys. Web Crypto, not
+ * node:crypto, whose load would cost every CLI command and `serve` start (scripts/bench/startup.ts).
+ */
+export const randomSecret = (bytes: number): string =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
+
 export type GrantIssuer = (credential: string) => ConnectionGrant | null;
 
 /** The plain-text line an NDJSON client sends first when the daemon has a token: `DEVICERAIL-TOKEN <token>`. */

@@ -7,6 +7,7 @@ import { type PublicListenerOptions, startHttpFrontend } from "./http.ts";
 import { AcceptTable, DEFAULT_LIMITS, socketFd } from "./accept-table.ts";
 import { peerCredentials, peerCredentialsSupported } from "./peer-credentials.ts";
 import type { AcceptOptions, Accepted } from "./sniff.ts";
+import { messageOf } from "../protocol/errors.ts";
 
 /** The socket path cannot be served (unsafe directory, a live daemon on it): start-up fails with exit 1. */
 export class SocketPathError extends Error {}
@@ -22,7 +23,6 @@ export interface UnixListener {
 
 const LIVE_PROBE_MS = 1_000;
 
-const describe = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const codeOf = (e: unknown) => (typeof e === "object" && e !== null && "code" in e ? String(e.code) : undefined);
 
 function lstatOrNull(path: string): Stats | null {
@@ -30,7 +30,7 @@ function lstatOrNull(path: string): Stats | null {
     return lstatSync(path);
   } catch (e) {
     if (codeOf(e) === "ENOENT") return null;
-    throw new SocketPathError(`cannot inspect ${path}: ${describe(e)}`);
+    throw new SocketPathError(`cannot inspect ${path}: ${messageOf(e)}`);
   }
 }
 
@@ -47,7 +47,7 @@ export function checkSocketDirectory(dir: string, uid: number | undefined = proc
       // mkdir's mode is filtered by the umask.
       chmodSync(dir, 0o700);
     } catch (e) {
-      throw new SocketPathError(`cannot create the socket directory ${dir}: ${describe(e)}`);
+      throw new SocketPathError(`cannot create the socket directory ${dir}: ${messageOf(e)}`);
     }
     st = lstatOrNull(dir);
     if (st === null) throw new SocketPathError(`${dir} disappeared right after it was created`);
@@ -76,7 +76,7 @@ async function answers(path: string): Promise<boolean> {
     },
     (e: unknown) => {
       if (codeOf(e) === "ECONNREFUSED" || codeOf(e) === "ENOENT") return false;
-      throw new SocketPathError(`cannot probe the existing socket ${path}: ${describe(e)}`);
+      throw new SocketPathError(`cannot probe the existing socket ${path}: ${messageOf(e)}`);
     },
   );
   // A listener whose backlog is full does not answer at once, but it is live.
@@ -97,7 +97,7 @@ async function claimPath(path: string): Promise<void> {
   try {
     unlinkSync(path);
   } catch (e) {
-    if (codeOf(e) !== "ENOENT") throw new SocketPathError(`cannot remove the stale socket ${path}: ${describe(e)}`);
+    if (codeOf(e) !== "ENOENT") throw new SocketPathError(`cannot remove the stale socket ${path}: ${messageOf(e)}`);
   }
 }
 
@@ -191,6 +191,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
     log,
     token,
     httpPath: http.path,
+    ...(opts.endOfInputMs !== undefined ? { endOfInputMs: opts.endOfInputMs } : {}),
   };
   const peers = PeerCheck.create(log);
   const table = new AcceptTable(accept, {
@@ -213,7 +214,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
     chmodSync(path, 0o600);
   } catch (err) {
     await http.stop();
-    throw new SocketPathError(`cannot listen on ${path}: ${describe(err)}`);
+    throw new SocketPathError(`cannot listen on ${path}: ${messageOf(err)}`);
   } finally {
     process.umask(umask);
   }

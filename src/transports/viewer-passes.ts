@@ -11,6 +11,7 @@
  * Only the token check is replaced: the Host, Origin and Sec-Fetch-Site checks run as for any
  * request, and only GET requests of those two routes are admitted this way.
  */
+import { randomSecret } from "./token.ts";
 
 /** How long a ticket may wait for the browser to open it. */
 export const TICKET_MS = 60_000;
@@ -22,8 +23,7 @@ const MAX_ENTRIES = 1_024;
 const REPORT_PATH = /^\/sessions\/([0-9a-fA-F-]{36})\/report$/;
 const EVIDENCE_PATH = /^\/evidence\/[^/]+$/;
 
-// Web Crypto rather than node:crypto, whose load would cost every `serve` start (scripts/bench/startup.ts).
-const newSecret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
+const newSecret = () => randomSecret(24);
 
 /** A Map used as a bounded, expiring set: insertion order is age order. */
 class Expiring<V extends { expiresAt: number }> {

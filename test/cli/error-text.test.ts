@@ -93,7 +93,7 @@ describe("describeError", () => {
     ]);
   });
 
-  test("names the feature to negotiate and the method to call first when the connection lacks them", () => {
+  test("says what to do, without naming a protocol method, when the connection lacks a feature or a step", () => {
     expect(
       [
         errorObject("feature_not_negotiated", {
@@ -123,25 +123,28 @@ describe("describeError", () => {
     ).toEqual([
       [
         "feature_not_negotiated: timeoutMs requires negotiated request control",
-        "  timeoutMs requires the feature request.control.v1, negotiated in system.hello",
+        "  timeoutMs needs the protocol feature request.control.v1, which this command and the daemon did not agree on; use the daemon's own version of devicerail (devicerail daemon status)",
       ],
       [
         "method_not_found: method is not available: events.list",
-        "  events.list requires the feature events.snapshot.v1, negotiated in system.hello",
+        "  this request needs the protocol feature events.snapshot.v1, which this command and the daemon did not agree on; use the daemon's own version of devicerail (devicerail daemon status)",
       ],
       [
         "protected_action_not_negotiated: protected action requires an explicitly negotiated feature",
-        "  the action inputSecret requires the feature action.protected.v1, negotiated in system.hello",
+        "  the action inputSecret needs the protocol feature action.protected.v1, which this command and the daemon did not agree on; use the daemon's own version of devicerail (devicerail daemon status)",
       ],
       [
         "feature_dependency_unsatisfied: semantic Actions require negotiated UI snapshot evidence",
-        "  the feature device.semanticActions.v1 requires the feature observation.uiSnapshot.v1, negotiated in system.hello",
+        "  the feature device.semanticActions.v1 needs the protocol feature observation.uiSnapshot.v1, which this command and the daemon did not agree on; use the daemon's own version of devicerail (devicerail daemon status)",
       ],
       [
         "request_timeout_not_supported: timeoutMs is not supported by devices.list",
         "  timeoutMs is accepted by: device.observe, device.execute",
       ],
-      ["session_required: start a session before recording device operations", "  call session.start first"],
+      [
+        "session_required: start a session before recording device operations",
+        "  start a Session first: device commands start one themselves, so retry the command",
+      ],
     ]);
   });
 

@@ -87,6 +87,32 @@ describe("devicerail serve on stdio", () => {
       const sessions = await cliJson(["sessions"], env);
       expect(sessions.sessions[0]).toMatchObject({ id: got["3"].result.id, actions: 1 });
     }, 30_000);
+
+    test(`${mode}: a request without timeoutMs still running at EOF is cancelled after DEVICERAIL_END_OF_INPUT_MS, not waited for forever`, async () => {
+      const env = await dataDirFor(mode, { DEVICERAIL_MOCK_HANG: "execute", DEVICERAIL_END_OF_INPUT_MS: "600" });
+      const { timeoutMs: _none, ...untimed } = tap(0);
+      const t0 = performance.now();
+      const r = await serve(
+        [
+          hello,
+          line(2, "device.connect"),
+          line(3, "session.start"),
+          line(4, "device.execute", untimed),
+          line(5, "device.observe", { timeoutMs: 20_000 }),
+        ],
+        env,
+      );
+      const elapsed = performance.now() - t0;
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      const got = byId(r.stdout);
+      // Cancelled as the reference cancels at end of input, but only after the grace.
+      expect(got["4"].error.data).toMatchObject({ code: "request_cancelled", details: { reason: "shutdown" } });
+      expect(elapsed).toBeGreaterThan(600);
+      // A request with its own deadline is not cut short by the grace: observe (not hung) answered.
+      expect(got["5"].result).toBeDefined();
+      const sessions = await cliJson(["sessions"], env);
+      expect(sessions.sessions[0]).toMatchObject({ id: got["3"].result.id, actions: 1 });
+    }, 30_000);
   }
 
   test("while the background daemon runs, serve relays to it byte for byte and leaves it running", async () => {

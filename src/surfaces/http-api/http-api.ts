@@ -7,7 +7,7 @@ import { withDeviceSession } from "../../client/device-session.ts";
 import { hello } from "../../client/hello.ts";
 import type { Connect, EvidenceSource, LocalClient } from "../../client/in-process.ts";
 import { RemoteError } from "../../client/remote-error.ts";
-import { errorObject } from "../../protocol/errors.ts";
+import { errorObject, messageOf } from "../../protocol/errors.ts";
 import type { InputOf, MethodName } from "../../protocol/methods.ts";
 import type { TestEvent } from "../../protocol/types/event.ts";
 import { type SessionInfo, infoOf } from "../../protocol/types/session.ts";
@@ -15,7 +15,7 @@ import { MAX_FRAME_BYTES } from "../../protocol/limits.ts";
 import { parseJson } from "../../protocol/json.ts";
 import { type Logger, RpcError, notPermittedOnTransport } from "../../protocol/rpc-error.ts";
 import { NO_STORE, errorResponse, httpStatusOf, jsonResponse, sentByPage, textStream } from "../../protocol/http.ts";
-import { eventPages, listPage } from "../../client/event-pages.ts";
+import { EXPORT_PAGE_LIMIT, eventPages, exportPages, listPage } from "../../client/event-pages.ts";
 
 export interface HttpApiOptions {
   /** Opens an in-process connection (the composition root's). */
@@ -76,18 +76,6 @@ function actionArguments(body: string): object {
       details: { method: "device.execute", reason: "the body must be a JSON object of action arguments" },
     });
   return parsed.value;
-}
-
-type ExportPage = { session: SessionInfo; events: TestEvent[]; nextAfterSequence?: number };
-
-/** The pages of an ended Session's paged export, from the first one already read. */
-async function* exportPages(rpc: Client, sessionId: string, first: ExportPage): AsyncGenerator<TestEvent[]> {
-  let page = first;
-  for (;;) {
-    yield page.events;
-    if (page.nextAfterSequence === undefined) return;
-    page = await rpc.call("session.export", { sessionId, limit: 1000, afterSequence: page.nextAfterSequence });
-  }
 }
 
 /** An active Session's info, from the summaries of the active Sessions (few: one per leased device). */
@@ -274,7 +262,7 @@ export class HttpApi {
       const whole = await rpc.answer("session.export", { sessionId });
       if (whole.ok) return jsonResponse(whole.json);
       if (whole.error.data.code !== "response_frame_too_large") throw new RemoteError("session.export", whole.error);
-      const first = await rpc.answer("session.export", { sessionId, limit: 1000 });
+      const first = await rpc.answer("session.export", { sessionId, limit: EXPORT_PAGE_LIMIT });
       let session: SessionInfo;
       let pages: AsyncGenerator<TestEvent[]>;
       if (first.ok) {
@@ -330,7 +318,7 @@ export class HttpApi {
           // The reason recorded is the error's own message, as the Session's reader sees it elsewhere.
           outcomeOf: (err) => ({
             outcome: "failed",
-            reason: err instanceof RemoteError ? err.rpcMessage : err instanceof Error ? err.message : String(err),
+            reason: err instanceof RemoteError ? err.rpcMessage : messageOf(err),
           }),
         },
       );
