@@ -2,8 +2,9 @@
 export const SERVE_HELP = `Usage: devicerail serve [--stdio | [--listen HOST:PORT] [--socket PATH]] [--token TOKEN | --local-token]
 
 --stdio (the default): serves one JSON-RPC connection on stdin/stdout: one JSON message per line
-(max 1 MiB). On end of input, every request read is answered (each within its own timeoutMs),
-then it stops (exit 0); SIGINT or SIGTERM cancel what still runs and stop. When the data
+(max 1 MiB). On end of input, every request read is answered (each within its own timeoutMs;
+one sent without it may run DEVICERAIL_END_OF_INPUT_MS more, a minute by default, then is
+cancelled), then it stops (exit 0); SIGINT or SIGTERM cancel what still runs and stop. When the data
 directory's daemon runs (\`devicerail daemon start\`, or any command), stdin and stdout are relayed
 to it instead, and its hello still reports transport stdio.
 
