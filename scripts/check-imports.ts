@@ -96,6 +96,10 @@ const CLI_SERVER_FILES = new Set([
   "src/server/serve-plan.ts",
 ]);
 const CLI_STARTS_SERVER = "src/cli/serve-command.ts";
+/** The CLI's doctor: it probes phones through the drivers' index and checks the database's lock. */
+const DOCTOR = "src/cli/doctor-checks.ts";
+/** The CLI files that reach phones in-process, through the drivers' index: the doctor and `android helper`. */
+const CLI_DRIVER_USERS = new Set([DOCTOR, "src/cli/android-helper.ts"]);
 
 /** The semantic layer's facade: the daemon's own selector predicate, for the CLI's answers. */
 const SELECTOR_FACADE = "src/core/devices/semantic/index.ts";
@@ -174,8 +178,8 @@ export function violations(rel: string, source: string): string[] {
     if (target?.startsWith("drivers/")) {
       if (!/^drivers\/[^/]+\/index\.ts$/.test(target)) {
         if (layer !== "drivers") bad("drivers are used only through drivers/*/index.ts");
-      } else if (layer !== "server" && layer !== "drivers" && rel !== "src/cli/doctor-checks.ts")
-        bad("only src/server (the composition root) and the CLI's doctor use the drivers");
+      } else if (layer !== "server" && layer !== "drivers" && !CLI_DRIVER_USERS.has(rel))
+        bad("only src/server (the composition root), the CLI's doctor and `android helper` use the drivers");
     }
     if (pkg?.startsWith("@modelcontextprotocol/sdk") && !rel.startsWith("src/surfaces/mcp/"))
       bad("only src/surfaces/mcp/ may import the MCP SDK");
@@ -270,7 +274,7 @@ export function violations(rel: string, source: string): string[] {
         if (
           tLayer === "core" &&
           target !== SELECTOR_FACADE &&
-          !(rel === "src/cli/doctor-checks.ts" && target === "src/core/sessions/db.ts")
+          !(rel === DOCTOR && target === "src/core/sessions/db.ts")
         )
           bad("the CLI uses of core only the selector facade (and the doctor the database's lock check)");
         if (tLayer === "rpc" && !typesOnly) bad("the CLI reaches the daemon through src/client");

@@ -3,8 +3,6 @@
  * daemon to relay to: the daemon (server.ts), then stdio or the listeners with the surfaces and
  * the HTTP route table, and the shutdown order. It writes nothing to a terminal itself: the CLI
  * hands it `io` (cli/serve-command.ts) and turns the outcome into an exit code.
- * Over 300 lines because the serve plan's steps, the listeners and the shutdown order must be
- * read together.
  */
 import { endpointText } from "../client/endpoint.ts";
 import { selectorMatcher } from "../core/devices/semantic/index.ts";

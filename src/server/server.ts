@@ -47,37 +47,39 @@ type StartableDriver = Parameters<DeviceService["attach"]>[0];
  */
 const DRIVERS: {
   variable: string;
-  unavailable: string;
   wanted(config: Config): "off" | "auto" | "required";
   /** The Mock's devices stand back while a real device is present (DEVICERAIL_MOCK=auto). */
   fallback?(config: Config): boolean;
   load(config: Config, log: Logger): Promise<StartableDriver>;
-  /** What went wrong and its fix; without it, the error itself stops the start (the Mock's would be a bug). */
-  failure?(config: Config, err: unknown): { why: string; fix: string };
+  /**
+   * What a failure to start means: the platform that is then unavailable, what went wrong and its
+   * fix. Without it, the error itself stops the start (the Mock's would be a bug).
+   */
+  failure?: { unavailable: string; explain(config: Config, err: unknown): { why: string; fix: string } };
 }[] = [
   {
     variable: "DEVICERAIL_MOCK",
-    unavailable: "the Mock is unavailable",
     wanted: (c) => (c.mock === "off" ? "off" : "required"),
     fallback: (c) => c.mock === "auto",
     load: async (c) => new MockDriver({ count: c.mockDevices, hang: c.mockHang, idPrefix: c.mockIdPrefix ?? null }),
   },
   {
     variable: "DEVICERAIL_ANDROID",
-    unavailable: "Android devices are unavailable",
     wanted: (c) => c.android,
     load: async (c, log) => {
       const AndroidDriver = await (await import("../../drivers/android/index.ts")).loadAndroidDriver();
       return new AndroidDriver({ adbPath: c.adbPath, serverPort: c.adbServerPort, log });
     },
-    failure: (c, err) => ({
-      why: `no adb server on port ${c.adbServerPort} and ${c.adbPath} could not start one (${errorText(err)})`,
-      fix: "install Android platform-tools or set DEVICERAIL_ADB_PATH",
-    }),
+    failure: {
+      unavailable: "Android devices are unavailable",
+      explain: (c, err) => ({
+        why: `no adb server on port ${c.adbServerPort} and ${c.adbPath} could not start one (${errorText(err)})`,
+        fix: "install Android platform-tools or set DEVICERAIL_ADB_PATH",
+      }),
+    },
   },
   {
     variable: "DEVICERAIL_IOS",
-    unavailable: "iOS Simulators are unavailable",
     wanted: (c) => {
       if (c.ios === "off" || c.xcrunPath || Bun.which("xcrun")) return c.ios;
       if (c.ios === "required")
@@ -90,14 +92,17 @@ const DRIVERS: {
       const IosSimulatorDriver = await (await import("../../drivers/ios-simulator/index.ts")).loadIosSimulatorDriver();
       return new IosSimulatorDriver({ xcrunPath: c.xcrunPath, axePath: c.axePath, wdaEndpoint: c.wdaEndpoint, log });
     },
-    failure: (_c, err) => ({
-      why: `xcrun simctl failed (${errorText(err)})`,
-      // A typed driver error carries its own fix (ios_xcode_not_selected: the xcode-select command).
-      fix:
-        err instanceof DriverError && err.platformCode === "ios_xcode_not_selected"
-          ? err.message
-          : "install Xcode and its command-line tools",
-    }),
+    failure: {
+      unavailable: "iOS Simulators are unavailable",
+      explain: (_c, err) => ({
+        why: `xcrun simctl failed (${errorText(err)})`,
+        // A typed driver error carries its own fix (ios_xcode_not_selected: the xcode-select command).
+        fix:
+          err instanceof DriverError && err.platformCode === "ios_xcode_not_selected"
+            ? err.message
+            : "install Xcode and its command-line tools",
+      }),
+    },
   },
 ];
 
@@ -171,9 +176,9 @@ export async function createDaemon(
     } catch (err) {
       await driver.stop();
       if (!entry.failure) throw err;
-      const { why, fix } = entry.failure(config, err);
+      const { why, fix } = entry.failure.explain(config, err);
       if (wanted === "required") throw new StartupError(`${entry.variable}=required: ${why}; ${fix}`);
-      log.warn({ reason: why, fix }, `${entry.unavailable} (${entry.variable}=auto)`);
+      log.warn({ reason: why, fix }, `${entry.failure.unavailable} (${entry.variable}=auto)`);
     }
   }
 

@@ -216,7 +216,7 @@ export class Accepted {
       flushGraceMs: FLUSH_GRACE_MS,
       onHandshake: () => this.handshakeDone(),
       grant,
-      ...(this.opts.endOfInputMs !== undefined ? { endOfInputMs: this.opts.endOfInputMs } : {}),
+      endOfInputMs: this.opts.endOfInputMs,
     });
     this.route = peer;
     this.head = new Uint8Array(0);

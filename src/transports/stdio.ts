@@ -47,7 +47,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     label: "stdio",
     closeReason: "daemon shutdown",
     flushGraceMs: FLUSH_GRACE_MS,
-    ...(opts.endOfInputMs !== undefined ? { endOfInputMs: opts.endOfInputMs } : {}),
+    endOfInputMs: opts.endOfInputMs,
     // stdin is read only while the loop is not paused, however large one read is.
     maxQueuedInputBytes: Number.POSITIVE_INFINITY,
   });

@@ -70,7 +70,7 @@ export async function listenTcp(opts: TcpOptions): Promise<TcpListener> {
     token,
     grants,
     httpPath: http.path,
-    ...(opts.endOfInputMs !== undefined ? { endOfInputMs: opts.endOfInputMs } : {}),
+    endOfInputMs: opts.endOfInputMs,
   };
   const table = new AcceptTable(accept, {
     limits: { ...DEFAULT_LIMITS, keepAliveMs: TCP_KEEPALIVE_MS, ...opts.limits },

@@ -191,7 +191,7 @@ export async function listenUnix(opts: UnixOptions): Promise<UnixListener> {
     log,
     token,
     httpPath: http.path,
-    ...(opts.endOfInputMs !== undefined ? { endOfInputMs: opts.endOfInputMs } : {}),
+    endOfInputMs: opts.endOfInputMs,
   };
   const peers = PeerCheck.create(log);
   const table = new AcceptTable(accept, {
