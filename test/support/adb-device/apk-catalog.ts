@@ -137,9 +137,13 @@ export const PINNED_APKS: Readonly<Record<string, ApkInfo>> = {
  */
 const NODE_MODULES = join(import.meta.dir, "../../../node_modules");
 const RESEARCH = "/tmp/research27";
-const pick = (npm: string, research: string) => (existsSync(join(NODE_MODULES, npm)) ? join(NODE_MODULES, npm) : join(RESEARCH, research));
+const pick = (npm: string, research: string) =>
+  existsSync(join(NODE_MODULES, npm)) ? join(NODE_MODULES, npm) : join(RESEARCH, research);
 export const PINNED_APK_FILES = {
-  settings: pick("io.appium.settings/apks/settings_apk-debug.apk", "io.appium.settings-8.0.10/package/apks/settings_apk-debug.apk"),
+  settings: pick(
+    "io.appium.settings/apks/settings_apk-debug.apk",
+    "io.appium.settings-8.0.10/package/apks/settings_apk-debug.apk",
+  ),
   server: pick(
     "appium-uiautomator2-server/apks/appium-uiautomator2-server-v10.6.6.apk",
     "appium-uiautomator2-server-10.6.6/package/apks/appium-uiautomator2-server-v10.6.6.apk",

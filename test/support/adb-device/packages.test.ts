@@ -16,13 +16,19 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const SETTINGS_IMES = ["io.appium.settings/.AppiumIME", "io.appium.settings/.EmptyIME", "io.appium.settings/.UnicodeIME"];
+const SETTINGS_IMES = [
+  "io.appium.settings/.AppiumIME",
+  "io.appium.settings/.EmptyIME",
+  "io.appium.settings/.UnicodeIME",
+];
 
 describeWithAdb("package manager of the simulated phone", () => {
   test("adb push then pm install -r -g installs the Settings app with its runtime permissions and IMEs", async () => {
     await using dev = await startFakeDevice(server);
     const s = ["-s", dev.serial];
-    expect((await server.adb([...s, "push", PINNED_APK_FILES.settings, "/data/local/tmp/settings.apk"])).exitCode).toBe(0);
+    expect((await server.adb([...s, "push", PINNED_APK_FILES.settings, "/data/local/tmp/settings.apk"])).exitCode).toBe(
+      0,
+    );
     const r = await server.adb([...s, "shell", "pm", "install", "-r", "-g", "/data/local/tmp/settings.apk"]);
     expect([r.exitCode, r.stdout, r.stderr]).toEqual([0, "Success\n", ""]);
     const list = await server.adb([...s, "shell", "pm", "list", "packages", SETTINGS_APP_PACKAGE]);
@@ -30,9 +36,13 @@ describeWithAdb("package manager of the simulated phone", () => {
     expect((await server.adb([...s, "shell", "pm", "path", SETTINGS_APP_PACKAGE])).exitCode).toBe(0);
     const dump = (await server.adb([...s, "shell", "dumpsys", "package", SETTINGS_APP_PACKAGE])).stdout;
     // The lines appium-adb getPackageInfo matches.
-    expect(new RegExp(`^\\s*Package\\s+\\[${SETTINGS_APP_PACKAGE.replaceAll(".", "\\.")}\\][^:]+:$`, "m").test(dump)).toBe(true);
+    expect(
+      new RegExp(`^\\s*Package\\s+\\[${SETTINGS_APP_PACKAGE.replaceAll(".", "\\.")}\\][^:]+:$`, "m").test(dump),
+    ).toBe(true);
     expect(dump).toContain("    versionCode=192 minSdk=26 targetSdk=35\n    versionName=8.0.10\n");
-    expect(dev.phone.packages.installed.get(SETTINGS_APP_PACKAGE)?.granted.has("android.permission.ACCESS_FINE_LOCATION")).toBe(true);
+    expect(
+      dev.phone.packages.installed.get(SETTINGS_APP_PACKAGE)?.granted.has("android.permission.ACCESS_FINE_LOCATION"),
+    ).toBe(true);
     const imes = await server.adb([...s, "shell", "ime", "list", "-a", "-s"]);
     expect(imes.stdout).toBe([STOCK_IME, ...SETTINGS_IMES].map((i) => `${i}\n`).join(""));
     // Installed, not enabled.
@@ -75,7 +85,10 @@ describeWithAdb("package manager of the simulated phone", () => {
       /^Failure \[INSTALL_PARSE_FAILED_NOT_APK: Failed to parse (\/data\/app\/vmdl\d+\.tmp\/base\.apk): Failed to load asset path \1\]\n$/,
     );
     const missing = await sh("pm", "install", "/data/local/tmp/none.apk");
-    expect([missing.exitCode, missing.stderr.split("\n")[0]]).toEqual([255, "Error: Can't open file: /data/local/tmp/none.apk"]);
+    expect([missing.exitCode, missing.stderr.split("\n")[0]]).toEqual([
+      255,
+      "Error: Can't open file: /data/local/tmp/none.apk",
+    ]);
     expect(dev.phone.packages.installed.size).toBe(0);
   });
 
@@ -84,7 +97,10 @@ describeWithAdb("package manager of the simulated phone", () => {
     const s = ["-s", dev.serial];
     await server.adb([...s, "push", PINNED_APK_FILES.test, "/data/local/tmp/t.apk"]);
     const pm = await server.adb([...s, "shell", "pm", "install", "-r", "-g", "/data/local/tmp/t.apk"]);
-    expect([pm.exitCode, pm.stdout]).toEqual([1, "Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]\n"]);
+    expect([pm.exitCode, pm.stdout]).toEqual([
+      1,
+      "Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]\n",
+    ]);
     const cli = await server.adb([...s, "install", PINNED_APK_FILES.test]);
     expect(cli.exitCode).toBe(1);
     expect(cli.stderr).toContain("Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]");
@@ -112,7 +128,10 @@ describeWithAdb("package manager of the simulated phone", () => {
     expect(pkg?.granted.size).toBe(0);
     for (const p of ["android.permission.SET_ANIMATION_SCALE", "android.permission.ACCESS_FINE_LOCATION"])
       expect((await sh("pm", "grant", SETTINGS_APP_PACKAGE, p)).exitCode).toBe(0);
-    expect([...(pkg?.granted ?? [])]).toEqual(["android.permission.SET_ANIMATION_SCALE", "android.permission.ACCESS_FINE_LOCATION"]);
+    expect([...(pkg?.granted ?? [])]).toEqual([
+      "android.permission.SET_ANIMATION_SCALE",
+      "android.permission.ACCESS_FINE_LOCATION",
+    ]);
     const notRequested = await sh("pm", "grant", SETTINGS_APP_PACKAGE, "android.permission.CAMERA");
     expect([notRequested.exitCode, notRequested.stderr]).toEqual([
       255,
@@ -120,7 +139,9 @@ describeWithAdb("package manager of the simulated phone", () => {
     ]);
     const installTime = await sh("pm", "grant", SETTINGS_APP_PACKAGE, "android.permission.INTERNET");
     expect(installTime.stderr).toContain("is not a changeable permission type");
-    expect((await sh("pm", "grant", "com.nope", "android.permission.CAMERA")).stderr).toContain("Unknown package: com.nope");
+    expect((await sh("pm", "grant", "com.nope", "android.permission.CAMERA")).stderr).toContain(
+      "Unknown package: com.nope",
+    );
     expect((await sh("appops", "set", SETTINGS_APP_PACKAGE, "android:mock_location", "allow")).exitCode).toBe(0);
     expect(phone.packages.appop(SETTINGS_APP_PACKAGE, "android:mock_location")).toBe("allow");
     expect((await sh("cmd", "notification", "allow_listener", "io.appium.settings/.NLService")).exitCode).toBe(0);
@@ -136,10 +157,16 @@ describeWithAdb("package manager of the simulated phone", () => {
     const unicode = "io.appium.settings/.UnicodeIME";
     expect((await sh("settings", "get", "secure", "default_input_method")).stdout).toBe(`${STOCK_IME}\n`);
     const notInstalled = await sh("ime", "enable", unicode);
-    expect([notInstalled.exitCode, notInstalled.stderr]).toEqual([255, `Unknown input method ${unicode} cannot be enabled for user #0\n`]);
+    expect([notInstalled.exitCode, notInstalled.stderr]).toEqual([
+      255,
+      `Unknown input method ${unicode} cannot be enabled for user #0\n`,
+    ]);
     await server.adb(["-s", dev.serial, "install", PINNED_APK_FILES.settings]);
     const notEnabled = await sh("ime", "set", unicode);
-    expect([notEnabled.exitCode, notEnabled.stderr]).toEqual([255, `Unknown input method ${unicode} cannot be selected for user #0\n`]);
+    expect([notEnabled.exitCode, notEnabled.stderr]).toEqual([
+      255,
+      `Unknown input method ${unicode} cannot be selected for user #0\n`,
+    ]);
     expect((await sh("ime", "enable", unicode)).stdout).toBe(`Input method ${unicode}: now enabled for user #0\n`);
     expect((await sh("ime", "enable", unicode)).stdout).toBe(`Input method ${unicode}: already enabled for user #0\n`);
     // The full class name is not the IME's id.
@@ -149,7 +176,9 @@ describeWithAdb("package manager of the simulated phone", () => {
     expect(dev.phone.ime.selected).toBe(unicode);
     expect((await sh("ime", "list", "-s")).stdout).toBe(`${STOCK_IME}\n${unicode}\n`);
     // appium-adb runInImeContext cycles the original IME off and on.
-    expect((await sh("ime", "disable", STOCK_IME)).stdout).toBe(`Input method ${STOCK_IME}: now disabled for user #0\n`);
+    expect((await sh("ime", "disable", STOCK_IME)).stdout).toBe(
+      `Input method ${STOCK_IME}: now disabled for user #0\n`,
+    );
     expect((await sh("ime", "enable", STOCK_IME)).stdout).toBe(`Input method ${STOCK_IME}: now enabled for user #0\n`);
     expect((await sh("ime", "set", STOCK_IME)).exitCode).toBe(0);
     expect(dev.phone.ime.enabled).toEqual([unicode, STOCK_IME]);

@@ -65,7 +65,16 @@ async function readExactly(io: CommandIo, size: number): Promise<Uint8Array | nu
   return got === size ? concat(parts) : concat(parts).subarray(0, size);
 }
 
-const INSTALL_FLAGS = new Set(["-r", "-g", "-t", "-d", "-f", "--dont-kill", "--force-queryable", "--bypass-low-target-sdk-block"]);
+const INSTALL_FLAGS = new Set([
+  "-r",
+  "-g",
+  "-t",
+  "-d",
+  "-f",
+  "--dont-kill",
+  "--force-queryable",
+  "--bypass-low-target-sdk-block",
+]);
 
 /** `pm install [flags] [<path>]`: the APK from the phone's files or, with `-S <size>`, from stdin. */
 async function install(phone: FakePhone, argv: readonly string[], args: string[], io: CommandIo): Promise<number> {
@@ -152,7 +161,10 @@ function uninstall(phone: FakePhone, argv: readonly string[], args: string[], io
   phone.forceStop(pkg);
   phone.packages.installed.delete(pkg);
   phone.packages.appops.delete(pkg);
-  setListeners(phone, listeners(phone).filter((c) => !c.startsWith(`${pkg}/`)));
+  setListeners(
+    phone,
+    listeners(phone).filter((c) => !c.startsWith(`${pkg}/`)),
+  );
   phone.apps.delete(pkg);
   if (phone.foreground === pkg) phone.foreground = "com.android.launcher3";
   phone.ime.packageRemoved(pkg);
@@ -172,8 +184,10 @@ function grantOrRevoke(phone: FakePhone, argv: readonly string[], args: string[]
   }
   const { apk } = installed;
   if (![...apk.runtimePermissions, ...apk.developmentPermissions, ...apk.otherPermissions].includes(perm))
-    // PermissionManagerService: stderr and exit 255 (shown by public code: expo-style e2e helpers
-    // tolerating `has not requested permission` with exitCode 255).
+    // PermissionManagerService (AOSP, stored public copy index id 3179826) throws these; `pm` prints
+    // them on stderr with exit status 255, as public adb helpers expect (stored code index id 1245127271).
+    // The "not a changeable permission type" text is quoted from public test fixtures (index id
+    // 58308387657) and AOSP PermissionManagerService; "Unknown package:" likewise (same fixture).
     return shellException(io, verb, `java.lang.SecurityException: Package ${pkg} has not requested permission ${perm}`);
   if (!apk.runtimePermissions.includes(perm) && !apk.developmentPermissions.includes(perm))
     return shellException(
@@ -187,7 +201,11 @@ function grantOrRevoke(phone: FakePhone, argv: readonly string[], args: string[]
 }
 
 /** The `pm` verbs this file simulates, or null for the others (commands-activity.ts handles those). */
-export function packageCommand(phone: FakePhone, argv: readonly string[], io: CommandIo): Promise<number> | number | null {
+export function packageCommand(
+  phone: FakePhone,
+  argv: readonly string[],
+  io: CommandIo,
+): Promise<number> | number | null {
   const [, verb, ...args] = argv;
   if (verb === "install") return install(phone, argv, args, io);
   if (verb === "uninstall") return uninstall(phone, argv, args, io);
@@ -224,7 +242,8 @@ export function appopsCommand(phone: FakePhone, argv: readonly string[], io: Com
   const args = argv.slice(1).filter((a, i, all) => a !== "--user" && all[i - 1] !== "--user");
   const [verb, pkg, op, mode] = args;
   if (verb !== "set" || !pkg || !op || !mode || args.length !== 4) return unsupported(phone, argv, io);
-  if (!phone.apps.has(pkg)) return shellException(io, "set", `java.lang.IllegalArgumentException: Unknown package: ${pkg}`);
+  if (!phone.apps.has(pkg))
+    return shellException(io, "set", `java.lang.IllegalArgumentException: Unknown package: ${pkg}`);
   const ops = phone.packages.appops.get(pkg) ?? new Map<string, string>();
   ops.set(op, mode);
   phone.packages.appops.set(pkg, ops);
