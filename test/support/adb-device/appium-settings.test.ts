@@ -33,13 +33,29 @@ const inputTextArg = (text: string) => `''${text.replace(/[()<>|;&*\\~^"'$`]/g, 
 /** The `data="…"` of `am broadcast` output, as io.appium.settings build/lib/client.js reads it. */
 const dataOf = (out: string) => /\bdata="(.+)",?/.exec(out)?.[1] ?? null;
 
+test("decodeImapRun follows ICU's IMAP-mailbox-name decoder on the edges", () => {
+  // RFC 3501 §5.1.3's example runs, `&-`, `,` as 63, a surrogate pair, and the illegal forms.
+  expect(["&ZeVnLIqe-", "&U,BTFw-", "&-", "&2D3eAA-", "&AOkA6QDp-"].map(decodeImapRun)).toEqual([
+    "日本語",
+    "台北",
+    "&",
+    "😀",
+    "ééé",
+  ]);
+  for (const bad of ["&ZeVnLIqe", "ZeVn-", "&A-", "&AOl-", "&AOkA-", "&AC0-", "&AOk&-", "&AOk/-"])
+    expect([bad, decodeImapRun(bad)]).toEqual([bad, null]);
+  expect(encodeImapUtf7("a&b é/😀")).toBe("a&-b &AOk-/&2D3eAA-");
+});
+
 describeWithAdb("io.appium.settings on the simulated phone", () => {
   test("the Unicode IME types Hebrew, Japanese, emoji and combining marks sent as modified UTF-7", async () => {
     await using dev = await withSettingsApp();
     const texts = ["שלום עולם", "こんにちは、世界", "ok 😀👍🏽 & done", "e\u0301 a\u0308 n\u0303"];
-    for (const c of [`ime enable ${UNICODE_IME}`, `ime set ${UNICODE_IME}`]) expect((await shell(dev, c)).exitCode).toBe(0);
+    for (const c of [`ime enable ${UNICODE_IME}`, `ime set ${UNICODE_IME}`])
+      expect((await shell(dev, c)).exitCode).toBe(0);
     await shell(dev, "input", "tap", "540", "440");
-    for (const t of texts) expect((await shell(dev, "input", "text", inputTextArg(encodeImapUtf7(t)))).exitCode).toBe(0);
+    for (const t of texts)
+      expect((await shell(dev, "input", "text", inputTextArg(encodeImapUtf7(t)))).exitCode).toBe(0);
     expect(dev.phone.runtime(DEMO_PACKAGE).state.username).toBe(texts.join(""));
     expect(dev.phone.inputLog.slice(1)).toEqual(texts.map((text) => ({ kind: "text", text, target: "username" })));
     expect(dev.phone.problems).toEqual([]);
@@ -111,14 +127,18 @@ describeWithAdb("io.appium.settings on the simulated phone", () => {
       0,
       "Starting service: Intent { cmp=io.appium.settings/.LocationService (has extras) }\n",
     ]);
-    expect(dev.phone.appiumSettings.location).toBeNull();
+    expect(dev.phone.location).toBeNull();
     expect((await shell(dev, read)).stdout).toContain('Broadcast completed: result=0, data=""\n');
     await shell(dev, "appops set io.appium.settings android:mock_location allow");
     await shell(dev, start);
     expect(dev.phone.appiumSettings.location).toEqual({ latitude: 31.7767, longitude: 35.2345, altitude: 754.5 });
     const out = (await shell(dev, read)).stdout;
     // The wrapper's regex (build/lib/commands/geolocation.js).
-    expect(/data="(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)"/.exec(out)?.slice(1)).toEqual(["31.7767000", "35.2345000", "754.5000000"]);
+    expect(/data="(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)"/.exec(out)?.slice(1)).toEqual([
+      "31.7767000",
+      "35.2345000",
+      "754.5000000",
+    ]);
     expect((await shell(dev, "dumpsys activity services io.appium.settings")).stdout).toContain(
       "io.appium.settings/.LocationService}",
     );
@@ -140,11 +160,21 @@ describeWithAdb("io.appium.settings on the simulated phone", () => {
     // Implicit: only the receivers ForegroundService registered get it, so nothing while the app is not running.
     expect((await shell(dev, list)).stdout).toContain("Broadcast completed: result=0\n");
     expect((await shell(dev, "dumpsys activity services io.appium.settings")).stdout).toContain("(nothing)");
-    await shell(dev, "am start -W -n io.appium.settings/.Settings -a android.intent.action.MAIN -c android.intent.category.LAUNCHER");
+    await shell(
+      dev,
+      "am start -W -n io.appium.settings/.Settings -a android.intent.action.MAIN -c android.intent.category.LAUNCHER",
+    );
     expect((await shell(dev, "dumpsys activity services io.appium.settings")).stdout).toContain("isForeground=true");
-    expect(dataOf((await shell(dev, list)).stdout)).toStartWith("Appium Settings helper has no access to the system notifications.");
+    expect(dataOf((await shell(dev, list)).stdout)).toStartWith(
+      "Appium Settings helper has no access to the system notifications.",
+    );
     await shell(dev, "cmd notification allow_listener io.appium.settings/.NLService");
-    dev.phone.postNotification({ packageName: "com.example.chat", id: 7, title: 'Dana "D"', text: "see https://x.test/a" });
+    dev.phone.postNotification({
+      packageName: "com.example.chat",
+      id: 7,
+      title: 'Dana "D"',
+      text: "see https://x.test/a",
+    });
     dev.phone.postNotification({ packageName: DEMO_PACKAGE, title: "שלום", postTime: 1_700_000_000_000 });
     const out = (await shell(dev, list)).stdout;
     expect(out).toContain("result=-1");
@@ -176,7 +206,10 @@ describeWithAdb("io.appium.settings on the simulated phone", () => {
     for (const k of keys) await shell(dev, "settings", "put", "global", k, "1.0");
     expect(keys.map((k) => dev.phone.settings.get(`global/${k}`))).toEqual(["1.0", "1.0", "1.0"]);
     // A receiver of the app the fake does not model is a problem, not a silent success.
-    await shell(dev, "am broadcast -a io.appium.settings.animation -n io.appium.settings/.receivers.AnimationSettingReceiver --es setstatus disable");
+    await shell(
+      dev,
+      "am broadcast -a io.appium.settings.animation -n io.appium.settings/.receivers.AnimationSettingReceiver --es setstatus disable",
+    );
     expect(dev.phone.problems.length).toBe(1);
   });
 });

@@ -21,7 +21,7 @@ import { ALL_ROTATIONS } from "./rotation.ts";
 import { compressTree, toUiautomatorXml } from "./uiautomator-xml.ts";
 import { appopsCommand, PackageState } from "./packages.ts";
 import { ImeService } from "./ime.ts";
-import { AppiumSettingsState, type PostedNotification } from "./appium-settings.ts";
+import { AppiumSettingsState, type PhoneLocation, type PostedNotification } from "./appium-settings.ts";
 import { SETTINGS_APP_PACKAGE } from "./apk-catalog.ts";
 
 export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
@@ -380,6 +380,15 @@ export class FakePhone implements AdbdDevice {
     app.runtime = null;
     if (pkg === SETTINGS_APP_PACKAGE) this.appiumSettings.locationService = false;
     if (this.foreground === pkg) this.foreground = LAUNCHER.package;
+  }
+
+  /** The location apps get (io.appium.settings' LocationInfoReceiver reports it); null: no fix. Set by LocationService's mock. */
+  get location(): PhoneLocation | null {
+    return this.appiumSettings.location;
+  }
+
+  set location(value: PhoneLocation | null) {
+    this.appiumSettings.location = value;
   }
 
   /**
