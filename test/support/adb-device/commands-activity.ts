@@ -5,6 +5,8 @@ import { surfaceFlingerDisplayIds } from "./displays.ts";
 import { dumpsysInput } from "./rotation.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { BROWSER } from "./system-apps.ts";
+import { dumpsysPackage, packageCommand } from "./packages.ts";
+import { dumpsysServices, locationServiceCommand, settingsBroadcast } from "./appium-settings.ts";
 
 const LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER";
 
@@ -14,6 +16,8 @@ interface Intent {
   categories: string[];
   component?: string;
   package?: string;
+  /** `--es`/`-e` (and the other typed) extras, by name, as strings. */
+  extras: Record<string, string>;
 }
 
 /** Uri.toSafeString: web URLs keep only scheme, host and port, as am's "Starting:" line shows them. */
@@ -29,6 +33,8 @@ function shortString(i: Intent): string {
     i.data && `dat=${safeUri(i.data)}`,
     i.package && `pkg=${i.package}`,
     i.component && `cmp=${shortComponent(...splitComponent(i.component))}`,
+    // Intent.toShortString with extras: true.
+    Object.keys(i.extras).length ? "(has extras)" : undefined,
   ].filter(Boolean);
   return `Intent { ${parts.join(" ")} }`;
 }
@@ -51,7 +57,7 @@ function parseIntent(
   args: string[],
   io: CommandIo,
 ): (Intent & { wait: boolean; stop: boolean }) | null {
-  const intent: Intent & { wait: boolean; stop: boolean } = { categories: [], wait: false, stop: false };
+  const intent: Intent & { wait: boolean; stop: boolean } = { categories: [], extras: {}, wait: false, stop: false };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     const next = () => args[++i] ?? "";
@@ -63,8 +69,10 @@ function parseIntent(
     else if (a === "-W") intent.wait = true;
     else if (a === "-S") intent.stop = true;
     else if (a === "-f" || a === "--user") next();
-    else if (/^--(es|ei|ez|el|ef|eu)$/.test(a) || a === "-e") next(), next();
-    else if (a.startsWith("--activity-") || a === "-D" || a === "-N") continue;
+    else if (/^--(es|ei|ez|el|ef|eu)$/.test(a) || a === "-e") {
+      const name = next();
+      intent.extras[name] = next();
+    } else if (a.startsWith("--activity-") || a === "-D" || a === "-N") continue;
     else if (!a.startsWith("-") && a.includes("/")) intent.component = a;
     else if (!a.startsWith("-") && a.includes(":")) intent.data = a;
     else if (!a.startsWith("-")) intent.package = a;
@@ -149,6 +157,8 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
 
   /** `pm` (and `cmd package`): listing packages, their paths, and resolving an activity. */
   const pm: CommandFn = (argv, io) => {
+    const installs = packageCommand(phone, argv, io);
+    if (installs !== null) return installs;
     const [, verb, what, ...rest] = argv;
     if (verb === "list" && what === "packages") {
       const filter = rest.find((a) => !a.startsWith("-")) ?? "";
@@ -251,8 +261,26 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
     if (verb === "broadcast") {
       const intent = parseIntent(phone, argv, rest, io);
       if (!intent) return 1;
-      io.out(`Broadcasting: ${shortString(intent)}\nBroadcast completed: result=0\n`);
+      io.out(`Broadcasting: ${shortString(intent)}\n`);
+      const reply = settingsBroadcast(phone, intent);
+      if (reply === "unsimulated") return unsupported(phone, argv, io);
+      io.out(`Broadcast completed: result=${reply?.code ?? 0}${reply?.data != null ? `, data="${reply.data}"` : ""}\n`);
       return 0;
+    }
+    const service = { "start-foreground-service": "start", startservice: "start", "start-service": "start" }[
+      verb ?? ""
+    ];
+    if (service || verb === "stopservice" || verb === "stop-service") {
+      const intent = parseIntent(phone, argv, rest, io);
+      if (!intent) return 1;
+      const status = locationServiceCommand(phone, service ? "start" : "stop", intent, shortString(intent), io);
+      if (status !== null) return status;
+      if (intent.component && !phone.apps.has(splitComponent(intent.component)[0])) {
+        io.out(`${service ? "Starting" : "Stopping"} service: ${shortString(intent)}\n`);
+        if (service) return (io.err("Error: Not found; no service started.\n"), 255);
+        return (io.err("Service not stopped: was not running.\n"), 255);
+      }
+      return unsupported(phone, argv, io);
     }
     return unsupported(phone, argv, io);
   };
@@ -366,6 +394,9 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
       );
       return 0;
     }
+    if (service === "package" && section && argv.length === 3) return dumpsysPackage(phone, section, io);
+    if (service === "activity" && (section === "services" || section === "s") && argv.length <= 4)
+      return dumpsysServices(phone, argv[3], io);
     if (service === "activity" && (section === "activities" || section === "a")) {
       io.out(`ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n    mResumedActivity: ${activityRecord()}\n`);
       return 0;

@@ -3,6 +3,7 @@ import { type CommandFn, type CommandIo, delay, text } from "./command-io.ts";
 import { displayCommand } from "./displays.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import { rotationAfter, settingsDenied } from "./rotation.ts";
+import { notificationCommand } from "./packages.ts";
 
 /** A known command called in a way the fake does not simulate: recorded so strict tests fail on it. */
 export function unsupported(phone: FakePhone, argv: readonly string[], io: CommandIo): number {
@@ -143,6 +144,7 @@ export function shellCommands(phone: FakePhone): [string, CommandFn][] {
     const pm = phone.commands.get("pm");
     if (service === "package" && pm) return pm(["pm", ...args], io);
     if (service === "display") return displayCommand(phone.displays, args, io) ?? unsupported(phone, argv, io);
+    if (service === "notification") return notificationCommand(phone, argv, io);
     if (service !== "clipboard") return unsupported(phone, argv, io);
     // Binder's default onShellCommand: the message on stderr, result 0 (callstack/agent-device PR #2676).
     if (!phone.clipboardShell) return (io.err("No shell command implementation.\n"), 0);

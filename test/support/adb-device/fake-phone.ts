@@ -19,6 +19,10 @@ import { ADBD_PID, ProcessTable, SIGNAL_STATUS, type Signal } from "./processes.
 import { type AppInfo, BROWSER, LAUNCHER, launcherScenario, plainAppScenario, SETTINGS } from "./system-apps.ts";
 import { ALL_ROTATIONS } from "./rotation.ts";
 import { compressTree, toUiautomatorXml } from "./uiautomator-xml.ts";
+import { appopsCommand, PackageState } from "./packages.ts";
+import { ImeService } from "./ime.ts";
+import { AppiumSettingsState, type PhoneLocation, type PostedNotification } from "./appium-settings.ts";
+import { SETTINGS_APP_PACKAGE } from "./apk-catalog.ts";
 
 export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
   "ro.product.model": "Fake_Pixel",
@@ -128,6 +132,12 @@ export interface FakePhoneOptions {
    * stays where it is and `settings` still succeeds, as on real phones. `dumpsys input` reports it.
    */
   rotations?: readonly number[];
+  /**
+   * Every `pm install` fails with `Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by
+   * user]`, as on Xiaomi/Redmi/POCO (MIUI, HyperOS) with "Install via USB" off (rom1v/sndcpy#64,
+   * RikkaApps/Shizuku#252). Also settable later through `packages.installRefused`.
+   */
+  installRefused?: boolean;
 }
 
 /** The focus WindowManagerService froze when an app stopped responding. */
@@ -266,6 +276,12 @@ export class FakePhone implements AdbdDevice {
   uiAutomationPid: number | null = null;
   readonly uiautomatorIdleTimeoutMs: number;
   readonly legacyShellHangup: boolean;
+  /** APKs installed with `pm install`, their grants and app ops (packages.ts). */
+  readonly packages = new PackageState();
+  /** Enabled and selected input methods (`ime`), kept in the secure settings (ime.ts). */
+  readonly ime: ImeService;
+  /** io.appium.settings' location, LocationService and notification buffer (appium-settings.ts). */
+  readonly appiumSettings = new AppiumSettingsState();
 
   readonly commandLog: CommandRecord[] = [];
   readonly serviceLog: ServiceRecord[] = [];
@@ -304,6 +320,8 @@ export class FakePhone implements AdbdDevice {
     this.focusDropChars = options.focusDropChars ?? 0;
     this.uiautomatorIdleTimeoutMs = options.uiautomatorIdleTimeoutMs ?? 10_000;
     this.legacyShellHangup = options.legacyShellHangup ?? false;
+    this.packages.installRefused = options.installRefused ?? false;
+    this.ime = new ImeService(this);
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
@@ -316,6 +334,8 @@ export class FakePhone implements AdbdDevice {
       ...processCommands(this),
     ])
       this.commands.set(name, fn);
+    this.commands.set("ime", (argv, io) => this.ime.command(argv, io));
+    this.commands.set("appops", (argv, io) => appopsCommand(this, argv, io));
     installPowerCommands(this);
   }
 
@@ -358,7 +378,27 @@ export class FakePhone implements AdbdDevice {
     const app = this.apps.get(pkg);
     if (!app || pkg === LAUNCHER.package) return;
     app.runtime = null;
+    if (pkg === SETTINGS_APP_PACKAGE) this.appiumSettings.locationService = false;
     if (this.foreground === pkg) this.foreground = LAUNCHER.package;
+  }
+
+  /** The location apps get (io.appium.settings' LocationInfoReceiver reports it); null: no fix. Set by LocationService's mock. */
+  get location(): PhoneLocation | null {
+    return this.appiumSettings.location;
+  }
+
+  set location(value: PhoneLocation | null) {
+    this.appiumSettings.location = value;
+  }
+
+  /**
+   * A notification posted (or, with `isRemoved`, removed) that io.appium.settings' NLService
+   * buffers: newest first, at most 100 (NLService.MAX_BUFFER_SIZE). `postTime` defaults to now.
+   */
+  postNotification(n: PostedNotification): void {
+    const list = this.appiumSettings.notifications;
+    list.unshift({ postTime: Date.now(), ...n });
+    list.splice(100);
   }
 
   /** The foreground activity (fully qualified), for dumpsys. */

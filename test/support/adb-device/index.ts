@@ -39,3 +39,20 @@ export {
 } from "./scenario.ts";
 export { DEFAULT_DUMP_FILE, IDLE_STATE_ERROR, NULL_ROOT_ERROR } from "./commands-screen.ts";
 export { adbServerForFile, describeWithAdb } from "./with-adb.ts";
+export {
+  type ApkInfo,
+  PINNED_APK_FILES,
+  PINNED_APKS,
+  SETTINGS_APP_PACKAGE,
+  sha256Hex,
+  UIA2_SERVER_PACKAGE,
+  UIA2_TEST_PACKAGE,
+} from "./apk-catalog.ts";
+export { type InstalledPackage, installApk, PackageState } from "./packages.ts";
+export { decodeImapRun, encodeImapUtf7, ImeService, STOCK_IME, UNICODE_IME } from "./ime.ts";
+export {
+  AppiumSettingsState,
+  type PhoneLocation,
+  type PostedNotification,
+  settingsAppRunning,
+} from "./appium-settings.ts";

@@ -146,6 +146,8 @@ function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
         if (field !== null && phone.focusDropChars > 0 && phone.textSinceFocus !== field)
           text = Array.from(text).slice(phone.focusDropChars).join("");
         phone.textSinceFocus = field;
+        // The selected IME sees the key events first; the Unicode IME decodes modified UTF-7 (ime.ts).
+        text = phone.ime.commit(text, field);
         log({ kind: "text", text, target: runtime().typeText(text) });
         return 0;
       }
