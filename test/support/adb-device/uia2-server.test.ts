@@ -282,6 +282,47 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     expect(dev.phone.uia2.running).toBe(false);
   });
 
+  test("long press, double tap, active element, clear and replace act on the scenario", async () => {
+    await using dev = await device();
+    const { base } = await instrument(dev);
+    const id = await session(base);
+    const longPress = await call(base, "POST", `/session/${id}/appium/gestures/long_click`, {
+      offset: { x: 540, y: 440 },
+      duration: 120,
+    });
+    expect(longPress.status).toBe(200);
+    // As the shell long-presses: `input swipe x y x y ms`; the field under it is not tapped.
+    expect(dev.phone.inputLog).toEqual([
+      { kind: "swipe", x1: 540, y1: 440, x2: 540, y2: 440, durationMs: 120, target: null },
+    ]);
+    await call(base, "POST", `/session/${id}/appium/gestures/double_click`, { offset: { x: 540, y: 440 } });
+    expect(dev.phone.inputLog.slice(1).map((r) => r.kind)).toEqual(["tap", "tap"]);
+    await call(base, "POST", `/session/${id}/keys`, { text: "abc" });
+    await call(base, "POST", `/session/${id}/keys`, { text: "def" });
+    expect(dev.phone.runtime().state.username).toBe("abcdef");
+    await call(base, "POST", `/session/${id}/keys`, { text: "xyz", replace: true });
+    expect(dev.phone.runtime().state.username).toBe("xyz");
+    const active = await call(base, "GET", `/session/${id}/element/active`);
+    const el = active.json.value.ELEMENT as string;
+    expect(active.json.value).toEqual({ ELEMENT: el, "element-6066-11e4-a52f-4f735466cecf": el });
+    expect((await call(base, "POST", `/session/${id}/element/${el}/clear`)).status).toBe(200);
+    expect(dev.phone.runtime().state.username).toBe("");
+    const stale = await call(base, "POST", `/session/${id}/element/nope/clear`);
+    expect([stale.status, stale.json.value.error]).toEqual([404, "no such element"]);
+  });
+
+  test("a slow start: the forwarded port is closed until the server listens", async () => {
+    await using dev = await device({ uia2: { startupMs: 400 } });
+    const proc = server.spawnAdb(["-s", dev.serial, "shell", ...INSTRUMENT], { timeoutMs: 30_000 });
+    const base = await forward(dev);
+    await until(() => dev.phone.processes.byName(UIA2_PACKAGE).length === 1, "the instrumented process");
+    await expect(fetch(`${base}/status`)).rejects.toThrow();
+    await until(() => dev.phone.uia2.running, "the server to listen");
+    expect((await fetch(`${base}/status`)).status).toBe(200);
+    dev.phone.uia2.crash();
+    expect(await proc.exited).toBe(0);
+  });
+
   test("the latency model delays each request by its operation's figure", async () => {
     await using dev = await device({ uia2: { latencyMs: { tap: 200 } } });
     const { base } = await instrument(dev);
