@@ -8,7 +8,12 @@
  * to the request's time (the real server answers once the events are injected). Several pointers
  * at once (multi-touch), key sources and element origins are not simulated.
  */
-import { invalidArgument, notSimulated, type Uia2Context } from "./uia2-routes.ts";
+import { invalidArgument, missing, notSimulated, type Uia2Context, Uia2Error } from "./uia2-routes.ts";
+
+/** utils/w3c/ActionsParseException (an InvalidArgumentException with its own message), as ActionsPreprocessor words it. */
+const parseError = (message: string) =>
+  new Uia2Error(400, "invalid argument", message, "io.appium.uiautomator2.utils.w3c.ActionsParseException");
+const POINTER_ITEM_TYPES = "[pointerMove, pointerUp, pointerDown, pointerCancel, pause]";
 
 interface Item {
   type?: unknown;
@@ -34,22 +39,28 @@ export function performActions(
 ): void {
   const sources = body.actions;
   // W3CActionsModel: `actions` is required, and each source needs type, id and actions.
-  if (!Array.isArray(sources)) throw invalidArgument("'actions' is required");
+  if (!Array.isArray(sources)) throw missing("W3CActionsModel", "actions");
   const pointers = (sources as Source[]).filter((src) => {
-    if (typeof src?.type !== "string" || typeof src.id !== "string" || !Array.isArray(src.actions))
-      throw invalidArgument("every action source needs 'type', 'id' and 'actions'");
+    for (const k of ["type", "id", "actions"] as const)
+      if (src?.[k] === undefined || src[k] === null) throw missing("W3CItemModel", k);
+    if (typeof src.type !== "string" || !Array.isArray(src.actions)) throw invalidArgument("malformed action source");
+    if (!["pointer", "key", "none"].includes(src.type))
+      throw parseError(
+        `Only [pointer, key, none] values are supported for type key. '${src.type}' is passed instead for action '${src.id}'`,
+      );
     if (src.type === "none") return false;
     if (src.type !== "pointer") throw notSimulated(`a '${src.type}' action source`);
     return (src.actions as Item[]).some((a) => a?.type === "pointerDown");
   });
   if (pointers.length > 1) throw notSimulated("a multi-touch gesture");
   const items = (pointers[0]?.actions ?? []) as Item[];
+  const sourceId = String(pointers[0]?.id);
   let x = 0;
   let y = 0;
   let down: { x: number; y: number; at: number } | null = null;
   let elapsed = 0;
   for (const a of items) {
-    if (typeof a?.type !== "string") throw invalidArgument("every action needs a 'type'");
+    if (typeof a?.type !== "string") throw missing("W3CGestureModel", "type");
     const duration = Math.max(0, num(a.duration, 0));
     switch (a.type) {
       case "pause":
@@ -79,7 +90,10 @@ export function performActions(
         down = null;
         break;
       default:
-        throw invalidArgument(`unknown pointer action type '${a.type}'`);
+        throw parseError(
+          `Only ${POINTER_ITEM_TYPES} item type values are supported for action type 'pointer'. ` +
+            `'${a.type}' is passed instead for action '${sourceId}'`,
+        );
     }
   }
   ctx.hold(elapsed);

@@ -25,9 +25,20 @@ export class Uia2Error extends Error {
 }
 
 const EXC = "io.appium.uiautomator2.common.exceptions.";
-/** SafeRequestHandler turns IllegalArgumentException and JSON errors into this (InvalidArgumentException). */
+/**
+ * SafeRequestHandler wraps an IllegalArgumentException as `new InvalidArgumentException(e)`, whose
+ * message is then the cause's toString(): `java.lang.IllegalArgumentException: <message>`.
+ */
 export const invalidArgument = (message: string) =>
-  new Uia2Error(400, "invalid argument", message, `${EXC}InvalidArgumentException`);
+  new Uia2Error(
+    400,
+    "invalid argument",
+    `java.lang.IllegalArgumentException: ${message}`,
+    `${EXC}InvalidArgumentException`,
+  );
+/** BaseModel.validate's message for a missing @RequiredField. */
+export const missing = (model: string, field: string) =>
+  invalidArgument(`${model}: The mandatory field '${field}' is not present in JSON`);
 /** ElementNotFoundException's default message. */
 const noSuchElement = (message = "An element could not be located on the page using the given search parameters") =>
   new Uia2Error(404, "no such element", message, `${EXC}ElementNotFoundException`);
@@ -77,7 +88,9 @@ function input(phone: FakePhone, args: string[]): void {
 function point(v: unknown, what: string): { x: number; y: number } {
   const p = v as { x?: unknown; y?: unknown } | undefined;
   if (!p || typeof p !== "object") throw invalidArgument(`${what} coordinates must be provided if element is not set`);
-  if (typeof p.x !== "number" || typeof p.y !== "number") throw invalidArgument(`'x' and 'y' are required`);
+  // A non-number (Gson's JsonSyntaxException) is reported as missing here.
+  if (typeof p.x !== "number") throw missing("PointModel", "x");
+  if (typeof p.y !== "number") throw missing("PointModel", "y");
   return { x: Math.trunc(p.x), y: Math.trunc(p.y) };
 }
 
@@ -95,7 +108,7 @@ function focusedField(phone: FakePhone): string {
 
 /** SendKeysToElement.setText: `replace` sets the text, otherwise it goes after what is there (not at the cursor). */
 function setText(phone: FakePhone, field: string, body: Record<string, unknown>): void {
-  if (typeof body.text !== "string") throw invalidArgument("'text' is required");
+  if (typeof body.text !== "string") throw missing("SendKeysModel", "text");
   const rt = phone.runtime();
   if (rt.focusedField !== field) throw notSimulated("typing into an element that has no focus");
   if (body.replace === true) (rt.state as Record<string, unknown>)[field] = "";
@@ -128,10 +141,11 @@ const ROUTES: Route[] = [
     run: (ctx, body) => {
       const caps = body.capabilities as { alwaysMatch?: object; firstMatch?: object[] } | undefined;
       if (!caps || typeof caps !== "object")
+        // NewSession wraps its InvalidArgumentException in SessionNotCreatedException(e): the cause's toString().
         throw new Uia2Error(
           500,
           "session not created",
-          "'capabilities' are mandatory for session creation",
+          `${EXC}InvalidArgumentException: 'capabilities' are mandatory for session creation`,
           `${EXC}SessionNotCreatedException`,
         );
       ctx.sessionId = crypto.randomUUID();
@@ -220,6 +234,7 @@ const ROUTES: Route[] = [
     run: ({ phone }, body) => {
       noOrigin(body);
       const a = point(body.start, "The starting point");
+      if (body.end === undefined || body.end === null) throw missing("DragModel", "end");
       const b = point(body.end, "The end point");
       input(phone, ["draganddrop", ...[a.x, a.y, b.x, b.y].map(String)]);
       return null;
@@ -240,7 +255,7 @@ const ROUTES: Route[] = [
       path: s(`/session/:sessionId/appium/device/${name}`),
       op: "key",
       run: ({ phone }, body) => {
-        if (typeof body.keycode !== "number") throw invalidArgument("'keycode' is required");
+        if (typeof body.keycode !== "number") throw missing("KeyCodeModel", "keycode");
         if (body.flags !== undefined || body.source !== undefined) throw notSimulated("key flags and sources");
         const code = String(Math.trunc(body.keycode));
         input(phone, name === "press_keycode" ? ["keyevent", code] : ["keyevent", "--longpress", code]);
@@ -304,7 +319,7 @@ const ROUTES: Route[] = [
     op: "settings",
     run: (ctx, body) => {
       const settings = body.settings as Record<string, unknown> | undefined;
-      if (!settings || typeof settings !== "object") throw invalidArgument("'settings' is required");
+      if (!settings || typeof settings !== "object") throw missing("SettingsModel", "settings");
       for (const [k, v] of Object.entries(settings)) if (ctx.settings.has(k)) ctx.settings.set(k, v);
       return null;
     },

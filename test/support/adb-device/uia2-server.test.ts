@@ -227,6 +227,16 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     const unknown = await call(base, "GET", "/no/such/route");
     expect([unknown.status, unknown.json.value.error, unknown.json.sessionId]).toEqual([404, "unknown command", null]);
     const id = await session(base);
+    const click = `/session/${id}/appium/gestures/click`;
+    expect((await call(base, "POST", click, { offset: { x: 1 } })).json.value.message).toBe(
+      "java.lang.IllegalArgumentException: PointModel: The mandatory field 'y' is not present in JSON",
+    );
+    const noOffset = await call(base, "POST", click, {});
+    expect([noOffset.status, noOffset.json.value.error, noOffset.json.value.message]).toEqual([
+      400,
+      "invalid argument",
+      "java.lang.IllegalArgumentException: Click offset coordinates must be provided if element is not set",
+    ]);
     const keys = await call(base, "POST", `/session/${id}/keys`, { text: "x" });
     expect([keys.status, keys.json.value.error]).toEqual([404, "no such element"]);
     const settings = await call(base, "POST", `/session/${id}/appium/settings`, {

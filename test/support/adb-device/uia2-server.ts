@@ -257,15 +257,20 @@ export class Uia2Server {
       try {
         if (raw !== "") body = JSON.parse(raw);
       } catch (e) {
-        // Gson's own message differs; the error code and status are the real ones.
-        throw new Uia2Error(400, "invalid argument", (e as Error).message, "com.google.gson.JsonSyntaxException");
+        // SafeRequestHandler: InvalidArgumentException(JsonSyntaxException); Gson's own wording differs.
+        throw new Uia2Error(
+          400,
+          "invalid argument",
+          `com.google.gson.JsonSyntaxException: ${(e as Error).message}`,
+          "io.appium.uiautomator2.common.exceptions.InvalidArgumentException",
+        );
       }
       if (body === null || typeof body !== "object" || Array.isArray(body))
         throw new Uia2Error(
           400,
           "invalid argument",
-          "the body must be a JSON object",
-          "com.google.gson.JsonSyntaxException",
+          "com.google.gson.JsonSyntaxException: the body is not a JSON object",
+          "io.appium.uiautomator2.common.exceptions.InvalidArgumentException",
         );
       value = route.run(ctx, body as Record<string, unknown>, params);
     } catch (e) {
