@@ -66,5 +66,6 @@ export {
   type Uia2Options,
   Uia2Server,
 } from "./uia2-server.ts";
-export { UIA2_ROUTES, type Uia2Op } from "./uia2-routes.ts";
+export { type Uia2Op } from "./uia2-protocol.ts";
+export { UIA2_ROUTES } from "./uia2-routes.ts";
 export { toUia2Xml } from "./uia2-source.ts";

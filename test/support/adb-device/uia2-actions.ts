@@ -8,7 +8,7 @@
  * to the request's time (the real server answers once the events are injected). Several pointers
  * at once (multi-touch), key sources and element origins are not simulated.
  */
-import { invalidArgument, missing, notSimulated, type Uia2Context, Uia2Error } from "./uia2-routes.ts";
+import { invalidArgument, missing, notSimulated, type Uia2Context, Uia2Error } from "./uia2-protocol.ts";
 
 /** utils/w3c/ActionsParseException (an InvalidArgumentException with its own message), as ActionsPreprocessor words it. */
 const parseError = (message: string) =>

@@ -11,55 +11,17 @@ import type { FakePhone } from "./fake-phone.ts";
 import { runInput } from "./input-command.ts";
 import { toUia2Xml } from "./uia2-source.ts";
 import { performActions } from "./uia2-actions.ts";
-
-/** A failure as the server reports it: HTTP status, W3C error code, message, exception class. */
-export class Uia2Error extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    message: string,
-    readonly javaClass: string,
-  ) {
-    super(message);
-  }
-}
+import {
+  invalidArgument,
+  missing,
+  noSuchElement,
+  notSimulated,
+  type Uia2Context,
+  Uia2Error,
+  type Uia2Op,
+} from "./uia2-protocol.ts";
 
 const EXC = "io.appium.uiautomator2.common.exceptions.";
-/**
- * SafeRequestHandler wraps an IllegalArgumentException as `new InvalidArgumentException(e)`, whose
- * message is then the cause's toString(): `java.lang.IllegalArgumentException: <message>`.
- */
-export const invalidArgument = (message: string) =>
-  new Uia2Error(
-    400,
-    "invalid argument",
-    `java.lang.IllegalArgumentException: ${message}`,
-    `${EXC}InvalidArgumentException`,
-  );
-/** BaseModel.validate's message for a missing @RequiredField. */
-export const missing = (model: string, field: string) =>
-  invalidArgument(`${model}: The mandatory field '${field}' is not present in JSON`);
-/** ElementNotFoundException's default message. */
-const noSuchElement = (message = "An element could not be located on the page using the given search parameters") =>
-  new Uia2Error(404, "no such element", message, `${EXC}ElementNotFoundException`);
-/** What the simulation leaves out: a 500 that says so, not a quote of the real server. */
-export const notSimulated = (what: string) =>
-  new Uia2Error(500, "unknown error", `${what} is not simulated by the fake phone`, "java.lang.RuntimeException");
-
-/** What a route needs from the server object. */
-export interface Uia2Context {
-  readonly phone: FakePhone;
-  sessionId: string | null;
-  readonly settings: Map<string, unknown>;
-  /** Element ids handed out by /element/active → the field they name. */
-  readonly elements: Map<string, string>;
-  /** Extra milliseconds the request takes (a gesture's own duration). */
-  hold(ms: number): void;
-  /** DeleteSession: the whole server stops 15 ms after the answer. */
-  stopSoon(): void;
-}
-
-export type Uia2Op = "status" | "session" | "source" | "screenshot" | "tap" | "gesture" | "key" | "text" | "settings";
 
 interface Route {
   method: "GET" | "POST" | "DELETE";

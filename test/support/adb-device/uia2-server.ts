@@ -18,7 +18,8 @@ import type { TcpListener } from "./adbd-services.ts";
 import { type CommandIo, delay } from "./command-io.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import type { PhoneProcess } from "./processes.ts";
-import { findRoute, type Uia2Context, Uia2Error, type Uia2Op } from "./uia2-routes.ts";
+import { invalidSession, reply, type Uia2Context, Uia2Error, type Uia2Op, unknownCommand } from "./uia2-protocol.ts";
+import { findRoute } from "./uia2-routes.ts";
 
 export const UIA2_PACKAGE = "io.appium.uiautomator2.server";
 export const UIA2_TEST_PACKAGE = `${UIA2_PACKAGE}.test`;
@@ -223,31 +224,13 @@ export class Uia2Server {
     if (path.startsWith("/wd/hub")) path = path.slice("/wd/hub".length) || "/";
     this.requests.push({ method: req.method, path });
     const found = findRoute(req.method, path);
-    if (!found)
-      return reply(
-        null,
-        new Uia2Error(
-          404,
-          "unknown command",
-          "The requested resource could not be found, or a request was received using an HTTP method that is not supported by the mapped resource",
-          "io.appium.uiautomator2.common.exceptions.UnknownCommandException",
-        ),
-      );
+    if (!found) return reply(null, unknownCommand());
     const { route, params } = found;
     const sid = params.sessionId === undefined ? null : decodeURIComponent(params.sessionId);
     await delay(this.latencyMs[route.op], run.ended.signal);
     // After a crash the connection is gone; whatever is returned here goes nowhere.
     if (run.ended.signal.aborted) return new Response(null, { status: 500 });
-    if (!route.noSession && (sid === null || sid !== this.sessionId))
-      return reply(
-        sid,
-        new Uia2Error(
-          404,
-          "invalid session id",
-          `The session identified by ${sid} is not known`,
-          "io.appium.uiautomator2.common.exceptions.NoSuchDriverException",
-        ),
-      );
+    if (!route.noSession && (sid === null || sid !== this.sessionId)) return reply(sid, invalidSession(sid));
     let held = 0;
     const ctx = this.context(run, (ms) => (held += ms));
     let value: unknown;
@@ -301,25 +284,4 @@ export class Uia2Server {
       stopSoon: () => void setTimeout(() => this.end(run, "stop"), 15),
     };
   }
-}
-
-/**
- * AppiumResponse.renderTo: `{"value":…,"sessionId":…}` (ResponseModel field order, nulls kept), an
- * error as {error, message, stacktrace}. The stack trace is only its first line here (the real
- * frames are not known). Headers as ServerHandler/NettyHttpResponse set them; Bun sets Connection.
- */
-function reply(sessionId: string | null, value: unknown): Response {
-  const error = value instanceof Uia2Error;
-  const v = error
-    ? { error: value.error, message: value.message, stacktrace: `${value.javaClass}: ${value.message}` }
-    : value;
-  return new Response(JSON.stringify({ value: v ?? null, sessionId }), {
-    status: error ? value.status : 200,
-    headers: {
-      "Content-Type": "application/json",
-      "Content-Encoding": "identity",
-      Pragma: "no-cache",
-      "Cache-Control": "no-store",
-    },
-  });
 }
