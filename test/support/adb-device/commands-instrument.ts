@@ -12,7 +12,8 @@
 import type { CommandIo } from "./command-io.ts";
 import { unsupported } from "./commands-shell.ts";
 import type { FakePhone } from "./fake-phone.ts";
-import { UIA2_INSTRUMENTATION, UIA2_PACKAGE, UIA2_TEST_PACKAGE } from "./uia2-server.ts";
+import { UIA2_SERVER_PACKAGE, UIA2_TEST_PACKAGE } from "./apk-catalog.ts";
+import { UIA2_INSTRUMENTATION } from "./uia2-server.ts";
 
 /**
  * AMS startInstrumentation reports a missing instrumentation (or target) as a status bundle with
@@ -43,7 +44,7 @@ export async function amInstrument(phone: FakePhone, argv: readonly string[], io
   if (!wait || component !== UIA2_INSTRUMENTATION) return unsupported(phone, argv, io);
   if (!phone.apps.has(UIA2_TEST_PACKAGE))
     return notFound(io, `Unable to find instrumentation info for: ComponentInfo{${UIA2_INSTRUMENTATION}}`);
-  if (!phone.apps.has(UIA2_PACKAGE))
-    return notFound(io, `Unable to find instrumentation target package: ${UIA2_PACKAGE}`);
+  if (!phone.apps.has(UIA2_SERVER_PACKAGE))
+    return notFound(io, `Unable to find instrumentation target package: ${UIA2_SERVER_PACKAGE}`);
   return phone.uia2.instrument(io);
 }

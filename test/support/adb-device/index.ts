@@ -61,7 +61,6 @@ export {
   UIA2_DEVICE_PORT,
   UIA2_INSTRUMENTATION,
   UIA2_LATENCY_MS,
-  UIA2_PACKAGE,
   UIA2_TEST_CLASS,
   type Uia2Options,
   Uia2Server,

@@ -4,9 +4,10 @@ import { type AdbServer, freePort, startAdbServer } from "./adb-server.ts";
 import { DEMO_PACKAGE, demoScenario } from "./demo-scenario.ts";
 import { type FakeDevice, startFakeDevice } from "./fake-device.ts";
 import type { FakePhoneOptions } from "./fake-phone.ts";
-import { plainAppScenario } from "./system-apps.ts";
+import { installApk } from "./packages.ts";
 import { UIA2_ROUTES } from "./uia2-routes.ts";
-import { CRASH_OUTPUT, UIA2_INSTRUMENTATION, UIA2_PACKAGE, UIA2_TEST_CLASS, UIA2_TEST_PACKAGE } from "./uia2-server.ts";
+import { PINNED_APKS, UIA2_SERVER_PACKAGE, UIA2_TEST_PACKAGE } from "./apk-catalog.ts";
+import { CRASH_OUTPUT, UIA2_INSTRUMENTATION, UIA2_TEST_CLASS } from "./uia2-server.ts";
 import { describeWithAdb } from "./with-adb.ts";
 
 let server: AdbServer;
@@ -23,9 +24,10 @@ const START_LINE = `\n${UIA2_TEST_CLASS}:`;
 
 async function device(options: FakePhoneOptions = {}, install = true): Promise<FakeDevice> {
   const dev = await startFakeDevice(server, { scenario: demoScenario, ...options });
+  // As `pm install` of the two APKs of appium-uiautomator2-server@10.6.6 leaves them (packages.ts).
   if (install)
-    for (const pkg of [UIA2_PACKAGE, UIA2_TEST_PACKAGE])
-      dev.phone.install(plainAppScenario({ package: pkg, activity: `${pkg}.Main`, label: pkg, launcher: false }));
+    for (const apk of Object.values(PINNED_APKS))
+      if (apk.package === UIA2_SERVER_PACKAGE || apk.package === UIA2_TEST_PACKAGE) installApk(dev.phone, apk, false);
   return dev;
 }
 
@@ -156,7 +158,7 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     );
     expect(code).toBe(0);
     expect(dev.phone.uia2.running).toBe(false);
-    expect(dev.phone.processes.byName(UIA2_PACKAGE)).toEqual([]);
+    expect(dev.phone.processes.byName(UIA2_SERVER_PACKAGE)).toEqual([]);
   });
 
   test("a swipe through W3C actions scrolls the list; a press in place is a tap", async () => {
@@ -258,7 +260,7 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     const refused = await server.adb(["-s", dev.serial, "shell", "uiautomator", "dump"]);
     expect(refused.stderr).toContain("already registered!");
     expect(refused.exitCode).toBe(1);
-    expect((await server.adb(["-s", dev.serial, "shell", "am", "force-stop", UIA2_PACKAGE])).exitCode).toBe(0);
+    expect((await server.adb(["-s", dev.serial, "shell", "am", "force-stop", UIA2_SERVER_PACKAGE])).exitCode).toBe(0);
     expect(dev.phone.uia2.running).toBe(false);
     const ok = await server.adb(["-s", dev.serial, "shell", "uiautomator", "dump"]);
     expect(ok.stdout).toBe("UI hierchary dumped to: /sdcard/window_dump.xml\n");
@@ -282,7 +284,7 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     await using dev = await device();
     const { done } = await instrument(dev);
     const pid = dev.phone.uia2.pid as number;
-    expect((await server.adb(["-s", dev.serial, "shell", "ps", "-A"])).stdout).toContain(` ${UIA2_PACKAGE}`);
+    expect((await server.adb(["-s", dev.serial, "shell", "ps", "-A"])).stdout).toContain(` ${UIA2_SERVER_PACKAGE}`);
     expect((await server.adb(["-s", dev.serial, "shell", "kill", String(pid)])).exitCode).toBe(0);
     expect(await done()).toEqual({ out: `${START_LINE}${CRASH_OUTPUT}`, code: 0 });
 
@@ -325,7 +327,7 @@ describeWithAdb("simulated UiAutomator2 server", () => {
     await using dev = await device({ uia2: { startupMs: 400 } });
     const proc = server.spawnAdb(["-s", dev.serial, "shell", ...INSTRUMENT], { timeoutMs: 30_000 });
     const base = await forward(dev);
-    await until(() => dev.phone.processes.byName(UIA2_PACKAGE).length === 1, "the instrumented process");
+    await until(() => dev.phone.processes.byName(UIA2_SERVER_PACKAGE).length === 1, "the instrumented process");
     await expect(fetch(`${base}/status`)).rejects.toThrow();
     await until(() => dev.phone.uia2.running, "the server to listen");
     expect((await fetch(`${base}/status`)).status).toBe(200);

@@ -7,7 +7,7 @@
  * connection to it, so a crash can close every connection at once. Research note with every
  * source: /work/wt/issue27-uia2.md. Routes: uia2-routes.ts; page source: uia2-source.ts.
  *
- *   phone.install(plainAppScenario({ package: UIA2_PACKAGE, … }))  // and UIA2_TEST_PACKAGE
+ *   phone.install(plainAppScenario({ package: UIA2_SERVER_PACKAGE, … }))  // and UIA2_TEST_PACKAGE
  *   adb shell am instrument -w -e disableAnalytics true io.appium…test/androidx.test.runner.AndroidJUnitRunner
  *   adb forward tcp:8200 tcp:6790;  fetch("http://127.0.0.1:8200/status")
  *   phone.uia2.crash()              // the instrumentation dies mid-call
@@ -15,14 +15,13 @@
 import { connect, type Socket } from "node:net";
 import type { Server } from "bun";
 import type { TcpListener } from "./adbd-services.ts";
+import { UIA2_SERVER_PACKAGE, UIA2_TEST_PACKAGE } from "./apk-catalog.ts";
 import { type CommandIo, delay } from "./command-io.ts";
 import type { FakePhone } from "./fake-phone.ts";
 import type { PhoneProcess } from "./processes.ts";
 import { invalidSession, reply, type Uia2Context, Uia2Error, type Uia2Op, unknownCommand } from "./uia2-protocol.ts";
 import { findRoute } from "./uia2-routes.ts";
 
-export const UIA2_PACKAGE = "io.appium.uiautomator2.server";
-export const UIA2_TEST_PACKAGE = `${UIA2_PACKAGE}.test`;
 /** appium-uiautomator2-driver lib/uiautomator2-server/core.ts INSTRUMENTATION_TARGET. */
 export const UIA2_INSTRUMENTATION = `${UIA2_TEST_PACKAGE}/androidx.test.runner.AndroidJUnitRunner`;
 /** server/ServerConfig.java DEFAULT_SERVER_PORT; the driver's session.ts DEVICE_PORT. */
@@ -146,7 +145,7 @@ export class Uia2Server {
 
   /** `am force-stop`: stopping the server's package kills the instrumented process. */
   forceStopped(pkg: string): void {
-    if (pkg === UIA2_PACKAGE) this.crash();
+    if (pkg === UIA2_SERVER_PACKAGE) this.crash();
   }
 
   /**
@@ -158,7 +157,7 @@ export class Uia2Server {
     // its startInstrumentation, not verified): a previous server dies.
     this.crash();
     io.out(`\n${UIA2_TEST_CLASS}:`);
-    const proc = this.phone.processes.spawn(UIA2_PACKAGE, ZYGOTE_PID, { user: "u0_a190", resident: true });
+    const proc = this.phone.processes.spawn(UIA2_SERVER_PACKAGE, ZYGOTE_PID, { user: "u0_a190", resident: true });
     const run: Run = { proc, ended: new AbortController(), sockets: new Set(), startedAt: Date.now(), http: null };
     this.run = run;
     proc.controller.signal.addEventListener("abort", () => this.end(run, "crash"), { once: true });
