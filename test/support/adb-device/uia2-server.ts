@@ -7,7 +7,7 @@
  * connection to it, so a crash can close every connection at once. Research note with every
  * source: /work/wt/issue27-uia2.md. Routes: uia2-routes.ts; page source: uia2-source.ts.
  *
- *   phone.install(plainAppScenario({ package: UIA2_SERVER_PACKAGE, … }))  // and UIA2_TEST_PACKAGE
+ *   adb install <server apk>; adb install <test apk>   // or installApk(phone, PINNED_APKS[sha], false), twice
  *   adb shell am instrument -w -e disableAnalytics true io.appium…test/androidx.test.runner.AndroidJUnitRunner
  *   adb forward tcp:8200 tcp:6790;  fetch("http://127.0.0.1:8200/status")
  *   phone.uia2.crash()              // the instrumentation dies mid-call
