@@ -1,5 +1,6 @@
 /**
- * The device services behind OPEN: shell (v2 and legacy), exec and sync. Anything else is refused
+ * The device services behind OPEN: shell (v2 and legacy), exec, sync and `tcp:<port>` (a connection
+ * to a port the device listens on, what `adb forward` opens). Anything else is refused
  * with CLSE(0, id) by the caller, which the adb CLI reports as `error: closed`.
  */
 import type { AdbdStream } from "./adbd-stream.ts";
@@ -26,7 +27,18 @@ export interface AdbdDevice {
   readonly fs: SyncFs;
   /** Whether closing a legacy `shell:` stream ends its command (not on real phones; FakePhoneOptions.legacyShellHangup). */
   readonly legacyShellHangup?: boolean;
+  /** Who accepts a connection to device port `port`; null when nothing listens there. */
+  tcpListener?(port: number): TcpListener | null;
 }
+
+/** One accepted connection: bytes from the host go to `write`, the host's close to `close`. */
+export interface TcpConnection {
+  write(data: Uint8Array): void;
+  close(): void;
+}
+
+/** Accepts a connection; `peer` carries the device side's bytes and its close back to the host. */
+export type TcpListener = (peer: { send(data: Uint8Array): void; end(): void }) => TcpConnection;
 
 /**
  * The starter for `service`, or null when the device does not offer it. The caller sends OKAY
@@ -50,7 +62,22 @@ export function routeService(
   if (service.startsWith("exec:"))
     return () => void rawShell(stream, device, { kind: "exec", command: service.slice(5), pty: false }, unplug);
   if (service === "sync:") return () => syncService(stream, device.fs);
+  // adbd's service_to_fd connects a socket spec (`tcp:<port>`) with socket_spec_connect before the
+  // OPEN is answered; a refused connect leaves no fd, so the open fails and the host sees the
+  // stream closed (AOSP packages/modules/adb services.cpp). Only the `tcp:<port>` form is simulated.
+  const tcp = /^tcp:(\d{1,5})$/.exec(service);
+  if (tcp) {
+    const listener = device.tcpListener?.(Number(tcp[1])) ?? null;
+    return listener && (() => tcpService(stream, listener));
+  }
   return null;
+}
+
+/** A forwarded connection: raw bytes both ways; either side's close closes the other. */
+function tcpService(stream: AdbdStream, listener: TcpListener): void {
+  const conn = listener({ send: (data) => void stream.write(data), end: () => void stream.end() });
+  stream.onData = (data) => conn.write(data);
+  stream.onClose = () => conn.close();
 }
 
 /** A terminal's onlcr: every `\n` leaves as `\r\n`, binary output included. */

@@ -1,5 +1,6 @@
 /** Activity and package commands of the simulated phone: am (start, force-stop, broadcast), pm, monkey and dumpsys (window, activity, battery). */
 import type { CommandFn, CommandIo } from "./command-io.ts";
+import { amInstrument } from "./commands-instrument.ts";
 import { unsupported } from "./commands-shell.ts";
 import { surfaceFlingerDisplayIds } from "./displays.ts";
 import { dumpsysInput } from "./rotation.ts";
@@ -254,6 +255,7 @@ export function activityCommands(phone: FakePhone): [string, CommandFn][] {
   const am: CommandFn = (argv, io) => {
     const [, verb, ...rest] = argv;
     if (verb === "start" || verb === "start-activity") return amStart(argv, rest, io);
+    if (verb === "instrument") return amInstrument(phone, argv, io);
     if (verb === "force-stop" && rest[0]) {
       phone.forceStop(rest.at(-1) as string);
       return 0;

@@ -3,7 +3,7 @@
  * scriptable screens, a command registry run through a small `sh`, logs for assertions, and
  * fault switches. It knows nothing about the transport beyond the AdbdDevice interface.
  */
-import type { AdbdDevice, ServiceKind, ServiceRequest } from "./adbd-services.ts";
+import type { AdbdDevice, ServiceKind, ServiceRequest, TcpListener } from "./adbd-services.ts";
 import { activityCommands } from "./commands-activity.ts";
 import { screenCommands } from "./commands-screen.ts";
 import { shellCommands } from "./commands-shell.ts";
@@ -23,6 +23,7 @@ import { appopsCommand, PackageState } from "./packages.ts";
 import { ImeService } from "./ime.ts";
 import { AppiumSettingsState, type PhoneLocation, type PostedNotification } from "./appium-settings.ts";
 import { SETTINGS_APP_PACKAGE } from "./apk-catalog.ts";
+import { Uia2Server, type Uia2Options } from "./uia2-server.ts";
 
 export const DEFAULT_PROPS: Readonly<Record<string, string>> = {
   "ro.product.model": "Fake_Pixel",
@@ -138,6 +139,8 @@ export interface FakePhoneOptions {
    * RikkaApps/Shizuku#252). Also settable later through `packages.installRefused`.
    */
   installRefused?: boolean;
+  /** The simulated UiAutomator2 server's latency and faults (uia2-server.ts); also settable later on `uia2`. */
+  uia2?: Uia2Options;
 }
 
 /** The focus WindowManagerService froze when an app stopped responding. */
@@ -282,6 +285,8 @@ export class FakePhone implements AdbdDevice {
   readonly ime: ImeService;
   /** io.appium.settings' location, LocationService and notification buffer (appium-settings.ts). */
   readonly appiumSettings = new AppiumSettingsState();
+  /** Appium's UiAutomator2 server, started by `am instrument` (uia2-server.ts). */
+  readonly uia2: Uia2Server;
 
   readonly commandLog: CommandRecord[] = [];
   readonly serviceLog: ServiceRecord[] = [];
@@ -322,6 +327,7 @@ export class FakePhone implements AdbdDevice {
     this.legacyShellHangup = options.legacyShellHangup ?? false;
     this.packages.installRefused = options.installRefused ?? false;
     this.ime = new ImeService(this);
+    this.uia2 = new Uia2Server(this, options.uia2);
     this.install(launcherScenario(() => [...this.apps.values()]));
     // Copies: a browser's URL belongs to one phone.
     for (const app of [{ ...SETTINGS }, { ...BROWSER }]) this.install(plainAppScenario(app), app);
@@ -375,6 +381,7 @@ export class FakePhone implements AdbdDevice {
 
   /** `am force-stop`: the app's state is discarded; the launcher shows if it was in front. */
   forceStop(pkg: string): void {
+    this.uia2.forceStopped(pkg);
     const app = this.apps.get(pkg);
     if (!app || pkg === LAUNCHER.package) return;
     app.runtime = null;
@@ -429,6 +436,11 @@ export class FakePhone implements AdbdDevice {
       "ro.product.model": p("ro.product.model"),
       "ro.product.device": p("ro.product.device"),
     };
+  }
+
+  /** Device ports something listens on: the UiAutomator2 server's while it runs. */
+  tcpListener(port: number): TcpListener | null {
+    return this.uia2.tcpListener(port);
   }
 
   get fs(): PhoneFiles {

@@ -56,3 +56,15 @@ export {
   type PostedNotification,
   settingsAppRunning,
 } from "./appium-settings.ts";
+export {
+  CRASH_OUTPUT,
+  UIA2_DEVICE_PORT,
+  UIA2_INSTRUMENTATION,
+  UIA2_LATENCY_MS,
+  UIA2_TEST_CLASS,
+  type Uia2Options,
+  Uia2Server,
+} from "./uia2-server.ts";
+export { type Uia2Op } from "./uia2-protocol.ts";
+export { UIA2_ROUTES } from "./uia2-routes.ts";
+export { toUia2Xml } from "./uia2-source.ts";

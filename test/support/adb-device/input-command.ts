@@ -126,7 +126,8 @@ function powerKey(phone: FakePhone, keyCode: number): boolean {
   return true;
 }
 
-function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
+/** `input`'s commands after start-up cost and refusal; `args` without the leading `input`. Also the UiAutomator2 server's way in. */
+export function runInput(phone: FakePhone, args: string[], io: CommandIo): number {
   if (args.length < 1) return (io.err(USAGE), 0);
   let index = 0;
   if (SOURCES.has(args[0] as string)) index++;
