@@ -96,6 +96,8 @@ const CLI_SERVER_FILES = new Set([
   "src/server/serve-plan.ts",
 ]);
 const CLI_STARTS_SERVER = "src/cli/serve-command.ts";
+/** The one file that imports files of node_modules: the Android helpers' APKs, embedded in the binary. */
+const APK_MODULE = "drivers/android/helper/apks.ts";
 /** The CLI's doctor: it probes phones through the drivers' index and checks the database's lock. */
 const DOCTOR = "src/cli/doctor-checks.ts";
 /** The CLI files that reach phones in-process, through the drivers' index: the doctor and `android helper`. */
@@ -230,7 +232,10 @@ export function violations(rel: string, source: string): string[] {
       case "drivers": {
         const own = rel.split("/").slice(0, 2).join("/");
         if (tLayer === "drivers" && !target?.startsWith(`${own}/`)) bad("a driver may not import another driver");
-        if (tLayer && !["drivers", "driver", "protocol"].includes(tLayer))
+        // The helper APKs the Android driver embeds, by path (their packages export no such subpath).
+        const embeddedApk =
+          rel === APK_MODULE && typeof target === "string" && /^node_modules\/[^/]+\/apks\/[^/]+\.apk$/.test(target);
+        if (tLayer && !["drivers", "driver", "protocol"].includes(tLayer) && !embeddedApk)
           bad("drivers may import src/driver and src/protocol only");
         // Each SDK behind its one port file (a compiled binary needs adbkit's named import, for one).
         if (pkg === "@devicefarmer/adbkit" && rel !== "drivers/android/adbkit-port.ts")

@@ -62,7 +62,8 @@ export const ANDROID_CONTRACTS = [
   },
   {
     name: "inputText",
-    description: "Type text into the focused Android control: ASCII through input, other text through the clipboard",
+    description:
+      "Type text into the focused Android control: through the UiAutomator2 server where it runs, else ASCII through input and other text through io.appium.settings' Unicode IME",
     arguments: v.strictObject({ text: v.pipe(cpString(1, 4096), v.regex(/^[^\u0000]*$/)) }),
   },
   {
@@ -111,6 +112,29 @@ export const ANDROID_CONTRACTS = [
     description: "Lock the screen in one orientation",
     arguments: v.strictObject({ orientation: v.picklist(ORIENTATIONS) }),
   },
+  {
+    name: "setAnimations",
+    description: "Turn the three animation scales off (0) or on (1); the owner's values come back at disconnect",
+    arguments: v.strictObject({ enabled: v.boolean() }),
+  },
+  {
+    name: "setLocation",
+    description:
+      "Mock the phone's location through io.appium.settings' location service (offered where it is installed); ends at disconnect",
+    arguments: v.strictObject({
+      latitude: v.pipe(v.number(), v.minValue(-90), v.maxValue(90)),
+      longitude: v.pipe(v.number(), v.minValue(-180), v.maxValue(180)),
+      altitude: v.optional(v.pipe(v.number(), v.minValue(-1_000), v.maxValue(100_000))),
+    }),
+  },
+  {
+    name: "clipboardGet",
+    description: "Read the clipboard's text through io.appium.settings (offered where it is installed)",
+    arguments: NONE,
+  },
 ] as const satisfies readonly ActionContract[];
+
+/** Actions offered only on phones where io.appium.settings is installed (and DEVICERAIL_ANDROID_HELPER is not off). */
+export const SETTINGS_APP_ACTIONS: ReadonlySet<string> = new Set(["setLocation", "clipboardGet"]);
 
 export type AndroidContract = (typeof ANDROID_CONTRACTS)[number];

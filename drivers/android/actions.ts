@@ -18,7 +18,10 @@ export type Call =
   | { kind: "launch"; packageName: string; activity?: string }
   | { kind: "terminate"; packageName: string }
   | { kind: "openUrl"; url: string }
-  | { kind: "rotate"; orientation: (typeof ORIENTATIONS)[number] };
+  | { kind: "rotate"; orientation: (typeof ORIENTATIONS)[number] }
+  | { kind: "setAnimations"; enabled: boolean }
+  | { kind: "setLocation"; latitude: number; longitude: number; altitude?: number }
+  | { kind: "clipboardGet" };
 
 /** The device operation of a call whose arguments passed their schema. */
 export function toCall(p: ParsedCall<AndroidContract>): Call {
@@ -54,6 +57,12 @@ export function toCall(p: ParsedCall<AndroidContract>): Call {
       return { kind: "openUrl", url: p.args.url };
     case "rotate":
       return { kind: "rotate", orientation: p.args.orientation };
+    case "setAnimations":
+      return { kind: "setAnimations", enabled: p.args.enabled };
+    case "setLocation":
+      return { kind: "setLocation", ...p.args };
+    case "clipboardGet":
+      return { kind: "clipboardGet" };
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { Adb } from "@devicefarmer/adbkit";
 import * as connectionModule from "@devicefarmer/adbkit/dist/src/adb/connection.js";
-import type { Duplex } from "node:stream";
+import { type Duplex, Readable } from "node:stream";
 import { type CallContext, budgetMs } from "../../src/driver/driver.ts";
 import { DriverError } from "../../src/driver/driver-error.ts";
 import { parseAdbClientVersion } from "./parse/adb-version.ts";
@@ -153,6 +153,12 @@ function readAll(s: Duplex, max = MAX_OUTPUT_BYTES): Promise<Uint8Array> {
   });
 }
 
+export interface RunningShell {
+  output(): string;
+  ended: Promise<void>;
+  close(): void;
+}
+
 export interface AdbPortOptions {
   host?: string;
   port: number;
@@ -272,6 +278,88 @@ export class AdbkitPort {
         platformError("android_adb_malformed_observation", false, `not a display id: ${displayId}`),
       );
     return this.exec(serial, `screencap -p${displayId === null ? "" : ` -d ${displayId}`} 2>/dev/null`, ctx);
+  }
+
+  /**
+   * A shell command that keeps running (`am instrument -w`): its output so far (the last 64 KiB),
+   * a promise that settles when its stream ends (the command exited, or the phone went away), and
+   * close(), which ends the stream.
+   */
+  async spawnShell(serial: string, command: string, ctx: CallContext): Promise<RunningShell> {
+    const stream = await withDeadline<Duplex>(ctx, () => this.client.getDevice(serial).shell(command), 10_000);
+    let output = "";
+    const decoder = new TextDecoder();
+    stream.on("data", (c: Buffer) => {
+      output = (output + decoder.decode(c, { stream: true })).slice(-65_536);
+    });
+    const ended = new Promise<void>((resolve) => {
+      stream.on("end", () => resolve());
+      stream.on("close", () => resolve());
+      stream.on("error", () => resolve());
+    });
+    return { output: () => output, ended, close: () => stream.destroy() };
+  }
+
+  /** Writes `bytes` to `remotePath` on the phone over sync (`adb push`), with mode 0644. */
+  push(serial: string, bytes: Uint8Array, remotePath: string, ctx: CallContext): Promise<void> {
+    return bounded(ctx, 300_000, async () => {
+      try {
+        // In pieces of sync's largest DATA record (64 KiB): adbkit sends what one read gives, and
+        // adbd refuses a larger record.
+        const pieces = function* () {
+          for (let i = 0; i < bytes.length; i += 65_536) yield Buffer.from(bytes.subarray(i, i + 65_536));
+        };
+        const transfer = await this.client.getDevice(serial).push(Readable.from(pieces()), remotePath, 0o644);
+        await new Promise<void>((resolve, reject) => {
+          transfer.on("end", () => resolve());
+          transfer.on("error", (err: unknown) => reject(err));
+          ctx.signal.addEventListener("abort", () => transfer.cancel(), { once: true });
+        });
+      } catch (err) {
+        throw mapAdbError(err, serial);
+      }
+    });
+  }
+
+  /**
+   * `adb forward tcp:0 <remote>`: the adb server picks a free local port and answers it, so a busy
+   * port never fails the forward. adbkit's forward does not read that answer, so the request goes
+   * over a connection of its own.
+   */
+  async forward(serial: string, remote: string, ctx: CallContext): Promise<number> {
+    const reply = await this.hostRequest(`host-serial:${serial}:forward:tcp:0;${remote}`, ctx, true);
+    const port = Number(reply);
+    if (!Number.isInteger(port) || port <= 0 || port > 65_535)
+      throw platformError("android_adb_read_failed", true, `adb forward answered ${JSON.stringify(reply)}`);
+    return port;
+  }
+
+  /** `adb forward --remove tcp:<port>`. */
+  async removeForward(serial: string, localPort: number, ctx: CallContext): Promise<void> {
+    await this.hostRequest(`host-serial:${serial}:killforward:tcp:${localPort}`, ctx, false);
+  }
+
+  /** One host request that answers OKAY, then OKAY (and a value when `value`) or FAIL with a message. */
+  private hostRequest(request: string, ctx: CallContext, value: boolean): Promise<string> {
+    return withDeadline(
+      ctx,
+      async () => {
+        const c = await this.client.connection();
+        try {
+          const body = Buffer.from(request, "utf8");
+          c.write(Buffer.concat([Buffer.from(body.length.toString(16).padStart(4, "0"), "ascii"), body]));
+          for (let i = 0; i < 2; i++) {
+            const reply = await c.parser.readAscii(4);
+            if (reply === "FAIL") await c.parser.readError();
+            if (reply !== "OKAY") throw new Error(`adb answered ${reply} to ${request.split(":")[2]}`);
+          }
+          return value ? (await c.parser.readValue()).toString("utf8") : "";
+        } finally {
+          c.end();
+        }
+      },
+      5_000,
+    );
   }
 
   /** `getprop` as a map; run as a guarded shell so that an abort closes its socket. */

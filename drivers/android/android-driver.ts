@@ -1,7 +1,7 @@
 /**
  * The Android driver's Driver implementation: its parts (shell, input, ui-dump, rotation, screen
- * state) live in their own files; what is left here is the port's methods and the per-device state
- * they share.
+ * state, the helpers, and which path each step takes: steps.ts) live in their own files; what is
+ * left here is the port's methods and the per-device state they share.
  */
 import {
   type CallContext,
@@ -18,6 +18,7 @@ import type { ActionDefinition } from "../../src/protocol/types/action.ts";
 import type { DeviceInfo, Viewport } from "../../src/protocol/types/device.ts";
 import type { Logger } from "../../src/driver/driver.ts";
 import { ANDROID_ACTIONS, type Call, pointsOf, scrollGesture, toCall } from "./actions.ts";
+import { SETTINGS_APP_ACTIONS } from "./action-contracts.ts";
 import { AdbkitPort, platformError } from "./adbkit-port.ts";
 import { AndroidShell } from "./android-shell.ts";
 import { Discovery, ID_PREFIX, idOf } from "./discovery.ts";
@@ -30,8 +31,11 @@ import { parseForeground } from "./parse/foreground.ts";
 import { doubleTapFits, doubleTapUnsupported, probeInput } from "./input-probe.ts";
 import { Rotations } from "./rotation.ts";
 import { ScreenGuard } from "./screen-state.ts";
-import { typeAndVerify } from "./text-readback.ts";
 import type { DumpedTree } from "./ui-dump.ts";
+import { DeviceHelpers, failureText, type HelperMode } from "./helper/device-helpers.ts";
+import { Animations, clipboardText, setLocation, stopLocation } from "./helper/settings-app.ts";
+import { IME_SETTLE_MS } from "./helper/unicode-ime.ts";
+import { AndroidSteps } from "./steps.ts";
 
 export interface AndroidOptions {
   /** The adb executable (DEVICERAIL_ADB_PATH), used to start a server when none is running. */
@@ -48,6 +52,12 @@ export interface AndroidOptions {
   nullRootBackoffMs?: readonly number[];
   /** How long a rotation gets to show in `dumpsys input` (default ROTATION_CONFIRM_MS); tests shorten it. */
   rotationConfirmMs?: number;
+  /** Appium's on-device helpers (DEVICERAIL_ANDROID_HELPER; default `use`). */
+  helper?: HelperMode;
+  /** The wait after selecting the Unicode IME (default IME_SETTLE_MS); tests shorten it. */
+  imeSettleMs?: number;
+  /** How long the UiAutomator2 server gets to answer /status (default UIA2_START_MS); tests shorten it. */
+  helperStartMs?: number;
 }
 
 interface Connected {
@@ -110,6 +120,12 @@ export class AndroidDriver implements Driver {
   private stopping = new AbortController();
   private readonly screen: ScreenGuard;
   private readonly rotations: Rotations;
+  private readonly animations: Animations;
+  /** The helpers of each connected phone (helper/device-helpers.ts). */
+  private readonly helpers = new Map<string, DeviceHelpers>();
+  /** Phones whose mock location this daemon started: stopped at disconnect. */
+  private readonly locations = new Set<string>();
+  private readonly steps: AndroidSteps;
 
   constructor(private readonly opts: AndroidOptions) {
     this.port = new AdbkitPort({ host: opts.serverHost, port: opts.serverPort, bin: opts.adbPath });
@@ -121,20 +137,16 @@ export class AndroidDriver implements Driver {
     );
     this.screen = new ScreenGuard(this.shell, opts.knownAwakeMs);
     this.rotations = new Rotations(this.shell, opts.rotationConfirmMs);
+    this.animations = new Animations(this.shell);
+    this.steps = new AndroidSteps(this.shell, this.helpers, opts.imeSettleMs ?? IME_SETTLE_MS);
     this.elements = {
-      tapPoint: (deviceId, p: Point, ctx) =>
-        this.run(deviceId, ctx, (serial) => this.shell.input(serial, ["tap", String(p.x), String(p.y)], ctx)),
+      tapPoint: (deviceId, p: Point, ctx) => this.run(deviceId, ctx, (serial) => this.steps.tap(serial, p, ctx)),
       clearFocused: (deviceId, ctx, hint) =>
         this.run(deviceId, ctx, (serial) => this.shell.clearFocused(serial, hint?.length ?? 0, ctx)),
       typeText: (deviceId, text, o, ctx) =>
         this.run(deviceId, ctx, async (serial) => {
-          if (o.secret)
-            await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeSecret(serial, t, ctx), true);
-          else
-            this.settle(
-              serial,
-              await typeAndVerify(this.shell, serial, text, ctx, (t) => this.shell.typeText(serial, t, ctx)),
-            );
+          if (o.secret) await this.steps.typeSecret(serial, text, ctx);
+          else this.settle(serial, (await this.steps.typeText(serial, text, ctx)).tree);
         }),
     };
   }
@@ -144,8 +156,13 @@ export class AndroidDriver implements Driver {
       this.port,
       (c) => {
         if (c.type === "gone") {
-          this.connected.delete(c.deviceId.slice(ID_PREFIX.length));
-          this.inputAccepted.delete(c.deviceId.slice(ID_PREFIX.length));
+          const serial = c.deviceId.slice(ID_PREFIX.length);
+          this.connected.delete(serial);
+          this.inputAccepted.delete(serial);
+          // Its server went with it; a phone that comes back starts a new one at its connect.
+          const helpers = this.helpers.get(serial);
+          this.helpers.delete(serial);
+          void helpers?.stop();
         }
         onChange(c);
       },
@@ -156,14 +173,34 @@ export class AndroidDriver implements Driver {
   }
 
   async stop(): Promise<void> {
-    // A daemon that stops leaves each phone it rotated with the owner's rotation settings.
+    // A daemon that stops leaves each phone it rotated with the owner's rotation settings, and
+    // each phone's UiAutomator2 server stopped with its forward removed.
     await Promise.all(this.rotations.serials().map((serial) => this.restoreRotation(serial)));
+    await Promise.all([...this.helpers.keys()].map((serial) => this.releaseHelpers(serial)));
     this.stopping.abort("stop");
     this.stopping = new AbortController();
     await this.discovery?.stop();
     this.discovery = null;
     this.connected.clear();
     this.inputAccepted.clear();
+  }
+
+  /** The phone's helpers stopped, its mock location ended and its animation scales put back. */
+  private async releaseHelpers(serial: string, outer?: CallContext): Promise<void> {
+    const ctx: CallContext = {
+      signal: outer?.signal ?? this.stopping.signal,
+      deadline: Date.now() + 5_000,
+      log: this.opts.log,
+    };
+    const helpers = this.helpers.get(serial);
+    this.helpers.delete(serial);
+    await helpers?.stop();
+    if (this.locations.delete(serial)) await stopLocation(this.shell, serial, ctx).catch(() => {});
+    await this.animations
+      .restore(serial, ctx)
+      .catch((err) =>
+        this.opts.log.warn({ serial, err: String(err) }, "could not restore the phone's animation scales"),
+      );
   }
 
   private async restoreRotation(serial: string, outer?: CallContext): Promise<void> {
@@ -282,15 +319,34 @@ export class AndroidDriver implements Driver {
     } catch (err) {
       if (!(err instanceof DriverError && err.platformCode === "android_device_locked")) throw err;
     }
+    await this.connectHelpers(serial, ctx);
     const info = this.discovery?.setConnected(serial, true, props["ro.build.version.release"] || null);
     if (!info) throw platformError("android_device_missing", true, `${serial} went away while connecting`);
     return { ...info };
+  }
+
+  /**
+   * The phone's helpers, as DEVICERAIL_ANDROID_HELPER allows: read (installed first in `install`
+   * mode) and the UiAutomator2 server started. A helper that fails leaves the shell path serving.
+   */
+  private async connectHelpers(serial: string, ctx: CallContext): Promise<void> {
+    const mode = this.opts.helper ?? "use";
+    if (mode === "off" || this.helpers.has(serial)) return;
+    const helpers = new DeviceHelpers(this.port, this.shell, serial, mode, this.opts.log, this.opts.helperStartMs);
+    this.helpers.set(serial, helpers);
+    try {
+      await helpers.connect(ctx);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      this.opts.log.warn({ serial, err: failureText(err) }, "Android helpers unavailable; the shell serves");
+    }
   }
 
   async disconnect(deviceId: string, ctx?: CallContext): Promise<void> {
     const serial = this.serialOf(deviceId);
     this.connected.delete(serial);
     this.screen.forget(serial);
+    await this.releaseHelpers(serial, ctx);
     // The owner's auto-rotate and rotation, as they were before this connection's first rotate.
     await this.restoreRotation(serial, ctx);
     this.discovery?.setConnected(serial, false);
@@ -309,10 +365,14 @@ export class AndroidDriver implements Driver {
 
   async actions(deviceId: string): Promise<ActionDefinition[]> {
     const serial = this.serialOf(deviceId);
-    // Offered only where two `input tap`s land within the double-tap window (known once connected).
+    // Offered only where two `input tap`s land within the double-tap window, and the Settings app's
+    // actions only where it is installed (both known once connected).
     const connected = this.connected.has(serial);
+    const settingsApp = (this.helpers.get(serial) ?? null)?.settingsApp ?? false;
     const offered = ANDROID_ACTIONS.definitions.filter(
-      (a) => a.name !== "doubleTap" || !connected || doubleTapFits(this.inputMsOf(serial)),
+      (a) =>
+        (a.name !== "doubleTap" || !connected || doubleTapFits(this.inputMsOf(serial))) &&
+        (!SETTINGS_APP_ACTIONS.has(a.name) || !connected || settingsApp),
     );
     return offered.map((a) => ({ ...a }));
   }
@@ -332,7 +392,11 @@ export class AndroidDriver implements Driver {
     c.settled = null;
     const [shot, dumped, read] = await Promise.allSettled([
       opts.screenshot ? this.shell.screenshot(serial, ctx, c.captureDisplay) : Promise.resolve(null),
-      opts.uiTree ? (settled ? Promise.resolve(settled) : this.shell.dumpUi(serial, ctx)) : Promise.resolve(null),
+      opts.uiTree
+        ? settled
+          ? Promise.resolve({ value: settled, report: null })
+          : this.steps.tree(serial, ctx)
+        : Promise.resolve(null),
       // With a tree, its package is the foreground app and the activity comes from the last
       // dumpsys (refreshed in the background); one adb round trip less per observation.
       opts.uiTree ? Promise.resolve(null) : this.readFocus(serial, c, ctx),
@@ -340,7 +404,8 @@ export class AndroidDriver implements Driver {
     if (shot.status === "rejected") throw shot.reason;
     if (read.status === "rejected") throw read.reason;
     const png = shot.value;
-    const tree = dumped.status === "fulfilled" ? dumped.value : null;
+    const tree = dumped.status === "fulfilled" ? (dumped.value?.value ?? null) : null;
+    const helperReport = dumped.status === "fulfilled" ? (dumped.value?.report ?? null) : null;
     const treeError = dumped.status === "rejected" ? (dumped.reason as unknown) : null;
     // Only a typed device failure becomes a tree omission; a cancel or a bug fails the call.
     if (
@@ -390,6 +455,8 @@ export class AndroidDriver implements Driver {
         // `uiautomator dump --compressed` (after the screen never went idle) leaves layout-only views out.
         ...(tree?.compressed ? { uiTreeCompressed: { reason: "idleTimeout" } } : {}),
         ...(tree?.repaired ? { uiTreeRepaired: { nodes: tree.repaired } } : {}),
+        // Where the tree came from: the UiAutomator2 server, or the shell (and why, after a fallback).
+        ...(helperReport ? { androidHelper: helperReport } : {}),
       },
     };
   }
@@ -451,6 +518,12 @@ export class AndroidDriver implements Driver {
       throw new DriverError("invalid_arguments", { action: call.name });
     if (parsed.kind === "doubleTap" && !doubleTapFits(this.inputMsOf(serial)))
       throw doubleTapUnsupported(this.inputMsOf(serial));
+    if (SETTINGS_APP_ACTIONS.has(call.name) && !(this.helpers.get(serial) ?? null)?.settingsApp)
+      throw new DriverError("platform_error", {
+        platformCode: "android_helper_missing",
+        retryable: false,
+        message: `${call.name} needs Appium's io.appium.settings on the phone: install it with \`devicerail android helper install\` (or DEVICERAIL_ANDROID_HELPER=install), unless DEVICERAIL_ANDROID_HELPER=off`,
+      });
     c.settled = null;
     await this.screen.ensure(serial, ctx);
     const output = await this.perform(serial, c, parsed, ctx);
@@ -462,31 +535,16 @@ export class AndroidDriver implements Driver {
     const sh = this.shell;
     switch (call.kind) {
       case "tap":
-        await sh.input(serial, ["tap", String(call.x), String(call.y)], ctx);
+        await this.steps.tap(serial, call, ctx);
         return { accepted: true, x: call.x, y: call.y };
       case "doubleTap":
-        await sh.inputAll(
-          serial,
-          [
-            ["tap", String(call.x), String(call.y)],
-            ["tap", String(call.x), String(call.y)],
-          ],
-          ctx,
-        );
+        await this.steps.doubleTap(serial, call, ctx);
         return { accepted: true, x: call.x, y: call.y };
       case "longPress":
-        await sh.input(
-          serial,
-          ["swipe", String(call.x), String(call.y), String(call.x), String(call.y), String(call.durationMs)],
-          ctx,
-        );
+        await this.steps.longPress(serial, call, call.durationMs, ctx);
         return { accepted: true, x: call.x, y: call.y, durationMs: call.durationMs };
       case "swipe":
-        await sh.input(
-          serial,
-          ["swipe", ...[call.startX, call.startY, call.endX, call.endY, call.durationMs].map(String)],
-          ctx,
-        );
+        await this.steps.swipe(serial, call, ctx);
         return {
           accepted: true,
           startX: call.startX,
@@ -496,29 +554,31 @@ export class AndroidDriver implements Driver {
           durationMs: call.durationMs,
         };
       case "scroll": {
-        const g = scrollGesture(call, c.viewport ?? effectiveSize(c.display, null, null));
-        await sh.input(serial, ["swipe", ...[g.startX, g.startY, g.endX, g.endY, g.durationMs].map(String)], ctx);
+        await this.steps.swipe(serial, scrollGesture(call, c.viewport ?? effectiveSize(c.display, null, null)), ctx);
         return { accepted: true, deltaX: call.deltaX, deltaY: call.deltaY };
       }
       case "key":
-        await sh.input(serial, ["keyevent", String(call.keycode)], ctx);
+        await this.steps.key(serial, call.keycode, ctx);
         return call.name === "back" || call.name === "home" || call.name === "recentApps"
           ? { accepted: true }
           : { accepted: true, key: call.name };
       case "text": {
-        let via: Awaited<ReturnType<AndroidShell["typeText"]>> | null = null;
-        this.settle(
-          serial,
-          await typeAndVerify(sh, serial, call.text, ctx, async (t) => {
-            const used = await sh.typeText(serial, t, ctx);
-            via ??= used;
-          }),
-        );
+        const { tree, via } = await this.steps.typeText(serial, call.text, ctx);
+        this.settle(serial, tree);
         return { accepted: true, byteLength: new TextEncoder().encode(call.text).length, via };
       }
       case "secret":
-        await typeAndVerify(sh, serial, call.secret, ctx, (t) => sh.typeSecret(serial, t, ctx), true);
+        await this.steps.typeSecret(serial, call.secret, ctx);
         return { accepted: true };
+      case "setLocation":
+        await setLocation(sh, serial, c.sdk, call, ctx);
+        this.locations.add(serial);
+        return { accepted: true, latitude: call.latitude, longitude: call.longitude };
+      case "setAnimations":
+        await this.animations.set(serial, call.enabled, ctx);
+        return { accepted: true, enabled: call.enabled };
+      case "clipboardGet":
+        return { accepted: true, text: await clipboardText(sh, serial, c.sdk, ctx) };
       case "launch":
         await sh.launch(serial, call.packageName, ctx, call.activity);
         return { accepted: true };

@@ -34,8 +34,8 @@ const NO_SHELL_COMMAND = /No shell command implementation|Can't find service|Unk
  */
 const TEXT_UNSUPPORTED_MESSAGE =
   "stock Android offers no shell path for non-ASCII text: `input text` types ASCII only and the clipboard service has no shell command on any Android release " +
-  '(`cmd clipboard` answers "No shell command implementation."). devicerail will type it through an on-device helper, Appium\'s io.appium.settings Unicode IME ' +
-  "(the Android helpers work, not available yet); for now type ASCII text only (printable ASCII, newline and tab)";
+  '(`cmd clipboard` answers "No shell command implementation."). Appium\'s io.appium.settings types any text through its Unicode IME: install it with ' +
+  "`devicerail android helper install` (and leave DEVICERAIL_ANDROID_HELPER at use or install); without it, type ASCII text only (printable ASCII, newline and tab)";
 
 const textUnsupported = () =>
   new DriverError("platform_error", {

@@ -16,3 +16,10 @@ export type { PhoneCheck } from "./phone-checks.ts";
 export async function loadPhoneChecks(): Promise<typeof import("./phone-checks.ts").checkPhones> {
   return (await import("./phone-checks.ts")).checkPhones;
 }
+
+export type { HelperStatus } from "./helper/helper-tool.ts";
+
+/** `devicerail android helper …`: loaded on demand for the same reason as the driver. */
+export async function loadHelperTool(): Promise<typeof import("./helper/helper-tool.ts")> {
+  return import("./helper/helper-tool.ts");
+}

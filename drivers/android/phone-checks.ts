@@ -11,6 +11,7 @@ import { AndroidShell } from "./android-shell.ts";
 import { checkInputPermission } from "./input-probe.ts";
 import { checkScreenState } from "./screen-state.ts";
 import { checkUiAutomationBridge } from "./ui-bridge.ts";
+import { helpersPhoneCheck } from "./helper/helper-tool.ts";
 import { messageOf } from "../../src/protocol/errors.ts";
 
 export interface PhoneCheck {
@@ -67,6 +68,7 @@ export const PHONE_CHECKS: readonly { name: string; run: PhoneCheckFn }[] = [
   { name: "screen and lock", run: checkScreenState },
   { name: "animations", run: animationsCheck },
   { name: "UI automation bridge", run: checkUiAutomationBridge },
+  { name: "helpers", run: helpersPhoneCheck },
 ];
 
 /** How long one check may take before doctor reports it failed. */

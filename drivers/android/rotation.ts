@@ -109,19 +109,7 @@ export class Rotations {
       `${one("user_rotation", to.user)} && ${one("accelerometer_rotation", to.accelerometer)}`,
       ctx,
     );
-    if (isSettingsDenied(out)) {
-      throw new DriverError("platform_error", {
-        platformCode: "android_settings_not_permitted",
-        retryable: false,
-        message: `the phone refuses to change its rotation settings from adb (SecurityException: writing to settings): ${injectionFix(this.shell.manufacturers.get(serial))}`,
-      });
-    }
-    if (code !== 0)
-      throw platformError(
-        "android_mutation_remote_error",
-        false,
-        `settings exited ${code}: ${out.trim().slice(0, 300)}`,
-      );
+    checkSettingsWrite(this.shell, serial, "rotation", { out, code });
   }
 
   /** The display's rotation once it equals `target`, else the last one read within the confirm window (null: unreadable). */
@@ -133,4 +121,28 @@ export class Rotations {
       await pause(POLL_MS, ctx);
     }
   }
+}
+
+/**
+ * The answer of a `settings put` run: MIUI/ColorOS refuse it from adb (SecurityException: writing
+ * to settings) until the vendor's security option is set, which the error names.
+ */
+export function checkSettingsWrite(
+  shell: AndroidShell,
+  serial: string,
+  what: string,
+  r: { out: string; code: number },
+): void {
+  if (isSettingsDenied(r.out))
+    throw new DriverError("platform_error", {
+      platformCode: "android_settings_not_permitted",
+      retryable: false,
+      message: `the phone refuses to change its ${what} settings from adb (SecurityException: writing to settings): ${injectionFix(shell.manufacturers.get(serial))}`,
+    });
+  if (r.code !== 0)
+    throw platformError(
+      "android_mutation_remote_error",
+      false,
+      `settings exited ${r.code}: ${r.out.trim().slice(0, 300)}`,
+    );
 }

@@ -66,8 +66,21 @@ export function textIncomplete(sent: string, field: UiNode, secret: boolean): Dr
  * or Tab is not read back: those keys may move focus or submit. Returns the tree that showed the
  * text whole (null when none was read), which the next observation may use instead of a dump.
  */
+/** How the read-back reaches the phone: a tree (the dump, or the UiAutomator2 server's source) and Delete presses. */
+export interface TextUi {
+  dump(ctx: CallContext): Promise<DumpedTree>;
+  deleteBack(count: number, ctx: CallContext): Promise<void>;
+}
+
+/** The stock shell's read-back: `uiautomator dump` and `input keyevent`. */
+export const shellTextUi = (shell: AndroidShell, serial: string): TextUi => ({
+  dump: (ctx) => shell.dumpUi(serial, ctx),
+  deleteBack: (count, ctx) =>
+    shell.inputAll(serial, [["keyevent", ...Array.from({ length: count }, () => String(KEYCODES.delete))]], ctx),
+});
+
 export async function typeAndVerify(
-  shell: AndroidShell,
+  ui: TextUi,
   serial: string,
   text: string,
   ctx: CallContext,
@@ -76,18 +89,13 @@ export async function typeAndVerify(
 ): Promise<DumpedTree | null> {
   await type(text);
   if (text === "" || /[\n\t]/.test(text)) return null;
-  let read = await readField(shell, serial, ctx);
+  let read = await readField(ui, serial, ctx);
   if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
   const repair = repairOf(text, read.field.value ?? "");
   if (repair) {
-    if (repair.deletes > 0)
-      await shell.inputAll(
-        serial,
-        [["keyevent", ...Array.from({ length: repair.deletes }, () => String(KEYCODES.delete))]],
-        ctx,
-      );
+    if (repair.deletes > 0) await ui.deleteBack(repair.deletes, ctx);
     await type(repair.type);
-    read = await readField(shell, serial, ctx);
+    read = await readField(ui, serial, ctx);
     if (!read?.field || (read.field.value ?? "").includes(text)) return read?.tree ?? null;
   }
   throw textIncomplete(text, read.field, secret);
@@ -95,12 +103,12 @@ export async function typeAndVerify(
 
 /** A fresh dump and its focused field; a dump that fails says nothing about the text, so it is no error. */
 async function readField(
-  shell: AndroidShell,
+  ui: TextUi,
   serial: string,
   ctx: CallContext,
 ): Promise<{ tree: DumpedTree; field: UiNode | null } | null> {
   try {
-    const tree = await shell.dumpUi(serial, ctx);
+    const tree = await ui.dump(ctx);
     return { tree, field: focusedField(tree) };
   } catch (err) {
     if (ctx.signal.aborted) throw err;

@@ -60,6 +60,8 @@ export interface CommandSpec {
 export const GROUPS: Record<string, string> = {
   farm: "the farm this host's daemons join (DEVICERAIL_FARM_URL): its hosts, devices and Sessions, allocation, and operators' controls",
   daemon: "the background daemon of the data directory: start, stop, status",
+  android: "Android phones: the on-device helpers devicerail can use",
+  "android helper": "Appium's io.appium.settings and UiAutomator2 server on a phone: install, status, remove",
 };
 
 const load = {
@@ -68,6 +70,7 @@ const load = {
   device: () => import("./device-commands.ts"),
   devices: () => import("./devices-command.ts"),
   doctor: () => import("./doctor.ts"),
+  androidHelper: () => import("./android-helper.ts"),
   element: () => import("./element-commands.ts"),
   farm: () => import("./farm-command.ts"),
   farmAdmin: () => import("./farm-admin-command.ts"),
@@ -379,6 +382,26 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ flags: "-o, --output <dir>", description: "the folder to create (default ./devicerail-session-<id>)" }],
     run: async (c) => (await load.sessions()).exportCommand(c.args[0] as string, c.opts),
   },
+  ...(["install", "status", "remove"] as const).map(
+    (verb): CommandSpec => ({
+      path: ["android", "helper", verb],
+      summary: {
+        install: "install Appium's io.appium.settings and UiAutomator2 server on a phone (checked by SHA-256)",
+        status:
+          "show the helpers' versions on a phone, whether the Unicode IME and the UiAutomator2 server are usable, and what the phone blocks",
+        remove: "uninstall the helpers from a phone",
+      }[verb],
+      programDevice: true,
+      options: [
+        {
+          flags: "-d, --device <serial>",
+          description: "the phone (default $ANDROID_SERIAL, else the only one attached)",
+        },
+      ],
+      json: true,
+      run: async (c) => (await load.androidHelper()).androidHelperCommand(verb, c.opts),
+    }),
+  ),
   {
     path: ["doctor"],
     summary: "check adb, devices, iOS tools, the data directory and the listen port, each with its fix",

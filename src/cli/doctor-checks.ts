@@ -50,7 +50,7 @@ const check = (name: string, status: CheckStatus, detail: string, fix: string | 
 });
 
 /** The adb binary as the daemon would run it: a path, or a name looked up on PATH. */
-function findAdb(adbPath: string, env: Env): string | null {
+export function findAdb(adbPath: string, env: Env): string | null {
   if (adbPath.includes("/") || adbPath.includes("\\")) return existsSync(adbPath) ? adbPath : null;
   return Bun.which(adbPath, { PATH: env.PATH ?? "" });
 }

@@ -50,6 +50,8 @@ Usage:
                                operators: free, block, clear a device (recorded)
   devicerail mcp               an MCP server on stdio for AI agents (Claude Code, Cursor, VS Code);
                                the daemon serves the same one at /mcp on its port
+  devicerail android helper install | status | remove [-d SERIAL]
+                               Appium's on-device helpers: any Unicode text, fast trees and taps
   devicerail doctor [--smoke [-n N] [--tap X,Y]]
                                check adb, devices, tools, data directory, listen port
   devicerail --version         print the version

@@ -33,6 +33,8 @@ export type Config = {
   android: "auto" | "off" | "required";
   adbPath: string;
   adbServerPort: number;
+  /** Appium's on-device helpers (DEVICERAIL_ANDROID_HELPER): off; use where installed (default); install on first connect. */
+  androidHelper: "off" | "use" | "install";
   /** auto: use iOS Simulators when xcrun works; off; required: start-up fails without simctl. */
   ios: "auto" | "off" | "required";
   axePath: string | null;
@@ -91,6 +93,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     android: r.output.DEVICERAIL_ANDROID,
     adbPath: r.output.DEVICERAIL_ADB_PATH,
     adbServerPort: r.output.ANDROID_ADB_SERVER_PORT,
+    androidHelper: r.output.DEVICERAIL_ANDROID_HELPER,
     ios: r.output.DEVICERAIL_IOS,
     axePath: r.output.DEVICERAIL_AXE_PATH ?? null,
     xcrunPath: r.output.DEVICERAIL_XCRUN_PATH ?? null,

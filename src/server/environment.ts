@@ -210,6 +210,12 @@ export const ENV = table({
     doc: "the `adb` executable used to start a server when none runs (default `adb` on `PATH`)",
     schema: v.optional(v.pipe(v.string(), v.minLength(1, "expected a path to adb")), "adb"),
   },
+  DEVICERAIL_ANDROID_HELPER: {
+    owner: "devices",
+    help: "use (default) | off | install",
+    doc: "Appium's on-device helpers (io.appium.settings and the UiAutomator2 server, see README › Android helpers): `use` (default) uses them on phones where they are installed; `install` also installs them on a phone's first connect; `off` never uses them (the stock shell only)",
+    schema: v.optional(v.picklist(["use", "off", "install"]), "use"),
+  },
   ANDROID_ADB_SERVER_PORT: {
     owner: "devices",
     help: "the adb server's port (default 5037)",

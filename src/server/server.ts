@@ -68,7 +68,7 @@ const DRIVERS: {
     wanted: (c) => c.android,
     load: async (c, log) => {
       const AndroidDriver = await (await import("../../drivers/android/index.ts")).loadAndroidDriver();
-      return new AndroidDriver({ adbPath: c.adbPath, serverPort: c.adbServerPort, log });
+      return new AndroidDriver({ adbPath: c.adbPath, serverPort: c.adbServerPort, helper: c.androidHelper, log });
     },
     failure: {
       unavailable: "Android devices are unavailable",

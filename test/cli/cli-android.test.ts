@@ -228,6 +228,14 @@ describeWithAdb("the CLI with an Android phone on the real adb server", () => {
         detail: "no other UiAutomation client is running",
         fix: null,
       },
+      // Optional: their absence is fine, and the line says what they would add.
+      {
+        name: `phone ${phone.serial}: helpers`,
+        status: "ok",
+        detail:
+          "Appium's helpers are not installed: the stock shell serves (ASCII text only, trees by uiautomator dump)",
+        fix: `optional: devicerail android helper install -d ${phone.serial} (any Unicode text, UI trees and taps through the UiAutomator2 server)`,
+      },
       { name: "iOS simulator tools", status: "skip", detail: "not macOS", fix: null },
       { name: "data directory", status: "ok", detail: `${dataDir}: writable, lock free`, fix: null },
       {

@@ -81,6 +81,7 @@ describe("devicerail --help and usage errors", () => {
         "farm",
         "farm",
         "mcp",
+        "android",
         "doctor",
         "--version",
         "--help",

@@ -72,7 +72,10 @@ describeWithAdb("doctor on a phone", () => {
     expect(before.text).toContain(`warn  phone ${phone.serial}: animations`);
     expect(before.text).toContain("fix: on the phone: Settings › Developer options › Window animation scale");
     expect(phone.phone.commandLog.filter((r) => r.argv[0] === "settings").map((r) => r.argv)).toEqual(
-      [...SCALES, ...SCALES].map((k) => ["settings", "get", "global", k]),
+      // Each doctor run (--json, then text): the animation check, then the helpers check's keyboard.
+      [...SCALES, "ime", ...SCALES, "ime"].map((k) =>
+        k === "ime" ? ["settings", "get", "secure", "default_input_method"] : ["settings", "get", "global", k],
+      ),
     );
 
     for (const k of SCALES) phone.phone.settings.set(`global/${k}`, k === "animator_duration_scale" ? "0.0" : "0");

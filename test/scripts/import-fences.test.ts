@@ -18,6 +18,20 @@ describe("import fences", () => {
     expect(violations("drivers/android/x.ts", 'import { y } from "../mock/y.ts";')).toHaveLength(1);
     expect(violations("src/server/x.ts", 'import { d } from "../../drivers/mock/mock-driver.ts";')).toHaveLength(1);
     expect(violations("src/server/x.ts", 'import { d } from "../../drivers/mock/index.ts";')).toEqual([]);
+    // The helper APKs are embedded by one file only, and only files under a package's apks/.
+    const APK = '"../../../node_modules/io.appium.settings/apks/settings_apk-debug.apk" with { type: "file" }';
+    expect(violations("drivers/android/helper/apks.ts", `import p from ${APK};`)).toEqual([]);
+    expect(violations("drivers/android/helper/other.ts", `import p from ${APK};`)).toHaveLength(1);
+    expect(
+      violations(
+        "drivers/android/helper/apks.ts",
+        'import p from "../../../node_modules/io.appium.settings/build/lib/index.js";',
+      ),
+    ).toHaveLength(1);
+    expect(violations("src/cli/android-helper.ts", 'import { h } from "../../drivers/android/index.ts";')).toEqual([]);
+    expect(
+      violations("src/cli/devices-command.ts", 'import { h } from "../../drivers/android/index.ts";'),
+    ).toHaveLength(1);
   });
 
   test("the report's browser code imports only its own folder, and only types of the report model and the protocol", () => {

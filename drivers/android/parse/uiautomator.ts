@@ -97,10 +97,15 @@ export function dumpFailure(output: string): { transient: boolean; message: stri
   return complete ? null : { transient: true, message: "the UI hierarchy is truncated" };
 }
 
-export function parseUiautomatorDump(output: string): AndroidUiTree {
+/**
+ * `tags: "class"` reads the UiAutomator2 server's page source, the same dumper's format with each
+ * element named by its class (`<android.widget.Button class="android.widget.Button" …>`) instead
+ * of `<node>` (docs/android-helpers.md › Page source).
+ */
+export function parseUiautomatorDump(output: string, opts: { tags?: "node" | "class" } = {}): AndroidUiTree {
   const failure = dumpFailure(output);
   if (failure) throw new UiDumpError(failure.transient ? "transient" : "malformed", failure.message);
-  const builder = new TreeBuilder();
+  const builder = new TreeBuilder(opts.tags ?? "node");
   try {
     scanXml(output, xmlStart(output), builder);
   } catch (e) {
@@ -129,6 +134,8 @@ class TreeBuilder {
   private sawHierarchy = false;
   private repaired = 0;
 
+  constructor(private readonly tags: "node" | "class") {}
+
   open(name: string, attrs: ReadonlyMap<string, string>, _offset: number, repairedText: boolean): void {
     const parent = this.stack.at(-1);
     if (!parent) {
@@ -138,7 +145,8 @@ class TreeBuilder {
       this.stack.push({ id: null, depth: -1, next: 0, used: new Set() });
       return;
     }
-    if (name !== "node") throw malformed(`unexpected <${name}> inside <hierarchy>`);
+    if (this.tags === "node" ? name !== "node" : name === "hierarchy")
+      throw malformed(`unexpected <${name}> inside <hierarchy>`);
     if (this.nodes.length > MAX_UI_NODES) {
       // Still scanned for well-formedness, but not kept: the tree is over the limit already.
       this.stack.push({ id: parent.id, depth: parent.depth + 1, next: 0, used: new Set() });

@@ -27,8 +27,9 @@ describeWithAdb("non-ASCII text on a stock phone (clipboard without a shell comm
       "android_text_unsupported",
     ]);
     expect(err.data.message).toStartWith("stock Android offers no shell path for non-ASCII text");
-    expect(err.data.message).toContain("io.appium.settings Unicode IME");
-    expect(err.data.message).toContain("for now type ASCII text only");
+    expect(err.data.message).toContain("io.appium.settings types any text through its Unicode IME");
+    expect(err.data.message).toContain("`devicerail android helper install`");
+    expect(err.data.message).toContain("without it, type ASCII text only");
     expect(err.data.message).not.toContain("Android 12");
     // The probe ran and the phone answered as stock Android does: the message, status 0.
     expect(a.phone.commandLog.map((r) => [r.argv, r.exitCode])).toEqual([

@@ -6,7 +6,6 @@
  * `apks/*.apk`); the test APK's manifest has no versionCode/versionName attribute at all. The
  * SHA-256 values are those of /work/wt/issue27-research.md §0.
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 export interface ApkInfo {
@@ -131,27 +130,12 @@ export const PINNED_APKS: Readonly<Record<string, ApkInfo>> = {
   },
 };
 
-/**
- * Where tests read the pinned APK files: the npm packages when installed, else the research copy.
- * One place, so switching is one edit.
- */
+/** The pinned APK files, from the npm packages package.json pins (io.appium.settings, appium-uiautomator2-server). */
 const NODE_MODULES = join(import.meta.dir, "../../../node_modules");
-const RESEARCH = "/tmp/research27";
-const pick = (npm: string, research: string) =>
-  existsSync(join(NODE_MODULES, npm)) ? join(NODE_MODULES, npm) : join(RESEARCH, research);
 export const PINNED_APK_FILES = {
-  settings: pick(
-    "io.appium.settings/apks/settings_apk-debug.apk",
-    "io.appium.settings-8.0.10/package/apks/settings_apk-debug.apk",
-  ),
-  server: pick(
-    "appium-uiautomator2-server/apks/appium-uiautomator2-server-v10.6.6.apk",
-    "appium-uiautomator2-server-10.6.6/package/apks/appium-uiautomator2-server-v10.6.6.apk",
-  ),
-  test: pick(
-    "appium-uiautomator2-server/apks/appium-uiautomator2-server-debug-androidTest.apk",
-    "appium-uiautomator2-server-10.6.6/package/apks/appium-uiautomator2-server-debug-androidTest.apk",
-  ),
+  settings: join(NODE_MODULES, "io.appium.settings/apks/settings_apk-debug.apk"),
+  server: join(NODE_MODULES, "appium-uiautomator2-server/apks/appium-uiautomator2-server-v10.6.6.apk"),
+  test: join(NODE_MODULES, "appium-uiautomator2-server/apks/appium-uiautomator2-server-debug-androidTest.apk"),
 } as const;
 
 /** Lower-case hex SHA-256 of `bytes`. */

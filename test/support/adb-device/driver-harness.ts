@@ -133,6 +133,10 @@ export async function attach(
     rotationConfirmMs?: number;
     log?: Logger;
     connect?: boolean;
+    /** DEVICERAIL_ANDROID_HELPER (the driver's default: use). */
+    helper?: "off" | "use" | "install";
+    imeSettleMs?: number;
+    helperStartMs?: number;
   } = {},
 ): Promise<Attached> {
   const device = await startFakeDevice(server, { scenario: demoScenario, ...options });
@@ -144,6 +148,10 @@ export async function attach(
     ...(options.knownAwakeMs !== undefined ? { knownAwakeMs: options.knownAwakeMs } : {}),
     ...(options.nullRootBackoffMs ? { nullRootBackoffMs: options.nullRootBackoffMs } : {}),
     ...(options.rotationConfirmMs !== undefined ? { rotationConfirmMs: options.rotationConfirmMs } : {}),
+    helper: options.helper,
+    // A simulated IME binds at once; real phones get IME_SETTLE_MS.
+    imeSettleMs: options.imeSettleMs ?? 0,
+    helperStartMs: options.helperStartMs,
   });
   const changes: DeviceChange[] = [];
   const id = `android-adb:${device.serial}`;
